@@ -1,0 +1,270 @@
+//===- LoomNNOps.td - Neural-network loom ops --------------*- tablegen -*-===//
+//
+// Contractions, convolutions, pooling, normalizations, softmax, attention,
+// rotary embeddings and resizing: the ops that passes must see whole.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_DIALECT_LOOM_IR_LOOMNNOPS_TD
+#define LOOM_DIALECT_LOOM_IR_LOOMNNOPS_TD
+
+include "loom/Dialect/Loom/IR/LoomBase.td"
+
+def Loom_MatMulOp : Loom_Op<"matmul", [Pure,
+                                       InferTypeOpAdaptorWithIsCompatible]> {
+  let summary = "Matrix product with numpy semantics";
+  let description = Loom_OpDoc<[{
+    numpy.matmul: 1-D operands are promoted to matrices and the added
+    dimension removed from the result; leading (batch) dimensions broadcast.
+    Gemm is imported as matmul plus transposes, scaling and bias.}],
+    "MatMul (opset 1-13), Gemm (opset 7-13)",
+    "%c = loom.matmul %a, %b : tensor<2x4x8xf32>, tensor<8x16xf32> -> tensor<2x4x16xf32>">.text;
+  let arguments = (ins Loom_NumericTensor:$lhs, Loom_NumericTensor:$rhs);
+  let results = (outs Loom_NumericTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Loom_ConvOp : Loom_Op<"conv", [Pure]> {
+  let summary = "N-d grouped convolution (cross-correlation), NCHW layout";
+  let description = Loom_OpDoc<[{
+    Input `[N, C, D1..Dk]`, weight `[M, C/group, K1..Kk]`, optional bias `[M]`.
+    `pads` holds the begin pads of every spatial axis, then the end pads;
+    ONNX's `auto_pad` is resolved to explicit pads by the importer.}],
+    "Conv (opset 1-11)",
+    "%y = loom.conv %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>) -> tensor<1x16x8x8xf32>">.text;
+  let arguments = (ins Loom_NumericTensor:$input, Loom_NumericTensor:$weight,
+                       Optional<Loom_NumericTensor>:$bias,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$dilations,
+                       DefaultValuedAttr<I64Attr, "1">:$group);
+  let results = (outs Loom_NumericTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Loom_ConvTransposeOp : Loom_Op<"conv_transpose", [Pure]> {
+  let summary = "N-d grouped transposed convolution, NCHW layout";
+  let description = Loom_OpDoc<[{
+    Input `[N, C, D1..Dk]`, weight `[C, M/group, K1..Kk]`, optional bias `[M]`.
+    Output size per axis: `stride*(in-1) + output_padding + (k-1)*dilation + 1
+    - pad_begin - pad_end`. `output_shape` and `auto_pad` are resolved to
+    pads by the importer.}],
+    "ConvTranspose (opset 1-11)",
+    "%y = loom.conv_transpose %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, group = 1 : i64} : (tensor<1x4x3x3xf32>, tensor<4x2x3x3xf32>) -> tensor<1x2x7x7xf32>">.text;
+  let arguments = (ins Loom_NumericTensor:$input, Loom_NumericTensor:$weight,
+                       Optional<Loom_NumericTensor>:$bias,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$dilations,
+                       DenseI64ArrayAttr:$output_padding,
+                       DefaultValuedAttr<I64Attr, "1">:$group);
+  let results = (outs Loom_NumericTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+class Loom_PoolOp<string mnemonic, string what, string onnx, dag extra>
+    : Loom_Op<mnemonic, [Pure]> {
+  let summary = what;
+  let description = Loom_OpDoc<what # [{
+
+    Windows slide over the spatial axes of an `[N, C, D1..Dk]` input.
+    `pads` holds begin pads then end pads; `ceil_mode` rounds the output size
+    up. Padded positions never win a max and, unless `count_include_pad`,
+    are not counted by an average.}], onnx,
+    "%y = loom." # mnemonic # " %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>">.text;
+  let arguments = !con((ins Loom_NumericTensor:$input,
+                            DenseI64ArrayAttr:$kernel_shape,
+                            DenseI64ArrayAttr:$strides,
+                            DenseI64ArrayAttr:$pads,
+                            DenseI64ArrayAttr:$dilations,
+                            DefaultValuedAttr<BoolAttr, "false">:$ceil_mode),
+                       extra);
+  let results = (outs Loom_NumericTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Loom_MaxPoolOp : Loom_PoolOp<"max_pool", "Max pooling",
+    "MaxPool (opset 1-12; the Indices output is not supported)", (ins)>;
+def Loom_AvgPoolOp : Loom_PoolOp<"avg_pool", "Average pooling",
+    "AveragePool (opset 1-11)",
+    (ins DefaultValuedAttr<BoolAttr, "false">:$count_include_pad)>;
+
+def Loom_BatchNormOp : Loom_Op<"batch_norm", [Pure,
+                                              AllTypesMatch<["input", "result"]>]> {
+  let summary = "Batch normalization with running statistics (inference)";
+  let description = Loom_OpDoc<[{
+    `(x - mean) / sqrt(var + epsilon) * scale + bias` per channel (axis 1).}],
+    "BatchNormalization (opset 6-15, inference mode)",
+    "%y = loom.batch_norm %x, %s, %b, %m, %v {epsilon = 1.0e-05 : f32} : tensor<1x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32> -> tensor<1x3x4x4xf32>">.text;
+  let arguments = (ins Loom_FloatTensor:$input, Loom_FloatTensor:$scale,
+                       Loom_FloatTensor:$bias, Loom_FloatTensor:$mean,
+                       Loom_FloatTensor:$variance,
+                       DefaultValuedAttr<F32Attr, "1e-5">:$epsilon);
+  let results = (outs Loom_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $bias `,` $mean `,` $variance attr-dict `:`
+    type($input) `,` type($scale) `,` type($bias) `,` type($mean) `,`
+    type($variance) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Loom_InstanceNormOp : Loom_Op<"instance_norm", [Pure,
+                                      AllTypesMatch<["input", "result"]>]> {
+  let summary = "Instance normalization";
+  let description = Loom_OpDoc<[{
+    Normalizes each (sample, channel) over the spatial axes, then applies a
+    per-channel `scale` and `bias`.}],
+    "InstanceNormalization (opset 6)",
+    "%y = loom.instance_norm %x, %s, %b {epsilon = 1.0e-05 : f32} : tensor<1x3x4x4xf32>, tensor<3xf32>, tensor<3xf32> -> tensor<1x3x4x4xf32>">.text;
+  let arguments = (ins Loom_FloatTensor:$input, Loom_FloatTensor:$scale,
+                       Loom_FloatTensor:$bias,
+                       DefaultValuedAttr<F32Attr, "1e-5">:$epsilon);
+  let results = (outs Loom_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $bias attr-dict `:` type($input) `,` type($scale)
+    `,` type($bias) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Loom_LayerNormOp : Loom_Op<"layer_norm", [Pure,
+                                  AllTypesMatch<["input", "result"]>]> {
+  let summary = "Layer normalization over the trailing axes from `axis`";
+  let description = Loom_OpDoc<[{
+    `(x - mean) / sqrt(var + epsilon) * scale + bias` with statistics over
+    axes `[axis, rank)`; `scale` and the optional `bias` broadcast against the
+    normalized shape. Statistics are computed in at least f32.}],
+    "LayerNormalization (opset 17; Mean/InvStdDev outputs unsupported)",
+    "%y = loom.layer_norm %x, %g, %b {axis = 2 : i64, epsilon = 1.0e-05 : f32} : (tensor<2x8x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<2x8x64xf32>">.text;
+  let arguments = (ins Loom_FloatTensor:$input, Loom_FloatTensor:$scale,
+                       Optional<Loom_FloatTensor>:$bias,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis,
+                       DefaultValuedAttr<F32Attr, "1e-5">:$epsilon);
+  let results = (outs Loom_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Loom_RMSNormOp : Loom_Op<"rms_norm", [Pure,
+                                 AllTypesMatch<["input", "result"]>]> {
+  let summary = "Root-mean-square normalization (Llama)";
+  let description = Loom_OpDoc<[{
+    `x / sqrt(mean(x^2 over [axis, rank)) + epsilon) * scale`.}],
+    "RMSNormalization (opset 23); recognized from Pow/ReduceMean/Sqrt/Div chains",
+    "%y = loom.rms_norm %x, %g {axis = -1 : i64, epsilon = 1.0e-06 : f32} : tensor<2x8x64xf32>, tensor<64xf32> -> tensor<2x8x64xf32>">.text;
+  let arguments = (ins Loom_FloatTensor:$input, Loom_FloatTensor:$scale,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis,
+                       DefaultValuedAttr<F32Attr, "1e-5">:$epsilon);
+  let results = (outs Loom_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale attr-dict `:` type($input) `,` type($scale) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+class Loom_SoftmaxBase<string mnemonic, string what, string onnx>
+    : Loom_Op<mnemonic, [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = what;
+  let description = Loom_OpDoc<what # [{ along one axis (opset-13 semantics;
+    the importer rewrites the older flatten-to-2-D form).}], onnx,
+    "%y = loom." # mnemonic # " %x {axis = -1 : i64} : tensor<2x10xf32>">.text;
+  let arguments = (ins Loom_FloatTensor:$input,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs Loom_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      return ::loom::verifyAxis(getOperation(), getAxis(),
+          ::llvm::cast<::mlir::RankedTensorType>(getInput().getType()).getRank());
+    }
+  }];
+}
+
+def Loom_SoftmaxOp : Loom_SoftmaxBase<"softmax", "Softmax",
+    "Softmax (opset 1-13)">;
+def Loom_LogSoftmaxOp : Loom_SoftmaxBase<"log_softmax", "Log of softmax",
+    "LogSoftmax (opset 1-13)">;
+
+def Loom_AttentionOp : Loom_Op<"attention", [Pure]> {
+  let summary = "Scaled dot-product attention with grouped-query heads";
+  let description = Loom_OpDoc<[{
+    `softmax(Q K^T * scale + mask) V` on `[B, H, S, D]` queries and
+    `[B, Hkv, T, D]` keys/values, where `H` is a multiple of `Hkv`
+    (grouped-query and multi-query attention). `mask` is additive (floats) or
+    boolean (true keeps) and broadcasts to `[B, H, S, T]`; `is_causal` masks
+    keys after the query position (aligned to the end when `T > S`).
+    `scale` defaults to `1/sqrt(D)`.}],
+    "Attention (opset 23); recognized from MatMul/Softmax/MatMul chains",
+    "%o = loom.attention %q, %k, %v {is_causal = true} : (tensor<1x8x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>) -> tensor<1x8x16x64xf32>">.text;
+  let arguments = (ins Loom_FloatTensor:$query, Loom_FloatTensor:$key,
+                       Loom_FloatTensor:$value,
+                       Optional<Loom_Tensor>:$mask,
+                       OptionalAttr<F32Attr>:$scale,
+                       DefaultValuedAttr<BoolAttr, "false">:$is_causal);
+  let results = (outs Loom_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`,` $mask^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Loom_RotaryEmbeddingOp : Loom_Op<"rotary_embedding", [Pure,
+                                         AllTypesMatch<["input", "result"]>]> {
+  let summary = "Rotary position embedding";
+  let description = Loom_OpDoc<[{
+    Rotates pairs of features of `input` `[B, H, S, D]` by angles whose
+    cosines and sines are given as `[S, D/2]` (broadcasting over batch and
+    heads). With `interleaved`, pairs are `(2i, 2i+1)`; otherwise the
+    halves `(i, i + D/2)` (the GPT-NeoX / Llama convention).}],
+    "RotaryEmbedding (opset 23); recognized from Slice/Neg/Concat/Mul/Add",
+    "%y = loom.rotary_embedding %x, %cos, %sin : tensor<1x8x16x64xf32>, tensor<16x32xf32>, tensor<16x32xf32> -> tensor<1x8x16x64xf32>">.text;
+  let arguments = (ins Loom_FloatTensor:$input, Loom_FloatTensor:$cos,
+                       Loom_FloatTensor:$sin,
+                       DefaultValuedAttr<BoolAttr, "false">:$interleaved);
+  let results = (outs Loom_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $cos `,` $sin attr-dict `:` type($input) `,` type($cos) `,`
+    type($sin) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Loom_ResizeOp : Loom_Op<"resize", [Pure]> {
+  let summary = "Resize the trailing axes by interpolation";
+  let description = Loom_OpDoc<[{
+    Resizes `input` to the result shape. `scales` holds one factor per axis
+    (output = floor(input * scale) unless sizes were given). `mode` is
+    "nearest", "linear" or "cubic"; `coordinate_transformation_mode` and
+    `nearest_mode` follow ONNX Resize-13 (including "tf_crop_and_resize"
+    with `roi`), `cubic_coeff_a`, `exclude_outside` and
+    `extrapolation_value` too.}],
+    "Resize (opset 10-13), Upsample (opset 7-9)",
+    "%y = loom.resize %x {mode = \"nearest\", scales = array<f32: 1.0, 1.0, 2.0, 2.0>} : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>">.text;
+  let arguments = (ins Loom_NumericTensor:$input,
+                       DenseF32ArrayAttr:$scales,
+                       OptionalAttr<DenseF32ArrayAttr>:$roi,
+                       DefaultValuedStrAttr<StrAttr, "nearest">:$mode,
+                       DefaultValuedStrAttr<StrAttr, "half_pixel">:$coordinate_transformation_mode,
+                       DefaultValuedStrAttr<StrAttr, "round_prefer_floor">:$nearest_mode,
+                       DefaultValuedAttr<F32Attr, "-0.75">:$cubic_coeff_a,
+                       DefaultValuedAttr<BoolAttr, "false">:$exclude_outside,
+                       DefaultValuedAttr<F32Attr, "0.0">:$extrapolation_value);
+  let results = (outs Loom_NumericTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+#endif // LOOM_DIALECT_LOOM_IR_LOOMNNOPS_TD

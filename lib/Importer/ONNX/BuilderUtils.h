@@ -1,0 +1,64 @@
+//===- BuilderUtils.h - Helpers shared by the op builders -------*- C++ -*-===//
+
+#ifndef LOOM_LIB_IMPORTER_ONNX_BUILDERUTILS_H
+#define LOOM_LIB_IMPORTER_ONNX_BUILDERUTILS_H
+
+#include "NodeBinder.h"
+#include "OpTable.h"
+
+#include "loom/Dialect/Loom/IR/LoomOps.h"
+
+namespace loom::onnx_import {
+
+/// Builds `OpT` with one result of the node's inferred output type 0 from
+/// `operands` and `attrs`, and binds it to output 0.
+template <typename OpT>
+mlir::LogicalResult buildSimple(NodeBinder &b, mlir::ValueRange operands,
+                                llvm::ArrayRef<mlir::NamedAttribute> attrs = {}) {
+  mlir::RankedTensorType type = b.outputType(0);
+  if (!type)
+    return mlir::failure();
+  for (mlir::Value v : operands)
+    if (!v)
+      return mlir::failure();
+  auto op = OpT::create(b.builder(), b.loc(), mlir::TypeRange{type}, operands,
+                        attrs);
+  b.setOutput(0, op->getResult(0));
+  return mlir::success();
+}
+
+/// Creates `OpT` with its result type inferred from the operands (for
+/// intermediate values of decompositions, which ONNX inference never saw).
+template <typename OpT, typename... Args>
+mlir::Value createInferred(NodeBinder &b, Args &&...args) {
+  return OpT::create(b.builder(), b.loc(), std::forward<Args>(args)...);
+}
+
+/// Makes `value` have exactly `type` (what ONNX inferred for the output):
+/// a `tensor.cast` when it only refines dynamic dimensions, an error when the
+/// types disagree.
+inline mlir::LogicalResult refineTo(NodeBinder &b, mlir::Value &value,
+                                    mlir::RankedTensorType type) {
+  if (value.getType() == type)
+    return mlir::success();
+  if (!areRefinedTypesCompatible(mlir::TypeRange{value.getType()},
+                                 mlir::TypeRange{type}))
+    return b.emitError() << "computed type " << value.getType()
+                         << " disagrees with the inferred type " << type;
+  value = mlir::tensor::CastOp::create(b.builder(), b.loc(), type, value);
+  return mlir::success();
+}
+
+/// Normalizes a possibly negative axis; reports an error when out of range.
+inline std::optional<int64_t> normalizeAxisOrFail(NodeBinder &b, int64_t axis,
+                                                  int64_t rank) {
+  if (axis < -rank || axis >= rank) {
+    b.emitError() << "axis " << axis << " is out of range for rank " << rank;
+    return std::nullopt;
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+} // namespace loom::onnx_import
+
+#endif // LOOM_LIB_IMPORTER_ONNX_BUILDERUTILS_H

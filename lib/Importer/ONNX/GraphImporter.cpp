@@ -1,0 +1,297 @@
+//===- GraphImporter.cpp - Building a function from an ONNX graph ---------===//
+
+#include "GraphImporter.h"
+
+#include "ModelLoader.h"
+#include "OpTable.h"
+
+#include "loom/Dialect/Loom/IR/LoomOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/BuiltinDialect.h"
+
+using namespace mlir;
+
+namespace loom::onnx_import {
+
+Type convertElementType(MLIRContext *ctx, int32_t dataType) {
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT:
+    return Float32Type::get(ctx);
+  case onnx::TensorProto::DOUBLE:
+    return Float64Type::get(ctx);
+  case onnx::TensorProto::FLOAT16:
+    return Float16Type::get(ctx);
+  case onnx::TensorProto::BFLOAT16:
+    return BFloat16Type::get(ctx);
+  case onnx::TensorProto::BOOL:
+    return IntegerType::get(ctx, 1);
+  case onnx::TensorProto::INT8:
+    return IntegerType::get(ctx, 8);
+  case onnx::TensorProto::INT16:
+    return IntegerType::get(ctx, 16);
+  case onnx::TensorProto::INT32:
+    return IntegerType::get(ctx, 32);
+  case onnx::TensorProto::INT64:
+    return IntegerType::get(ctx, 64);
+  case onnx::TensorProto::UINT8:
+    return IntegerType::get(ctx, 8, IntegerType::Unsigned);
+  case onnx::TensorProto::UINT16:
+    return IntegerType::get(ctx, 16, IntegerType::Unsigned);
+  case onnx::TensorProto::UINT32:
+    return IntegerType::get(ctx, 32, IntegerType::Unsigned);
+  case onnx::TensorProto::UINT64:
+    return IntegerType::get(ctx, 64, IntegerType::Unsigned);
+  default:
+    return {};
+  }
+}
+
+static std::string dataTypeName(int32_t dataType) {
+  if (onnx::TensorProto_DataType_IsValid(dataType))
+    return onnx::TensorProto_DataType_Name(
+        static_cast<onnx::TensorProto_DataType>(dataType));
+  return "type " + std::to_string(dataType);
+}
+
+GraphImporter::GraphImporter(ModuleOp module, const onnx::ModelProto &model,
+                             std::string fileName, std::string baseDirectory,
+                             const ONNXImportOptions &options)
+    : module(module), model(model), file(std::move(fileName)),
+      baseDir(std::move(baseDirectory)), options(options),
+      opBuilder(module.getContext()) {
+  const onnx::GraphProto &graph = model.graph();
+  for (const auto *list : {&graph.input(), &graph.value_info(), &graph.output()})
+    for (const onnx::ValueInfoProto &vi : *list)
+      if (vi.has_type())
+        types[vi.name()] = &vi.type();
+}
+
+Value GraphImporter::lookup(const std::string &name) const {
+  auto it = values.find(name);
+  return it == values.end() ? Value() : it->second;
+}
+
+void GraphImporter::bind(const std::string &name, Value value) {
+  values[name] = value;
+}
+
+RankedTensorType GraphImporter::convertType(const onnx::TypeProto &type) const {
+  if (!type.has_tensor_type() || !type.tensor_type().has_shape())
+    return {};
+  Type elementType =
+      convertElementType(module.getContext(), type.tensor_type().elem_type());
+  if (!elementType)
+    return {};
+  SmallVector<int64_t> shape;
+  for (const auto &dim : type.tensor_type().shape().dim())
+    shape.push_back(dim.has_dim_value() && dim.dim_value() >= 0
+                        ? dim.dim_value()
+                        : ShapedType::kDynamic);
+  return RankedTensorType::get(shape, elementType);
+}
+
+RankedTensorType GraphImporter::typeOf(const std::string &name) const {
+  auto it = types.find(name);
+  return it == types.end() ? RankedTensorType() : convertType(*it->second);
+}
+
+/// Resource keys must print as identifiers; keep names readable.
+static std::string resourceKey(const std::string &name) {
+  std::string key = name.empty() ? "tensor" : name;
+  for (char &c : key)
+    if (!isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.')
+      c = '_';
+  if (isdigit(static_cast<unsigned char>(key[0])))
+    key = "t" + key;
+  return key;
+}
+
+Value GraphImporter::importTensor(const onnx::TensorProto &tensor,
+                                  Location loc) {
+  MLIRContext *ctx = module.getContext();
+  Type elementType = convertElementType(ctx, tensor.data_type());
+  if (!elementType) {
+    emitError(loc) << file << ": tensor '" << tensor.name()
+                   << "' has unsupported element type "
+                   << dataTypeName(tensor.data_type());
+    return {};
+  }
+  std::vector<char> bytes;
+  if (std::string error = readTensorBytes(tensor, baseDir, options, bytes);
+      !error.empty()) {
+    emitError(loc) << file << ": " << error;
+    return {};
+  }
+  SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+  auto type = RankedTensorType::get(shape, elementType);
+  ElementsAttr value;
+  if (elementType.isInteger(1)) {
+    // i1 has no byte-per-element raw form in MLIR attributes.
+    SmallVector<bool> bits;
+    for (char c : bytes)
+      bits.push_back(c != 0);
+    value = DenseElementsAttr::get(type, ArrayRef<bool>(bits));
+  } else if (type.getNumElements() <= options.maxInlineElements) {
+    bool isSplat = false;
+    if (!DenseElementsAttr::isValidRawBuffer(type, bytes, isSplat)) {
+      emitError(loc) << file << ": tensor '" << tensor.name()
+                     << "' has a payload that does not match its type";
+      return {};
+    }
+    value = DenseElementsAttr::getFromRawBuffer(type, bytes);
+  } else {
+    AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+        ArrayRef<char>(bytes), alignof(uint64_t));
+    value = DenseResourceElementsAttr::get(type, resourceKey(tensor.name()),
+                                           std::move(blob));
+  }
+  return ConstantOp::create(opBuilder, loc, value);
+}
+
+Value GraphImporter::foldToConstant(Value value) {
+  Operation *op = value.getDefiningOp();
+  if (!op || op->hasTrait<OpTrait::ConstantLike>() || op->getNumResults() != 1)
+    return value;
+  SmallVector<Attribute> operands;
+  for (Value operand : op->getOperands()) {
+    Attribute attr;
+    if (!matchPattern(operand, m_Constant(&attr)))
+      return value;
+    operands.push_back(attr);
+  }
+  SmallVector<OpFoldResult> results;
+  if (failed(op->fold(operands, results)) || results.size() != 1)
+    return value;
+  auto attr = dyn_cast_if_present<ElementsAttr>(
+      dyn_cast_if_present<Attribute>(results[0]));
+  if (!attr || attr.getType() != value.getType())
+    return value;
+  Value constant = ConstantOp::create(opBuilder, op->getLoc(), attr);
+  value.replaceAllUsesWith(constant);
+  if (op->use_empty())
+    op->erase();
+  return constant;
+}
+
+LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
+                                        size_t index) {
+  MLIRContext *ctx = module.getContext();
+  std::string name = node.name().empty()
+                         ? node.op_type() + "_" + std::to_string(index)
+                         : node.name();
+  Location loc = NameLoc::get(StringAttr::get(ctx, name),
+                              FileLineColLoc::get(ctx, file, 0, 0));
+  int64_t version = opsetVersion(model, node.domain());
+  NodeBinder binder(*this, node, name, version, loc);
+  if (version < 0)
+    return binder.fail("the model imports no opset for domain '" +
+                       node.domain() + "'");
+  for (const std::string &in : node.input())
+    if (!in.empty() && !lookup(in))
+      return binder.fail("input '" + in + "' is not defined before this node");
+  const OpBuilderFn *build =
+      OpTable::get().lookup(node.domain(), node.op_type(), version);
+  if (!build) {
+    int64_t oldest = OpTable::get().oldestVersion(node.domain(), node.op_type());
+    if (oldest > version)
+      return binder.fail("opset " + std::to_string(version) +
+                         " of this op is not supported (supported from opset " +
+                         std::to_string(oldest) + ")");
+    return binder.fail("unsupported op");
+  }
+  if (failed((*build)(binder)))
+    return failure();
+  for (int i = 0; i < node.output_size(); ++i) {
+    if (node.output(i).empty())
+      continue;
+    Value v = lookup(node.output(i));
+    if (!v)
+      return binder.fail("the importer produced no value for output '" +
+                         node.output(i) + "'");
+    bind(node.output(i), foldToConstant(v));
+  }
+  return success();
+}
+
+LogicalResult GraphImporter::importMainGraph() {
+  MLIRContext *ctx = module.getContext();
+  const onnx::GraphProto &graph = model.graph();
+  Location fileLoc = FileLineColLoc::get(ctx, file, 0, 0);
+
+  llvm::StringSet<> initializerNames;
+  for (const onnx::TensorProto &t : graph.initializer())
+    initializerNames.insert(t.name());
+
+  // Graph inputs that are not initializers become function arguments.
+  SmallVector<Type> argTypes;
+  SmallVector<const onnx::ValueInfoProto *> args;
+  for (const onnx::ValueInfoProto &in : graph.input()) {
+    if (initializerNames.contains(in.name()))
+      continue;
+    RankedTensorType type = in.has_type() ? convertType(in.type()) : nullptr;
+    if (!type)
+      return emitError(fileLoc)
+             << file << ": graph input '" << in.name()
+             << "' is not a ranked tensor of a supported element type";
+    argTypes.push_back(type);
+    args.push_back(&in);
+  }
+  SmallVector<Type> resultTypes;
+  for (const onnx::ValueInfoProto &out : graph.output()) {
+    RankedTensorType type = out.has_type() ? convertType(out.type()) : nullptr;
+    if (!type)
+      return emitError(fileLoc)
+             << file << ": graph output '" << out.name()
+             << "' is not a ranked tensor of a supported element type";
+    resultTypes.push_back(type);
+  }
+
+  opBuilder.setInsertionPointToEnd(module.getBody());
+  auto func = func::FuncOp::create(opBuilder, fileLoc, options.functionName,
+                                   FunctionType::get(ctx, argTypes, resultTypes));
+  Block *entry = func.addEntryBlock();
+  for (auto [i, vi] : llvm::enumerate(args)) {
+    func.setArgAttr(i, "onnx.name", StringAttr::get(ctx, vi->name()));
+    bind(vi->name(), entry->getArgument(i));
+  }
+  for (auto [i, out] : llvm::enumerate(graph.output()))
+    func.setResultAttr(i, "onnx.name", StringAttr::get(ctx, out.name()));
+
+  opBuilder.setInsertionPointToEnd(entry);
+  for (const onnx::TensorProto &t : graph.initializer()) {
+    Location loc = NameLoc::get(StringAttr::get(ctx, t.name()), fileLoc);
+    Value v = importTensor(t, loc);
+    if (!v)
+      return failure();
+    bind(t.name(), v);
+  }
+  for (auto [index, node] : llvm::enumerate(graph.node()))
+    if (failed(importNode(node, index)))
+      return failure();
+
+  SmallVector<Value> results;
+  for (auto [i, out] : llvm::enumerate(graph.output())) {
+    Value v = lookup(out.name());
+    if (!v)
+      return emitError(fileLoc) << file << ": graph output '" << out.name()
+                                << "' is not produced by any node";
+    if (v.getType() != resultTypes[i]) {
+      // ONNX may know more (or less) about an output than inference did.
+      auto have = cast<RankedTensorType>(v.getType());
+      if (!areRefinedTypesCompatible(TypeRange{have}, TypeRange{resultTypes[i]}))
+        return emitError(fileLoc)
+               << file << ": graph output '" << out.name() << "' is declared "
+               << resultTypes[i] << " but computed as " << have;
+      v = tensor::CastOp::create(opBuilder, fileLoc, resultTypes[i], v);
+    }
+    results.push_back(v);
+  }
+  func::ReturnOp::create(opBuilder, fileLoc, results);
+  return success();
+}
+
+} // namespace loom::onnx_import

@@ -1,0 +1,61 @@
+//===- GraphImporter.h - Building a function from an ONNX graph -*- C++ -*-===//
+
+#ifndef LOOM_LIB_IMPORTER_ONNX_GRAPHIMPORTER_H
+#define LOOM_LIB_IMPORTER_ONNX_GRAPHIMPORTER_H
+
+#include "loom/Importer/ONNX/Importer.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+#include "onnx/onnx_pb.h"
+
+namespace loom::onnx_import {
+
+/// Converts an ONNX element type to the builtin type Loom uses, or null.
+mlir::Type convertElementType(mlir::MLIRContext *ctx, int32_t dataType);
+
+/// Builds `func.func @main` from the main graph of a prepared model.
+class GraphImporter {
+public:
+  GraphImporter(mlir::ModuleOp module, const onnx::ModelProto &model,
+                std::string fileName, std::string baseDirectory,
+                const ONNXImportOptions &options);
+
+  mlir::LogicalResult importMainGraph();
+
+  mlir::OpBuilder &builder() { return opBuilder; }
+  mlir::MLIRContext *context() { return module.getContext(); }
+  const std::string &fileName() const { return file; }
+
+  /// The SSA value of an ONNX value name, or null.
+  mlir::Value lookup(const std::string &name) const;
+  void bind(const std::string &name, mlir::Value value);
+  /// The ranked tensor type ONNX knows for a value name, or null.
+  mlir::RankedTensorType typeOf(const std::string &name) const;
+  /// The constant op for a tensor; null after an error at `loc`.
+  mlir::Value importTensor(const onnx::TensorProto &tensor, mlir::Location loc);
+  /// Folds the defining op of `value` into a constant when all its operands
+  /// are constants; returns the (possibly replaced) value.
+  mlir::Value foldToConstant(mlir::Value value);
+
+private:
+  mlir::RankedTensorType convertType(const onnx::TypeProto &type) const;
+  mlir::LogicalResult importNode(const onnx::NodeProto &node, size_t index);
+
+  mutable mlir::ModuleOp module;
+  const onnx::ModelProto &model;
+  std::string file;
+  std::string baseDir;
+  const ONNXImportOptions &options;
+  mlir::OpBuilder opBuilder;
+  llvm::StringMap<mlir::Value> values;
+  llvm::StringMap<const onnx::TypeProto *> types;
+};
+
+} // namespace loom::onnx_import
+
+#endif // LOOM_LIB_IMPORTER_ONNX_GRAPHIMPORTER_H

@@ -1,0 +1,104 @@
+//===- Importer.cpp - ONNX to loom importer entry points ------------------===//
+
+#include "loom/Importer/ONNX/Importer.h"
+
+#include "GraphImporter.h"
+#include "ModelLoader.h"
+#include "OpTable.h"
+
+#include "loom/Dialect/Loom/IR/LoomDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+
+namespace loom {
+
+OwningOpRef<ModuleOp> importONNXModelBuffer(llvm::StringRef buffer,
+                                            llvm::StringRef displayName,
+                                            llvm::StringRef baseDirectory,
+                                            MLIRContext *context,
+                                            const ONNXImportOptions &options) {
+  context->loadDialect<LoomDialect, func::FuncDialect, tensor::TensorDialect>();
+  Location fileLoc = FileLineColLoc::get(context, displayName, 0, 0);
+  auto fail = [&](const std::string &message) -> OwningOpRef<ModuleOp> {
+    emitError(fileLoc) << displayName << ": " << message;
+    return nullptr;
+  };
+
+  onnx::ModelProto model;
+  if (std::string e = onnx_import::parseModel(buffer.str(), model, options);
+      !e.empty())
+    return fail(e);
+  if (std::string e = onnx_import::checkModelBounds(model, options); !e.empty())
+    return fail(e);
+  auto hasBuilder = [](const std::string &domain, const std::string &opType,
+                       int64_t version) {
+    return onnx_import::OpTable::get().lookup(domain, opType, version) !=
+           nullptr;
+  };
+  if (std::string e = onnx_import::prepareModel(model, hasBuilder, options);
+      !e.empty())
+    return fail(e);
+
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  onnx_import::GraphImporter importer(*module, model, displayName.str(),
+                                      baseDirectory.str(), options);
+  if (failed(importer.importMainGraph()))
+    return nullptr;
+  if (failed(verify(*module))) {
+    emitError(fileLoc) << displayName
+                       << ": the imported program does not verify";
+    return nullptr;
+  }
+  return module;
+}
+
+OwningOpRef<ModuleOp> importONNXModelFile(llvm::StringRef path,
+                                          MLIRContext *context,
+                                          const ONNXImportOptions &options) {
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                          /*RequiresNullTerminator=*/false);
+  if (!file) {
+    emitError(FileLineColLoc::get(context, path, 0, 0))
+        << path << ": cannot read the model: " << file.getError().message();
+    return nullptr;
+  }
+  llvm::SmallString<256> directory(path);
+  llvm::sys::path::remove_filename(directory);
+  if (directory.empty())
+    directory = ".";
+  return importONNXModelBuffer((*file)->getBuffer(), path, directory, context,
+                               options);
+}
+
+void registerImportONNXTranslation() {
+  static TranslateToMLIRRegistration registration(
+      "import-onnx", "Import an ONNX model (binary or text) into loom IR",
+      [](llvm::SourceMgr &sourceMgr, MLIRContext *context)
+          -> OwningOpRef<Operation *> {
+        const llvm::MemoryBuffer *buffer =
+            sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+        llvm::StringRef name = buffer->getBufferIdentifier();
+        llvm::SmallString<256> directory(name);
+        llvm::sys::path::remove_filename(directory);
+        if (directory.empty())
+          directory = ".";
+        // Reading standard input leaves no directory to anchor external data.
+        if (name == "<stdin>")
+          directory.clear();
+        return importONNXModelBuffer(buffer->getBuffer(), name, directory,
+                                     context);
+      },
+      [](DialectRegistry &registry) {
+        registry.insert<LoomDialect, func::FuncDialect, tensor::TensorDialect>();
+      });
+}
+
+} // namespace loom

@@ -1,0 +1,530 @@
+//===- ModelLoader.cpp - Reading and preparing ONNX protobufs -------------===//
+//
+// Built with exceptions: the ONNX library throws on malformed input. Every
+// entry point catches and returns the message as a string.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ModelLoader.h"
+
+#include "onnx/defs/parser.h"
+#include "onnx/defs/schema.h"
+#include "onnx/shape_inference/implementation.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <climits>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sys/stat.h>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace loom::onnx_import {
+
+namespace {
+
+bool isStandardDomain(const std::string &domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+
+/// a * b with overflow detection.
+bool checkedMul(uint64_t a, uint64_t b, uint64_t &out) {
+  return !__builtin_mul_overflow(a, b, &out);
+}
+
+/// Recursively checks node count, subgraph depth and ranks.
+std::string checkGraph(const onnx::GraphProto &graph,
+                       const ONNXImportOptions &options, int64_t depth,
+                       int64_t &nodeCount) {
+  if (depth > options.maxSubgraphDepth)
+    return "subgraphs are nested deeper than " +
+           std::to_string(options.maxSubgraphDepth) + " levels";
+  auto checkValueInfo = [&](const onnx::ValueInfoProto &vi) -> std::string {
+    if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape() &&
+        vi.type().tensor_type().shape().dim_size() > options.maxRank)
+      return "value '" + vi.name() + "' has rank " +
+             std::to_string(vi.type().tensor_type().shape().dim_size()) +
+             ", more than the limit of " + std::to_string(options.maxRank);
+    return "";
+  };
+  for (const auto *list : {&graph.input(), &graph.output(), &graph.value_info()})
+    for (const onnx::ValueInfoProto &vi : *list)
+      if (std::string e = checkValueInfo(vi); !e.empty())
+        return e;
+  for (const onnx::TensorProto &t : graph.initializer()) {
+    if (t.dims_size() > options.maxRank)
+      return "initializer '" + t.name() + "' has rank " +
+             std::to_string(t.dims_size()) + ", more than the limit of " +
+             std::to_string(options.maxRank);
+    for (int64_t d : t.dims())
+      if (d < 0)
+        return "initializer '" + t.name() + "' has a negative dimension";
+  }
+  nodeCount += graph.node_size();
+  if (nodeCount > options.maxNodes)
+    return "the model has more than " + std::to_string(options.maxNodes) +
+           " nodes";
+  for (const onnx::NodeProto &node : graph.node())
+    for (const onnx::AttributeProto &attr : node.attribute()) {
+      if (attr.has_g())
+        if (std::string e = checkGraph(attr.g(), options, depth + 1, nodeCount);
+            !e.empty())
+          return e;
+      for (const onnx::GraphProto &g : attr.graphs())
+        if (std::string e = checkGraph(g, options, depth + 1, nodeCount);
+            !e.empty())
+          return e;
+    }
+  return "";
+}
+
+/// Types of every named value we know: graph inputs/outputs, value_info and
+/// initializers. Used to build context-dependent function bodies.
+std::unordered_map<std::string, onnx::TypeProto>
+collectValueTypes(const onnx::GraphProto &graph) {
+  std::unordered_map<std::string, onnx::TypeProto> types;
+  for (const onnx::TensorProto &t : graph.initializer()) {
+    onnx::TypeProto type;
+    auto *tensor = type.mutable_tensor_type();
+    tensor->set_elem_type(t.data_type());
+    auto *shape = tensor->mutable_shape();
+    for (int64_t d : t.dims())
+      shape->add_dim()->set_dim_value(d);
+    types[t.name()] = type;
+  }
+  for (const auto *list : {&graph.input(), &graph.value_info(), &graph.output()})
+    for (const onnx::ValueInfoProto &vi : *list)
+      if (vi.has_type())
+        types[vi.name()] = vi.type();
+  return types;
+}
+
+/// Replaces `node` by the nodes of `body`, renaming formal parameters to the
+/// node's actual values, internal values to fresh names, and attribute
+/// references to the node's attribute values.
+void inlineFunction(const onnx::NodeProto &node, const onnx::FunctionProto &body,
+                    int &uniqueCounter,
+                    google::protobuf::RepeatedPtrField<onnx::NodeProto> &out) {
+  std::unordered_map<std::string, std::string> rename;
+  for (int i = 0; i < body.input_size(); ++i)
+    rename[body.input(i)] = i < node.input_size() ? node.input(i) : "";
+  for (int i = 0; i < body.output_size(); ++i)
+    rename[body.output(i)] = i < node.output_size() ? node.output(i) : "";
+  std::string prefix =
+      (node.name().empty() ? node.op_type() : node.name()) + "/";
+  int id = uniqueCounter++;
+  auto mapName = [&](const std::string &name) -> std::string {
+    if (name.empty())
+      return name;
+    auto it = rename.find(name);
+    if (it != rename.end())
+      return it->second;
+    std::string fresh = "__loom_fn" + std::to_string(id) + "_" + name;
+    rename[name] = fresh;
+    return fresh;
+  };
+  std::unordered_map<std::string, const onnx::AttributeProto *> callerAttrs;
+  for (const onnx::AttributeProto &a : node.attribute())
+    callerAttrs[a.name()] = &a;
+  int index = 0;
+  for (const onnx::NodeProto &bodyNode : body.node()) {
+    onnx::NodeProto *copy = out.Add();
+    *copy = bodyNode;
+    copy->set_name(prefix + bodyNode.op_type() + "_" + std::to_string(index++));
+    for (int i = 0; i < copy->input_size(); ++i)
+      copy->set_input(i, mapName(bodyNode.input(i)));
+    for (int i = 0; i < copy->output_size(); ++i)
+      copy->set_output(i, mapName(bodyNode.output(i)));
+    google::protobuf::RepeatedPtrField<onnx::AttributeProto> attrs;
+    for (const onnx::AttributeProto &a : bodyNode.attribute()) {
+      if (a.ref_attr_name().empty()) {
+        *attrs.Add() = a;
+        continue;
+      }
+      auto it = callerAttrs.find(a.ref_attr_name());
+      if (it == callerAttrs.end())
+        continue; // The caller left it unset: the body op's default applies.
+      onnx::AttributeProto *bound = attrs.Add();
+      *bound = *it->second;
+      bound->set_name(a.name());
+    }
+    *copy->mutable_attribute() = attrs;
+  }
+}
+
+/// One round of function expansion over the main graph. Returns how many
+/// nodes were expanded.
+int expandFunctions(onnx::ModelProto &model, const HasBuilderFn &hasBuilder,
+                    int &uniqueCounter) {
+  onnx::GraphProto *graph = model.mutable_graph();
+  auto types = collectValueTypes(*graph);
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  std::map<std::string, int64_t> bodyOpsets;
+  int expanded = 0;
+  for (const onnx::NodeProto &node : graph->node()) {
+    int64_t version = opsetVersion(model, node.domain());
+    const onnx::OpSchema *schema =
+        version < 0 ? nullptr
+                    : onnx::OpSchemaRegistry::Schema(node.op_type(), version,
+                                                     node.domain());
+    if (!schema || hasBuilder(node.domain(), node.op_type(), version)) {
+      *nodes.Add() = node;
+      continue;
+    }
+    onnx::FunctionProto body;
+    bool haveBody = false;
+    if (schema->HasFunction() && schema->GetFunction()) {
+      body = *schema->GetFunction();
+      haveBody = true;
+    } else if (schema->HasContextDependentFunction()) {
+      std::vector<onnx::TypeProto> inputTypes;
+      for (const std::string &in : node.input()) {
+        auto it = types.find(in);
+        inputTypes.push_back(it == types.end() ? onnx::TypeProto() : it->second);
+      }
+      onnx::FunctionBodyBuildContextImpl ctx(node, inputTypes);
+      haveBody = schema->BuildContextDependentFunction(ctx, body);
+    }
+    if (!haveBody) {
+      *nodes.Add() = node;
+      continue;
+    }
+    for (const onnx::OperatorSetIdProto &opset : body.opset_import())
+      bodyOpsets.emplace(isStandardDomain(opset.domain()) ? "" : opset.domain(),
+                         opset.version());
+    inlineFunction(node, body, uniqueCounter, nodes);
+    ++expanded;
+  }
+  *graph->mutable_node() = nodes;
+  // A body may use a domain the model does not import yet.
+  for (auto &[domain, version] : bodyOpsets)
+    if (opsetVersion(model, domain) < 0) {
+      onnx::OperatorSetIdProto *opset = model.add_opset_import();
+      opset->set_domain(domain);
+      opset->set_version(version);
+    }
+  return expanded;
+}
+
+} // namespace
+
+int64_t opsetVersion(const onnx::ModelProto &model, const std::string &domain) {
+  for (const onnx::OperatorSetIdProto &opset : model.opset_import()) {
+    bool same = isStandardDomain(domain) ? isStandardDomain(opset.domain())
+                                         : opset.domain() == domain;
+    if (same)
+      return opset.version();
+  }
+  return -1;
+}
+
+size_t elementByteSize(int32_t dataType) {
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT:
+  case onnx::TensorProto::INT32:
+  case onnx::TensorProto::UINT32:
+    return 4;
+  case onnx::TensorProto::DOUBLE:
+  case onnx::TensorProto::INT64:
+  case onnx::TensorProto::UINT64:
+  case onnx::TensorProto::COMPLEX64:
+    return 8;
+  case onnx::TensorProto::COMPLEX128:
+    return 16;
+  case onnx::TensorProto::FLOAT16:
+  case onnx::TensorProto::BFLOAT16:
+  case onnx::TensorProto::INT16:
+  case onnx::TensorProto::UINT16:
+    return 2;
+  case onnx::TensorProto::INT8:
+  case onnx::TensorProto::UINT8:
+  case onnx::TensorProto::BOOL:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+std::string parseModel(const std::string &buffer, onnx::ModelProto &model,
+                       const ONNXImportOptions &options) {
+  if (buffer.size() > options.maxModelBytes)
+    return "the model is " + std::to_string(buffer.size()) +
+           " bytes, more than the limit of " +
+           std::to_string(options.maxModelBytes);
+  size_t first = buffer.find_first_not_of(" \t\r\n");
+  bool isText = first != std::string::npos &&
+                (buffer[first] == '<' || buffer[first] == '#');
+  try {
+    if (isText) {
+      onnx::OnnxParser parser(buffer.c_str());
+      onnx::Common::Status status = parser.Parse(model);
+      if (!status.IsOK())
+        return "cannot parse the ONNX text: " + status.ErrorMessage();
+      if (!parser.EndOfInput())
+        return "cannot parse the ONNX text: unexpected text after the graph";
+      return "";
+    }
+    if (buffer.size() > static_cast<size_t>(INT_MAX))
+      return "binary protobufs larger than 2 GiB are not supported; store "
+             "weights as external data";
+    google::protobuf::io::ArrayInputStream raw(buffer.data(),
+                                               static_cast<int>(buffer.size()));
+    google::protobuf::io::CodedInputStream coded(&raw);
+    coded.SetTotalBytesLimit(static_cast<int>(buffer.size()));
+    coded.SetRecursionLimit(static_cast<int>(4 * options.maxSubgraphDepth + 16));
+    if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
+      return "not a valid ONNX model: the protobuf is malformed or truncated";
+    if (!model.has_graph())
+      return "not a valid ONNX model: it has no graph";
+    return "";
+  } catch (const std::exception &e) {
+    return std::string("cannot parse the model: ") + e.what();
+  } catch (...) {
+    return "cannot parse the model";
+  }
+}
+
+std::string checkModelBounds(const onnx::ModelProto &model,
+                             const ONNXImportOptions &options) {
+  if (model.opset_import_size() == 0)
+    return "the model imports no opset";
+  if (opsetVersion(model, "") < 0)
+    return "the model does not import the default ONNX domain";
+  int64_t nodeCount = 0;
+  return checkGraph(model.graph(), options, 0, nodeCount);
+}
+
+std::string prepareModel(onnx::ModelProto &model, const HasBuilderFn &hasBuilder,
+                         const ONNXImportOptions &options) {
+  int uniqueCounter = 0;
+  try {
+    onnx::ShapeInferenceOptions inference(/*check_type=*/true,
+                                          /*error_mode=*/1,
+                                          /*enable_data_propagation=*/true);
+    for (int64_t round = 0;; ++round) {
+      onnx::shape_inference::InferShapes(
+          model, onnx::OpSchemaRegistry::Instance(), inference);
+      if (round >= options.maxSubgraphDepth)
+        break;
+      if (expandFunctions(model, hasBuilder, uniqueCounter) == 0)
+        break;
+      if (model.graph().node_size() > options.maxNodes)
+        return "the model has more than " + std::to_string(options.maxNodes) +
+               " nodes after function expansion";
+    }
+    return "";
+  } catch (const std::exception &e) {
+    return std::string("ONNX shape inference failed: ") + e.what();
+  } catch (...) {
+    return "ONNX shape inference failed";
+  }
+}
+
+namespace {
+
+std::string readExternalData(const onnx::TensorProto &tensor,
+                             const std::string &baseDirectory, uint64_t bytes,
+                             std::vector<char> &out) {
+  std::string location;
+  uint64_t offset = 0;
+  bool hasLength = false;
+  uint64_t length = 0;
+  auto parseNumber = [](const std::string &text, uint64_t &value) {
+    if (text.empty() || text.size() > 20 ||
+        text.find_first_not_of("0123456789") != std::string::npos)
+      return false;
+    errno = 0;
+    unsigned long long v = std::strtoull(text.c_str(), nullptr, 10);
+    if (errno == ERANGE)
+      return false;
+    value = v;
+    return true;
+  };
+  for (const onnx::StringStringEntryProto &entry : tensor.external_data()) {
+    if (entry.key() == "location") {
+      location = entry.value();
+    } else if (entry.key() == "offset") {
+      if (!parseNumber(entry.value(), offset))
+        return "external data offset '" + entry.value() + "' is not a number";
+    } else if (entry.key() == "length") {
+      if (!parseNumber(entry.value(), length))
+        return "external data length '" + entry.value() + "' is not a number";
+      hasLength = true;
+    }
+  }
+  if (location.empty())
+    return "external data has no location";
+  if (baseDirectory.empty())
+    return "external data is not allowed for a model read from memory";
+  if (location.find('\0') != std::string::npos || location[0] == '/' ||
+      location[0] == '\\')
+    return "external data location '" + location +
+           "' must be relative to the model's directory";
+  // Reject any '..' component, whatever the separator.
+  size_t start = 0;
+  while (start <= location.size()) {
+    size_t end = location.find_first_of("/\\", start);
+    if (end == std::string::npos)
+      end = location.size();
+    if (location.compare(start, end - start, "..") == 0)
+      return "external data location '" + location +
+             "' leaves the model's directory";
+    start = end + 1;
+  }
+  // Resolve symlinks and check that the file is still inside the directory.
+  char resolvedBase[PATH_MAX], resolvedFile[PATH_MAX];
+  std::string joined = baseDirectory + "/" + location;
+  if (!realpath(baseDirectory.c_str(), resolvedBase))
+    return "cannot resolve the model's directory '" + baseDirectory + "'";
+  if (!realpath(joined.c_str(), resolvedFile))
+    return "external data file '" + location + "' does not exist";
+  std::string baseStr(resolvedBase), fileStr(resolvedFile);
+  if (fileStr.compare(0, baseStr.size(), baseStr) != 0 ||
+      fileStr.size() <= baseStr.size() || fileStr[baseStr.size()] != '/')
+    return "external data location '" + location +
+           "' resolves outside the model's directory";
+  struct stat info;
+  if (stat(resolvedFile, &info) != 0 || !S_ISREG(info.st_mode))
+    return "external data location '" + location + "' is not a regular file";
+  uint64_t fileSize = static_cast<uint64_t>(info.st_size);
+  if (offset > fileSize)
+    return "external data offset " + std::to_string(offset) +
+           " is past the end of '" + location + "' (" +
+           std::to_string(fileSize) + " bytes)";
+  if (!hasLength)
+    length = fileSize - offset;
+  if (length > fileSize - offset)
+    return "external data range [" + std::to_string(offset) + ", +" +
+           std::to_string(length) + ") is outside '" + location + "' (" +
+           std::to_string(fileSize) + " bytes)";
+  if (length != bytes)
+    return "external data for tensor '" + tensor.name() + "' has " +
+           std::to_string(length) + " bytes but its shape needs " +
+           std::to_string(bytes);
+  std::ifstream file(resolvedFile, std::ios::binary);
+  if (!file)
+    return "cannot open external data file '" + location + "'";
+  out.resize(bytes);
+  file.seekg(static_cast<std::streamoff>(offset));
+  file.read(out.data(), static_cast<std::streamsize>(bytes));
+  if (!file)
+    return "cannot read external data file '" + location + "'";
+  return "";
+}
+
+template <typename T, typename Field>
+void appendAs(const Field &field, std::vector<char> &out) {
+  for (auto v : field) {
+    T value = static_cast<T>(v);
+    const char *p = reinterpret_cast<const char *>(&value);
+    out.insert(out.end(), p, p + sizeof(T));
+  }
+}
+
+} // namespace
+
+std::string readTensorBytes(const onnx::TensorProto &tensor,
+                            const std::string &baseDirectory,
+                            const ONNXImportOptions &options,
+                            std::vector<char> &bytes) {
+  try {
+    size_t elementSize = elementByteSize(tensor.data_type());
+    if (elementSize == 0 ||
+        tensor.data_type() == onnx::TensorProto::COMPLEX64 ||
+        tensor.data_type() == onnx::TensorProto::COMPLEX128)
+      return "tensor '" + tensor.name() + "' has an unsupported element type (" +
+             onnx::TensorProto_DataType_Name(
+                 static_cast<onnx::TensorProto_DataType>(tensor.data_type())) +
+             ")";
+    if (tensor.has_segment())
+      return "tensor '" + tensor.name() + "' is segmented, which is not supported";
+    uint64_t count = 1;
+    for (int64_t d : tensor.dims()) {
+      if (d < 0)
+        return "tensor '" + tensor.name() + "' has a negative dimension";
+      if (!checkedMul(count, static_cast<uint64_t>(d), count))
+        return "tensor '" + tensor.name() + "' has too many elements";
+    }
+    uint64_t byteCount;
+    if (!checkedMul(count, elementSize, byteCount) ||
+        byteCount > options.maxTensorBytes)
+      return "tensor '" + tensor.name() + "' needs more than the limit of " +
+             std::to_string(options.maxTensorBytes) + " bytes";
+    if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
+      return readExternalData(tensor, baseDirectory, byteCount, bytes);
+    if (tensor.has_raw_data()) {
+      if (tensor.raw_data().size() != byteCount)
+        return "tensor '" + tensor.name() + "' has " +
+               std::to_string(tensor.raw_data().size()) +
+               " bytes of raw data but its shape needs " +
+               std::to_string(byteCount);
+      bytes.assign(tensor.raw_data().begin(), tensor.raw_data().end());
+      return "";
+    }
+    auto checkCount = [&](int size) -> std::string {
+      if (static_cast<uint64_t>(size) != count)
+        return "tensor '" + tensor.name() + "' holds " + std::to_string(size) +
+               " values but its shape needs " + std::to_string(count);
+      return "";
+    };
+    bytes.clear();
+    bytes.reserve(byteCount);
+    std::string error;
+    switch (tensor.data_type()) {
+    case onnx::TensorProto::FLOAT:
+      if ((error = checkCount(tensor.float_data_size())).empty())
+        appendAs<float>(tensor.float_data(), bytes);
+      break;
+    case onnx::TensorProto::DOUBLE:
+      if ((error = checkCount(tensor.double_data_size())).empty())
+        appendAs<double>(tensor.double_data(), bytes);
+      break;
+    case onnx::TensorProto::INT64:
+      if ((error = checkCount(tensor.int64_data_size())).empty())
+        appendAs<int64_t>(tensor.int64_data(), bytes);
+      break;
+    case onnx::TensorProto::UINT32:
+      if ((error = checkCount(tensor.uint64_data_size())).empty())
+        appendAs<uint32_t>(tensor.uint64_data(), bytes);
+      break;
+    case onnx::TensorProto::UINT64:
+      if ((error = checkCount(tensor.uint64_data_size())).empty())
+        appendAs<uint64_t>(tensor.uint64_data(), bytes);
+      break;
+    case onnx::TensorProto::INT32:
+      if ((error = checkCount(tensor.int32_data_size())).empty())
+        appendAs<int32_t>(tensor.int32_data(), bytes);
+      break;
+    case onnx::TensorProto::INT16:
+      if ((error = checkCount(tensor.int32_data_size())).empty())
+        appendAs<int16_t>(tensor.int32_data(), bytes);
+      break;
+    case onnx::TensorProto::UINT16:
+    case onnx::TensorProto::FLOAT16:
+    case onnx::TensorProto::BFLOAT16:
+      if ((error = checkCount(tensor.int32_data_size())).empty())
+        appendAs<uint16_t>(tensor.int32_data(), bytes);
+      break;
+    case onnx::TensorProto::INT8:
+      if ((error = checkCount(tensor.int32_data_size())).empty())
+        appendAs<int8_t>(tensor.int32_data(), bytes);
+      break;
+    case onnx::TensorProto::UINT8:
+    case onnx::TensorProto::BOOL:
+      if ((error = checkCount(tensor.int32_data_size())).empty())
+        appendAs<uint8_t>(tensor.int32_data(), bytes);
+      break;
+    default:
+      error = "tensor '" + tensor.name() + "' has an unsupported element type";
+    }
+    return error;
+  } catch (const std::exception &e) {
+    return std::string("cannot read tensor '") + tensor.name() + "': " + e.what();
+  }
+}
+
+} // namespace loom::onnx_import

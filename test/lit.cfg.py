@@ -1,0 +1,25 @@
+# -*- Python -*-
+# lit configuration for Loom's regression tests.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "Loom"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+# .mlir: IR tests; .onnxtxt: models in the ONNX text syntax ('#' comments).
+config.suffixes = [".mlir", ".onnxtxt", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.loom_obj_root, "test")
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%loom_src_root", config.loom_src_root))
+
+tool_dirs = [config.loom_tools_dir, config.llvm_tools_dir]
+llvm_config.add_tool_substitutions(["loom-opt", "loom-translate"], tool_dirs)

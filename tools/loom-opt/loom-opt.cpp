@@ -1,0 +1,20 @@
+//===- loom-opt.cpp - Loom's optimizer driver -----------------------------===//
+//
+// mlir-opt with the loom dialect, the upstream dialects Loom uses, the
+// upstream passes and every Loom pass.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/InitAllDialects.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::registerAllPasses();
+  mlir::DialectRegistry registry;
+  loom::registerAllDialects(registry);
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "Loom optimizer driver\n", registry));
+}
