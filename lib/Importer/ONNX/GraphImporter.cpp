@@ -57,6 +57,27 @@ static std::string dataTypeName(int32_t dataType) {
   return "type " + std::to_string(dataType);
 }
 
+/// Why a graph input or output is not a ranked tensor Loom can type.
+static std::string describeUnsupportedType(const onnx::ValueInfoProto &vi) {
+  if (!vi.has_type())
+    return "untyped";
+  const onnx::TypeProto &type = vi.type();
+  if (type.has_sequence_type())
+    return "a sequence";
+  if (type.has_optional_type())
+    return "an optional";
+  if (type.has_map_type())
+    return "a map";
+  if (type.has_sparse_tensor_type())
+    return "a sparse tensor";
+  if (!type.has_tensor_type())
+    return "not a tensor";
+  if (!type.tensor_type().has_shape())
+    return "a tensor of unknown rank";
+  return "a tensor of element type " +
+         dataTypeName(type.tensor_type().elem_type());
+}
+
 GraphImporter::GraphImporter(ModuleOp module, const onnx::ModelProto &model,
                              std::string fileName, std::string baseDirectory,
                              const ONNXImportOptions &options)
@@ -115,7 +136,7 @@ Value GraphImporter::importTensor(const onnx::TensorProto &tensor,
   MLIRContext *ctx = module.getContext();
   Type elementType = convertElementType(ctx, tensor.data_type());
   if (!elementType) {
-    emitError(loc) << file << ": tensor '" << tensor.name()
+    emitError(loc) << "tensor '" << tensor.name()
                    << "' has unsupported element type "
                    << dataTypeName(tensor.data_type());
     return {};
@@ -123,7 +144,7 @@ Value GraphImporter::importTensor(const onnx::TensorProto &tensor,
   std::vector<char> bytes;
   if (std::string error = readTensorBytes(tensor, baseDir, options, bytes);
       !error.empty()) {
-    emitError(loc) << file << ": " << error;
+    emitError(loc) << error;
     return {};
   }
   SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
@@ -138,7 +159,7 @@ Value GraphImporter::importTensor(const onnx::TensorProto &tensor,
   } else if (type.getNumElements() <= options.maxInlineElements) {
     bool isSplat = false;
     if (!DenseElementsAttr::isValidRawBuffer(type, bytes, isSplat)) {
-      emitError(loc) << file << ": tensor '" << tensor.name()
+      emitError(loc) << "tensor '" << tensor.name()
                      << "' has a payload that does not match its type";
       return {};
     }
@@ -235,8 +256,8 @@ LogicalResult GraphImporter::importMainGraph() {
     RankedTensorType type = in.has_type() ? convertType(in.type()) : nullptr;
     if (!type)
       return emitError(fileLoc)
-             << file << ": graph input '" << in.name()
-             << "' is not a ranked tensor of a supported element type";
+             << "graph input '" << in.name() << "' is "
+             << describeUnsupportedType(in) << ", which is not supported";
     argTypes.push_back(type);
     args.push_back(&in);
   }
@@ -245,8 +266,8 @@ LogicalResult GraphImporter::importMainGraph() {
     RankedTensorType type = out.has_type() ? convertType(out.type()) : nullptr;
     if (!type)
       return emitError(fileLoc)
-             << file << ": graph output '" << out.name()
-             << "' is not a ranked tensor of a supported element type";
+             << "graph output '" << out.name() << "' is "
+             << describeUnsupportedType(out) << ", which is not supported";
     resultTypes.push_back(type);
   }
 
@@ -277,14 +298,14 @@ LogicalResult GraphImporter::importMainGraph() {
   for (auto [i, out] : llvm::enumerate(graph.output())) {
     Value v = lookup(out.name());
     if (!v)
-      return emitError(fileLoc) << file << ": graph output '" << out.name()
+      return emitError(fileLoc) << "graph output '" << out.name()
                                 << "' is not produced by any node";
     if (v.getType() != resultTypes[i]) {
       // ONNX may know more (or less) about an output than inference did.
       auto have = cast<RankedTensorType>(v.getType());
       if (!areRefinedTypesCompatible(TypeRange{have}, TypeRange{resultTypes[i]}))
         return emitError(fileLoc)
-               << file << ": graph output '" << out.name() << "' is declared "
+               << "graph output '" << out.name() << "' is declared "
                << resultTypes[i] << " but computed as " << have;
       v = tensor::CastOp::create(opBuilder, fileLoc, resultTypes[i], v);
     }

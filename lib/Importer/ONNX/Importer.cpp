@@ -28,7 +28,7 @@ OwningOpRef<ModuleOp> importONNXModelBuffer(llvm::StringRef buffer,
   context->loadDialect<LoomDialect, func::FuncDialect, tensor::TensorDialect>();
   Location fileLoc = FileLineColLoc::get(context, displayName, 0, 0);
   auto fail = [&](const std::string &message) -> OwningOpRef<ModuleOp> {
-    emitError(fileLoc) << displayName << ": " << message;
+    emitError(fileLoc) << message;
     return nullptr;
   };
 
@@ -53,8 +53,7 @@ OwningOpRef<ModuleOp> importONNXModelBuffer(llvm::StringRef buffer,
   if (failed(importer.importMainGraph()))
     return nullptr;
   if (failed(verify(*module))) {
-    emitError(fileLoc) << displayName
-                       << ": the imported program does not verify";
+    emitError(fileLoc) << "the imported program does not verify";
     return nullptr;
   }
   return module;
@@ -67,7 +66,7 @@ OwningOpRef<ModuleOp> importONNXModelFile(llvm::StringRef path,
                                           /*RequiresNullTerminator=*/false);
   if (!file) {
     emitError(FileLineColLoc::get(context, path, 0, 0))
-        << path << ": cannot read the model: " << file.getError().message();
+        << "cannot read the model: " << file.getError().message();
     return nullptr;
   }
   llvm::SmallString<256> directory(path);

@@ -293,7 +293,8 @@ std::string checkModelBounds(const onnx::ModelProto &model,
   if (model.opset_import_size() == 0)
     return "the model imports no opset";
   if (opsetVersion(model, "") < 0)
-    return "the model does not import the default ONNX domain";
+    return "models that do not import the default ONNX domain are not "
+           "supported";
   int64_t nodeCount = 0;
   return checkGraph(model.graph(), options, 0, nodeCount);
 }

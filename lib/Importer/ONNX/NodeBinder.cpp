@@ -23,7 +23,7 @@ MLIRContext *NodeBinder::context() { return graph.context(); }
 
 InFlightDiagnostic NodeBinder::emitError() {
   InFlightDiagnostic diag = mlir::emitError(location);
-  diag << graph.fileName() << ": node '" << displayName << "' ("
+  diag << "node '" << displayName << "' ("
        << (nodeProto.domain().empty() ? "" : nodeProto.domain() + ".")
        << nodeProto.op_type() << ", opset " << version << "): ";
   return diag;

@@ -1,0 +1,414 @@
+// RUN: loom-opt %s -split-input-file -verify-diagnostics
+
+func.func @unary_type_mismatch(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.exp"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @exp_of_integers(%x: tensor<4xi32>) {
+  // expected-error @+1 {{must be ranked tensor of}}
+  %0 = loom.exp %x : tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @broadcast_mismatch(%a: tensor<4x3xf32>, %b: tensor<5xf32>) {
+  // expected-error @+2 {{do not broadcast}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = loom.add %a, %b : tensor<4x3xf32>, tensor<5xf32> -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_wrong_result(%a: tensor<4x1xf32>, %b: tensor<3xf32>) {
+  // expected-error @+2 {{inferred type(s) 'tensor<4x3xf32>' are incompatible with return type(s)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = loom.add %a, %b : tensor<4x1xf32>, tensor<3xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @element_type_mismatch(%a: tensor<4xf32>, %b: tensor<4xf16>) {
+  // expected-error @+1 {{operands have different element types}}
+  %0 = loom.mul %a, %b : tensor<4xf32>, tensor<4xf16> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @compare_returns_bool(%a: tensor<4xf32>) {
+  // expected-error @+1 {{result #0 must be ranked tensor of 1-bit signless integer values}}
+  %0 = loom.less %a, %a : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @gelu_mode(%x: tensor<4xf32>) {
+  // expected-error @+1 {{approximate must be one of "none", "tanh"}}
+  %0 = loom.gelu %x {approximate = "fast"} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @where_types(%c: tensor<4xi1>, %a: tensor<4xf32>, %b: tensor<4xi32>) {
+  // expected-error @+1 {{on_false must have the element type of the input}}
+  %0 = loom.where %c, %a, %b : tensor<4xi1>, tensor<4xf32>, tensor<4xi32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_contraction(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) {
+  // expected-error @+2 {{contracting dimensions differ: 3 vs 4}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = loom.matmul %a, %b : tensor<2x3xf32>, tensor<4x5xf32> -> tensor<2x5xf32>
+  return
+}
+
+// -----
+
+func.func @conv_channels(%x: tensor<1x4x8x8xf32>, %w: tensor<16x3x3x3xf32>) {
+  // expected-error @+1 {{input has 4 channels but weight expects 3 x 1 groups}}
+  %0 = loom.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<16x3x3x3xf32>) -> tensor<1x16x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_output_size(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3x3xf32>) {
+  // expected-error @+1 {{spatial dimension 0 of the result should be 6}}
+  %0 = loom.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>) -> tensor<1x16x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @conv_pads(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3x3xf32>) {
+  // expected-error @+1 {{expects 4 pads (begin pads, then end pads)}}
+  %0 = loom.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>) -> tensor<1x16x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_transpose_channels(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3x3xf32>) {
+  // expected-error @+1 {{input channels must equal weight dimension 0}}
+  %0 = loom.conv_transpose %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>} : (tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>) -> tensor<1x3x10x10xf32>
+  return
+}
+
+// -----
+
+func.func @pool_kernel(%x: tensor<1x3x8x8xf32>) {
+  // expected-error @+1 {{expects one kernel size per spatial axis}}
+  %0 = loom.max_pool %x {kernel_shape = array<i64: 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @pool_size(%x: tensor<1x3x8x8xf32>) {
+  // expected-error @+1 {{spatial dimension 1 of the result should be 4}}
+  %0 = loom.avg_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x3x8x8xf32> -> tensor<1x3x4x5xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_params(%x: tensor<1x3x8x8xf32>, %p: tensor<4xf32>) {
+  // expected-error @+1 {{per-channel parameters must be 1-D with 3 elements}}
+  %0 = loom.batch_norm %x, %p, %p, %p, %p : tensor<1x3x8x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<1x3x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @instance_norm_rank(%x: tensor<2x3xf32>, %p: tensor<3xf32>) {
+  // expected-error @+1 {{expects an input of rank >= 3}}
+  %0 = loom.instance_norm %x, %p, %p : tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_scale(%x: tensor<2x8x64xf32>, %g: tensor<32xf32>) {
+  // expected-error @+1 {{does not broadcast to the normalized shape}}
+  %0 = loom.layer_norm %x, %g : (tensor<2x8x64xf32>, tensor<32xf32>) -> tensor<2x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @rms_norm_axis(%x: tensor<2x8x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+1 {{axis 3 is out of range for rank 3}}
+  %0 = loom.rms_norm %x, %g {axis = 3 : i64} : tensor<2x8x64xf32>, tensor<64xf32> -> tensor<2x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_axis(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{axis -3 is out of range for rank 2}}
+  %0 = loom.softmax %x {axis = -3 : i64} : tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_heads(%q: tensor<1x8x16x64xf32>, %kv: tensor<1x3x16x64xf32>) {
+  // expected-error @+1 {{query heads (8) must be a multiple of key/value heads (3)}}
+  %0 = loom.attention %q, %kv, %kv : (tensor<1x8x16x64xf32>, tensor<1x3x16x64xf32>, tensor<1x3x16x64xf32>) -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_mask(%q: tensor<1x8x16x64xf32>, %kv: tensor<1x2x16x64xf32>, %m: tensor<16x15xi1>) {
+  // expected-error @+1 {{does not broadcast to [B, H, S, T]}}
+  %0 = loom.attention %q, %kv, %kv, %m : (tensor<1x8x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>, tensor<16x15xi1>) -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @rotary_tables(%x: tensor<1x8x16x64xf32>, %c: tensor<16x64xf32>) {
+  // expected-error @+1 {{cos and sin tables must have D/2 = 32 columns}}
+  %0 = loom.rotary_embedding %x, %c, %c : tensor<1x8x16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32> -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @resize_mode(%x: tensor<1x3x4x4xf32>) {
+  // expected-error @+1 {{mode must be one of "nearest", "linear", "cubic"}}
+  %0 = loom.resize %x {mode = "area", scales = array<f32: 1.0, 1.0, 2.0, 2.0>} : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_axis(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{reduction axis 2 is out of range [0, 2)}}
+  %0 = loom.reduce_sum %x {axes = array<i64: 2>} : tensor<2x8xf32> -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_repeated(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{reduction axis 1 is repeated}}
+  %0 = loom.reduce_max %x {axes = array<i64: 1, 1>} : tensor<2x8xf32> -> tensor<2x1xf32>
+  return
+}
+
+// -----
+
+func.func @argmax_shape(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{result shape does not match the reduced input}}
+  %0 = loom.argmax %x {axis = 1 : i64, keepdims = false} : tensor<2x8xf32> -> tensor<8xi64>
+  return
+}
+
+// -----
+
+func.func @topk_k(%x: tensor<2x8xf32>, %k: tensor<2xi64>) {
+  // expected-error @+1 {{k must hold exactly one value}}
+  %0:2 = loom.topk %x, %k : tensor<2x8xf32>, tensor<2xi64> -> tensor<2x2xf32>, tensor<2x2xi64>
+  return
+}
+
+// -----
+
+func.func @cumsum_axis(%x: tensor<8xf32>) {
+  // expected-error @+1 {{axis 1 is out of range for rank 1}}
+  %0 = loom.cumsum %x {axis = 1 : i64} : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_count(%x: tensor<2x3xf32>, %s: tensor<2xi64>) {
+  // expected-error @+1 {{cannot reshape 6 elements into 'tensor<4x2xf32>'}}
+  %0 = loom.reshape %x, %s : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<4x2xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_rank(%x: tensor<2x3xf32>, %s: tensor<3xi64>) {
+  // expected-error @+1 {{shape has 3 elements but the result has rank 2}}
+  %0 = loom.reshape %x, %s : (tensor<2x3xf32>, tensor<3xi64>) -> tensor<3x2xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_perm(%x: tensor<2x3xf32>) {
+  // expected-error @+2 {{perm is not a permutation}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = loom.transpose %x {perm = array<i64: 0, 0>} : tensor<2x3xf32> -> tensor<2x2xf32>
+  return
+}
+
+// -----
+
+func.func @concat_dims(%a: tensor<2x3xf32>, %b: tensor<2x4xf32>) {
+  // expected-error @+2 {{operand dimension 1 differs}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = loom.concat %a, %b {axis = 0 : i64} : (tensor<2x3xf32>, tensor<2x4xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @split_sizes(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{result sizes add up to 7, not 8}}
+  %0:2 = loom.split %x {axis = 1 : i64} : tensor<4x8xf32> -> tensor<4x2xf32>, tensor<4x5xf32>
+  return
+}
+
+// -----
+
+func.func @slice_lengths(%x: tensor<8xf32>, %a: tensor<1xi64>, %b: tensor<2xi64>) {
+  // expected-error @+1 {{starts, ends, axes and steps must have one length}}
+  %0 = loom.slice %x, %a, %b : (tensor<8xf32>, tensor<1xi64>, tensor<2xi64>) -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @gather_shape(%x: tensor<10x4xf32>, %i: tensor<3xi64>) {
+  // expected-error @+1 {{result shape must be data[:axis] + indices + data[axis+1:]}}
+  %0 = loom.gather %x, %i {axis = 0 : i64} : tensor<10x4xf32>, tensor<3xi64> -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @gather_elements_rank(%x: tensor<10x4xf32>, %i: tensor<3xi64>) {
+  // expected-error @+1 {{indices must have the rank of data}}
+  %0 = loom.gather_elements %x, %i {axis = 0 : i64} : tensor<10x4xf32>, tensor<3xi64> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @gather_nd_tuple(%x: tensor<2x2xf32>, %i: tensor<2x3xi64>) {
+  // expected-error @+1 {{index tuples of length 3 do not address data of rank 2}}
+  %0 = loom.gather_nd %x, %i : tensor<2x2xf32>, tensor<2x3xi64> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_reduction(%x: tensor<3x3xf32>, %i: tensor<2x3xi64>, %u: tensor<2x3xf32>) {
+  // expected-error @+1 {{reduction must be one of "none", "add", "mul", "max", "min", got "sub"}}
+  %0 = loom.scatter_elements %x, %i, %u {reduction = "sub"} : tensor<3x3xf32>, tensor<2x3xi64>, tensor<2x3xf32> -> tensor<3x3xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_nd_updates(%x: tensor<8xf32>, %i: tensor<4x1xi64>, %u: tensor<4x2xf32>) {
+  // expected-error @+1 {{updates must have rank 1}}
+  %0 = loom.scatter_nd %x, %i, %u : tensor<8xf32>, tensor<4x1xi64>, tensor<4x2xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @pad_length(%x: tensor<2x3xf32>, %p: tensor<2xi64>) {
+  // expected-error @+1 {{pads must hold 2 * rank = 4 values}}
+  %0 = loom.pad %x, %p : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @expand_shape(%x: tensor<3x2xf32>, %s: tensor<2xi64>) {
+  // expected-error @+1 {{input does not broadcast to the result shape}}
+  %0 = loom.expand %x, %s : (tensor<3x2xf32>, tensor<2xi64>) -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @tile_repeats(%x: tensor<3x2xf32>, %r: tensor<3xi64>) {
+  // expected-error @+1 {{repeats must have one value per dimension}}
+  %0 = loom.tile %x, %r : (tensor<3x2xf32>, tensor<3xi64>) -> tensor<3x2xf32>
+  return
+}
+
+// -----
+
+func.func @squeeze_non_unit(%x: tensor<2x3xf32>) {
+  // expected-error @+2 {{squeezed dimension 0 does not have size 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = loom.squeeze %x {axes = array<i64: 0>} : tensor<2x3xf32> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @unsqueeze_axis(%x: tensor<3xf32>) {
+  // expected-error @+2 {{unsqueeze axis 2 is out of range or repeated}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = loom.unsqueeze %x {axes = array<i64: 2>} : tensor<3xf32> -> tensor<3x1xf32>
+  return
+}
+
+// -----
+
+func.func @shape_length(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{result must hold 2 dimensions}}
+  %0 = loom.shape %x : tensor<2x3xf32> -> tensor<3xi64>
+  return
+}
+
+// -----
+
+func.func @range_types(%a: tensor<i64>, %b: tensor<i32>) {
+  // expected-error @+1 {{start, limit and delta must be 0-D tensors of the result's element type}}
+  %0 = loom.range %a, %b, %a : tensor<i64>, tensor<i32>, tensor<i64> -> tensor<?xi64>
+  return
+}
+
+// -----
+
+func.func @constant_of_shape_value(%s: tensor<2xi64>) {
+  // expected-error @+1 {{value must have the result's element type}}
+  %0 = loom.constant_of_shape %s {value = 0 : i64} : tensor<2xi64> -> tensor<2x2xf32>
+  return
+}
+
+// -----
+
+func.func @one_hot_values(%i: tensor<4xi64>, %d: tensor<i64>, %v: tensor<3xf32>) {
+  // expected-error @+1 {{values must be [off, on]}}
+  %0 = loom.one_hot %i, %d, %v : tensor<4xi64>, tensor<i64>, tensor<3xf32> -> tensor<4x10xf32>
+  return
+}
+
+// -----
+
+func.func @trilu_rank(%x: tensor<4xf32>) {
+  // expected-error @+1 {{expects an input of rank >= 2}}
+  %0 = loom.trilu %x : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @non_zero_rows(%x: tensor<3x4xf32>) {
+  // expected-error @+1 {{result must have one row per input dimension}}
+  %0 = loom.non_zero %x : tensor<3x4xf32> -> tensor<3x?xi64>
+  return
+}

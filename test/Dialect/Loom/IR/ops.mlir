@@ -1,0 +1,247 @@
+// RUN: loom-opt %s | loom-opt | FileCheck %s
+// RUN: loom-opt %s --mlir-print-op-generic | loom-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @unary
+func.func @unary(%x: tensor<2x?xf32>, %b: tensor<4xi1>, %i: tensor<4xi32>) {
+  // CHECK: loom.abs
+  %0 = loom.abs %x : tensor<2x?xf32>
+  // CHECK: loom.neg
+  %1 = loom.neg %x : tensor<2x?xf32>
+  // CHECK: loom.sign
+  %2 = loom.sign %x : tensor<2x?xf32>
+  // CHECK: loom.exp
+  %3 = loom.exp %x : tensor<2x?xf32>
+  // CHECK: loom.log
+  %4 = loom.log %x : tensor<2x?xf32>
+  // CHECK: loom.sqrt
+  %5 = loom.sqrt %x : tensor<2x?xf32>
+  // CHECK: loom.rsqrt
+  %6 = loom.rsqrt %x : tensor<2x?xf32>
+  // CHECK: loom.reciprocal
+  %7 = loom.reciprocal %x : tensor<2x?xf32>
+  // CHECK: loom.sin
+  %8 = loom.sin %x : tensor<2x?xf32>
+  // CHECK: loom.cos
+  %9 = loom.cos %x : tensor<2x?xf32>
+  // CHECK: loom.tan
+  %10 = loom.tan %x : tensor<2x?xf32>
+  // CHECK: loom.asin
+  %11 = loom.asin %x : tensor<2x?xf32>
+  // CHECK: loom.acos
+  %12 = loom.acos %x : tensor<2x?xf32>
+  // CHECK: loom.atan
+  %13 = loom.atan %x : tensor<2x?xf32>
+  // CHECK: loom.sinh
+  %14 = loom.sinh %x : tensor<2x?xf32>
+  // CHECK: loom.cosh
+  %15 = loom.cosh %x : tensor<2x?xf32>
+  // CHECK: loom.asinh
+  %16 = loom.asinh %x : tensor<2x?xf32>
+  // CHECK: loom.acosh
+  %17 = loom.acosh %x : tensor<2x?xf32>
+  // CHECK: loom.atanh
+  %18 = loom.atanh %x : tensor<2x?xf32>
+  // CHECK: loom.tanh
+  %19 = loom.tanh %x : tensor<2x?xf32>
+  // CHECK: loom.erf
+  %20 = loom.erf %x : tensor<2x?xf32>
+  // CHECK: loom.floor
+  %21 = loom.floor %x : tensor<2x?xf32>
+  // CHECK: loom.ceil
+  %22 = loom.ceil %x : tensor<2x?xf32>
+  // CHECK: loom.round
+  %23 = loom.round %x : tensor<2x?xf32>
+  // CHECK: loom.not
+  %24 = loom.not %b : tensor<4xi1>
+  // CHECK: loom.bitwise_not
+  %25 = loom.bitwise_not %i : tensor<4xi32>
+  // CHECK: loom.is_nan
+  %26 = loom.is_nan %x : tensor<2x?xf32> -> tensor<2x?xi1>
+  // CHECK: loom.is_inf {{.*}}detect_negative = false
+  %27 = loom.is_inf %x {detect_negative = false} : tensor<2x?xf32> -> tensor<2x?xi1>
+  return
+}
+
+// CHECK-LABEL: func.func @activations
+func.func @activations(%x: tensor<8xf32>) {
+  // CHECK: loom.relu
+  %0 = loom.relu %x : tensor<8xf32>
+  // CHECK: loom.sigmoid
+  %1 = loom.sigmoid %x : tensor<8xf32>
+  // CHECK: loom.softplus
+  %2 = loom.softplus %x : tensor<8xf32>
+  // CHECK: loom.softsign
+  %3 = loom.softsign %x : tensor<8xf32>
+  // CHECK: loom.silu
+  %4 = loom.silu %x : tensor<8xf32>
+  // CHECK: loom.leaky_relu {{.*}}alpha = 1.000000e-01
+  %5 = loom.leaky_relu %x {alpha = 0.1 : f32} : tensor<8xf32>
+  // CHECK: loom.elu
+  %6 = loom.elu %x {alpha = 1.0 : f32} : tensor<8xf32>
+  // CHECK: loom.selu
+  %7 = loom.selu %x : tensor<8xf32>
+  // CHECK: loom.hard_sigmoid
+  %8 = loom.hard_sigmoid %x {alpha = 0.2 : f32, beta = 0.5 : f32} : tensor<8xf32>
+  // CHECK: loom.gelu {{.*}}approximate = "tanh"
+  %9 = loom.gelu %x {approximate = "tanh"} : tensor<8xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @binary
+func.func @binary(%a: tensor<4x1xf32>, %b: tensor<3xf32>, %p: tensor<4x1xi1>,
+                  %q: tensor<3xi1>, %u: tensor<3xui8>) {
+  // CHECK: loom.add %{{.*}}, %{{.*}} : tensor<4x1xf32>, tensor<3xf32> -> tensor<4x3xf32>
+  %0 = loom.add %a, %b : tensor<4x1xf32>, tensor<3xf32> -> tensor<4x3xf32>
+  // CHECK: loom.sub
+  %1 = loom.sub %a, %b : tensor<4x1xf32>, tensor<3xf32> -> tensor<4x3xf32>
+  // CHECK: loom.mul
+  %2 = loom.mul %a, %b : tensor<4x1xf32>, tensor<3xf32> -> tensor<4x3xf32>
+  // CHECK: loom.div
+  %3 = loom.div %a, %b : tensor<4x1xf32>, tensor<3xf32> -> tensor<4x3xf32>
+  // CHECK: loom.pow
+  %4 = loom.pow %a, %b : tensor<4x1xf32>, tensor<3xf32> -> tensor<4x3xf32>
+  // CHECK: loom.max
+  %5 = loom.max %a, %b : tensor<4x1xf32>, tensor<3xf32> -> tensor<4x3xf32>
+  // CHECK: loom.min
+  %6 = loom.min %a, %b : tensor<4x1xf32>, tensor<3xf32> -> tensor<4x3xf32>
+  // CHECK: loom.mod {{.*}}fmod = true
+  %7 = loom.mod %a, %b {fmod = true} : tensor<4x1xf32>, tensor<3xf32> -> tensor<4x3xf32>
+  // CHECK: loom.bit_shift {{.*}}direction = "LEFT"
+  %8 = loom.bit_shift %u, %u {direction = "LEFT"} : tensor<3xui8>, tensor<3xui8> -> tensor<3xui8>
+  // CHECK: loom.and
+  %9 = loom.and %p, %q : tensor<4x1xi1>, tensor<3xi1> -> tensor<4x3xi1>
+  // CHECK: loom.or
+  %10 = loom.or %p, %q : tensor<4x1xi1>, tensor<3xi1> -> tensor<4x3xi1>
+  // CHECK: loom.xor
+  %11 = loom.xor %p, %q : tensor<4x1xi1>, tensor<3xi1> -> tensor<4x3xi1>
+  // CHECK: loom.equal
+  %12 = loom.equal %a, %b : tensor<4x1xf32>, tensor<3xf32> -> tensor<4x3xi1>
+  // CHECK: loom.less
+  %13 = loom.less %a, %b : tensor<4x1xf32>, tensor<3xf32> -> tensor<4x3xi1>
+  // CHECK: loom.less_equal
+  %14 = loom.less_equal %a, %b : tensor<4x1xf32>, tensor<3xf32> -> tensor<4x3xi1>
+  // CHECK: loom.greater
+  %15 = loom.greater %a, %b : tensor<4x1xf32>, tensor<3xf32> -> tensor<4x3xi1>
+  // CHECK: loom.greater_equal
+  %16 = loom.greater_equal %a, %b : tensor<4x1xf32>, tensor<3xf32> -> tensor<4x3xi1>
+  // CHECK: loom.where
+  %17 = loom.where %p, %a, %b : tensor<4x1xi1>, tensor<4x1xf32>, tensor<3xf32> -> tensor<4x3xf32>
+  // CHECK: loom.cast %{{.*}} : tensor<3xf32> to tensor<3xf16>
+  %18 = loom.cast %b : tensor<3xf32> to tensor<3xf16>
+  return
+}
+
+// CHECK-LABEL: func.func @nn
+func.func @nn(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3x3xf32>, %b: tensor<16xf32>,
+              %c: tensor<3xf32>, %s: tensor<2x8x64xf32>, %g: tensor<64xf32>,
+              %q: tensor<1x8x16x64xf32>, %kv: tensor<1x2x16x64xf32>,
+              %cos: tensor<16x32xf32>, %m: tensor<16x16xi1>) {
+  // CHECK: loom.matmul
+  %0 = loom.matmul %s, %g : tensor<2x8x64xf32>, tensor<64xf32> -> tensor<2x8xf32>
+  // CHECK: loom.conv
+  %1 = loom.conv %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>) -> tensor<1x16x8x8xf32>
+  // CHECK: loom.conv_transpose
+  %2 = loom.conv_transpose %1, %w {strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>} : (tensor<1x16x8x8xf32>, tensor<16x3x3x3xf32>) -> tensor<1x3x17x17xf32>
+  // CHECK: loom.max_pool
+  %3 = loom.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>
+  // CHECK: loom.avg_pool
+  %4 = loom.avg_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, count_include_pad = true} : tensor<1x3x8x8xf32> -> tensor<1x3x8x8xf32>
+  // CHECK: loom.batch_norm
+  %5 = loom.batch_norm %x, %c, %c, %c, %c {epsilon = 1.0e-05 : f32} : tensor<1x3x8x8xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32> -> tensor<1x3x8x8xf32>
+  // CHECK: loom.instance_norm
+  %6 = loom.instance_norm %x, %c, %c : tensor<1x3x8x8xf32>, tensor<3xf32>, tensor<3xf32> -> tensor<1x3x8x8xf32>
+  // CHECK: loom.layer_norm
+  %7 = loom.layer_norm %s, %g, %g {axis = 2 : i64} : (tensor<2x8x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<2x8x64xf32>
+  // CHECK: loom.rms_norm
+  %8 = loom.rms_norm %s, %g {epsilon = 1.0e-06 : f32} : tensor<2x8x64xf32>, tensor<64xf32> -> tensor<2x8x64xf32>
+  // CHECK: loom.softmax
+  %9 = loom.softmax %s {axis = -1 : i64} : tensor<2x8x64xf32>
+  // CHECK: loom.log_softmax
+  %10 = loom.log_softmax %s {axis = 1 : i64} : tensor<2x8x64xf32>
+  // CHECK: loom.attention
+  %11 = loom.attention %q, %kv, %kv, %m {is_causal = true} : (tensor<1x8x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>, tensor<16x16xi1>) -> tensor<1x8x16x64xf32>
+  // CHECK: loom.rotary_embedding
+  %12 = loom.rotary_embedding %q, %cos, %cos : tensor<1x8x16x64xf32>, tensor<16x32xf32>, tensor<16x32xf32> -> tensor<1x8x16x64xf32>
+  // CHECK: loom.resize
+  %13 = loom.resize %x {mode = "linear", scales = array<f32: 1.0, 1.0, 2.0, 2.0>} : tensor<1x3x8x8xf32> -> tensor<1x3x16x16xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @reductions
+func.func @reductions(%x: tensor<2x8xf32>, %k: tensor<1xi64>) {
+  // CHECK: loom.reduce_sum %{{.*}} {axes = array<i64: 1>}
+  %0 = loom.reduce_sum %x {axes = array<i64: 1>} : tensor<2x8xf32> -> tensor<2x1xf32>
+  // CHECK: loom.reduce_mean
+  %1 = loom.reduce_mean %x {axes = array<i64: 0, 1>, keepdims = false} : tensor<2x8xf32> -> tensor<f32>
+  // CHECK: loom.reduce_max
+  %2 = loom.reduce_max %x {axes = array<i64>} : tensor<2x8xf32> -> tensor<1x1xf32>
+  // CHECK: loom.reduce_min
+  %3 = loom.reduce_min %x {axes = array<i64: 0>, keepdims = false} : tensor<2x8xf32> -> tensor<8xf32>
+  // CHECK: loom.reduce_prod
+  %4 = loom.reduce_prod %x {axes = array<i64: 1>} : tensor<2x8xf32> -> tensor<2x1xf32>
+  // CHECK: loom.argmax
+  %5 = loom.argmax %x {axis = 1 : i64, keepdims = false} : tensor<2x8xf32> -> tensor<2xi64>
+  // CHECK: loom.argmin
+  %6 = loom.argmin %x {axis = 0 : i64, select_last_index = true} : tensor<2x8xf32> -> tensor<1x8xi64>
+  // CHECK: loom.cumsum
+  %7 = loom.cumsum %x {axis = 1 : i64, exclusive = true, reverse = true} : tensor<2x8xf32>
+  // CHECK: loom.topk
+  %8:2 = loom.topk %x, %k {axis = -1 : i64} : tensor<2x8xf32>, tensor<1xi64> -> tensor<2x3xf32>, tensor<2x3xi64>
+  return
+}
+
+// CHECK-LABEL: func.func @shapes
+func.func @shapes(%x: tensor<2x3x4xf32>, %s: tensor<2xi64>, %i: tensor<1xi64>,
+                  %d: tensor<?x3xf32>, %idx: tensor<2x2xi64>, %sc: tensor<i64>) {
+  // CHECK: loom.constant dense<1.000000e+00> : tensor<2xf32>
+  %0 = loom.constant dense<1.0> : tensor<2xf32>
+  // CHECK: loom.reshape
+  %1 = loom.reshape %x, %s : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<6x4xf32>
+  // CHECK: loom.transpose
+  %2 = loom.transpose %x {perm = array<i64: 0, 2, 1>} : tensor<2x3x4xf32> -> tensor<2x4x3xf32>
+  // CHECK: loom.concat
+  %3 = loom.concat %x, %x {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<4x3x4xf32>
+  // CHECK: loom.split
+  %4:2 = loom.split %x {axis = 2 : i64, sizes = array<i64: 1, 3>} : tensor<2x3x4xf32> -> tensor<2x3x1xf32>, tensor<2x3x3xf32>
+  // CHECK: loom.slice
+  %5 = loom.slice %x, %i, %i, %i, %i : (tensor<2x3x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x3x?xf32>
+  // CHECK: loom.gather
+  %6 = loom.gather %x, %idx {axis = 1 : i64} : tensor<2x3x4xf32>, tensor<2x2xi64> -> tensor<2x2x2x4xf32>
+  // CHECK: loom.gather_elements
+  %7 = loom.gather_elements %d, %idx {axis = 1 : i64} : tensor<?x3xf32>, tensor<2x2xi64> -> tensor<2x2xf32>
+  // CHECK: loom.gather_nd
+  %8 = loom.gather_nd %x, %idx : tensor<2x3x4xf32>, tensor<2x2xi64> -> tensor<2x4xf32>
+  // CHECK: loom.scatter_elements
+  %9 = loom.scatter_elements %d, %idx, %7 {axis = 0 : i64, reduction = "add"} : tensor<?x3xf32>, tensor<2x2xi64>, tensor<2x2xf32> -> tensor<?x3xf32>
+  // CHECK: loom.scatter_nd
+  %10 = loom.scatter_nd %x, %idx, %8 : tensor<2x3x4xf32>, tensor<2x2xi64>, tensor<2x4xf32> -> tensor<2x3x4xf32>
+  %p = loom.constant dense<[0, 1, 0, 0, 1, 0]> : tensor<6xi64>
+  // CHECK: loom.pad
+  %11 = loom.pad %x, %p {mode = "reflect"} : (tensor<2x3x4xf32>, tensor<6xi64>) -> tensor<2x5x4xf32>
+  %es = loom.constant dense<[5, 2, 3, 4]> : tensor<4xi64>
+  // CHECK: loom.expand
+  %12 = loom.expand %x, %es : (tensor<2x3x4xf32>, tensor<4xi64>) -> tensor<5x2x3x4xf32>
+  %r = loom.constant dense<[1, 2, 1]> : tensor<3xi64>
+  // CHECK: loom.tile
+  %13 = loom.tile %x, %r : (tensor<2x3x4xf32>, tensor<3xi64>) -> tensor<2x6x4xf32>
+  // CHECK: loom.unsqueeze
+  %14 = loom.unsqueeze %x {axes = array<i64: 0, 4>} : tensor<2x3x4xf32> -> tensor<1x2x3x4x1xf32>
+  // CHECK: loom.squeeze
+  %15 = loom.squeeze %14 {axes = array<i64: 0>} : tensor<1x2x3x4x1xf32> -> tensor<2x3x4x1xf32>
+  // CHECK: loom.shape
+  %16 = loom.shape %d {start = 1 : i64} : tensor<?x3xf32> -> tensor<1xi64>
+  // CHECK: loom.size
+  %17 = loom.size %d : tensor<?x3xf32> -> tensor<i64>
+  // CHECK: loom.range
+  %18 = loom.range %sc, %sc, %sc : tensor<i64>, tensor<i64>, tensor<i64> -> tensor<?xi64>
+  // CHECK: loom.constant_of_shape
+  %19 = loom.constant_of_shape %s {value = 0.0 : f32} : tensor<2xi64> -> tensor<?x4xf32>
+  %v = loom.constant dense<[0.0, 1.0]> : tensor<2xf32>
+  // CHECK: loom.one_hot
+  %20 = loom.one_hot %i, %sc, %v {axis = -1 : i64} : tensor<1xi64>, tensor<i64>, tensor<2xf32> -> tensor<1x?xf32>
+  // CHECK: loom.trilu
+  %21 = loom.trilu %x, %sc {upper = false} : (tensor<2x3x4xf32>, tensor<i64>) -> tensor<2x3x4xf32>
+  // CHECK: loom.non_zero
+  %22 = loom.non_zero %x : tensor<2x3x4xf32> -> tensor<3x?xi64>
+  return
+}
