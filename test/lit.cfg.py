@@ -20,6 +20,13 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%loom_src_root", config.loom_src_root))
+# Fixtures are generated with Debian's python3 and its python3-onnx (1.12).
+config.substitutions.append(("%onnx_python", "/usr/bin/python3"))
+# Several ONNX text models in one test file are separated by "# -----"; the
+# substitution keeps the marker itself out of the RUN line.
+config.substitutions.append(("%split_onnx", "--split-input-file='# ----''-'"))
+config.substitutions.append(
+    ("%onnx_node_suite", "/usr/share/libonnx-testdata/data/node"))
 
 tool_dirs = [config.loom_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["loom-opt", "loom-translate"], tool_dirs)
