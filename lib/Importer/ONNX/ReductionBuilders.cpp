@@ -1,11 +1,400 @@
 //===- ReductionBuilders.cpp - Reductions, arg-reductions, scans, top-k ---===//
+//
+// ReduceSum/Mean/Max/Min/Prod map to loom reduce ops; ReduceL1, ReduceL2,
+// ReduceLogSum, ReduceLogSumExp and ReduceSumSquare are decomposed into
+// elementwise ops around reduce_sum/reduce_max. ArgMax/ArgMin, CumSum and
+// TopK map to their loom ops. Axes always reach loom non-negative and sorted.
+//
+//===----------------------------------------------------------------------===//
 
 #include "BuilderUtils.h"
+
+#include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
 
 namespace loom::onnx_import {
+namespace {
 
-void registerReductionBuilders(OpTable &t) {}
+/// What an ONNX Reduce* node asks for, once its axes are resolved.
+struct ReduceSpec {
+  /// Non-negative, sorted, unique axes; every axis when ONNX reduces all.
+  SmallVector<int64_t> axes;
+  bool keepdims = true;
+  /// `noop_with_empty_axes` with no axes: the node is the identity.
+  bool identity = false;
+};
+
+/// Normalizes `axes` against `rank` and sorts them; reports out-of-range
+/// and repeated axes (loom's verifier would reject both).
+LogicalResult normalizeAxes(NodeBinder &b, ArrayRef<int64_t> axes,
+                            int64_t rank, SmallVectorImpl<int64_t> &result) {
+  for (int64_t axis : axes) {
+    std::optional<int64_t> n = normalizeAxisOrFail(b, axis, rank);
+    if (!n)
+      return failure();
+    result.push_back(*n);
+  }
+  llvm::sort(result);
+  if (std::adjacent_find(result.begin(), result.end()) != result.end())
+    return b.fail("axes must not repeat a dimension");
+  return success();
+}
+
+/// When the axes input is not a constant, the reduced axes still follow
+/// from the types if `keepdims` is set and both shapes are static: the
+/// dimensions that shrink to 1 are reduced, others are kept, and reducing a
+/// dimension of size 1 or not gives the same value. The declared result
+/// type is part of the model's contract, so this is no guess.
+std::optional<SmallVector<int64_t>>
+axesFromKeptShape(NodeBinder &b, RankedTensorType in, bool keepdims) {
+  RankedTensorType out = b.knownOutputType(0);
+  if (!keepdims || !out || !in.hasStaticShape() || !out.hasStaticShape() ||
+      out.getRank() != in.getRank())
+    return std::nullopt;
+  SmallVector<int64_t> axes;
+  for (int64_t i = 0; i < in.getRank(); ++i) {
+    if (in.getDimSize(i) == out.getDimSize(i))
+      continue;
+    if (out.getDimSize(i) != 1)
+      return std::nullopt;
+    axes.push_back(i);
+  }
+  return axes;
+}
+
+/// Reads `keepdims`, `noop_with_empty_axes` and the axes, from the `axes`
+/// attribute before `axesInputSince` and from input 1 from then on.
+FailureOr<ReduceSpec> readReduceSpec(NodeBinder &b, int64_t axesInputSince) {
+  bool axesAsInput = b.opset() >= axesInputSince;
+  SmallVector<StringRef> known = {"keepdims"};
+  known.push_back(axesAsInput ? "noop_with_empty_axes" : "axes");
+  if (failed(b.rejectUnknownAttrs(known)))
+    return failure();
+  Value x = b.input(0);
+  std::optional<int64_t> keepdims = b.intAttr("keepdims", 1);
+  std::optional<int64_t> noop = b.intAttr("noop_with_empty_axes", 0);
+  if (!x || !keepdims || !noop)
+    return failure();
+  auto type = cast<RankedTensorType>(x.getType());
+
+  ReduceSpec spec;
+  spec.keepdims = *keepdims != 0;
+  SmallVector<int64_t> axes;
+  if (!axesAsInput) {
+    std::optional<SmallVector<int64_t>> attr = b.intsAttr("axes");
+    if (!attr)
+      return failure();
+    axes = std::move(*attr);
+  } else if (b.hasInput(1)) {
+    RankedTensorType axesType = b.inputType(1);
+    if (std::optional<SmallVector<int64_t>> values = b.constantInts(1)) {
+      axes = std::move(*values);
+    } else if (axesType && axesType.hasStaticShape() &&
+               axesType.getNumElements() == 0) {
+      // An empty axes tensor needs no values.
+    } else if (std::optional<SmallVector<int64_t>> derived =
+                   axesFromKeptShape(b, type, spec.keepdims)) {
+      // Reducing exactly the shrinking dimensions is also right for
+      // `noop_with_empty_axes`: the identity keeps every dimension.
+      if (derived->empty())
+        spec.identity = true;
+      spec.axes = std::move(*derived);
+      return spec;
+    } else {
+      return b.emitError() << "input 1 ('" << b.node().input(1)
+                           << "', the axes) must be a constant";
+    }
+  }
+
+  if (axes.empty()) {
+    if (*noop) {
+      spec.identity = true;
+      return spec;
+    }
+    // ONNX reduces every dimension; spell them out rather than rely on
+    // loom's reading of an empty list.
+    spec.axes = llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+    return spec;
+  }
+  if (failed(normalizeAxes(b, axes, type.getRank(), spec.axes)))
+    return failure();
+  return spec;
+}
+
+/// Binds the input, refined to the inferred output type, as the result.
+LogicalResult buildIdentity(NodeBinder &b) {
+  Value x = b.input(0);
+  RankedTensorType type = b.outputType(0);
+  if (!x || !type || failed(refineTo(b, x, type)))
+    return failure();
+  b.setOutput(0, x);
+  return success();
+}
+
+template <typename OpT>
+Value createReduce(NodeBinder &b, Value input, ArrayRef<int64_t> axes,
+                   bool keepdims) {
+  return createInferred<OpT>(b, input, b.builder().getDenseI64ArrayAttr(axes),
+                             b.builder().getBoolAttr(keepdims));
+}
+
+/// ReduceSum/Mean/Max/Min/Prod: one loom reduce op.
+template <typename OpT>
+LogicalResult buildReduce(NodeBinder &b, int64_t axesInputSince) {
+  FailureOr<ReduceSpec> spec = readReduceSpec(b, axesInputSince);
+  if (failed(spec))
+    return failure();
+  if (spec->identity)
+    return buildIdentity(b);
+  return buildSimple<OpT>(
+      b, {b.input(0)},
+      {b.builder().getNamedAttr("axes",
+                                b.builder().getDenseI64ArrayAttr(spec->axes)),
+       b.builder().getNamedAttr("keepdims",
+                                b.builder().getBoolAttr(spec->keepdims))});
+}
+
+enum class ReduceKind { L1, L2, LogSum, LogSumExp, SumSquare };
+
+/// The decomposed reductions. Intermediate reductions keep their dimensions
+/// so they broadcast against the input; only the last step drops them.
+LogicalResult buildDecomposedReduce(NodeBinder &b, ReduceKind kind,
+                                    int64_t axesInputSince) {
+  FailureOr<ReduceSpec> spec = readReduceSpec(b, axesInputSince);
+  if (failed(spec))
+    return failure();
+  Value x = b.input(0);
+  RankedTensorType type = b.outputType(0);
+  if (!x || !type)
+    return failure();
+  bool needsFloat = kind == ReduceKind::L2 || kind == ReduceKind::LogSum ||
+                    kind == ReduceKind::LogSumExp;
+  if (needsFloat && !isa<FloatType>(type.getElementType()))
+    return b.emitError() << b.opType() << " of " << type.getElementType()
+                         << " elements is not supported (it needs sqrt, "
+                            "log or exp, which take floats)";
+
+  ArrayRef<int64_t> axes = spec->axes;
+  bool keepdims = spec->keepdims;
+  // With `noop_with_empty_axes` nothing is reduced, but the elementwise
+  // part still applies (e.g. ReduceL1 is then Abs).
+  auto sum = [&](Value v) -> Value {
+    if (spec->identity)
+      return v;
+    return createReduce<ReduceSumOp>(b, v, axes, keepdims);
+  };
+
+  Value result;
+  switch (kind) {
+  case ReduceKind::L1:
+    result = sum(createInferred<AbsOp>(b, x));
+    break;
+  case ReduceKind::L2:
+    result = createInferred<SqrtOp>(b, sum(createInferred<MulOp>(b, x, x)));
+    break;
+  case ReduceKind::SumSquare:
+    result = sum(createInferred<MulOp>(b, x, x));
+    break;
+  case ReduceKind::LogSum:
+    result = createInferred<LogOp>(b, sum(x));
+    break;
+  case ReduceKind::LogSumExp: {
+    if (spec->identity) {
+      // log(exp(x)) is x only up to rounding, but ONNX defines it so.
+      result = createInferred<LogOp>(b, createInferred<ExpOp>(b, x));
+      break;
+    }
+    // m + log(sum(exp(x - m))) with m = max(x) over the axes, so exp cannot
+    // overflow. An infinite m (all -inf, or some +inf) would turn x - m into
+    // NaN; shifting by 0 there gives log(sum(exp(x))) as ONNX defines it.
+    Value m = createReduce<ReduceMaxOp>(b, x, axes, /*keepdims=*/true);
+    Value infinite = IsInfOp::create(
+        b.builder(), b.loc(),
+        RankedTensorType::get(cast<RankedTensorType>(m.getType()).getShape(),
+                              b.builder().getI1Type()),
+        m);
+    Value zero = b.scalar(type.getElementType(), 0);
+    m = createInferred<WhereOp>(b, infinite, zero, m);
+    Value shifted = createInferred<ExpOp>(b, createInferred<SubOp>(b, x, m));
+    Value logSum = createInferred<LogOp>(b, sum(shifted));
+    // Drop m's kept dimensions (all of size 1) to match the sum.
+    if (!keepdims)
+      m = createReduce<ReduceMaxOp>(b, m, axes, /*keepdims=*/false);
+    result = createInferred<AddOp>(b, logSum, m);
+    break;
+  }
+  }
+  if (failed(refineTo(b, result, type)))
+    return failure();
+  b.setOutput(0, result);
+  return success();
+}
+
+template <typename OpT>
+LogicalResult buildArgReduce(NodeBinder &b) {
+  if (failed(b.rejectUnknownAttrs({"axis", "keepdims", "select_last_index"})))
+    return failure();
+  Value x = b.input(0);
+  std::optional<int64_t> axis = b.intAttr("axis", 0);
+  std::optional<int64_t> keepdims = b.intAttr("keepdims", 1);
+  std::optional<int64_t> last = b.intAttr("select_last_index", 0);
+  if (!x || !axis || !keepdims || !last)
+    return failure();
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  std::optional<int64_t> normalized = normalizeAxisOrFail(b, *axis, rank);
+  if (!normalized)
+    return failure();
+  OpBuilder &builder = b.builder();
+  return buildSimple<OpT>(
+      b, {x},
+      {builder.getNamedAttr("axis", builder.getI64IntegerAttr(*normalized)),
+       builder.getNamedAttr("keepdims", builder.getBoolAttr(*keepdims != 0)),
+       builder.getNamedAttr("select_last_index",
+                            builder.getBoolAttr(*last != 0))});
+}
+
+LogicalResult buildCumSum(NodeBinder &b) {
+  if (failed(b.rejectUnknownAttrs({"exclusive", "reverse"})))
+    return failure();
+  Value x = b.input(0);
+  std::optional<int64_t> exclusive = b.intAttr("exclusive", 0);
+  std::optional<int64_t> reverse = b.intAttr("reverse", 0);
+  if (!x || !b.input(1) || !exclusive || !reverse)
+    return failure();
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  int64_t axis = 0;
+  if (std::optional<SmallVector<int64_t>> values = b.constantInts(1)) {
+    if (values->size() != 1)
+      return b.emitError() << "input 1 (the axis) must hold one value, not "
+                           << values->size();
+    std::optional<int64_t> normalized =
+        normalizeAxisOrFail(b, values->front(), rank);
+    if (!normalized)
+      return failure();
+    axis = *normalized;
+  } else if (rank != 1) {
+    // A rank-1 input has one valid axis whatever the value; otherwise the
+    // axis must be known to pick the loom attribute.
+    return b.emitError() << "input 1 ('" << b.node().input(1)
+                         << "', the axis) must be a constant";
+  }
+  OpBuilder &builder = b.builder();
+  return buildSimple<CumSumOp>(
+      b, {x},
+      {builder.getNamedAttr("axis", builder.getI64IntegerAttr(axis)),
+       builder.getNamedAttr("exclusive", builder.getBoolAttr(*exclusive != 0)),
+       builder.getNamedAttr("reverse", builder.getBoolAttr(*reverse != 0))});
+}
+
+LogicalResult buildTopK(NodeBinder &b) {
+  bool kIsInput = b.opset() >= 10;
+  SmallVector<StringRef> known = {"axis"};
+  if (kIsInput)
+    known.append({"largest", "sorted"});
+  else
+    known.push_back("k");
+  if (failed(b.rejectUnknownAttrs(known)))
+    return failure();
+  Value x = b.input(0);
+  std::optional<int64_t> axis = b.intAttr("axis", -1);
+  std::optional<int64_t> largest = b.intAttr("largest", 1);
+  std::optional<int64_t> sorted = b.intAttr("sorted", 1);
+  if (!x || !axis || !largest || !sorted)
+    return failure();
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  std::optional<int64_t> normalized = normalizeAxisOrFail(b, *axis, rank);
+  if (!normalized)
+    return failure();
+
+  Value k;
+  if (!kIsInput) {
+    if (!b.hasAttr("k"))
+      return b.fail("attribute 'k' is required");
+    std::optional<int64_t> kAttr = b.intAttr("k", 0);
+    if (!kAttr)
+      return failure();
+    if (*kAttr < 0)
+      return b.emitError() << "k = " << *kAttr << " must not be negative";
+    k = b.i64Tensor({*kAttr});
+  } else {
+    k = b.input(1);
+    if (!k)
+      return failure();
+    auto kType = cast<RankedTensorType>(k.getType());
+    if (!kType.getElementType().isInteger(64))
+      return b.emitError() << "input 1 (k) must hold i64, not "
+                           << kType.getElementType();
+    if (kType.getRank() > 1 ||
+        (kType.getRank() == 1 && !kType.isDynamicDim(0) &&
+         kType.getDimSize(0) != 1))
+      return b.emitError() << "input 1 (k) must be a 1-element tensor, not "
+                           << kType;
+    if (std::optional<SmallVector<int64_t>> values = b.constantInts(1);
+        values && values->size() == 1 && values->front() < 0)
+      return b.emitError() << "k = " << values->front()
+                           << " must not be negative";
+    if (kType.getRank() == 0) {
+      // loom.topk takes k as a 1-element 1-D tensor.
+      auto oneD = RankedTensorType::get({1}, kType.getElementType());
+      k = ReshapeOp::create(b.builder(), b.loc(), oneD, k, b.i64Tensor({1}));
+    }
+  }
+
+  RankedTensorType valuesType = b.outputType(0);
+  RankedTensorType indicesType = b.outputType(1);
+  if (!valuesType || !indicesType)
+    return failure();
+  OpBuilder &builder = b.builder();
+  auto op = TopKOp::create(
+      builder, b.loc(), TypeRange{valuesType, indicesType}, ValueRange{x, k},
+      {builder.getNamedAttr("axis", builder.getI64IntegerAttr(*normalized)),
+       builder.getNamedAttr("largest", builder.getBoolAttr(*largest != 0)),
+       builder.getNamedAttr("sorted", builder.getBoolAttr(*sorted != 0))});
+  b.setOutputs(op->getResults());
+  return success();
+}
+
+} // namespace
+
+void registerReductionBuilders(OpTable &t) {
+  // ReduceSum takes its axes as an input from opset 13, the others from
+  // opset 18; one entry per op reads whichever form the opset uses.
+  t.add("", "ReduceSum", 1, [](NodeBinder &b) {
+    return buildReduce<ReduceSumOp>(b, 13);
+  });
+  t.add("", "ReduceMean", 1, [](NodeBinder &b) {
+    return buildReduce<ReduceMeanOp>(b, 18);
+  });
+  t.add("", "ReduceMax", 1, [](NodeBinder &b) {
+    return buildReduce<ReduceMaxOp>(b, 18);
+  });
+  t.add("", "ReduceMin", 1, [](NodeBinder &b) {
+    return buildReduce<ReduceMinOp>(b, 18);
+  });
+  t.add("", "ReduceProd", 1, [](NodeBinder &b) {
+    return buildReduce<ReduceProdOp>(b, 18);
+  });
+  t.add("", "ReduceL1", 1, [](NodeBinder &b) {
+    return buildDecomposedReduce(b, ReduceKind::L1, 18);
+  });
+  t.add("", "ReduceL2", 1, [](NodeBinder &b) {
+    return buildDecomposedReduce(b, ReduceKind::L2, 18);
+  });
+  t.add("", "ReduceLogSum", 1, [](NodeBinder &b) {
+    return buildDecomposedReduce(b, ReduceKind::LogSum, 18);
+  });
+  t.add("", "ReduceLogSumExp", 1, [](NodeBinder &b) {
+    return buildDecomposedReduce(b, ReduceKind::LogSumExp, 18);
+  });
+  t.add("", "ReduceSumSquare", 1, [](NodeBinder &b) {
+    return buildDecomposedReduce(b, ReduceKind::SumSquare, 18);
+  });
+
+  t.add("", "ArgMax", 1, buildArgReduce<ArgMaxOp>);
+  t.add("", "ArgMin", 1, buildArgReduce<ArgMinOp>);
+  t.add("", "CumSum", 11, buildCumSum);
+  t.add("", "TopK", 1, buildTopK);
+}
 
 } // namespace loom::onnx_import
