@@ -8,8 +8,14 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${LOOM_BUILD_DIR:-$root/build}"
 
 echo "== lit (check-loom)"
-/usr/lib/llvm-22/bin/lit -v "$build/test"
+lit_log="$build/lit.log"
+/usr/lib/llvm-22/bin/lit -v "$build/test" | tee "$lit_log"
+lit_passed=$(grep -oE 'Passed: [0-9]+' "$lit_log" | grep -oE '[0-9]+' || echo 0)
 
 echo "== ONNX node-suite import coverage"
 /usr/bin/python3 "$root/scripts/import_coverage.py" \
   --loom-translate "$build/bin/loom-translate" --check
+
+# Reached only when everything above passed (set -e): lit's tests plus the
+# coverage check.
+echo "summary: $((lit_passed + 1)) passed, 0 failed"

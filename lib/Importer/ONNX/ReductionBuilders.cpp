@@ -168,12 +168,17 @@ LogicalResult buildDecomposedReduce(NodeBinder &b, ReduceKind kind,
   RankedTensorType type = b.outputType(0);
   if (!x || !type)
     return failure();
+  // sqrt, log and exp take floats: integer inputs are computed in f64 and
+  // the result truncated back, as the ONNX reference does.
   bool needsFloat = kind == ReduceKind::L2 || kind == ReduceKind::LogSum ||
                     kind == ReduceKind::LogSumExp;
-  if (needsFloat && !isa<FloatType>(type.getElementType()))
-    return b.emitError() << b.opType() << " of " << type.getElementType()
-                         << " elements is not supported (it needs sqrt, "
-                            "log or exp, which take floats)";
+  bool viaF64 = needsFloat && !isa<FloatType>(type.getElementType());
+  if (viaF64) {
+    auto xType = cast<RankedTensorType>(x.getType());
+    x = CastOp::create(b.builder(), b.loc(),
+                       xType.clone(b.builder().getF64Type()), x);
+  }
+  Type elementType = cast<RankedTensorType>(x.getType()).getElementType();
 
   ArrayRef<int64_t> axes = spec->axes;
   bool keepdims = spec->keepdims;
@@ -201,8 +206,8 @@ LogicalResult buildDecomposedReduce(NodeBinder &b, ReduceKind kind,
     break;
   case ReduceKind::LogSumExp: {
     if (spec->identity) {
-      // log(exp(x)) is x only up to rounding, but ONNX defines it so.
-      result = createInferred<LogOp>(b, createInferred<ExpOp>(b, x));
+      // log(exp(x)) is x, exactly so only without the round trip.
+      result = x;
       break;
     }
     // m + log(sum(exp(x - m))) with m = max(x) over the axes, so exp cannot
@@ -214,7 +219,7 @@ LogicalResult buildDecomposedReduce(NodeBinder &b, ReduceKind kind,
         RankedTensorType::get(cast<RankedTensorType>(m.getType()).getShape(),
                               b.builder().getI1Type()),
         m);
-    Value zero = b.scalar(type.getElementType(), 0);
+    Value zero = b.scalar(elementType, 0);
     m = createInferred<WhereOp>(b, infinite, zero, m);
     Value shifted = createInferred<ExpOp>(b, createInferred<SubOp>(b, x, m));
     Value logSum = createInferred<LogOp>(b, sum(shifted));
@@ -224,6 +229,11 @@ LogicalResult buildDecomposedReduce(NodeBinder &b, ReduceKind kind,
     result = createInferred<AddOp>(b, logSum, m);
     break;
   }
+  }
+  if (viaF64) {
+    auto resultType = cast<RankedTensorType>(result.getType());
+    result = CastOp::create(b.builder(), b.loc(),
+                            resultType.clone(type.getElementType()), result);
   }
   if (failed(refineTo(b, result, type)))
     return failure();

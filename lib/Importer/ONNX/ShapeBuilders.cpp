@@ -39,6 +39,20 @@ LogicalResult bindRefined(NodeBinder &b, Value value) {
   return success();
 }
 
+/// Reshapes input 0 to the static type ONNX inferred or declared for
+/// output 0. This serves ops whose axes are only known at run time but whose
+/// result shape the model states anyway; null (no error) when it does not.
+Value reshapeToStaticOutput(NodeBinder &b) {
+  RankedTensorType type = b.knownOutputType(0);
+  RankedTensorType in = b.inputType(0);
+  if (!type || !in || !type.hasStaticShape() ||
+      (in.hasStaticShape() && in.getNumElements() != type.getNumElements()))
+    return {};
+  // allowzero: a 0 in the static shape is a real zero-sized dimension.
+  return ReshapeOp::create(b.builder(), b.loc(), type, b.input(0),
+                           b.i64Tensor(type.getShape()), true);
+}
+
 /// Normalizes every axis of `axes` against `rank`; reports out-of-range and
 /// repeated axes.
 std::optional<SmallVector<int64_t>>
@@ -60,9 +74,8 @@ normalizeAxesOrFail(NodeBinder &b, ArrayRef<int64_t> axes, int64_t rank) {
 /// The `axes` of Squeeze/Unsqueeze/ReduceX-style ops: an attribute before
 /// `inputSince`, a constant input 1 from then on. `present` tells whether
 /// any axes were given at all.
-std::optional<SmallVector<int64_t>> axesAttrOrInput(NodeBinder &b,
-                                                    int64_t inputSince,
-                                                    bool &present) {
+std::optional<SmallVector<int64_t>>
+axesAttrOrInput(NodeBinder &b, int64_t inputSince, bool &present) {
   if (b.opset() < inputSince) {
     present = b.hasAttr("axes");
     return b.intsAttr("axes");
@@ -70,10 +83,7 @@ std::optional<SmallVector<int64_t>> axesAttrOrInput(NodeBinder &b,
   present = b.hasInput(1);
   if (!present)
     return SmallVector<int64_t>();
-  std::optional<SmallVector<int64_t>> axes = b.constantInts(1);
-  if (!axes)
-    (void)b.fail("the 'axes' input must be a constant known at import time");
-  return axes;
+  return b.constantInts(1);
 }
 
 //===----------------------------------------------------------------------===//
@@ -168,8 +178,8 @@ LogicalResult buildConstantOfShape(NodeBinder &b) {
   auto shapeType = cast<RankedTensorType>(shape.getType());
   if (shapeType.getRank() != 1 || !shapeType.getElementType().isInteger(64))
     return b.fail("the shape must be a 1-D int64 tensor");
-  b.setOutput(0, ConstantOfShapeOp::create(b.builder(), b.loc(), type, shape,
-                                           fill));
+  b.setOutput(
+      0, ConstantOfShapeOp::create(b.builder(), b.loc(), type, shape, fill));
   return success();
 }
 
@@ -311,16 +321,18 @@ LogicalResult buildFlatten(NodeBinder &b) {
   } else {
     Type i64 = builder.getI64Type();
     auto part = [&](int64_t from, int64_t to) -> Value {
-      Value s = ShapeOp::create(builder, b.loc(),
-                                RankedTensorType::get({to - from}, i64), x,
-                                builder.getI64IntegerAttr(from),
-                                builder.getI64IntegerAttr(to));
+      Value s = ShapeOp::create(
+          builder, b.loc(), RankedTensorType::get({to - from}, i64), x,
+          builder.getI64IntegerAttr(from), builder.getI64IntegerAttr(to));
       return createInferred<ReduceProdOp>(b, s, ArrayRef<int64_t>{0}, true);
     };
     shape = createInferred<ConcatOp>(b, ValueRange{part(0, a), part(a, rank)},
                                      builder.getI64IntegerAttr(0));
   }
-  b.setOutput(0, ReshapeOp::create(builder, b.loc(), type, x, shape, false));
+  // A fully static shape may hold real zeros, which must not copy input
+  // dimensions.
+  b.setOutput(
+      0, ReshapeOp::create(builder, b.loc(), type, x, shape, outer && inner));
   return success();
 }
 
@@ -349,6 +361,20 @@ LogicalResult buildTranspose(NodeBinder &b) {
                                 b.builder().getDenseI64ArrayAttr(*perm))});
 }
 
+/// Squeeze/Unsqueeze whose axes input is not constant (or whose axes
+/// attribute is malformed, already reported): a reshape to the stated
+/// output shape when it is static, else an error.
+LogicalResult nonConstantAxes(NodeBinder &b) {
+  if (b.opset() < 13 || !b.input(0))
+    return failure();
+  if (Value v = reshapeToStaticOutput(b)) {
+    b.setOutput(0, v);
+    return success();
+  }
+  return b.fail("the 'axes' input must be a constant known at import time "
+                "unless the output shape is static");
+}
+
 LogicalResult buildSqueeze(NodeBinder &b) {
   Value x = b.input(0);
   if (!x)
@@ -357,7 +383,7 @@ LogicalResult buildSqueeze(NodeBinder &b) {
   bool present;
   std::optional<SmallVector<int64_t>> axes = axesAttrOrInput(b, 13, present);
   if (!axes)
-    return failure();
+    return nonConstantAxes(b);
   axes = normalizeAxesOrFail(b, *axes, in.getRank());
   if (!axes)
     return failure();
@@ -385,7 +411,7 @@ LogicalResult buildUnsqueeze(NodeBinder &b) {
   bool present;
   std::optional<SmallVector<int64_t>> axes = axesAttrOrInput(b, 13, present);
   if (!axes)
-    return failure();
+    return nonConstantAxes(b);
   if (!present || axes->empty())
     return b.fail("Unsqueeze needs at least one axis");
   // Unsqueeze axes name positions of the result, so negative ones count
@@ -446,9 +472,17 @@ LogicalResult buildSplit(NodeBinder &b) {
   } else if (b.hasInput(1)) {
     // Split-1 could also take the sizes as a second input.
     sizes = b.constantInts(1);
-    if (!sizes)
-      return b.fail("the 'split' input must be a constant known at import "
-                    "time");
+    if (!sizes) {
+      // Sizes known only at run time: the stated output shapes give them.
+      sizes.emplace();
+      for (int64_t i = 0; i < count; ++i) {
+        RankedTensorType t = b.knownOutputType(i);
+        if (!t || t.getRank() != in.getRank() || t.isDynamicDim(*axis))
+          return b.fail("the 'split' input must be a constant known at "
+                        "import time unless the output sizes are static");
+        sizes->push_back(t.getDimSize(*axis));
+      }
+    }
   }
   int64_t dim = in.getDimSize(*axis);
   if (sizes) {
@@ -491,7 +525,7 @@ LogicalResult buildSplit(NodeBinder &b) {
     auto computed = RankedTensorType::get(shape, in.getElementType());
     RankedTensorType known = b.knownOutputType(i);
     types.push_back(known && areRefinedTypesCompatible(TypeRange{computed},
-                                                        TypeRange{known})
+                                                       TypeRange{known})
                         ? known
                         : computed);
   }
@@ -549,8 +583,8 @@ LogicalResult buildSlice(NodeBinder &b) {
     if (!v)
       continue;
     auto t = cast<RankedTensorType>(v.getType());
-    if (t.getRank() != 1 || !(t.getElementType().isInteger(32) ||
-                              t.getElementType().isInteger(64)))
+    if (t.getRank() != 1 ||
+        !(t.getElementType().isInteger(32) || t.getElementType().isInteger(64)))
       return b.fail("starts, ends, axes and steps must be 1-D int32 or int64 "
                     "tensors");
   }
@@ -586,8 +620,7 @@ LogicalResult requireIndices(NodeBinder &b, size_t i) {
   return success();
 }
 
-template <typename OpT>
-LogicalResult buildGatherLike(NodeBinder &b) {
+template <typename OpT> LogicalResult buildGatherLike(NodeBinder &b) {
   Value data = b.input(0), indices = b.input(1);
   if (!data || !indices || failed(requireIndices(b, 1)))
     return failure();
@@ -701,8 +734,8 @@ LogicalResult buildPad(NodeBinder &b) {
       return b.fail("pads must be a 1-D int64 tensor");
     if (*mode == "constant")
       value = b.optionalInput(2);
-    if (value && cast<RankedTensorType>(value.getType()).getElementType() !=
-                     elementType)
+    if (value &&
+        cast<RankedTensorType>(value.getType()).getElementType() != elementType)
       return b.fail("constant_value must have the element type of the input");
     if (b.hasInput(3)) {
       // Pads for a subset of axes: spell out the pads of every axis.
