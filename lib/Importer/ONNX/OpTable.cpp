@@ -41,6 +41,8 @@ const OpTable &OpTable::get() {
     registerNNBuilders(t);
     registerReductionBuilders(t);
     registerShapeBuilders(t);
+    registerQuantizationBuilders(t);
+    registerSequenceModelBuilders(t);
     return t;
   }();
   return table;

@@ -49,6 +49,8 @@ void registerElementwiseBuilders(OpTable &table);
 void registerNNBuilders(OpTable &table);
 void registerReductionBuilders(OpTable &table);
 void registerShapeBuilders(OpTable &table);
+void registerQuantizationBuilders(OpTable &table);
+void registerSequenceModelBuilders(OpTable &table);
 
 } // namespace loom::onnx_import
 
