@@ -12,15 +12,27 @@ namespace loom::onnx_import {
 
 /// Builds `OpT` with one result of the node's inferred output type 0 from
 /// `operands` and `attrs`, and binds it to output 0.
+///
+/// When ONNX inference left the output untyped (it does after ops whose
+/// shape it cannot propagate in ONNX 1.12, e.g. Reshape by a computed shape),
+/// ops that infer their own result type still import.
 template <typename OpT>
 mlir::LogicalResult buildSimple(NodeBinder &b, mlir::ValueRange operands,
                                 llvm::ArrayRef<mlir::NamedAttribute> attrs = {}) {
-  mlir::RankedTensorType type = b.outputType(0);
-  if (!type)
-    return mlir::failure();
   for (mlir::Value v : operands)
     if (!v)
       return mlir::failure();
+  mlir::RankedTensorType type = b.knownOutputType(0);
+  if constexpr (OpT::template hasTrait<
+                    mlir::InferTypeOpInterface::Trait>()) {
+    if (!type) {
+      auto op = OpT::create(b.builder(), b.loc(), operands, attrs);
+      b.setOutput(0, op->getResult(0));
+      return mlir::success();
+    }
+  }
+  if (!type && !(type = b.outputType(0)))
+    return mlir::failure();
   auto op = OpT::create(b.builder(), b.loc(), mlir::TypeRange{type}, operands,
                         attrs);
   b.setOutput(0, op->getResult(0));

@@ -38,10 +38,8 @@ OwningOpRef<ModuleOp> importONNXModelBuffer(llvm::StringRef buffer,
     return fail(e);
   if (std::string e = onnx_import::checkModelBounds(model, options); !e.empty())
     return fail(e);
-  auto hasBuilder = [](const std::string &domain, const std::string &opType,
-                       int64_t version) {
-    return onnx_import::OpTable::get().lookup(domain, opType, version) !=
-           nullptr;
+  auto hasBuilder = [](const onnx::NodeProto &node, int64_t version) {
+    return onnx_import::OpTable::get().lookup(node, version) != nullptr;
   };
   if (std::string e = onnx_import::prepareModel(model, hasBuilder, options);
       !e.empty())

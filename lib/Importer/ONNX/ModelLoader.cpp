@@ -107,7 +107,7 @@ collectValueTypes(const onnx::GraphProto &graph) {
 /// node's actual values, internal values to fresh names, and attribute
 /// references to the node's attribute values.
 void inlineFunction(const onnx::NodeProto &node, const onnx::FunctionProto &body,
-                    int &uniqueCounter,
+                    const onnx::OpSchema &schema, int &uniqueCounter,
                     google::protobuf::RepeatedPtrField<onnx::NodeProto> &out) {
   std::unordered_map<std::string, std::string> rename;
   for (int i = 0; i < body.input_size(); ++i)
@@ -145,11 +145,23 @@ void inlineFunction(const onnx::NodeProto &node, const onnx::FunctionProto &body
         *attrs.Add() = a;
         continue;
       }
+      const onnx::AttributeProto *value = nullptr;
       auto it = callerAttrs.find(a.ref_attr_name());
-      if (it == callerAttrs.end())
-        continue; // The caller left it unset: the body op's default applies.
+      if (it != callerAttrs.end()) {
+        value = it->second;
+      } else {
+        // The caller left it unset: the op schema's default applies, and
+        // without one the body op's own default.
+        auto schemaAttr = schema.attributes().find(a.ref_attr_name());
+        if (schemaAttr != schema.attributes().end() &&
+            schemaAttr->second.default_value.type() !=
+                onnx::AttributeProto::UNDEFINED)
+          value = &schemaAttr->second.default_value;
+      }
+      if (!value)
+        continue;
       onnx::AttributeProto *bound = attrs.Add();
-      *bound = *it->second;
+      *bound = *value;
       bound->set_name(a.name());
     }
     *copy->mutable_attribute() = attrs;
@@ -171,7 +183,7 @@ int expandFunctions(onnx::ModelProto &model, const HasBuilderFn &hasBuilder,
         version < 0 ? nullptr
                     : onnx::OpSchemaRegistry::Schema(node.op_type(), version,
                                                      node.domain());
-    if (!schema || hasBuilder(node.domain(), node.op_type(), version)) {
+    if (!schema || hasBuilder(node, version)) {
       *nodes.Add() = node;
       continue;
     }
@@ -196,7 +208,7 @@ int expandFunctions(onnx::ModelProto &model, const HasBuilderFn &hasBuilder,
     for (const onnx::OperatorSetIdProto &opset : body.opset_import())
       bodyOpsets.emplace(isStandardDomain(opset.domain()) ? "" : opset.domain(),
                          opset.version());
-    inlineFunction(node, body, uniqueCounter, nodes);
+    inlineFunction(node, body, *schema, uniqueCounter, nodes);
     ++expanded;
   }
   *graph->mutable_node() = nodes;

@@ -24,8 +24,7 @@ namespace loom::onnx_import {
 /// Tells whether the importer has a builder for (domain, op type, opset);
 /// nodes without one are expanded when ONNX defines them as a function.
 using HasBuilderFn =
-    std::function<bool(const std::string &domain, const std::string &opType,
-                       int64_t opsetVersion)>;
+    std::function<bool(const onnx::NodeProto &node, int64_t opsetVersion)>;
 
 /// Parses `buffer` (binary protobuf or ONNX text) into `model`. Returns an
 /// empty string on success, else what is wrong.

@@ -335,7 +335,9 @@ void registerNNBuilders(OpTable &t) {
   t.add("", "GlobalMaxPool", 1, buildGlobalPool<ReduceMaxOp>);
   t.add("", "BatchNormalization", 6, buildBatchNorm);
   t.add("", "InstanceNormalization", 6, buildInstanceNorm);
-  t.add("", "LayerNormalization", 17, buildLayerNorm);
+  // With its Mean/InvStdDev outputs used, LayerNormalization is expanded
+  // from its ONNX function body instead.
+  t.add("", "LayerNormalization", 17, buildLayerNorm, /*maxOutputs=*/1);
   t.add("", "Softmax", 1, buildSoftmax<SoftmaxOp>);
   t.add("", "LogSoftmax", 1, buildSoftmax<LogSoftmaxOp>);
   t.add("", "Dropout", 1, buildDropout);

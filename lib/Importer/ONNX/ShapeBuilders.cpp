@@ -262,10 +262,56 @@ LogicalResult buildSize(NodeBinder &b) {
   return bindRefined(b, result);
 }
 
+/// The result type of ONNX Reshape computed from the shape operand, for the
+/// cases ONNX 1.12's inference leaves untyped (it only reads initializers,
+/// while Loom has folded constant shape arithmetic by now). A constant shape
+/// gives static dimensions (0 copies, -1 is inferred); otherwise only the
+/// rank is known.
+RankedTensorType inferReshapeType(RankedTensorType input, Value shape,
+                                  bool allowzero, NodeBinder &b) {
+  auto shapeType = cast<RankedTensorType>(shape.getType());
+  if (shapeType.getRank() != 1 || shapeType.isDynamicDim(0))
+    return {};
+  DenseIntElementsAttr constant;
+  if (!matchPattern(shape, m_Constant(&constant)))
+    return RankedTensorType::get(
+        SmallVector<int64_t>(shapeType.getDimSize(0), ShapedType::kDynamic),
+        input.getElementType());
+  SmallVector<int64_t> dims;
+  int64_t inferred = -1, known = 1;
+  for (auto [i, v] : llvm::enumerate(constant.getValues<APInt>())) {
+    int64_t d = v.getSExtValue();
+    if (d == 0 && !allowzero) {
+      if (static_cast<int64_t>(i) >= input.getRank())
+        return {};
+      d = input.getDimSize(i);
+    }
+    if (d == -1) {
+      if (inferred >= 0)
+        return {};
+      inferred = i;
+    } else if (ShapedType::isDynamic(d)) {
+      known = ShapedType::kDynamic;
+    } else if (d < 0) {
+      return {};
+    } else if (!ShapedType::isDynamic(known)) {
+      known *= d;
+    }
+    dims.push_back(d);
+  }
+  if (inferred >= 0) {
+    dims[inferred] = ShapedType::kDynamic;
+    if (input.hasStaticShape() && !ShapedType::isDynamic(known) && known > 0 &&
+        input.getNumElements() % known == 0)
+      dims[inferred] = input.getNumElements() / known;
+  }
+  return RankedTensorType::get(dims, input.getElementType());
+}
+
 LogicalResult buildReshape(NodeBinder &b) {
-  RankedTensorType type = b.outputType(0);
+  RankedTensorType type = b.knownOutputType(0);
   Value x = b.input(0);
-  if (!type || !x)
+  if (!x)
     return failure();
   Value shape;
   std::optional<int64_t> allowzero = b.intAttr("allowzero", 0);
@@ -284,6 +330,10 @@ LogicalResult buildReshape(NodeBinder &b) {
   auto shapeType = cast<RankedTensorType>(shape.getType());
   if (shapeType.getRank() != 1 || !shapeType.getElementType().isInteger(64))
     return b.fail("the shape must be a 1-D int64 tensor");
+  if (!type)
+    type = inferReshapeType(b.inputType(0), shape, *allowzero != 0, b);
+  if (!type)
+    return b.outputType(0) ? success() : failure();
   b.setOutput(0, ReshapeOp::create(b.builder(), b.loc(), type, x, shape,
                                    *allowzero != 0));
   return success();
