@@ -214,10 +214,8 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   for (const std::string &in : node.input())
     if (!in.empty() && !lookup(in))
       return binder.fail("input '" + in + "' is not defined before this node");
-  const OpBuilderFn *build = OpTable::get().lookup(node, version);
-  if (!build && OpTable::get().lookup(node.domain(), node.op_type(), version))
-    return binder.fail("using all " + std::to_string(node.output_size()) +
-                       " outputs of this op is not supported");
+  const OpBuilderFn *build =
+      OpTable::get().lookup(node.domain(), node.op_type(), version);
   if (!build) {
     int64_t oldest = OpTable::get().oldestVersion(node.domain(), node.op_type());
     if (oldest > version)

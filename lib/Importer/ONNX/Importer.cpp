@@ -39,7 +39,8 @@ OwningOpRef<ModuleOp> importONNXModelBuffer(llvm::StringRef buffer,
   if (std::string e = onnx_import::checkModelBounds(model, options); !e.empty())
     return fail(e);
   auto hasBuilder = [](const onnx::NodeProto &node, int64_t version) {
-    return onnx_import::OpTable::get().lookup(node, version) != nullptr;
+    return onnx_import::OpTable::get().lookup(node.domain(), node.op_type(),
+                                             version) != nullptr;
   };
   if (std::string e = onnx_import::prepareModel(model, hasBuilder, options);
       !e.empty())

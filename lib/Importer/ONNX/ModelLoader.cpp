@@ -64,6 +64,16 @@ std::string checkGraph(const onnx::GraphProto &graph,
       if (d < 0)
         return "initializer '" + t.name() + "' has a negative dimension";
   }
+  // ONNX's own shape inference divides by these without checking them.
+  for (const onnx::NodeProto &node : graph.node())
+    for (const onnx::AttributeProto &attr : node.attribute())
+      if (attr.name() == "strides" || attr.name() == "dilations" ||
+          attr.name() == "kernel_shape")
+        for (int64_t v : attr.ints())
+          if (v <= 0)
+            return "node '" + node.name() + "' (" + node.op_type() +
+                   "): attribute '" + attr.name() +
+                   "' must hold positive values, not " + std::to_string(v);
   nodeCount += graph.node_size();
   if (nodeCount > options.maxNodes)
     return "the model has more than " + std::to_string(options.maxNodes) +

@@ -1,18 +1,275 @@
 //===- NNBuilders.cpp - Contractions, convolutions, norms, softmax --------===//
+//
+// MatMul/Gemm, convolutions, pooling, normalizations, softmax and its
+// relatives, resizing, the depth/space shuffles, Dropout and LRN.
+//
+// Ops that passes must see whole become one loom op (conv, conv_transpose,
+// the pools, the norms, softmax, resize) with every window attribute made
+// explicit: defaults are spelled out, `auto_pad` and `output_shape` become
+// pads. Legacy forms (Softmax before opset 13, Upsample, Resize-10) and the
+// long tail (Hardmax, LRN, DepthToSpace, Dropout, the integer contractions)
+// are rewritten here into core ops.
+//
+//===----------------------------------------------------------------------===//
 
 #include "BuilderUtils.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
 
 using namespace mlir;
 
 namespace loom::onnx_import {
 namespace {
 
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+RankedTensorType withShape(RankedTensorType t, ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, t.getElementType());
+}
+
+RankedTensorType withElementType(RankedTensorType t, Type elementType) {
+  return RankedTensorType::get(t.getShape(), elementType);
+}
+
+/// Product of `dims`; dynamic when any of them is.
+int64_t product(ArrayRef<int64_t> dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (ShapedType::isDynamic(d))
+      return ShapedType::kDynamic;
+    n *= d;
+  }
+  return n;
+}
+
+SmallVector<int64_t> iota(int64_t first, int64_t end) {
+  SmallVector<int64_t> v;
+  for (int64_t i = first; i < end; ++i)
+    v.push_back(i);
+  return v;
+}
+
+/// Reshapes `value` to `shape`, which may hold one dynamic dimension (the
+/// reshape computes it, as -1; the result type has it when the input's size
+/// is static).
+Value reshapeTo(NodeBinder &b, Value value, ArrayRef<int64_t> shape) {
+  RankedTensorType in = tensorType(value);
+  SmallVector<int64_t> spec, resultShape(shape);
+  int64_t known = 1;
+  for (int64_t d : shape) {
+    spec.push_back(ShapedType::isDynamic(d) ? -1 : d);
+    if (!ShapedType::isDynamic(d))
+      known *= d;
+  }
+  if (in.hasStaticShape() && known != 0)
+    for (int64_t &d : resultShape)
+      if (ShapedType::isDynamic(d))
+        d = in.getNumElements() / known;
+  return ReshapeOp::create(b.builder(), b.loc(), withShape(in, resultShape),
+                           value, b.i64Tensor(spec), /*allowzero=*/false);
+}
+
+/// The shape of `value` as a 1-D i64 tensor (a constant when static).
+Value shapeOf(NodeBinder &b, Value value) {
+  RankedTensorType t = tensorType(value);
+  if (t.hasStaticShape())
+    return b.i64Tensor(t.getShape());
+  auto type = RankedTensorType::get({t.getRank()}, b.builder().getI64Type());
+  return ShapeOp::create(b.builder(), b.loc(), type, value,
+                         b.builder().getI64IntegerAttr(0), IntegerAttr());
+}
+
+/// Reshapes `value` back to the (possibly dynamic) shape of `like`.
+Value reshapeLike(NodeBinder &b, Value value, Value like,
+                  RankedTensorType type) {
+  return ReshapeOp::create(b.builder(), b.loc(), type, value, shapeOf(b, like),
+                           /*allowzero=*/false);
+}
+
+Value castTo(NodeBinder &b, Value value, Type elementType) {
+  RankedTensorType t = tensorType(value);
+  if (t.getElementType() == elementType)
+    return value;
+  return CastOp::create(b.builder(), b.loc(), withElementType(t, elementType),
+                        value);
+}
+
+/// Binds output `i` to `value` after refining it to the inferred type.
+LogicalResult finish(NodeBinder &b, size_t i, Value value) {
+  RankedTensorType type = b.outputType(i);
+  if (!type || failed(refineTo(b, value, type)))
+    return failure();
+  b.setOutput(i, value);
+  return success();
+}
+
+/// Reads the ints attribute `name` with exactly `count` values, each at
+/// least `minValue`; `fallback` repeated when the attribute is absent.
+std::optional<SmallVector<int64_t>> countedInts(NodeBinder &b, StringRef name,
+                                                size_t count, int64_t fallback,
+                                                int64_t minValue) {
+  std::optional<SmallVector<int64_t>> v =
+      b.intsAttr(name, SmallVector<int64_t>(count, fallback));
+  if (!v)
+    return std::nullopt;
+  if (v->size() != count) {
+    b.emitError() << "attribute '" << name << "' must hold " << count
+                  << " values, got " << v->size();
+    return std::nullopt;
+  }
+  for (int64_t x : *v)
+    if (x < minValue) {
+      b.emitError() << "attribute '" << name << "' must hold values >= "
+                    << minValue << ", got " << x;
+      return std::nullopt;
+    }
+  return v;
+}
+
+/// Checks that `in` is `[N, C, D1..Dk]` with k >= 1 and returns k.
+std::optional<size_t> spatialRank(NodeBinder &b, RankedTensorType in) {
+  if (in.getRank() < 3) {
+    b.emitError() << "expects an input of rank >= 3 (N, C, spatial...), got "
+                  << in;
+    return std::nullopt;
+  }
+  return in.getRank() - 2;
+}
+
+/// The resolved window of a convolution or pooling node.
+struct Window {
+  SmallVector<int64_t> kernel, strides, pads, dilations;
+};
+
+/// Reads `kernel_shape` (required for pooling).
+LogicalResult readPoolKernel(NodeBinder &b, size_t spatial, Window &w) {
+  if (!b.hasAttr("kernel_shape"))
+    return b.fail("attribute 'kernel_shape' is required");
+  auto kernel = countedInts(b, "kernel_shape", spatial, 1, 1);
+  if (!kernel)
+    return failure();
+  w.kernel = *kernel;
+  return success();
+}
+
+/// The kernel of a convolution: the weight's spatial sizes, checked against
+/// `kernel_shape` when both are known.
+LogicalResult readConvKernel(NodeBinder &b, RankedTensorType weight,
+                             size_t spatial, Window &w) {
+  if (weight.getRank() != static_cast<int64_t>(spatial) + 2)
+    return b.emitError() << "the weight must have rank " << spatial + 2
+                         << " like the input, got " << weight;
+  ArrayRef<int64_t> dims = weight.getShape().drop_front(2);
+  if (b.hasAttr("kernel_shape")) {
+    auto kernel = countedInts(b, "kernel_shape", spatial, 1, 1);
+    if (!kernel)
+      return failure();
+    for (size_t i = 0; i < spatial; ++i)
+      if (!ShapedType::isDynamic(dims[i]) && dims[i] != (*kernel)[i])
+        return b.emitError() << "attribute 'kernel_shape' disagrees with the "
+                                "weight's spatial sizes "
+                             << weight;
+    w.kernel = *kernel;
+    return success();
+  }
+  if (llvm::any_of(dims, ShapedType::isDynamic))
+    return b.fail("attribute 'kernel_shape' is required when the weight's "
+                  "spatial sizes are dynamic");
+  w.kernel.assign(dims.begin(), dims.end());
+  return success();
+}
+
+/// Reads strides and dilations (default 1).
+LogicalResult readStridesDilations(NodeBinder &b, size_t spatial, Window &w,
+                                   bool hasDilations = true) {
+  auto strides = countedInts(b, "strides", spatial, 1, 1);
+  if (!strides)
+    return failure();
+  w.strides = *strides;
+  if (!hasDilations) {
+    w.dilations.assign(spatial, 1);
+    return success();
+  }
+  auto dilations = countedInts(b, "dilations", spatial, 1, 1);
+  if (!dilations)
+    return failure();
+  w.dilations = *dilations;
+  return success();
+}
+
+/// Reads `auto_pad`; an error for anything but the four ONNX values.
+std::optional<std::string> readAutoPad(NodeBinder &b) {
+  std::optional<std::string> autoPad = b.stringAttr("auto_pad", "NOTSET");
+  if (!autoPad)
+    return std::nullopt;
+  if (*autoPad != "NOTSET" && *autoPad != "VALID" &&
+      *autoPad != "SAME_UPPER" && *autoPad != "SAME_LOWER") {
+    b.emitError() << "attribute 'auto_pad' must be NOTSET, SAME_UPPER, "
+                     "SAME_LOWER or VALID, got \""
+                  << *autoPad << "\"";
+    return std::nullopt;
+  }
+  return autoPad;
+}
+
+/// Resolves the pads of a forward window (convolution, pooling) over `in`:
+/// explicit `pads`, or `auto_pad` computed for static spatial sizes. SAME
+/// pads make the output ceil(in / stride); an odd total puts the extra pad
+/// at the end (SAME_UPPER) or the beginning (SAME_LOWER). As in onnxruntime,
+/// `pads` is ignored when `auto_pad` is set.
+LogicalResult resolveForwardPads(NodeBinder &b, RankedTensorType in,
+                                 Window &w) {
+  size_t spatial = w.kernel.size();
+  std::optional<std::string> autoPad = readAutoPad(b);
+  if (!autoPad)
+    return failure();
+  if (*autoPad == "NOTSET") {
+    auto pads = countedInts(b, "pads", 2 * spatial, 0, 0);
+    if (!pads)
+      return failure();
+    w.pads = *pads;
+    return success();
+  }
+  w.pads.assign(2 * spatial, 0);
+  if (*autoPad == "VALID")
+    return success();
+  for (size_t i = 0; i < spatial; ++i) {
+    int64_t size = in.getDimSize(2 + i);
+    if (ShapedType::isDynamic(size))
+      return b.emitError() << "auto_pad=" << *autoPad
+                           << " needs static spatial sizes, but spatial axis "
+                           << i << " of " << in << " is dynamic";
+    int64_t stride = w.strides[i];
+    int64_t out = (size + stride - 1) / stride;
+    int64_t effective = (w.kernel[i] - 1) * w.dilations[i] + 1;
+    int64_t total = std::max<int64_t>(0, (out - 1) * stride + effective - size);
+    int64_t half = total / 2;
+    bool upper = *autoPad == "SAME_UPPER";
+    w.pads[i] = upper ? half : total - half;
+    w.pads[spatial + i] = upper ? total - half : half;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
 LogicalResult buildMatMul(NodeBinder &b) {
   return buildSimple<MatMulOp>(b, {b.input(0), b.input(1)});
 }
 
 /// Gemm: alpha * op(A) @ op(B) + beta * C, as transposes, matmul, scaling
-/// and a broadcasting add.
+/// and a broadcasting add. C is skipped when beta is 0 (as onnxruntime does,
+/// so that infinities in C do not turn into NaNs).
 LogicalResult buildGemm(NodeBinder &b) {
   Value a = b.input(0), w = b.input(1);
   RankedTensorType type = b.outputType(0);
@@ -20,10 +277,17 @@ LogicalResult buildGemm(NodeBinder &b) {
   std::optional<float> beta = b.floatAttr("beta", 1.0f);
   std::optional<int64_t> transA = b.intAttr("transA", 0);
   std::optional<int64_t> transB = b.intAttr("transB", 0);
-  if (!a || !w || !type || !alpha || !beta || !transA || !transB)
+  std::optional<int64_t> broadcast = b.intAttr("broadcast", 0);
+  if (!a || !w || !type || !alpha || !beta || !transA || !transB || !broadcast)
     return failure();
-  if (b.opset() < 7 && b.hasAttr("broadcast") && *b.intAttr("broadcast", 0) == 0)
-    return b.fail("Gemm without broadcasting (opset < 7) is not supported");
+  Value c = *beta != 0.0f ? b.optionalInput(2) : Value();
+  // Before opset 7, C broadcasts only with broadcast=1; without it C must
+  // already have the result's shape, which makes the flag irrelevant.
+  if (b.opset() < 7 && c && *broadcast == 0 &&
+      !areShapesCompatible(tensorType(c).getShape(), type.getShape()))
+    return b.emitError() << "C of type " << c.getType()
+                         << " needs broadcasting, which attribute "
+                            "'broadcast' = 0 forbids";
   auto transpose = [&](Value v) -> Value {
     return createInferred<TransposeOp>(b, v, ArrayRef<int64_t>{1, 0});
   };
@@ -35,311 +299,953 @@ LogicalResult buildGemm(NodeBinder &b) {
   Value result = createInferred<MatMulOp>(b, a, w);
   if (*alpha != 1.0f)
     result = createInferred<MulOp>(b, result, b.scalar(elementType, *alpha));
-  if (Value c = b.optionalInput(2)) {
+  if (c) {
     if (*beta != 1.0f)
       c = createInferred<MulOp>(b, c, b.scalar(elementType, *beta));
     result = createInferred<AddOp>(b, result, c);
   }
-  if (failed(refineTo(b, result, type)))
-    return failure();
-  b.setOutput(0, result);
-  return success();
+  return finish(b, 0, result);
 }
 
-/// Kernel window attributes shared by Conv, ConvTranspose and pooling, with
-/// ONNX's `auto_pad` resolved to explicit pads.
-struct WindowAttrs {
-  SmallVector<int64_t> kernel, strides, pads, dilations;
-};
+//===----------------------------------------------------------------------===//
+// Convolutions
+//===----------------------------------------------------------------------===//
 
-std::optional<WindowAttrs> readWindow(NodeBinder &b, RankedTensorType input,
-                                      ArrayRef<int64_t> kernel,
-                                      bool transposed = false) {
-  size_t spatial = input.getRank() - 2;
-  WindowAttrs w;
-  w.kernel.assign(kernel.begin(), kernel.end());
-  SmallVector<int64_t> ones(spatial, 1), zeros(2 * spatial, 0);
-  auto strides = b.intsAttr("strides", ones);
-  auto dilations = b.intsAttr("dilations", ones);
-  auto pads = b.intsAttr("pads", zeros);
-  auto autoPad = b.stringAttr("auto_pad", "NOTSET");
-  if (!strides || !dilations || !pads || !autoPad)
-    return std::nullopt;
-  if (strides->size() != spatial || dilations->size() != spatial ||
-      pads->size() != 2 * spatial || w.kernel.size() != spatial) {
-    b.emitError() << "kernel, strides, dilations and pads must match the "
-                  << spatial << " spatial axes";
-    return std::nullopt;
-  }
-  w.strides = *strides;
-  w.dilations = *dilations;
-  w.pads = *pads;
-  if (*autoPad == "VALID") {
-    w.pads = zeros;
-  } else if (*autoPad == "SAME_UPPER" || *autoPad == "SAME_LOWER") {
-    if (transposed) {
-      b.emitError() << "auto_pad " << *autoPad
-                    << " on ConvTranspose is not supported";
-      return std::nullopt;
-    }
-    for (size_t i = 0; i < spatial; ++i) {
-      int64_t in = input.getDimSize(2 + i);
-      if (ShapedType::isDynamic(in)) {
-        b.emitError() << "auto_pad " << *autoPad
-                      << " needs static spatial sizes";
-        return std::nullopt;
-      }
-      int64_t out = (in + w.strides[i] - 1) / w.strides[i];
-      int64_t effective = (w.kernel[i] - 1) * w.dilations[i] + 1;
-      int64_t total =
-          std::max<int64_t>((out - 1) * w.strides[i] + effective - in, 0);
-      int64_t small = total / 2, large = total - small;
-      w.pads[i] = *autoPad == "SAME_UPPER" ? small : large;
-      w.pads[spatial + i] = *autoPad == "SAME_UPPER" ? large : small;
-    }
-  } else if (*autoPad != "NOTSET") {
-    b.emitError() << "auto_pad '" << *autoPad << "' is not supported";
-    return std::nullopt;
-  }
-  return w;
+/// Builds loom.conv from the node's window attributes.
+LogicalResult buildConvFrom(NodeBinder &b, Value x, Value w, Value bias,
+                            RankedTensorType type) {
+  RankedTensorType in = tensorType(x);
+  std::optional<size_t> spatial = spatialRank(b, in);
+  std::optional<int64_t> group = b.intAttr("group", 1);
+  if (!spatial || !group)
+    return failure();
+  if (*group < 1)
+    return b.emitError() << "attribute 'group' must be positive, got "
+                         << *group;
+  Window win;
+  if (failed(readConvKernel(b, tensorType(w), *spatial, win)) ||
+      failed(readStridesDilations(b, *spatial, win)) ||
+      failed(resolveForwardPads(b, in, win)))
+    return failure();
+  b.setOutput(0, ConvOp::create(b.builder(), b.loc(), type, x, w, bias,
+                                win.strides, win.pads, win.dilations,
+                                static_cast<uint64_t>(*group)));
+  return success();
 }
 
 LogicalResult buildConv(NodeBinder &b) {
-  Value x = b.input(0), weight = b.input(1);
+  Value x = b.input(0), w = b.input(1);
   RankedTensorType type = b.outputType(0);
-  if (!x || !weight || !type)
+  if (!x || !w || !type)
     return failure();
-  RankedTensorType in = b.inputType(0), wt = b.inputType(1);
-  if (in.getRank() < 3)
-    return b.fail("expects an input of rank >= 3 (N, C, spatial...)");
-  auto kernel = b.intsAttr("kernel_shape", wt.getShape().drop_front(2));
-  std::optional<int64_t> group = b.intAttr("group", 1);
-  if (!kernel || !group)
-    return failure();
-  std::optional<WindowAttrs> w = readWindow(b, in, *kernel);
-  if (!w)
-    return failure();
-  auto &builder = b.builder();
-  b.setOutput(0, ConvOp::create(builder, b.loc(), type, x, weight,
-                                b.optionalInput(2), w->strides, w->pads,
-                                w->dilations, *group));
-  return success();
+  return buildConvFrom(b, x, w, b.optionalInput(2), type);
 }
 
+/// ConvTranspose. With `output_shape` (or SAME auto_pad, whose output is
+/// in * stride) the pads come from
+///   total = stride * (in - 1) + output_padding + (k - 1) * dilation + 1 - out
+/// split as ONNX specifies: the odd pad goes to the end for SAME_UPPER and
+/// to the beginning otherwise. An output larger than the natural size
+/// (negative total) grows at the end, as extra output_padding (what
+/// onnxruntime computes).
 LogicalResult buildConvTranspose(NodeBinder &b) {
-  Value x = b.input(0), weight = b.input(1);
+  Value x = b.input(0), w = b.input(1);
   RankedTensorType type = b.outputType(0);
-  if (!x || !weight || !type)
+  if (!x || !w || !type)
     return failure();
-  RankedTensorType in = b.inputType(0), wt = b.inputType(1);
-  if (in.getRank() < 3)
-    return b.fail("expects an input of rank >= 3 (N, C, spatial...)");
-  size_t spatial = in.getRank() - 2;
-  auto kernel = b.intsAttr("kernel_shape", wt.getShape().drop_front(2));
+  RankedTensorType in = tensorType(x);
+  std::optional<size_t> spatial = spatialRank(b, in);
   std::optional<int64_t> group = b.intAttr("group", 1);
-  auto outputPadding =
-      b.intsAttr("output_padding", SmallVector<int64_t>(spatial, 0));
-  if (!kernel || !group || !outputPadding)
+  std::optional<std::string> autoPad = readAutoPad(b);
+  if (!spatial || !group || !autoPad)
     return failure();
-  std::optional<WindowAttrs> w = readWindow(b, in, *kernel, true);
-  if (!w)
+  size_t k = *spatial;
+  if (*group < 1)
+    return b.emitError() << "attribute 'group' must be positive, got "
+                         << *group;
+  Window win;
+  if (failed(readConvKernel(b, tensorType(w), k, win)) ||
+      failed(readStridesDilations(b, k, win)))
     return failure();
-  if (b.hasAttr("output_shape")) {
-    // Pads follow from the requested output size (SAME_UPPER split).
-    for (size_t i = 0; i < spatial; ++i) {
-      int64_t inSize = in.getDimSize(2 + i), out = type.getDimSize(2 + i);
-      if (ShapedType::isDynamic(inSize) || ShapedType::isDynamic(out))
-        return b.fail("output_shape needs static spatial sizes");
-      int64_t total = w->strides[i] * (inSize - 1) + (*outputPadding)[i] +
-                      ((*kernel)[i] - 1) * w->dilations[i] + 1 - out;
-      if (total < 0)
-        return b.fail("output_shape is larger than the convolution produces");
-      w->pads[i] = total / 2;
-      w->pads[spatial + i] = total - total / 2;
+  auto outputPadding = countedInts(b, "output_padding", k, 0, 0);
+  if (!outputPadding)
+    return failure();
+
+  bool hasOutputShape = b.hasAttr("output_shape");
+  bool same = *autoPad == "SAME_UPPER" || *autoPad == "SAME_LOWER";
+  win.pads.assign(2 * k, 0);
+  if (hasOutputShape || same) {
+    SmallVector<int64_t> target;
+    if (hasOutputShape) {
+      auto shape = b.intsAttr("output_shape");
+      if (!shape)
+        return failure();
+      // Exporters write either the spatial sizes or the whole shape.
+      if (shape->size() == k + 2)
+        shape->erase(shape->begin(), shape->begin() + 2);
+      if (shape->size() != k)
+        return b.emitError() << "attribute 'output_shape' must hold " << k
+                             << " spatial sizes, got " << shape->size();
+      target = *shape;
     }
+    for (size_t i = 0; i < k; ++i) {
+      int64_t size = in.getDimSize(2 + i);
+      if (ShapedType::isDynamic(size))
+        return b.emitError()
+               << (hasOutputShape ? "attribute 'output_shape'"
+                                  : "auto_pad=" + *autoPad)
+               << " needs static spatial sizes, but spatial axis " << i
+               << " of " << in << " is dynamic";
+      int64_t out = hasOutputShape ? target[i] : size * win.strides[i];
+      int64_t total = win.strides[i] * (size - 1) + (*outputPadding)[i] +
+                      (win.kernel[i] - 1) * win.dilations[i] + 1 - out;
+      if (total < 0) {
+        (*outputPadding)[i] -= total;
+        continue;
+      }
+      int64_t half = total / 2;
+      bool upper = *autoPad == "SAME_UPPER";
+      win.pads[i] = upper ? half : total - half;
+      win.pads[k + i] = upper ? total - half : half;
+    }
+  } else if (*autoPad == "NOTSET") {
+    auto pads = countedInts(b, "pads", 2 * k, 0, 0);
+    if (!pads)
+      return failure();
+    win.pads = *pads;
   }
   b.setOutput(0, ConvTransposeOp::create(
-                     b.builder(), b.loc(), type, x, weight, b.optionalInput(2),
-                     w->strides, w->pads, w->dilations, *outputPadding,
-                     *group));
+                     b.builder(), b.loc(), type, x, w, b.optionalInput(2),
+                     win.strides, win.pads, win.dilations, *outputPadding,
+                     static_cast<uint64_t>(*group)));
   return success();
 }
 
-template <typename PoolOp>
-LogicalResult buildPool(NodeBinder &b) {
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+/// MaxPool. The Indices output is not supported; `storage_order` only
+/// orders those indices, so it is checked and otherwise ignored.
+LogicalResult buildMaxPool(NodeBinder &b) {
   Value x = b.input(0);
   RankedTensorType type = b.outputType(0);
   if (!x || !type)
     return failure();
-  if (failed(b.rejectOutputsFrom(1, "MaxPool's Indices output")))
+  if (failed(b.rejectOutputsFrom(1, "MaxPool's Indices output is not "
+                                    "supported")))
     return failure();
-  RankedTensorType in = b.inputType(0);
-  if (in.getRank() < 3)
-    return b.fail("expects an input of rank >= 3 (N, C, spatial...)");
-  auto kernel = b.intsAttr("kernel_shape");
-  std::optional<int64_t> ceil = b.intAttr("ceil_mode", 0);
-  std::optional<int64_t> storage = b.intAttr("storage_order", 0);
-  if (!kernel || !ceil || !storage)
+  std::optional<int64_t> storageOrder = b.intAttr("storage_order", 0);
+  std::optional<int64_t> ceilMode = b.intAttr("ceil_mode", 0);
+  if (!storageOrder || !ceilMode)
     return failure();
-  if (*storage != 0)
-    return b.fail("storage_order = 1 is not supported");
-  std::optional<WindowAttrs> w = readWindow(b, in, *kernel);
-  if (!w)
+  if (*storageOrder != 0 && *storageOrder != 1)
+    return b.emitError() << "attribute 'storage_order' must be 0 or 1, got "
+                         << *storageOrder;
+  RankedTensorType in = tensorType(x);
+  std::optional<size_t> spatial = spatialRank(b, in);
+  if (!spatial)
     return failure();
-  auto &builder = b.builder();
-  if constexpr (std::is_same_v<PoolOp, AvgPoolOp>) {
-    std::optional<int64_t> includePad = b.intAttr("count_include_pad", 0);
-    if (!includePad)
-      return failure();
-    b.setOutput(0, AvgPoolOp::create(builder, b.loc(), type, x, w->kernel,
-                                     w->strides, w->pads, w->dilations,
-                                     *ceil != 0, *includePad != 0));
-  } else {
-    b.setOutput(0, MaxPoolOp::create(builder, b.loc(), type, x, w->kernel,
-                                     w->strides, w->pads, w->dilations,
-                                     *ceil != 0));
-  }
+  Window win;
+  if (failed(readPoolKernel(b, *spatial, win)) ||
+      failed(readStridesDilations(b, *spatial, win)) ||
+      failed(resolveForwardPads(b, in, win)))
+    return failure();
+  b.setOutput(0, MaxPoolOp::create(b.builder(), b.loc(), type, x, win.kernel,
+                                   win.strides, win.pads, win.dilations,
+                                   *ceilMode != 0));
   return success();
 }
 
-/// GlobalAveragePool / GlobalMaxPool: a reduction over the spatial axes.
-template <typename ReduceOp>
+/// AveragePool (`dilations` is read too, for the opset-19 form).
+LogicalResult buildAveragePool(NodeBinder &b) {
+  Value x = b.input(0);
+  RankedTensorType type = b.outputType(0);
+  std::optional<int64_t> ceilMode = b.intAttr("ceil_mode", 0);
+  std::optional<int64_t> countIncludePad = b.intAttr("count_include_pad", 0);
+  if (!x || !type || !ceilMode || !countIncludePad)
+    return failure();
+  RankedTensorType in = tensorType(x);
+  std::optional<size_t> spatial = spatialRank(b, in);
+  if (!spatial)
+    return failure();
+  Window win;
+  if (failed(readPoolKernel(b, *spatial, win)) ||
+      failed(readStridesDilations(b, *spatial, win)) ||
+      failed(resolveForwardPads(b, in, win)))
+    return failure();
+  b.setOutput(0, AvgPoolOp::create(b.builder(), b.loc(), type, x, win.kernel,
+                                   win.strides, win.pads, win.dilations,
+                                   *ceilMode != 0, *countIncludePad != 0));
+  return success();
+}
+
+/// GlobalAveragePool / GlobalMaxPool: a reduction over the spatial axes
+/// that keeps them as size-1 dimensions.
+template <typename ReduceOpT>
 LogicalResult buildGlobalPool(NodeBinder &b) {
   Value x = b.input(0);
   RankedTensorType type = b.outputType(0);
-  if (!x || !type)
+  if (!x || !type || !spatialRank(b, tensorType(x)))
     return failure();
-  SmallVector<int64_t> axes;
-  for (int64_t i = 2; i < b.inputType(0).getRank(); ++i)
-    axes.push_back(i);
-  b.setOutput(0, ReduceOp::create(b.builder(), b.loc(), type, x, axes, true));
-  return success();
+  auto &builder = b.builder();
+  return buildSimple<ReduceOpT>(
+      b, {x},
+      {builder.getNamedAttr("axes", builder.getDenseI64ArrayAttr(iota(
+                                        2, tensorType(x).getRank()))),
+       builder.getNamedAttr("keepdims", builder.getBoolAttr(true))});
 }
 
-LogicalResult buildBatchNorm(NodeBinder &b) {
-  if (failed(b.rejectOutputsFrom(1, "training-mode statistics")))
-    return failure();
-  std::optional<int64_t> training = b.intAttr("training_mode", 0);
-  std::optional<float> epsilon = b.floatAttr("epsilon", 1e-5f);
-  if (!training || !epsilon)
-    return failure();
-  if (*training)
-    return b.fail("training_mode = 1 is not supported (inference only)");
-  if (b.opset() < 7 && b.intAttr("is_test", 0).value_or(0) == 0 &&
-      b.hasAttr("is_test"))
-    return b.fail("is_test = 0 (training) is not supported");
+/// MaxUnpool: scatters X into zeros of the default output shape
+/// (in - 1) * stride + kernel - pads at the flat indices I (which index the
+/// whole tensor, batch and channels included, as MaxPool's Indices do). A
+/// larger `output_shape` pads that result at the end of each axis, as
+/// onnxruntime does. Needs static shapes.
+LogicalResult buildMaxUnpool(NodeBinder &b) {
+  Value x = b.input(0), indices = b.input(1);
   RankedTensorType type = b.outputType(0);
+  if (!x || !indices || !type)
+    return failure();
+  RankedTensorType in = tensorType(x);
+  std::optional<size_t> spatial = spatialRank(b, in);
+  if (!spatial)
+    return failure();
+  Window win;
+  if (failed(readPoolKernel(b, *spatial, win)) ||
+      failed(readStridesDilations(b, *spatial, win, /*hasDilations=*/false)))
+    return failure();
+  auto pads = countedInts(b, "pads", 2 * *spatial, 0, 0);
+  if (!pads)
+    return failure();
+  if (!in.hasStaticShape())
+    return b.emitError() << "MaxUnpool needs a static input shape, got " << in;
+  SmallVector<int64_t> shape(in.getShape().take_front(2));
+  for (size_t i = 0; i < *spatial; ++i)
+    shape.push_back((in.getDimSize(2 + i) - 1) * win.strides[i] +
+                    win.kernel[i] - (*pads)[i] - (*pads)[*spatial + i]);
+  SmallVector<int64_t> target = shape;
+  if (b.hasInput(2)) {
+    if (std::optional<SmallVector<int64_t>> given = b.constantInts(2))
+      target = *given;
+    else if (type.hasStaticShape())
+      target = SmallVector<int64_t>(type.getShape());
+    else
+      return b.fail("input 2 ('output_shape') must be a constant, or the "
+                    "output shape must be static");
+    if (target.size() != shape.size())
+      return b.emitError() << "'output_shape' must hold " << shape.size()
+                           << " values, got " << target.size();
+  }
+  SmallVector<int64_t> growth(shape.size(), 0);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (target[i] < shape[i] || (i < 2 && target[i] != shape[i]))
+      return b.emitError() << "'output_shape' must keep N and C and not be "
+                              "smaller than the default output shape";
+    growth[i] = target[i] - shape[i];
+  }
+  int64_t total = product(shape);
+  Value flatIndices = castTo(b, reshapeTo(b, indices, {ShapedType::kDynamic}),
+                             b.builder().getI64Type());
+  Value flatValues = reshapeTo(b, x, {ShapedType::kDynamic});
+  auto flatType = RankedTensorType::get({total}, in.getElementType());
+  Value scattered = ScatterElementsOp::create(
+      b.builder(), b.loc(), flatType, b.splat(flatType, 0), flatIndices,
+      flatValues, static_cast<uint64_t>(0), "none");
+  Value result = reshapeTo(b, scattered, shape);
+  if (llvm::any_of(growth, [](int64_t g) { return g != 0; })) {
+    SmallVector<int64_t> padSpec(shape.size(), 0);
+    llvm::append_range(padSpec, growth);
+    result = PadOp::create(b.builder(), b.loc(), withShape(in, target), result,
+                           b.i64Tensor(padSpec), Value(), "constant");
+  }
+  return finish(b, 0, result);
+}
+
+//===----------------------------------------------------------------------===//
+// Normalizations
+//===----------------------------------------------------------------------===//
+
+/// BatchNormalization.
+///
+/// Inference (the common case) is loom.batch_norm. Legacy forms:
+/// - opset < 7 `is_test`: the outputs decide the mode; a node with only Y is
+///   the spec's test-mode case, whatever `is_test` says.
+/// - opset < 9 `spatial` = 0: per-activation statistics of shape
+///   [C, D1, ...], decomposed into broadcasting arithmetic.
+/// - opset < 14 extra outputs (training statistics) are not supported.
+/// Training mode (opset >= 14, training_mode = 1) is deterministic and
+/// decomposed: batch statistics over all axes but 1 (population variance)
+/// feed loom.batch_norm, and the running statistics are
+/// `input * momentum + current * (1 - momentum)`.
+LogicalResult buildBatchNorm(NodeBinder &b) {
   Value x = b.input(0), scale = b.input(1), bias = b.input(2),
         mean = b.input(3), var = b.input(4);
-  if (!type || !x || !scale || !bias || !mean || !var)
+  RankedTensorType type = b.outputType(0);
+  std::optional<float> epsilon = b.floatAttr("epsilon", 1e-5f);
+  std::optional<float> momentum = b.floatAttr("momentum", 0.9f);
+  std::optional<int64_t> spatial = b.intAttr("spatial", 1);
+  std::optional<int64_t> training = b.intAttr("training_mode", 0);
+  if (!x || !scale || !bias || !mean || !var || !type || !epsilon ||
+      !momentum || !spatial || !training)
     return failure();
-  b.setOutput(0, BatchNormOp::create(b.builder(), b.loc(), type, x, scale,
-                                     bias, mean, var,
-                                     b.builder().getF32FloatAttr(*epsilon)));
+  RankedTensorType in = tensorType(x);
+  if (in.getRank() < 2)
+    return b.emitError() << "expects an input of rank >= 2 (N, C, ...), got "
+                         << in;
+  if (b.opset() < 14 &&
+      failed(b.rejectOutputsFrom(1, "the training outputs of "
+                                    "BatchNormalization before opset 14 are "
+                                    "not supported")))
+    return failure();
+  Type elementType = in.getElementType();
+
+  if (b.opset() < 9 && *spatial == 0 && tensorType(scale).getRank() > 1) {
+    // (x - mean) / sqrt(var + eps) * scale + bias, parameters [C, D1, ...].
+    auto cast = [&](Value v) { return castTo(b, v, elementType); };
+    Value eps = b.scalar(elementType, *epsilon);
+    Value centered = createInferred<SubOp>(b, x, cast(mean));
+    Value stddev = createInferred<SqrtOp>(
+        b, createInferred<AddOp>(b, cast(var), eps));
+    Value y = createInferred<DivOp>(b, centered, stddev);
+    y = createInferred<MulOp>(b, y, cast(scale));
+    y = createInferred<AddOp>(b, y, cast(bias));
+    return finish(b, 0, y);
+  }
+
+  if (*training == 0) {
+    if (failed(b.rejectOutputsFrom(1, "running statistics are only produced "
+                                      "in training mode")))
+      return failure();
+    b.setOutput(0, BatchNormOp::create(b.builder(), b.loc(), type, x, scale,
+                                       bias, mean, var,
+                                       b.builder().getF32FloatAttr(*epsilon)));
+    return success();
+  }
+
+  SmallVector<int64_t> axes{0};
+  llvm::append_range(axes, iota(2, in.getRank()));
+  auto &builder = b.builder();
+  DenseI64ArrayAttr axesAttr = builder.getDenseI64ArrayAttr(axes);
+  Value meanKept =
+      createInferred<ReduceMeanOp>(b, x, axesAttr, builder.getBoolAttr(true));
+  Value centered = createInferred<SubOp>(b, x, meanKept);
+  Value squares = createInferred<MulOp>(b, centered, centered);
+  Value varKept = createInferred<ReduceMeanOp>(b, squares, axesAttr,
+                                               builder.getBoolAttr(true));
+  Value batchMean = createInferred<SqueezeOp>(b, meanKept, axesAttr);
+  Value batchVar = createInferred<SqueezeOp>(b, varKept, axesAttr);
+  b.setOutput(0, BatchNormOp::create(builder, b.loc(), type, x, scale, bias,
+                                     batchMean, batchVar,
+                                     builder.getF32FloatAttr(*epsilon)));
+  // running = input * momentum + current * (1 - momentum)
+  Value m, rest;
+  auto running = [&](size_t output, Value input, Value current) {
+    if (!b.hasOutput(output))
+      return success();
+    Type statType = tensorType(input).getElementType();
+    if (!m || tensorType(m).getElementType() != statType) {
+      m = b.scalar(statType, *momentum);
+      rest = b.scalar(statType, 1.0 - static_cast<double>(*momentum));
+    }
+    Value value = createInferred<AddOp>(
+        b, createInferred<MulOp>(b, input, m),
+        createInferred<MulOp>(b, castTo(b, current, statType), rest));
+    return finish(b, output, value);
+  };
+  if (failed(running(1, mean, batchMean)) || failed(running(2, var, batchVar)))
+    return failure();
   return success();
 }
 
 LogicalResult buildInstanceNorm(NodeBinder &b) {
-  std::optional<float> epsilon = b.floatAttr("epsilon", 1e-5f);
-  RankedTensorType type = b.outputType(0);
   Value x = b.input(0), scale = b.input(1), bias = b.input(2);
-  if (!epsilon || !type || !x || !scale || !bias)
+  RankedTensorType type = b.outputType(0);
+  std::optional<float> epsilon = b.floatAttr("epsilon", 1e-5f);
+  if (!x || !scale || !bias || !type || !epsilon)
+    return failure();
+  if (!spatialRank(b, tensorType(x)))
     return failure();
   b.setOutput(0, InstanceNormOp::create(b.builder(), b.loc(), type, x, scale,
-                                        bias, b.builder().getF32FloatAttr(*epsilon)));
+                                        bias,
+                                        b.builder().getF32FloatAttr(*epsilon)));
   return success();
 }
 
+/// LayerNormalization-17. Y is loom.layer_norm, which computes its
+/// statistics in at least f32 whatever `stash_type` says (stash_type only
+/// widens them for narrower inputs, so it is read and otherwise ignored).
+/// When the Mean or InvStdDev outputs are used they are computed apart, in
+/// their inferred element type (the stash type): reductions over
+/// [axis, rank) with keepdims, and 1 / sqrt(var + epsilon).
 LogicalResult buildLayerNorm(NodeBinder &b) {
-  if (failed(b.rejectOutputsFrom(1, "the Mean and InvStdDev outputs")))
-    return failure();
+  Value x = b.input(0), scale = b.input(1);
+  Value bias = b.optionalInput(2);
+  RankedTensorType type = b.outputType(0);
   std::optional<int64_t> axis = b.intAttr("axis", -1);
   std::optional<float> epsilon = b.floatAttr("epsilon", 1e-5f);
-  RankedTensorType type = b.outputType(0);
-  Value x = b.input(0), scale = b.input(1);
-  if (!axis || !epsilon || !type || !x || !scale)
+  std::optional<int64_t> stashType = b.intAttr("stash_type", 1);
+  if (!x || !scale || !type || !axis || !epsilon || !stashType)
     return failure();
-  if (!normalizeAxisOrFail(b, *axis, type.getRank()))
-    return failure();
-  b.setOutput(0, LayerNormOp::create(b.builder(), b.loc(), type, x, scale,
-                                     b.optionalInput(2), b.builder().getI64IntegerAttr(*axis),
-                                     b.builder().getF32FloatAttr(*epsilon)));
-  return success();
-}
-
-/// Softmax and LogSoftmax. From opset 13 they work along one axis; before,
-/// the input is coerced to 2-D at `axis` and normalized over the second
-/// dimension, which Loom expresses with reshapes around an axis-1 softmax.
-template <typename OpT>
-LogicalResult buildSoftmax(NodeBinder &b) {
-  Value x = b.input(0);
-  RankedTensorType type = b.outputType(0);
-  std::optional<int64_t> axis = b.intAttr("axis", b.opset() < 13 ? 1 : -1);
-  if (!x || !type || !axis)
-    return failure();
-  std::optional<int64_t> a = normalizeAxisOrFail(b, *axis, type.getRank());
+  RankedTensorType in = tensorType(x);
+  std::optional<int64_t> a = normalizeAxisOrFail(b, *axis, in.getRank());
   if (!a)
     return failure();
   auto &builder = b.builder();
-  if (b.opset() >= 13 || *a == type.getRank() - 1) {
-    b.setOutput(0, OpT::create(builder, b.loc(), type, x, *a));
+  b.setOutput(0, LayerNormOp::create(builder, b.loc(), type, x, scale, bias,
+                                     builder.getI64IntegerAttr(*a),
+                                     builder.getF32FloatAttr(*epsilon)));
+  if (!b.hasOutput(1) && !b.hasOutput(2))
     return success();
+
+  RankedTensorType statType = b.outputType(b.hasOutput(1) ? 1 : 2);
+  if (!statType)
+    return failure();
+  Type stash = statType.getElementType();
+  DenseI64ArrayAttr axes = builder.getDenseI64ArrayAttr(iota(*a, in.getRank()));
+  Value xs = castTo(b, x, stash);
+  Value mean =
+      createInferred<ReduceMeanOp>(b, xs, axes, builder.getBoolAttr(true));
+  if (b.hasOutput(1) && failed(finish(b, 1, mean)))
+    return failure();
+  if (!b.hasOutput(2))
+    return success();
+  Value centered = createInferred<SubOp>(b, xs, mean);
+  Value var = createInferred<ReduceMeanOp>(
+      b, createInferred<MulOp>(b, centered, centered), axes,
+      builder.getBoolAttr(true));
+  Value stddev = createInferred<SqrtOp>(
+      b, createInferred<AddOp>(b, var, b.scalar(stash, *epsilon)));
+  return finish(b, 2, createInferred<ReciprocalOp>(b, stddev));
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax, LogSoftmax, Hardmax
+//===----------------------------------------------------------------------===//
+
+/// Builds an op along `axis` of a value; null after an error.
+using AlongAxisFn = function_ref<Value(Value, int64_t)>;
+
+/// The opset < 13 form: the input is coerced to 2-D
+/// [prod(dims[:axis]), prod(dims[axis:])], the op runs along axis 1 and the
+/// result takes the input's shape again. When `axis` is the last axis this
+/// is the op along that axis and no reshape is needed.
+LogicalResult buildCoerced2D(NodeBinder &b, AlongAxisFn along) {
+  Value x = b.input(0);
+  RankedTensorType type = b.outputType(0);
+  std::optional<int64_t> axis = b.intAttr("axis", 1);
+  if (!x || !type || !axis)
+    return failure();
+  RankedTensorType in = tensorType(x);
+  if (in.getRank() == 0)
+    return b.fail("expects an input of rank >= 1");
+  std::optional<int64_t> a = normalizeAxisOrFail(b, *axis, in.getRank());
+  if (!a)
+    return failure();
+  if (*a == in.getRank() - 1) {
+    Value y = along(x, *a);
+    return y ? finish(b, 0, y) : failure();
   }
-  if (!type.hasStaticShape())
-    return b.fail("the opset < 13 form on a dynamic shape is not supported");
-  int64_t rows = 1, cols = 1;
-  for (int64_t i = 0; i < type.getRank(); ++i)
-    (i < *a ? rows : cols) *= type.getDimSize(i);
-  auto flatType = RankedTensorType::get({rows, cols}, type.getElementType());
-  Value flat = ReshapeOp::create(builder, b.loc(), flatType, x,
-                                 b.i64Tensor({rows, cols}), false);
-  Value normalized = OpT::create(builder, b.loc(), flatType, flat, 1);
-  b.setOutput(0, ReshapeOp::create(builder, b.loc(), type, normalized,
-                                   b.i64Tensor(type.getShape()), false));
+  int64_t rows = product(in.getShape().take_front(*a));
+  int64_t cols = product(in.getShape().drop_front(*a));
+  if (ShapedType::isDynamic(rows) && ShapedType::isDynamic(cols))
+    return b.emitError() << "coercing " << in << " to 2-D at axis " << *a
+                         << " needs static sizes before or from the axis";
+  Value flat = reshapeTo(b, x, {rows, cols});
+  Value y = along(flat, 1);
+  if (!y)
+    return failure();
+  b.setOutput(0, reshapeLike(b, y, x, type));
   return success();
 }
 
-/// Dropout at inference is the identity; its mask, when used, is all true.
+template <typename OpT>
+LogicalResult buildSoftmax(NodeBinder &b) {
+  auto along = [&](Value v, int64_t axis) -> Value {
+    return OpT::create(b.builder(), b.loc(), v.getType(), v,
+                       b.builder().getI64IntegerAttr(axis));
+  };
+  if (b.opset() < 13)
+    return buildCoerced2D(b, along);
+  Value x = b.input(0);
+  RankedTensorType type = b.outputType(0);
+  std::optional<int64_t> axis = b.intAttr("axis", -1);
+  if (!x || !type || !axis)
+    return failure();
+  std::optional<int64_t> a =
+      normalizeAxisOrFail(b, *axis, tensorType(x).getRank());
+  if (!a)
+    return failure();
+  return finish(b, 0, along(x, *a));
+}
+
+/// Hardmax along `axis`: 1 where the first maximum is, 0 elsewhere, as
+/// equal(argmax(x, keepdims), iota along the axis) selecting 1 or 0.
+Value hardmaxAlong(NodeBinder &b, Value x, int64_t axis) {
+  RankedTensorType t = tensorType(x);
+  int64_t size = t.getDimSize(axis);
+  if (ShapedType::isDynamic(size)) {
+    b.emitError() << "Hardmax needs a static size along axis " << axis
+                  << " of " << t;
+    return {};
+  }
+  auto &builder = b.builder();
+  Type i64 = builder.getI64Type();
+  SmallVector<int64_t> kept(t.getShape());
+  kept[axis] = 1;
+  Value argmax = ArgMaxOp::create(builder, b.loc(),
+                                  RankedTensorType::get(kept, i64), x,
+                                  static_cast<uint64_t>(axis),
+                                  /*keepdims=*/true,
+                                  /*select_last_index=*/false);
+  SmallVector<int64_t> positionsShape(t.getRank(), 1);
+  positionsShape[axis] = size;
+  SmallVector<int64_t> positions = iota(0, size);
+  ElementsAttr positionsAttr = DenseElementsAttr::get(
+      RankedTensorType::get(positionsShape, i64), ArrayRef<int64_t>(positions));
+  Value range = ConstantOp::create(builder, b.loc(), positionsAttr);
+  Value hit = createInferred<EqualOp>(b, argmax, range);
+  Type elementType = t.getElementType();
+  return createInferred<WhereOp>(b, hit, b.scalar(elementType, 1),
+                                 b.scalar(elementType, 0));
+}
+
+LogicalResult buildHardmax(NodeBinder &b) {
+  auto along = [&](Value v, int64_t axis) { return hardmaxAlong(b, v, axis); };
+  if (b.opset() < 13)
+    return buildCoerced2D(b, along);
+  Value x = b.input(0);
+  std::optional<int64_t> axis = b.intAttr("axis", -1);
+  if (!x || !axis)
+    return failure();
+  std::optional<int64_t> a =
+      normalizeAxisOrFail(b, *axis, tensorType(x).getRank());
+  if (!a)
+    return failure();
+  Value y = hardmaxAlong(b, x, *a);
+  return y ? finish(b, 0, y) : failure();
+}
+
+//===----------------------------------------------------------------------===//
+// Resize and Upsample
+//===----------------------------------------------------------------------===//
+
+/// The attributes of a loom.resize.
+struct ResizeConfig {
+  SmallVector<float> scales;
+  std::optional<SmallVector<float>> roi;
+  std::string mode = "nearest";
+  std::string coordinateMode = "half_pixel";
+  std::string nearestMode = "round_prefer_floor";
+  float cubicCoeffA = -0.75f;
+  bool excludeOutside = false;
+  float extrapolationValue = 0.0f;
+};
+
+LogicalResult emitResize(NodeBinder &b, Value x, const ResizeConfig &config) {
+  RankedTensorType type = b.outputType(0);
+  if (!type)
+    return failure();
+  int64_t rank = tensorType(x).getRank();
+  if (config.scales.size() != static_cast<size_t>(rank))
+    return b.emitError() << "expects " << rank << " scales (one per axis), got "
+                         << config.scales.size();
+  for (float s : config.scales)
+    if (!(s > 0.0f) || !std::isfinite(s))
+      return b.emitError() << "scales must be positive, got " << s;
+  if (!llvm::is_contained({"nearest", "linear", "cubic"}, config.mode))
+    return b.emitError() << "attribute 'mode' must be \"nearest\", \"linear\" "
+                            "or \"cubic\", got \""
+                         << config.mode << "\"";
+  if (!llvm::is_contained({"half_pixel", "half_pixel_symmetric",
+                           "pytorch_half_pixel", "align_corners", "asymmetric",
+                           "tf_half_pixel_for_nn", "tf_crop_and_resize"},
+                          config.coordinateMode))
+    return b.emitError() << "attribute 'coordinate_transformation_mode' = \""
+                         << config.coordinateMode << "\" is not supported";
+  if (!llvm::is_contained(
+          {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"},
+          config.nearestMode))
+    return b.emitError() << "attribute 'nearest_mode' = \""
+                         << config.nearestMode << "\" is not supported";
+  auto &builder = b.builder();
+  DenseF32ArrayAttr roi;
+  if (config.roi)
+    roi = builder.getDenseF32ArrayAttr(*config.roi);
+  b.setOutput(0, ResizeOp::create(
+                     builder, b.loc(), type, x,
+                     builder.getDenseF32ArrayAttr(config.scales), roi,
+                     builder.getStringAttr(config.mode),
+                     builder.getStringAttr(config.coordinateMode),
+                     builder.getStringAttr(config.nearestMode),
+                     builder.getF32FloatAttr(config.cubicCoeffA),
+                     builder.getBoolAttr(config.excludeOutside),
+                     builder.getF32FloatAttr(config.extrapolationValue)));
+  return success();
+}
+
+/// Resize-10 and Upsample share one legacy sampling: source coordinates are
+/// `out / scale` ("asymmetric"); nearest picks floor when upsampling and
+/// ceil when downsampling (onnxruntime's rule; an axis can only have one).
+LogicalResult emitLegacyResize(NodeBinder &b, Value x, ArrayRef<float> scales) {
+  ResizeConfig config;
+  std::optional<std::string> mode = b.stringAttr("mode", "nearest");
+  if (!mode)
+    return failure();
+  if (*mode != "nearest" && *mode != "linear")
+    return b.emitError() << "attribute 'mode' must be \"nearest\" or "
+                            "\"linear\", got \""
+                         << *mode << "\"";
+  config.mode = *mode;
+  config.scales.assign(scales.begin(), scales.end());
+  config.coordinateMode = "asymmetric";
+  bool down = llvm::any_of(scales, [](float s) { return s < 1.0f; });
+  bool up = llvm::any_of(scales, [](float s) { return s > 1.0f; });
+  if (config.mode == "nearest" && down && up)
+    return b.fail("nearest resizing that upsamples some axes and downsamples "
+                  "others is not supported before opset 11");
+  if (config.mode == "nearest")
+    config.nearestMode = down ? "ceil" : "floor";
+  return emitResize(b, x, config);
+}
+
+LogicalResult buildUpsample(NodeBinder &b) {
+  Value x = b.input(0);
+  if (!x)
+    return failure();
+  if (b.opset() < 9) {
+    if (!b.hasAttr("scales"))
+      return b.fail("attribute 'scales' is required");
+    auto scales = b.floatsAttr("scales");
+    if (!scales)
+      return failure();
+    return emitLegacyResize(b, x, *scales);
+  }
+  if (!b.input(1))
+    return failure();
+  auto scales = b.constantFloats(1);
+  if (!scales)
+    return b.fail("input 1 ('scales') must be a constant");
+  SmallVector<float> narrowed(scales->begin(), scales->end());
+  return emitLegacyResize(b, x, narrowed);
+}
+
+/// Resize-10/11/13. Scales must be constants; sizes become per-axis scales
+/// out / in (ONNX's definition when sizes are given), from the constant
+/// sizes or, failing that, from static input and output shapes. `roi` is
+/// read only for tf_crop_and_resize, where it must be a constant.
+LogicalResult buildResize(NodeBinder &b) {
+  Value x = b.input(0);
+  if (!x)
+    return failure();
+  RankedTensorType in = tensorType(x);
+  int64_t rank = in.getRank();
+  if (b.opset() < 11) {
+    if (!b.input(1))
+      return failure();
+    auto scales = b.constantFloats(1);
+    if (!scales)
+      return b.fail("input 1 ('scales') must be a constant");
+    SmallVector<float> narrowed(scales->begin(), scales->end());
+    return emitLegacyResize(b, x, narrowed);
+  }
+
+  ResizeConfig config;
+  std::optional<std::string> mode = b.stringAttr("mode", "nearest");
+  std::optional<std::string> coordinateMode =
+      b.stringAttr("coordinate_transformation_mode", "half_pixel");
+  std::optional<std::string> nearestMode =
+      b.stringAttr("nearest_mode", "round_prefer_floor");
+  std::optional<float> cubicCoeffA = b.floatAttr("cubic_coeff_a", -0.75f);
+  std::optional<int64_t> excludeOutside = b.intAttr("exclude_outside", 0);
+  std::optional<float> extrapolation = b.floatAttr("extrapolation_value", 0.0f);
+  if (!mode || !coordinateMode || !nearestMode || !cubicCoeffA ||
+      !excludeOutside || !extrapolation)
+    return failure();
+  config.mode = *mode;
+  config.coordinateMode = *coordinateMode;
+  config.nearestMode = *nearestMode;
+  config.cubicCoeffA = *cubicCoeffA;
+  config.excludeOutside = *excludeOutside != 0;
+  config.extrapolationValue = *extrapolation;
+
+  std::optional<SmallVector<double>> scales;
+  if (b.hasInput(2)) {
+    scales = b.constantFloats(2);
+    if (!scales)
+      return b.fail("input 2 ('scales') must be a constant");
+    if (scales->empty())
+      scales.reset();
+  }
+  bool hasSizes = b.hasInput(3);
+  if (hasSizes && tensorType(b.optionalInput(3)).getRank() == 1 &&
+      tensorType(b.optionalInput(3)).getDimSize(0) == 0)
+    hasSizes = false;
+  if (scales && hasSizes)
+    return b.fail("only one of 'scales' and 'sizes' may be given");
+  if (scales) {
+    config.scales.assign(scales->begin(), scales->end());
+  } else if (hasSizes) {
+    std::optional<SmallVector<int64_t>> sizes = b.constantInts(3);
+    if (!sizes) {
+      // A computed 'sizes' is fine when inference knows the output shape.
+      RankedTensorType out = b.knownOutputType(0);
+      if (!out || !out.hasStaticShape())
+        return b.fail("input 3 ('sizes') must be a constant, or the output "
+                      "shape must be static");
+      sizes = SmallVector<int64_t>(out.getShape());
+    }
+    if (sizes->size() != static_cast<size_t>(rank))
+      return b.emitError() << "expects " << rank
+                           << " sizes (one per axis), got " << sizes->size();
+    for (int64_t i = 0; i < rank; ++i) {
+      int64_t d = in.getDimSize(i);
+      if (ShapedType::isDynamic(d) || d == 0)
+        return b.emitError() << "'sizes' needs static, non-zero input sizes, "
+                                "but axis "
+                             << i << " of " << in << " is not";
+      config.scales.push_back(static_cast<float>((*sizes)[i]) /
+                              static_cast<float>(d));
+    }
+  } else {
+    return b.fail("one of 'scales' and 'sizes' is required");
+  }
+
+  if (config.coordinateMode == "tf_crop_and_resize") {
+    std::optional<SmallVector<double>> roi;
+    if (b.hasInput(1))
+      roi = b.constantFloats(1);
+    if (!roi)
+      return b.fail("input 1 ('roi') must be a constant for "
+                    "tf_crop_and_resize");
+    if (roi->size() != static_cast<size_t>(2 * rank))
+      return b.emitError() << "'roi' must hold " << 2 * rank << " values, got "
+                           << roi->size();
+    config.roi = SmallVector<float>(roi->begin(), roi->end());
+  }
+  return emitResize(b, x, config);
+}
+
+//===----------------------------------------------------------------------===//
+// DepthToSpace, SpaceToDepth
+//===----------------------------------------------------------------------===//
+
+/// Reads `blocksize` and checks the input is [N, C, H, W] with static C, H
+/// and W (N may be dynamic).
+std::optional<int64_t> readBlockSize(NodeBinder &b, RankedTensorType in) {
+  if (!b.hasAttr("blocksize")) {
+    b.emitError() << "attribute 'blocksize' is required";
+    return std::nullopt;
+  }
+  std::optional<int64_t> block = b.intAttr("blocksize", 1);
+  if (!block)
+    return std::nullopt;
+  if (*block < 1) {
+    b.emitError() << "attribute 'blocksize' must be positive, got " << *block;
+    return std::nullopt;
+  }
+  if (in.getRank() != 4) {
+    b.emitError() << "expects a 4-D input [N, C, H, W], got " << in;
+    return std::nullopt;
+  }
+  if (llvm::any_of(in.getShape().drop_front(), ShapedType::isDynamic)) {
+    b.emitError() << "needs static C, H and W, got " << in;
+    return std::nullopt;
+  }
+  return block;
+}
+
+/// DepthToSpace as reshape, transpose, reshape:
+///   DCR: [N, b, b, C/b^2, H, W] -perm 0,3,4,1,5,2-> [N, C/b^2, H*b, W*b]
+///   CRD: [N, C/b^2, b, b, H, W] -perm 0,1,4,2,5,3-> [N, C/b^2, H*b, W*b]
+LogicalResult buildDepthToSpace(NodeBinder &b) {
+  Value x = b.input(0);
+  if (!x)
+    return failure();
+  RankedTensorType in = tensorType(x);
+  std::optional<int64_t> block = readBlockSize(b, in);
+  std::optional<std::string> mode =
+      b.opset() >= 11 ? b.stringAttr("mode", "DCR") : std::string("DCR");
+  if (!block || !mode)
+    return failure();
+  if (*mode != "DCR" && *mode != "CRD")
+    return b.emitError() << "attribute 'mode' must be \"DCR\" or \"CRD\", got \""
+                         << *mode << "\"";
+  int64_t bs = *block;
+  int64_t n = in.getDimSize(0), c = in.getDimSize(1), h = in.getDimSize(2),
+          w = in.getDimSize(3);
+  if (c % (bs * bs) != 0)
+    return b.emitError() << "the channels (" << c
+                         << ") must be a multiple of blocksize^2 (" << bs * bs
+                         << ")";
+  int64_t depth = c / (bs * bs);
+  Value split;
+  SmallVector<int64_t> perm;
+  if (*mode == "DCR") {
+    split = reshapeTo(b, x, {n, bs, bs, depth, h, w});
+    perm = {0, 3, 4, 1, 5, 2};
+  } else {
+    split = reshapeTo(b, x, {n, depth, bs, bs, h, w});
+    perm = {0, 1, 4, 2, 5, 3};
+  }
+  Value moved = createInferred<TransposeOp>(b, split, ArrayRef<int64_t>(perm));
+  return finish(b, 0, reshapeTo(b, moved, {n, depth, h * bs, w * bs}));
+}
+
+/// SpaceToDepth: [N, C, H/b, b, W/b, b] -perm 0,3,5,1,2,4->
+/// [N, C*b*b, H/b, W/b].
+LogicalResult buildSpaceToDepth(NodeBinder &b) {
+  Value x = b.input(0);
+  if (!x)
+    return failure();
+  RankedTensorType in = tensorType(x);
+  std::optional<int64_t> block = readBlockSize(b, in);
+  if (!block)
+    return failure();
+  int64_t bs = *block;
+  int64_t n = in.getDimSize(0), c = in.getDimSize(1), h = in.getDimSize(2),
+          w = in.getDimSize(3);
+  if (h % bs != 0 || w % bs != 0)
+    return b.emitError() << "the spatial sizes " << h << "x" << w
+                         << " must be multiples of blocksize " << bs;
+  Value split = reshapeTo(b, x, {n, c, h / bs, bs, w / bs, bs});
+  Value moved = createInferred<TransposeOp>(
+      b, split, ArrayRef<int64_t>{0, 3, 5, 1, 2, 4});
+  return finish(b, 0, reshapeTo(b, moved, {n, c * bs * bs, h / bs, w / bs}));
+}
+
+//===----------------------------------------------------------------------===//
+// Dropout, LRN
+//===----------------------------------------------------------------------===//
+
+/// Dropout at inference is the identity and its mask all true (ones before
+/// opset 10, whose mask has the data type). Before opset 7 `is_test` is
+/// ignored, as onnxruntime ignores it. From opset 12 `training_mode` must
+/// be a constant; training with a ratio other than 0 is random and not
+/// supported, training with ratio 0 is again the identity.
 LogicalResult buildDropout(NodeBinder &b) {
   Value x = b.input(0);
   if (!x)
     return failure();
-  if (b.opset() >= 12)
-    if (DenseElementsAttr training = b.constantInput(2);
-        training && training.getSplatValue<bool>())
-      return b.fail("training_mode = true is not supported (inference only)");
-  if (!b.constantInput(2) && b.hasInput(2))
-    return b.fail("input 'training_mode' must be a constant");
-  b.setOutput(0, x);
-  if (b.hasOutput(1)) {
-    RankedTensorType maskType = b.outputType(1);
-    if (!maskType)
-      return failure();
-    if (!maskType.hasStaticShape())
-      return b.fail("the mask output of a dynamic shape is not supported");
-    b.setOutput(1, b.splat(maskType, 1));
+  if (b.opset() >= 12 && b.hasInput(2)) {
+    std::optional<SmallVector<int64_t>> training = b.constantInts(2);
+    if (!training || training->size() != 1)
+      return b.fail("input 2 ('training_mode') must be a constant");
+    if ((*training)[0] != 0) {
+      std::optional<SmallVector<double>> ratio =
+          b.hasInput(1) ? b.constantFloats(1)
+                        : std::optional<SmallVector<double>>(
+                              SmallVector<double>{0.5});
+      if (!ratio || ratio->size() != 1)
+        return b.fail("training-mode Dropout needs a constant 'ratio'");
+      if ((*ratio)[0] != 0.0)
+        return b.fail("training-mode Dropout with a non-zero ratio is random "
+                      "and not supported");
+    }
   }
+  b.setOutput(0, x);
+  if (!b.hasOutput(1))
+    return success();
+  RankedTensorType maskType = b.outputType(1);
+  if (!maskType)
+    return failure();
+  if (maskType.hasStaticShape()) {
+    b.setOutput(1, b.splat(maskType, 1));
+    return success();
+  }
+  Attribute one;
+  Type maskElement = maskType.getElementType();
+  if (auto f = dyn_cast<FloatType>(maskElement))
+    one = FloatAttr::get(f, 1.0);
+  else
+    one = IntegerAttr::get(maskElement, 1);
+  b.setOutput(1, ConstantOfShapeOp::create(b.builder(), b.loc(), maskType,
+                                           shapeOf(b, x), cast<TypedAttr>(one)));
   return success();
+}
+
+/// LRN: y = x / (bias + alpha / size * sum(x^2 over a window of channels))^beta
+/// with the window [c - floor((size-1)/2), c + ceil((size-1)/2)]. The window
+/// sum is an average pool: the squares get a unit channel axis in front of
+/// C, so that C becomes the first spatial axis, and an avg_pool of kernel
+/// [size, 1, ...] with zero pads on that axis and count_include_pad gives
+/// sum / size.
+LogicalResult buildLRN(NodeBinder &b) {
+  Value x = b.input(0);
+  RankedTensorType type = b.outputType(0);
+  if (!x || !type)
+    return failure();
+  if (!b.hasAttr("size"))
+    return b.fail("attribute 'size' is required");
+  std::optional<int64_t> size = b.intAttr("size", 1);
+  std::optional<float> alpha = b.floatAttr("alpha", 1e-4f);
+  std::optional<float> beta = b.floatAttr("beta", 0.75f);
+  std::optional<float> bias = b.floatAttr("bias", 1.0f);
+  if (!size || !alpha || !beta || !bias)
+    return failure();
+  if (*size < 1)
+    return b.emitError() << "attribute 'size' must be positive, got " << *size;
+  RankedTensorType in = tensorType(x);
+  if (in.getRank() < 2)
+    return b.emitError() << "expects an input of rank >= 2 (N, C, ...), got "
+                         << in;
+  auto &builder = b.builder();
+  Type elementType = in.getElementType();
+  Value squares = createInferred<MulOp>(b, x, x);
+  DenseI64ArrayAttr channelAxis = builder.getDenseI64ArrayAttr({1});
+  Value lifted = createInferred<UnsqueezeOp>(b, squares, channelAxis);
+  size_t spatial = in.getRank() - 1;
+  SmallVector<int64_t> kernel(spatial, 1), ones(spatial, 1),
+      pads(2 * spatial, 0);
+  kernel[0] = *size;
+  pads[0] = (*size - 1) / 2;
+  pads[spatial] = (*size - 1) - pads[0];
+  Value average = AvgPoolOp::create(builder, b.loc(), lifted.getType(), lifted,
+                                    kernel, ones, pads, ones,
+                                    /*ceil_mode=*/false,
+                                    /*count_include_pad=*/true);
+  Value windowMean = createInferred<SqueezeOp>(b, average, channelAxis);
+  Value base = createInferred<AddOp>(
+      b, createInferred<MulOp>(b, windowMean, b.scalar(elementType, *alpha)),
+      b.scalar(elementType, *bias));
+  Value denominator =
+      createInferred<PowOp>(b, base, b.scalar(elementType, *beta));
+  return finish(b, 0, createInferred<DivOp>(b, x, denominator));
 }
 
 } // namespace
 
 void registerNNBuilders(OpTable &t) {
+  // Contractions.
   t.add("", "MatMul", 1, buildMatMul);
   t.add("", "Gemm", 1, buildGemm);
+
+  // Convolutions and pooling (all opsets share one builder; the attributes
+  // that later opsets added default to the old behavior).
   t.add("", "Conv", 1, buildConv);
   t.add("", "ConvTranspose", 1, buildConvTranspose);
-  t.add("", "MaxPool", 1, buildPool<MaxPoolOp>);
-  t.add("", "AveragePool", 1, buildPool<AvgPoolOp>);
+  t.add("", "MaxPool", 1, buildMaxPool);
+  t.add("", "AveragePool", 1, buildAveragePool);
   t.add("", "GlobalAveragePool", 1, buildGlobalPool<ReduceMeanOp>);
   t.add("", "GlobalMaxPool", 1, buildGlobalPool<ReduceMaxOp>);
-  t.add("", "BatchNormalization", 6, buildBatchNorm);
-  t.add("", "InstanceNormalization", 6, buildInstanceNorm);
-  // With its Mean/InvStdDev outputs used, LayerNormalization is expanded
-  // from its ONNX function body instead.
-  t.add("", "LayerNormalization", 17, buildLayerNorm, /*maxOutputs=*/1);
+  t.add("", "MaxUnpool", 9, buildMaxUnpool);
+
+  // Normalizations.
+  t.add("", "BatchNormalization", 1, buildBatchNorm);
+  t.add("", "InstanceNormalization", 1, buildInstanceNorm);
+  t.add("", "LayerNormalization", 17, buildLayerNorm);
+  t.add("", "LRN", 1, buildLRN);
+
+  // Softmax and relatives (opset < 13: the 2-D coercion).
   t.add("", "Softmax", 1, buildSoftmax<SoftmaxOp>);
   t.add("", "LogSoftmax", 1, buildSoftmax<LogSoftmaxOp>);
+  t.add("", "Hardmax", 1, buildHardmax);
+
+  // Resizing and rearrangement.
+  t.add("", "Resize", 10, buildResize);
+  t.add("", "Upsample", 7, buildUpsample);
+  t.add("", "DepthToSpace", 1, buildDepthToSpace);
+  t.add("", "SpaceToDepth", 1, buildSpaceToDepth);
+
   t.add("", "Dropout", 1, buildDropout);
 }
 

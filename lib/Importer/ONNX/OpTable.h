@@ -23,22 +23,12 @@ using OpBuilderFn = std::function<mlir::LogicalResult(NodeBinder &)>;
 /// entry is reported as unsupported at that opset.
 class OpTable {
 public:
-  /// Registers `builder`. A node that uses more than `maxOutputs` outputs is
-  /// not the builder's: it is expanded when ONNX defines the op as a
-  /// function (e.g. LayerNormalization with its Mean/InvStdDev outputs) and
-  /// reported as unsupported otherwise.
   void add(const std::string &domain, const std::string &opType,
-           int64_t sinceVersion, OpBuilderFn builder,
-           unsigned maxOutputs = ~0u);
+           int64_t sinceVersion, OpBuilderFn builder);
 
   /// The builder for a node of `opType` in `domain` at `opsetVersion`.
   const OpBuilderFn *lookup(const std::string &domain,
                             const std::string &opType,
-                            int64_t opsetVersion) const;
-
-  /// The builder for `node` at `opsetVersion`, or null when there is none
-  /// or the node uses more outputs than the builder serves.
-  const OpBuilderFn *lookup(const onnx::NodeProto &node,
                             int64_t opsetVersion) const;
 
   /// The oldest opset the table serves for the op, or -1 when unknown.
@@ -49,14 +39,8 @@ public:
   static const OpTable &get();
 
 private:
-  struct Entry {
-    OpBuilderFn build;
-    unsigned maxOutputs;
-  };
-  const Entry *find(const std::string &domain, const std::string &opType,
-                    int64_t opsetVersion) const;
-
-  std::map<std::pair<std::string, std::string>, std::map<int64_t, Entry>>
+  std::map<std::pair<std::string, std::string>,
+           std::map<int64_t, OpBuilderFn>>
       entries;
 };
 

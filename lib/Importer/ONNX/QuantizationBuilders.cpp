@@ -1,11 +1,578 @@
 //===- QuantizationBuilders.cpp - QDQ and integer-arithmetic ONNX ops -----===//
+//
+// The quantization ops are decomposed into core loom ops, so that passes see
+// the usual dequantize / compute / quantize pattern:
+//
+//   QuantizeLinear         saturate(round(x / scale) + zero_point), in the
+//                          scale's float type, cast to the zero point's type
+//   DequantizeLinear       (float(x) - float(zero_point)) * scale
+//   DynamicQuantizeLinear  uint8 scale and zero point from min/max of x
+//   MatMulInteger          (a - a_zp) @ (b - b_zp) on i32
+//   ConvInteger            conv(x - x_zp, w - w_zp) on i32
+//   QLinearMatMul          quantize(dequantize(a) @ dequantize(b)) in float
+//   QLinearConv            quantize(conv(dequantize(x), dequantize(w), b))
+//
+// `round` is loom.round (half to even, as ONNX requires). Saturation is a
+// loom.max / loom.min pair on the float value before the final loom.cast,
+// which is then exact. Per-axis (and per-row / per-column / per-channel)
+// scales and zero points are reshaped so that they broadcast along their
+// axis. Shapes are checked before a broadcasting op is created, so a bad
+// model gets a diagnostic, never a failed type inference.
+//
+//===----------------------------------------------------------------------===//
 
 #include "BuilderUtils.h"
+
+#include "loom/Dialect/Loom/IR/ShapeUtils.h"
 
 using namespace mlir;
 
 namespace loom::onnx_import {
+namespace {
 
-void registerQuantizationBuilders(OpTable &t) {}
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+/// `v` converted to `elementType` (no op when it already has it).
+Value castTo(NodeBinder &b, Value v, Type elementType) {
+  RankedTensorType type = typeOf(v);
+  if (type.getElementType() == elementType)
+    return v;
+  return CastOp::create(b.builder(), b.loc(), type.clone(elementType), v);
+}
+
+/// A broadcasting binary op whose operand shapes are checked first (an
+/// inference failure inside `create` would abort). Null after an error or
+/// when an operand is null.
+template <typename OpT> Value binary(NodeBinder &b, Value lhs, Value rhs) {
+  if (!lhs || !rhs)
+    return {};
+  RankedTensorType lt = typeOf(lhs), rt = typeOf(rhs);
+  if (failed(broadcastShapes(lt.getShape(), rt.getShape()))) {
+    b.emitError() << "operand shapes " << lt << " and " << rt
+                  << " do not broadcast";
+    return {};
+  }
+  return createInferred<OpT>(b, lhs, rhs);
+}
+
+/// The float type of a scale input; an error when it is not a float.
+FloatType scaleFloatType(NodeBinder &b, Value scale, StringRef name) {
+  if (!scale)
+    return {};
+  Type t = typeOf(scale).getElementType();
+  if (!isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(t)) {
+    b.emitError() << "'" << name << "' must be a float tensor, not " << t;
+    return {};
+  }
+  return cast<FloatType>(t);
+}
+
+/// Checks that `v` holds 8- or 16-bit integers (the quantized types).
+LogicalResult requireQuantizedInt(NodeBinder &b, Value v, StringRef name) {
+  auto t = dyn_cast<IntegerType>(typeOf(v).getElementType());
+  if (!t || (t.getWidth() != 8 && t.getWidth() != 16))
+    return b.emitError() << "'" << name << "' of element type "
+                         << typeOf(v).getElementType() << " is not supported "
+                         << "(expects 8- or 16-bit integers)";
+  return success();
+}
+
+/// Saturation bounds of a quantized element type: [0, 2^w - 1] for unsigned,
+/// [-2^(w-1), 2^(w-1) - 1] for signless (ONNX's signed) integers.
+std::pair<double, double> saturationRange(IntegerType t) {
+  unsigned w = t.getWidth();
+  if (t.isUnsigned())
+    return {0.0, static_cast<double>((int64_t(1) << w) - 1)};
+  return {-static_cast<double>(int64_t(1) << (w - 1)),
+          static_cast<double>((int64_t(1) << (w - 1)) - 1)};
+}
+
+/// Makes a quantization parameter (scale or zero point) broadcast against
+/// `data`:
+///  - 0-D, or 1-D with one element: per tensor, made 0-D;
+///  - 1-D with D elements when `axis` is set: per axis, reshaped to the rank
+///    of `data` with D at `axis` and 1 elsewhere (D must match `data`);
+///  - with `allowFullRank`, a tensor of the rank of `data` that broadcasts
+///    against it (MatMulInteger's N-D zero points), used as is.
+/// `axis` may be negative; it is only normalized when a per-axis parameter
+/// needs it. Null after an error; null in, null out.
+Value alignParam(NodeBinder &b, Value v, StringRef name, RankedTensorType data,
+                 StringRef dataName, std::optional<int64_t> axis,
+                 bool allowFullRank = false) {
+  if (!v)
+    return {};
+  RankedTensorType type = typeOf(v);
+  auto &builder = b.builder();
+  if (type.getRank() == 0)
+    return v;
+  if (type.getRank() == 1 && type.getDimSize(0) == 1)
+    return ReshapeOp::create(builder, b.loc(),
+                             RankedTensorType::get({}, type.getElementType()),
+                             v, b.i64Tensor({}), false);
+  if (type.getRank() == 1 && axis) {
+    std::optional<int64_t> a = normalizeAxisOrFail(b, *axis, data.getRank());
+    if (!a)
+      return {};
+    int64_t size = type.getDimSize(0), expected = data.getDimSize(*a);
+    if (!ShapedType::isDynamic(size) && !ShapedType::isDynamic(expected) &&
+        size != expected) {
+      b.emitError() << "'" << name << "' has " << size << " elements but axis "
+                    << *a << " of '" << dataName << "' has size " << expected;
+      return {};
+    }
+    if (data.getRank() == 1)
+      return v;
+    SmallVector<int64_t> shape(data.getRank(), 1), shapeValues = shape;
+    shape[*a] = size;
+    shapeValues[*a] = ShapedType::isDynamic(size) ? -1 : size;
+    return ReshapeOp::create(
+        builder, b.loc(), RankedTensorType::get(shape, type.getElementType()),
+        v, b.i64Tensor(shapeValues), false);
+  }
+  if (allowFullRank && type.getRank() == data.getRank()) {
+    FailureOr<SmallVector<int64_t>> shape =
+        broadcastShapes(data.getShape(), type.getShape());
+    if (succeeded(shape) && areShapesCompatible(*shape, data.getShape()))
+      return v;
+    b.emitError() << "'" << name << "' of type " << type
+                  << " does not broadcast against '" << dataName << "' of type "
+                  << data;
+    return {};
+  }
+  b.emitError() << "'" << name << "' of type " << type
+                << " is not supported here (expects a scalar, a 1-element "
+                << "tensor"
+                << (axis ? " or a 1-D tensor along the quantized axis" : "")
+                << (allowFullRank ? " or a tensor of the data's rank" : "")
+                << ")";
+  return {};
+}
+
+/// saturate(round(x / scale) + zeroPoint) as `resultElement`. `x` and
+/// `scale` share a float type; `zeroPoint` (may be null: 0) is converted to
+/// it. The value is clamped before the cast, so the cast is exact.
+Value quantize(NodeBinder &b, Value x, Value scale, Value zeroPoint,
+               IntegerType resultElement) {
+  if (!x || !scale)
+    return {};
+  Type floatType = typeOf(x).getElementType();
+  Value q = binary<DivOp>(b, x, scale);
+  if (!q)
+    return {};
+  q = createInferred<RoundOp>(b, q);
+  if (zeroPoint)
+    q = binary<AddOp>(b, q, castTo(b, zeroPoint, floatType));
+  if (!q)
+    return {};
+  auto [lo, hi] = saturationRange(resultElement);
+  q = createInferred<MaxOp>(b, q, b.scalar(floatType, lo));
+  q = createInferred<MinOp>(b, q, b.scalar(floatType, hi));
+  return castTo(b, q, resultElement);
+}
+
+/// (float(x) - float(zeroPoint)) * scale in the scale's float type;
+/// `zeroPoint` may be null (0).
+Value dequantize(NodeBinder &b, Value x, Value scale, Value zeroPoint) {
+  if (!x || !scale)
+    return {};
+  Type floatType = typeOf(scale).getElementType();
+  Value v = castTo(b, x, floatType);
+  if (zeroPoint)
+    v = binary<SubOp>(b, v, castTo(b, zeroPoint, floatType));
+  return binary<MulOp>(b, v, scale);
+}
+
+/// The integer type of a quantized result: the zero point's element type,
+/// uint8 when there is none.
+IntegerType quantizedType(NodeBinder &b, Value zeroPoint) {
+  if (!zeroPoint)
+    return IntegerType::get(b.context(), 8, IntegerType::Unsigned);
+  return cast<IntegerType>(typeOf(zeroPoint).getElementType());
+}
+
+/// Binds `value` to output `i` after refining it to the inferred type.
+LogicalResult finish(NodeBinder &b, size_t i, Value value) {
+  if (!value)
+    return failure();
+  RankedTensorType type = b.outputType(i);
+  if (!type || failed(refineTo(b, value, type)))
+    return failure();
+  b.setOutput(i, value);
+  return success();
+}
+
+/// The `axis` of QuantizeLinear/DequantizeLinear: per-axis parameters exist
+/// from opset 13 (default axis 1); before, only scalars are allowed.
+FailureOr<std::optional<int64_t>> readQuantAxis(NodeBinder &b) {
+  if (b.opset() < 13) {
+    if (failed(b.rejectUnknownAttrs({})))
+      return failure();
+    return std::optional<int64_t>();
+  }
+  if (failed(b.rejectUnknownAttrs({"axis"})))
+    return failure();
+  std::optional<int64_t> axis = b.intAttr("axis", 1);
+  if (!axis)
+    return failure();
+  return std::optional<int64_t>(*axis);
+}
+
+LogicalResult buildQuantizeLinear(NodeBinder &b) {
+  FailureOr<std::optional<int64_t>> axis = readQuantAxis(b);
+  Value x = b.input(0), scale = b.input(1), zeroPoint = b.optionalInput(2);
+  if (failed(axis) || !x || !scale)
+    return failure();
+  FloatType floatType = scaleFloatType(b, scale, "y_scale");
+  if (!floatType)
+    return failure();
+  if (zeroPoint && failed(requireQuantizedInt(b, zeroPoint, "y_zero_point")))
+    return failure();
+  RankedTensorType data = typeOf(x);
+  scale = alignParam(b, scale, "y_scale", data, "x", *axis);
+  if (!scale ||
+      (zeroPoint && !(zeroPoint = alignParam(b, zeroPoint, "y_zero_point", data,
+                                             "x", *axis))))
+    return failure();
+  return finish(b, 0,
+                quantize(b, castTo(b, x, floatType), scale, zeroPoint,
+                         quantizedType(b, zeroPoint)));
+}
+
+LogicalResult buildDequantizeLinear(NodeBinder &b) {
+  FailureOr<std::optional<int64_t>> axis = readQuantAxis(b);
+  Value x = b.input(0), scale = b.input(1), zeroPoint = b.optionalInput(2);
+  if (failed(axis) || !x || !scale)
+    return failure();
+  if (!scaleFloatType(b, scale, "x_scale"))
+    return failure();
+  if (!isa<IntegerType>(typeOf(x).getElementType()))
+    return b.emitError() << "'x' of element type " << typeOf(x).getElementType()
+                         << " is not supported "
+                         << "(expects an integer tensor)";
+  RankedTensorType data = typeOf(x);
+  scale = alignParam(b, scale, "x_scale", data, "x", *axis);
+  if (!scale ||
+      (zeroPoint && !(zeroPoint = alignParam(b, zeroPoint, "x_zero_point", data,
+                                             "x", *axis))))
+    return failure();
+  return finish(b, 0, dequantize(b, x, scale, zeroPoint));
+}
+
+/// DynamicQuantizeLinear-11, as its ONNX function body:
+///   scale = (max(0, max(x)) - min(0, min(x))) / 255
+///   zero_point = uint8(round(clip(0 - min(0, min(x)) / scale, 0, 255)))
+///   y = QuantizeLinear(x, scale, zero_point)
+LogicalResult buildDynamicQuantizeLinear(NodeBinder &b) {
+  if (failed(b.rejectUnknownAttrs({})))
+    return failure();
+  Value x = b.input(0);
+  if (!x)
+    return failure();
+  RankedTensorType type = typeOf(x);
+  if (!type.getElementType().isF32())
+    return b.emitError() << "'x' of element type " << type.getElementType()
+                         << " is not supported (expects f32)";
+  auto &builder = b.builder();
+  Type f32 = type.getElementType();
+  auto u8 = IntegerType::get(b.context(), 8, IntegerType::Unsigned);
+  auto scalarType = RankedTensorType::get({}, f32);
+  SmallVector<int64_t> axes;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    axes.push_back(i);
+  Value min = ReduceMinOp::create(builder, b.loc(), scalarType, x, axes, false);
+  Value max = ReduceMaxOp::create(builder, b.loc(), scalarType, x, axes, false);
+  min = createInferred<MinOp>(b, min, b.scalar(f32, 0.0));
+  max = createInferred<MaxOp>(b, max, b.scalar(f32, 0.0));
+  Value scale = createInferred<DivOp>(b, createInferred<SubOp>(b, max, min),
+                                      b.scalar(f32, 255.0));
+  Value zeroPoint = createInferred<SubOp>(b, b.scalar(f32, 0.0),
+                                          createInferred<DivOp>(b, min, scale));
+  zeroPoint = createInferred<MaxOp>(b, zeroPoint, b.scalar(f32, 0.0));
+  zeroPoint = createInferred<MinOp>(b, zeroPoint, b.scalar(f32, 255.0));
+  zeroPoint = createInferred<RoundOp>(b, zeroPoint);
+  if (b.hasOutput(0) &&
+      failed(finish(b, 0, quantize(b, x, scale, zeroPoint, u8))))
+    return failure();
+  if (b.hasOutput(1) && failed(finish(b, 1, scale)))
+    return failure();
+  if (b.hasOutput(2) && failed(finish(b, 2, castTo(b, zeroPoint, u8))))
+    return failure();
+  return success();
+}
+
+/// `v - zeroPoint` on i32 (`zeroPoint` may be null).
+Value subtractOnI32(NodeBinder &b, Value v, Value zeroPoint) {
+  Type i32 = b.builder().getI32Type();
+  Value result = castTo(b, v, i32);
+  if (zeroPoint)
+    result = binary<SubOp>(b, result, castTo(b, zeroPoint, i32));
+  return result;
+}
+
+/// Per-row axis of a matrix operand (its second-to-last), none for 1-D.
+std::optional<int64_t> rowAxis(RankedTensorType t) {
+  return t.getRank() >= 2 ? std::optional<int64_t>(t.getRank() - 2)
+                          : std::nullopt;
+}
+/// Per-column axis of a matrix operand (its last), none for 1-D.
+std::optional<int64_t> columnAxis(RankedTensorType t) {
+  return t.getRank() >= 2 ? std::optional<int64_t>(t.getRank() - 1)
+                          : std::nullopt;
+}
+
+/// MatMulInteger-10: (a - a_zero_point) @ (b - b_zero_point) on i32. A 1-D
+/// a_zero_point is per row of `a`, a 1-D b_zero_point per column of `b`;
+/// N-D zero points broadcast as they are.
+LogicalResult buildMatMulInteger(NodeBinder &b) {
+  if (failed(b.rejectUnknownAttrs({})))
+    return failure();
+  Value lhs = b.input(0), rhs = b.input(1);
+  Value lhsZp = b.optionalInput(2), rhsZp = b.optionalInput(3);
+  RankedTensorType type = b.outputType(0);
+  if (!lhs || !rhs || !type)
+    return failure();
+  if (failed(requireQuantizedInt(b, lhs, "A")) ||
+      failed(requireQuantizedInt(b, rhs, "B")))
+    return failure();
+  if (!type.getElementType().isInteger(32))
+    return b.emitError() << "expects an i32 result, not " << type;
+  RankedTensorType lt = typeOf(lhs), rt = typeOf(rhs);
+  if (lhsZp && !(lhsZp = alignParam(b, lhsZp, "a_zero_point", lt, "A",
+                                    rowAxis(lt), true)))
+    return failure();
+  if (rhsZp && !(rhsZp = alignParam(b, rhsZp, "b_zero_point", rt, "B",
+                                    columnAxis(rt), true)))
+    return failure();
+  Value a = subtractOnI32(b, lhs, lhsZp), w = subtractOnI32(b, rhs, rhsZp);
+  if (!a || !w)
+    return failure();
+  b.setOutput(0, MatMulOp::create(b.builder(), b.loc(), type, a, w));
+  return success();
+}
+
+/// QLinearMatMul-10: quantize(dequantize(a) @ dequantize(b)) in the float
+/// type of a_scale. Scales and zero points of `a` and of the result are per
+/// tensor or per row, those of `b` per tensor or per column.
+LogicalResult buildQLinearMatMul(NodeBinder &b) {
+  if (failed(b.rejectUnknownAttrs({})))
+    return failure();
+  Value lhs = b.input(0), lhsScale = b.input(1), lhsZp = b.input(2);
+  Value rhs = b.input(3), rhsScale = b.input(4), rhsZp = b.input(5);
+  Value outScale = b.input(6), outZp = b.input(7);
+  RankedTensorType type = b.outputType(0);
+  if (!lhs || !lhsScale || !lhsZp || !rhs || !rhsScale || !rhsZp || !outScale ||
+      !outZp || !type)
+    return failure();
+  FloatType floatType = scaleFloatType(b, lhsScale, "a_scale");
+  if (!floatType || !scaleFloatType(b, rhsScale, "b_scale") ||
+      !scaleFloatType(b, outScale, "y_scale"))
+    return failure();
+  if (failed(requireQuantizedInt(b, lhs, "a")) ||
+      failed(requireQuantizedInt(b, rhs, "b")) ||
+      failed(requireQuantizedInt(b, outZp, "y_zero_point")))
+    return failure();
+  RankedTensorType lt = typeOf(lhs), rt = typeOf(rhs);
+  auto param = [&](Value v, StringRef name, RankedTensorType data,
+                   std::optional<int64_t> axis) {
+    StringRef dataName = name.substr(0, 1); // a_*, b_*, y_*: 'a', 'b', 'y'
+    return alignParam(b, v, name, data, dataName, axis);
+  };
+  Value a = dequantize(
+      b, lhs, param(castTo(b, lhsScale, floatType), "a_scale", lt, rowAxis(lt)),
+      param(lhsZp, "a_zero_point", lt, rowAxis(lt)));
+  if (!a)
+    return failure();
+  Value w = dequantize(
+      b, rhs,
+      param(castTo(b, rhsScale, floatType), "b_scale", rt, columnAxis(rt)),
+      param(rhsZp, "b_zero_point", rt, columnAxis(rt)));
+  if (!w)
+    return failure();
+  Value product =
+      MatMulOp::create(b.builder(), b.loc(), type.clone(floatType), a, w);
+  Value scale =
+      param(castTo(b, outScale, floatType), "y_scale", type, rowAxis(type));
+  Value zeroPoint = param(outZp, "y_zero_point", type, rowAxis(type));
+  if (!scale || !zeroPoint)
+    return failure();
+  return finish(
+      b, 0,
+      quantize(b, product, scale, zeroPoint, quantizedType(b, zeroPoint)));
+}
+
+/// Kernel window attributes of ConvInteger and QLinearConv, with `auto_pad`
+/// resolved to explicit pads (the rules of Conv, see NNBuilders.cpp).
+struct WindowAttrs {
+  SmallVector<int64_t> strides, pads, dilations;
+  int64_t group = 1;
+};
+
+std::optional<WindowAttrs> readConvWindow(NodeBinder &b, RankedTensorType input,
+                                          RankedTensorType weight) {
+  if (failed(b.rejectUnknownAttrs({"auto_pad", "dilations", "group",
+                                   "kernel_shape", "pads", "strides"})))
+    return std::nullopt;
+  if (input.getRank() < 3 || weight.getRank() != input.getRank()) {
+    b.emitError() << "expects an input of rank >= 3 (N, C, spatial...) and "
+                     "a weight of the same rank";
+    return std::nullopt;
+  }
+  size_t spatial = input.getRank() - 2;
+  SmallVector<int64_t> ones(spatial, 1), zeros(2 * spatial, 0);
+  auto kernel = b.intsAttr("kernel_shape", weight.getShape().drop_front(2));
+  auto strides = b.intsAttr("strides", ones);
+  auto dilations = b.intsAttr("dilations", ones);
+  auto pads = b.intsAttr("pads", zeros);
+  auto autoPad = b.stringAttr("auto_pad", "NOTSET");
+  std::optional<int64_t> group = b.intAttr("group", 1);
+  if (!kernel || !strides || !dilations || !pads || !autoPad || !group)
+    return std::nullopt;
+  if (strides->size() != spatial || dilations->size() != spatial ||
+      pads->size() != 2 * spatial || kernel->size() != spatial) {
+    b.emitError() << "kernel_shape, strides, dilations and pads must match "
+                     "the "
+                  << spatial << " spatial axes";
+    return std::nullopt;
+  }
+  WindowAttrs w;
+  w.strides = *strides;
+  w.dilations = *dilations;
+  w.pads = *pads;
+  w.group = *group;
+  if (*autoPad == "VALID") {
+    w.pads = zeros;
+  } else if (*autoPad == "SAME_UPPER" || *autoPad == "SAME_LOWER") {
+    for (size_t i = 0; i < spatial; ++i) {
+      int64_t in = input.getDimSize(2 + i), k = (*kernel)[i];
+      if (ShapedType::isDynamic(in) || ShapedType::isDynamic(k)) {
+        b.emitError() << "auto_pad " << *autoPad
+                      << " needs static spatial and kernel sizes";
+        return std::nullopt;
+      }
+      if (w.strides[i] <= 0) {
+        b.emitError() << "strides must be positive";
+        return std::nullopt;
+      }
+      int64_t out = (in + w.strides[i] - 1) / w.strides[i];
+      int64_t effective = (k - 1) * w.dilations[i] + 1;
+      int64_t total =
+          std::max<int64_t>((out - 1) * w.strides[i] + effective - in, 0);
+      int64_t small = total / 2, large = total - small;
+      w.pads[i] = *autoPad == "SAME_UPPER" ? small : large;
+      w.pads[spatial + i] = *autoPad == "SAME_UPPER" ? large : small;
+    }
+  } else if (*autoPad != "NOTSET") {
+    b.emitError() << "auto_pad '" << *autoPad << "' is not supported";
+    return std::nullopt;
+  }
+  return w;
+}
+
+/// ConvInteger-10: conv(x - x_zero_point, w - w_zero_point) on i32. Padding
+/// is applied after the subtraction (pads contribute 0). x_zero_point is per
+/// tensor, w_zero_point per tensor or per output channel.
+LogicalResult buildConvInteger(NodeBinder &b) {
+  Value x = b.input(0), weight = b.input(1);
+  Value xZp = b.optionalInput(2), wZp = b.optionalInput(3);
+  RankedTensorType type = b.outputType(0);
+  if (!x || !weight || !type)
+    return failure();
+  std::optional<WindowAttrs> w = readConvWindow(b, typeOf(x), typeOf(weight));
+  if (!w)
+    return failure();
+  if (failed(requireQuantizedInt(b, x, "x")) ||
+      failed(requireQuantizedInt(b, weight, "w")))
+    return failure();
+  if (!type.getElementType().isInteger(32))
+    return b.emitError() << "expects an i32 result, not " << type;
+  if (xZp &&
+      !(xZp = alignParam(b, xZp, "x_zero_point", typeOf(x), "x", std::nullopt)))
+    return failure();
+  if (wZp &&
+      !(wZp = alignParam(b, wZp, "w_zero_point", typeOf(weight), "w", 0)))
+    return failure();
+  Value input = subtractOnI32(b, x, xZp),
+        filter = subtractOnI32(b, weight, wZp);
+  if (!input || !filter)
+    return failure();
+  b.setOutput(0,
+              ConvOp::create(b.builder(), b.loc(), type, input, filter, Value(),
+                             w->strides, w->pads, w->dilations, w->group));
+  return success();
+}
+
+/// QLinearConv-10: quantize(conv(dequantize(x), dequantize(w)) + bias) in
+/// the float type of x_scale, where the i32 bias is dequantized with scale
+/// x_scale * w_scale. w_scale and w_zero_point are per tensor or per output
+/// channel; the others are per tensor.
+LogicalResult buildQLinearConv(NodeBinder &b) {
+  Value x = b.input(0), xScale = b.input(1), xZp = b.input(2);
+  Value weight = b.input(3), wScale = b.input(4), wZp = b.input(5);
+  Value yScale = b.input(6), yZp = b.input(7), bias = b.optionalInput(8);
+  RankedTensorType type = b.outputType(0);
+  if (!x || !xScale || !xZp || !weight || !wScale || !wZp || !yScale || !yZp ||
+      !type)
+    return failure();
+  RankedTensorType xt = typeOf(x), wt = typeOf(weight);
+  std::optional<WindowAttrs> w = readConvWindow(b, xt, wt);
+  if (!w)
+    return failure();
+  FloatType floatType = scaleFloatType(b, xScale, "x_scale");
+  if (!floatType || !scaleFloatType(b, wScale, "w_scale") ||
+      !scaleFloatType(b, yScale, "y_scale"))
+    return failure();
+  if (failed(requireQuantizedInt(b, x, "x")) ||
+      failed(requireQuantizedInt(b, weight, "w")) ||
+      failed(requireQuantizedInt(b, yZp, "y_zero_point")))
+    return failure();
+  xScale = alignParam(b, castTo(b, xScale, floatType), "x_scale", xt, "x",
+                      std::nullopt);
+  wScale = castTo(b, wScale, floatType);
+  Value input = dequantize(
+      b, x, xScale, alignParam(b, xZp, "x_zero_point", xt, "x", std::nullopt));
+  if (!input)
+    return failure();
+  Value filter =
+      dequantize(b, weight, alignParam(b, wScale, "w_scale", wt, "w", 0),
+                 alignParam(b, wZp, "w_zero_point", wt, "w", 0));
+  if (!filter)
+    return failure();
+  Value biasValue;
+  if (bias) {
+    RankedTensorType bt = typeOf(bias);
+    if (bt.getRank() != 1)
+      return b.emitError() << "'B' must be 1-D, not " << bt;
+    if (!isa<IntegerType>(bt.getElementType()))
+      return b.emitError() << "'B' must hold integers, not " << bt;
+    // One scale per output channel: x_scale * w_scale.
+    Value biasScale =
+        binary<MulOp>(b, xScale, alignParam(b, wScale, "w_scale", bt, "B", 0));
+    biasValue = binary<MulOp>(b, castTo(b, bias, floatType), biasScale);
+    if (!biasValue)
+      return failure();
+  }
+  Value conv =
+      ConvOp::create(b.builder(), b.loc(), type.clone(floatType), input, filter,
+                     biasValue, w->strides, w->pads, w->dilations, w->group);
+  Value scale = alignParam(b, castTo(b, yScale, floatType), "y_scale", type,
+                           "y", std::nullopt);
+  Value zeroPoint = alignParam(b, yZp, "y_zero_point", type, "y", std::nullopt);
+  if (!scale || !zeroPoint)
+    return failure();
+  return finish(
+      b, 0, quantize(b, conv, scale, zeroPoint, quantizedType(b, zeroPoint)));
+}
+
+} // namespace
+
+void registerQuantizationBuilders(OpTable &t) {
+  t.add("", "QuantizeLinear", 10, buildQuantizeLinear);
+  t.add("", "DequantizeLinear", 10, buildDequantizeLinear);
+  t.add("", "DynamicQuantizeLinear", 11, buildDynamicQuantizeLinear);
+  t.add("", "MatMulInteger", 10, buildMatMulInteger);
+  t.add("", "ConvInteger", 10, buildConvInteger);
+  t.add("", "QLinearMatMul", 10, buildQLinearMatMul);
+  t.add("", "QLinearConv", 10, buildQLinearConv);
+}
 
 } // namespace loom::onnx_import
