@@ -28,7 +28,7 @@ import sys
 DEBIAN_SUITE = "/usr/share/libonnx-testdata/data/node"
 # The share of Debian node cases that must import (a ratchet: the goal is
 # 90 %; raise the floor as coverage grows). See docs/import-coverage.md.
-MIN_IMPORTED_PERCENT = 86.0
+MIN_IMPORTED_PERCENT = 87.0
 
 
 def op_types(model_path):

@@ -146,6 +146,26 @@ LogicalResult buildMish(NodeBinder &b) {
   return success();
 }
 
+/// Shrink: x + bias where x < -lambd, x - bias where x > lambd, else 0.
+LogicalResult buildShrink(NodeBinder &b) {
+  Value x = b.input(0);
+  RankedTensorType type = b.outputType(0);
+  std::optional<float> bias = b.floatAttr("bias", 0.0f);
+  std::optional<float> lambd = b.floatAttr("lambd", 0.5f);
+  if (!x || !type || !bias || !lambd)
+    return failure();
+  Type et = type.getElementType();
+  Value below = createInferred<LessOp>(b, x, b.scalar(et, -*lambd));
+  Value above = createInferred<GreaterOp>(b, x, b.scalar(et, *lambd));
+  Value raised = createInferred<AddOp>(b, x, b.scalar(et, *bias));
+  Value lowered = createInferred<SubOp>(b, x, b.scalar(et, *bias));
+  Value upper = WhereOp::create(b.builder(), b.loc(), type, above, lowered,
+                                b.splat(type, 0));
+  b.setOutput(0, WhereOp::create(b.builder(), b.loc(), type, below, raised,
+                                 upper));
+  return success();
+}
+
 LogicalResult buildGelu(NodeBinder &b) {
   std::optional<std::string> approximate = b.stringAttr("approximate", "none");
   if (!approximate)
@@ -244,6 +264,7 @@ void registerElementwiseBuilders(OpTable &t) {
   t.add("", "PRelu", 7, buildPRelu);
   t.add("", "ThresholdedRelu", 10, buildThresholdedRelu);
   t.add("", "Mish", 18, buildMish);
+  t.add("", "Shrink", 9, buildShrink);
 
   // Broadcasting arithmetic (numpy broadcasting from opset 7).
   t.add("", "Add", 1, buildLegacyBinary<AddOp>);

@@ -314,9 +314,6 @@ std::string checkModelBounds(const onnx::ModelProto &model,
                              const ONNXImportOptions &options) {
   if (model.opset_import_size() == 0)
     return "the model imports no opset";
-  if (opsetVersion(model, "") < 0)
-    return "models that do not import the default ONNX domain are not "
-           "supported";
   int64_t nodeCount = 0;
   return checkGraph(model.graph(), options, 0, nodeCount);
 }

@@ -43,6 +43,7 @@ const OpTable &OpTable::get() {
     registerShapeBuilders(t);
     registerQuantizationBuilders(t);
     registerSequenceModelBuilders(t);
+    registerTrainingBuilders(t);
     return t;
   }();
   return table;

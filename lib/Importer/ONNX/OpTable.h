@@ -51,6 +51,7 @@ void registerReductionBuilders(OpTable &table);
 void registerShapeBuilders(OpTable &table);
 void registerQuantizationBuilders(OpTable &table);
 void registerSequenceModelBuilders(OpTable &table);
+void registerTrainingBuilders(OpTable &table);
 
 } // namespace loom::onnx_import
 

@@ -897,9 +897,68 @@ LogicalResult buildNonZero(NodeBinder &b) {
   return buildSimple<NonZeroOp>(b, {b.input(0)});
 }
 
+/// ReverseSequence: along the time axis, batch entry b reverses its first
+/// seq_lens[b] steps and keeps the rest. With t the time index,
+///   source(t, b) = t < len[b] ? len[b] - 1 - t : t
+/// and the result is a gather_elements of the input along the time axis with
+/// `source` broadcast over the remaining axes. Needs static time and batch
+/// sizes.
+LogicalResult buildReverseSequence(NodeBinder &b) {
+  Value x = b.input(0), lens = b.input(1);
+  RankedTensorType type = b.outputType(0);
+  std::optional<int64_t> timeAxis = b.intAttr("time_axis", 0);
+  std::optional<int64_t> batchAxis = b.intAttr("batch_axis", 1);
+  if (!x || !lens || !type || !timeAxis || !batchAxis)
+    return failure();
+  if (!((*timeAxis == 0 && *batchAxis == 1) ||
+        (*timeAxis == 1 && *batchAxis == 0)))
+    return b.fail("time_axis and batch_axis must be 0 and 1 in some order");
+  if (type.getRank() < 2 || !type.hasStaticShape())
+    return b.fail("needs a static input of rank >= 2");
+  int64_t steps = type.getDimSize(*timeAxis);
+  int64_t batch = type.getDimSize(*batchAxis);
+  auto &builder = b.builder();
+  Type i64 = builder.getI64Type();
+  // [T, B] (time-major) or [B, T] index grids, then broadcast to the input.
+  SmallVector<int64_t> tShape(2, 1), lShape(2, 1);
+  tShape[*timeAxis] = steps;
+  lShape[*batchAxis] = batch;
+  SmallVector<int64_t> tValues;
+  for (int64_t t = 0; t < steps; ++t)
+    tValues.push_back(t);
+  Value t = ConstantOp::create(
+      builder, b.loc(),
+      DenseElementsAttr::get(RankedTensorType::get(tShape, i64),
+                             ArrayRef<int64_t>(tValues)));
+  auto lensType = RankedTensorType::get(lShape, i64);
+  Value len = lens;
+  if (cast<RankedTensorType>(lens.getType()).getElementType() != i64)
+    len = CastOp::create(builder, b.loc(),
+                         RankedTensorType::get({batch}, i64), len);
+  len = ReshapeOp::create(builder, b.loc(), lensType, len, b.i64Tensor(lShape),
+                          false);
+  Value inside = createInferred<LessOp>(b, t, len);
+  Value reversed = createInferred<SubOp>(
+      b, createInferred<SubOp>(b, len, b.scalar(i64, 1)), t);
+  Value source = createInferred<WhereOp>(b, inside, reversed, t);
+  SmallVector<int64_t> gridShape(type.getRank(), 1);
+  gridShape[0] = cast<RankedTensorType>(source.getType()).getDimSize(0);
+  gridShape[1] = cast<RankedTensorType>(source.getType()).getDimSize(1);
+  Value grid = ReshapeOp::create(
+      builder, b.loc(), RankedTensorType::get(gridShape, i64), source,
+      b.i64Tensor(gridShape), false);
+  auto indexType = RankedTensorType::get(type.getShape(), i64);
+  Value indices = ExpandOp::create(builder, b.loc(), indexType, grid,
+                                   b.i64Tensor(type.getShape()));
+  b.setOutput(0, GatherElementsOp::create(builder, b.loc(), type, x, indices,
+                                          *timeAxis));
+  return success();
+}
+
 } // namespace
 
 void registerShapeBuilders(OpTable &t) {
+  t.add("", "ReverseSequence", 10, buildReverseSequence);
   t.add("", "Constant", 1, buildConstant);
   t.add("", "ConstantOfShape", 9, buildConstantOfShape);
   t.add("", "EyeLike", 9, buildEyeLike);
