@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -76,7 +77,44 @@ OwningOpRef<ModuleOp> importONNXModelFile(llvm::StringRef path,
                                options);
 }
 
+namespace {
+/// Command-line bounds of `--import-onnx` (defaults: ONNXImportOptions).
+struct ImportONNXCommandLine {
+  ONNXImportOptions defaults;
+  llvm::cl::opt<unsigned long long> maxModelBytes{
+      "onnx-max-model-bytes",
+      llvm::cl::desc("Largest ONNX model file accepted, in bytes"),
+      llvm::cl::init(defaults.maxModelBytes)};
+  llvm::cl::opt<long long> maxNodes{
+      "onnx-max-nodes",
+      llvm::cl::desc("Most nodes accepted in the main graph"),
+      llvm::cl::init(defaults.maxNodes)};
+  llvm::cl::opt<long long> maxRank{
+      "onnx-max-rank", llvm::cl::desc("Highest tensor rank accepted"),
+      llvm::cl::init(defaults.maxRank)};
+  llvm::cl::opt<long long> maxSubgraphDepth{
+      "onnx-max-subgraph-depth",
+      llvm::cl::desc("Deepest nesting of subgraphs accepted"),
+      llvm::cl::init(defaults.maxSubgraphDepth)};
+  llvm::cl::opt<long long> maxInlineElements{
+      "onnx-max-inline-elements",
+      llvm::cl::desc("Constants with more elements become resource blobs"),
+      llvm::cl::init(defaults.maxInlineElements)};
+
+  ONNXImportOptions options() const {
+    ONNXImportOptions o;
+    o.maxModelBytes = maxModelBytes;
+    o.maxNodes = maxNodes;
+    o.maxRank = maxRank;
+    o.maxSubgraphDepth = maxSubgraphDepth;
+    o.maxInlineElements = maxInlineElements;
+    return o;
+  }
+};
+} // namespace
+
 void registerImportONNXTranslation() {
+  static ImportONNXCommandLine commandLine;
   static TranslateToMLIRRegistration registration(
       "import-onnx", "Import an ONNX model (binary or text) into loom IR",
       [](llvm::SourceMgr &sourceMgr, MLIRContext *context)
@@ -92,7 +130,7 @@ void registerImportONNXTranslation() {
         if (name == "<stdin>")
           directory.clear();
         return importONNXModelBuffer(buffer->getBuffer(), name, directory,
-                                     context);
+                                     context, commandLine.options());
       },
       [](DialectRegistry &registry) {
         registry.insert<LoomDialect, func::FuncDialect, tensor::TensorDialect>();
