@@ -412,3 +412,481 @@ func.func @non_zero_rows(%x: tensor<3x4xf32>) {
   %0 = loom.non_zero %x : tensor<3x4xf32> -> tensor<3x?xi64>
   return
 }
+
+// -----
+
+func.func @abs_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.abs"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @neg_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.neg"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @sign_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.sign"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @relu_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.relu"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @log_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.log"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @sqrt_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.sqrt"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @rsqrt_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.rsqrt"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @reciprocal_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.reciprocal"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @sin_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.sin"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @cos_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.cos"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @tan_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.tan"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @asin_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.asin"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @acos_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.acos"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @atan_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.atan"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @sinh_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.sinh"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @cosh_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.cosh"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @asinh_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.asinh"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @acosh_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.acosh"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @atanh_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.atanh"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @tanh_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.tanh"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @erf_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.erf"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @floor_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.floor"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @ceil_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.ceil"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @round_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.round"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @sigmoid_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.sigmoid"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @softplus_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.softplus"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @softsign_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.softsign"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @silu_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.silu"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @elu_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.elu"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @selu_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.selu"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @leaky_relu_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.leaky_relu"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @hard_sigmoid_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "loom.hard_sigmoid"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @float_only(%x: tensor<4xi32>) {
+  // expected-error @+1 {{must be ranked tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values}}
+  %0 = loom.sigmoid %x : tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @not_bool(%x: tensor<4xf32>) {
+  // expected-error @+1 {{must be ranked tensor of 1-bit signless integer values}}
+  %0 = loom.not %x : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @bitwise_not_float(%x: tensor<4xf32>) {
+  // expected-error @+1 {{must be ranked tensor of signless integer or unsigned integer values}}
+  %0 = loom.bitwise_not %x : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @sub_broadcast(%a: tensor<4x3xf32>, %b: tensor<2xf32>) {
+  // expected-error @+2 {{do not broadcast}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = loom.sub %a, %b : tensor<4x3xf32>, tensor<2xf32> -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @div_broadcast(%a: tensor<4x3xf32>, %b: tensor<2xf32>) {
+  // expected-error @+2 {{do not broadcast}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = loom.div %a, %b : tensor<4x3xf32>, tensor<2xf32> -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @pow_broadcast(%a: tensor<4x3xf32>, %b: tensor<2xf32>) {
+  // expected-error @+2 {{do not broadcast}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = loom.pow %a, %b : tensor<4x3xf32>, tensor<2xf32> -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @max_broadcast(%a: tensor<4x3xf32>, %b: tensor<2xf32>) {
+  // expected-error @+2 {{do not broadcast}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = loom.max %a, %b : tensor<4x3xf32>, tensor<2xf32> -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @min_broadcast(%a: tensor<4x3xf32>, %b: tensor<2xf32>) {
+  // expected-error @+2 {{do not broadcast}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = loom.min %a, %b : tensor<4x3xf32>, tensor<2xf32> -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @mod_broadcast(%a: tensor<4x3xf32>, %b: tensor<2xf32>) {
+  // expected-error @+2 {{do not broadcast}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = loom.mod %a, %b : tensor<4x3xf32>, tensor<2xf32> -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @and_float(%a: tensor<4xf32>) {
+  // expected-error @+1 {{must be ranked tensor of 1-bit signless integer values}}
+  %0 = loom.and %a, %a : tensor<4xf32>, tensor<4xf32> -> tensor<4xi1>
+  return
+}
+
+// -----
+
+func.func @or_float(%a: tensor<4xf32>) {
+  // expected-error @+1 {{must be ranked tensor of 1-bit signless integer values}}
+  %0 = loom.or %a, %a : tensor<4xf32>, tensor<4xf32> -> tensor<4xi1>
+  return
+}
+
+// -----
+
+func.func @xor_float(%a: tensor<4xf32>) {
+  // expected-error @+1 {{must be ranked tensor of 1-bit signless integer values}}
+  %0 = loom.xor %a, %a : tensor<4xf32>, tensor<4xf32> -> tensor<4xi1>
+  return
+}
+
+// -----
+
+func.func @equal_result(%a: tensor<4xf32>) {
+  // expected-error @+1 {{result #0 must be ranked tensor of 1-bit signless integer values}}
+  %0 = loom.equal %a, %a : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @greater_result(%a: tensor<4xf32>) {
+  // expected-error @+1 {{result #0 must be ranked tensor of 1-bit signless integer values}}
+  %0 = loom.greater %a, %a : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @greater_equal_result(%a: tensor<4xf32>) {
+  // expected-error @+1 {{result #0 must be ranked tensor of 1-bit signless integer values}}
+  %0 = loom.greater_equal %a, %a : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @less_equal_result(%a: tensor<4xf32>) {
+  // expected-error @+1 {{result #0 must be ranked tensor of 1-bit signless integer values}}
+  %0 = loom.less_equal %a, %a : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @bit_shift_float(%a: tensor<4xf32>) {
+  // expected-error @+1 {{must be ranked tensor of signless integer or unsigned integer values}}
+  %0 = loom.bit_shift %a, %a {direction = "LEFT"} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @cast_shape(%a: tensor<4xf32>) {
+  // expected-error @+1 {{all non-scalar operands/results must have the same shape and base type}}
+  %0 = loom.cast %a : tensor<4xf32> to tensor<5xf16>
+  return
+}
+
+// -----
+
+func.func @constant_type() {
+  // expected-error @+1 {{failed to verify that all of {value, result} have same type}}
+  %0 = "loom.constant"() <{value = dense<1.0> : tensor<2xf32>}> : () -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @is_inf_shape(%a: tensor<4xf32>) {
+  // expected-error @+1 {{all non-scalar operands/results must have the same shape and base type}}
+  %0 = loom.is_inf %a : tensor<4xf32> -> tensor<5xi1>
+  return
+}
+
+// -----
+
+func.func @is_nan_shape(%a: tensor<4xf32>) {
+  // expected-error @+1 {{all non-scalar operands/results must have the same shape and base type}}
+  %0 = loom.is_nan %a : tensor<4xf32> -> tensor<5xi1>
+  return
+}
+
+// -----
+
+func.func @argmin_axis(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{axis is out of range}}
+  %0 = loom.argmin %x {axis = 2 : i64} : tensor<2x8xf32> -> tensor<2x8xi64>
+  return
+}
+
+// -----
+
+func.func @reduce_mean_axis(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{reduction axis -1 is out of range}}
+  %0 = loom.reduce_mean %x {axes = array<i64: -1>} : tensor<2x8xf32> -> tensor<2x1xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_min_axis(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{reduction axis -1 is out of range}}
+  %0 = loom.reduce_min %x {axes = array<i64: -1>} : tensor<2x8xf32> -> tensor<2x1xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_prod_axis(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{reduction axis -1 is out of range}}
+  %0 = loom.reduce_prod %x {axes = array<i64: -1>} : tensor<2x8xf32> -> tensor<2x1xf32>
+  return
+}
+
+// -----
+
+func.func @log_softmax_axis(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{axis 2 is out of range for rank 2}}
+  %0 = loom.log_softmax %x {axis = 2 : i64} : tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @size_result(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{result #0 must be 0D tensor of 64-bit signless integer values}}
+  %0 = loom.size %x : tensor<2x8xf32> -> tensor<1xi64>
+  return
+}
