@@ -1,0 +1,176 @@
+//===- Interpreter.cpp - The reference executor ---------------------------===//
+
+#include "loom/Reference/Interpreter.h"
+
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseMap.h"
+
+using namespace mlir;
+
+namespace loom::reference {
+
+void KernelRegistry::add(llvm::StringRef opName, Kernel kernel) {
+  kernels[opName] = std::move(kernel);
+}
+
+const Kernel *KernelRegistry::lookup(llvm::StringRef opName) const {
+  auto it = kernels.find(opName);
+  return it == kernels.end() ? nullptr : &it->second;
+}
+
+const KernelRegistry &KernelRegistry::get() {
+  static const KernelRegistry registry = [] {
+    KernelRegistry r;
+    registerElementwiseKernels(r);
+    registerNNKernels(r);
+    registerReductionKernels(r);
+    registerShapeKernels(r);
+    registerUpstreamKernels(r);
+    return r;
+  }();
+  return registry;
+}
+
+FailureOr<Tensor> tensorFromAttr(ElementsAttr attr, Location loc) {
+  auto type = cast<ShapedType>(attr.getType());
+  std::optional<ElementKind> kind = getElementKind(type.getElementType());
+  if (!kind || !type.hasStaticShape())
+    return emitError(loc) << "unsupported constant of type " << type;
+  Tensor t(*kind, type.getShape());
+  int64_t n = t.numElements();
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    // Resource blobs hold little-endian row-major elements.
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return emitError(loc) << "constant resource has no data";
+    ArrayRef<char> data = blob->getData();
+    unsigned width = getBitWidth(*kind);
+    size_t bytes = width == 1 ? 1 : width / 8;
+    if (data.size() != static_cast<size_t>(n) * bytes)
+      return emitError(loc) << "constant resource holds " << data.size()
+                            << " bytes, expected " << n * bytes;
+    for (int64_t i = 0; i < n; ++i) {
+      const char *p = data.data() + i * bytes;
+      uint64_t raw = 0;
+      std::memcpy(&raw, p, bytes);
+      switch (*kind) {
+      case ElementKind::F32: {
+        float f;
+        std::memcpy(&f, p, 4);
+        t.setDouble(i, f);
+        break;
+      }
+      case ElementKind::F64: {
+        double d;
+        std::memcpy(&d, p, 8);
+        t.setDouble(i, d);
+        break;
+      }
+      case ElementKind::F16:
+      case ElementKind::BF16: {
+        llvm::APFloat f(*kind == ElementKind::F16 ? llvm::APFloat::IEEEhalf()
+                                                  : llvm::APFloat::BFloat(),
+                        llvm::APInt(16, raw));
+        bool lost;
+        f.convert(llvm::APFloat::IEEEdouble(),
+                  llvm::APFloat::rmNearestTiesToEven, &lost);
+        t.setDouble(i, f.convertToDouble());
+        break;
+      }
+      default:
+        // setInt wraps (and sign-extends) to the element kind.
+        t.setInt(i, static_cast<int64_t>(raw));
+      }
+    }
+    return t;
+  }
+  auto dense = dyn_cast<DenseElementsAttr>(attr);
+  if (!dense)
+    return emitError(loc) << "unsupported constant attribute";
+  if (t.isFloat()) {
+    int64_t i = 0;
+    for (APFloat v : dense.getValues<APFloat>()) {
+      bool lost;
+      v.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+                &lost);
+      t.setDouble(i++, v.convertToDouble());
+    }
+  } else {
+    int64_t i = 0;
+    bool isUnsigned = isUnsignedKind(*kind) || *kind == ElementKind::I1;
+    for (const APInt &v : dense.getValues<APInt>())
+      t.setInt(i++, isUnsigned ? static_cast<int64_t>(v.getZExtValue())
+                               : v.getSExtValue());
+  }
+  return t;
+}
+
+/// Checks a computed tensor against a static type.
+static LogicalResult checkAgainstType(Operation *op, const Tensor &t, Type type,
+                                      StringRef what) {
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  if (!ranked)
+    return op->emitError() << what << " has unsupported type " << type;
+  std::optional<ElementKind> kind = getElementKind(ranked.getElementType());
+  bool shapeOk = ranked.getRank() == t.rank();
+  for (int64_t i = 0; shapeOk && i < t.rank(); ++i)
+    shapeOk = ranked.isDynamicDim(i) || ranked.getDimSize(i) == t.dim(i);
+  if (!kind || *kind != t.kind() || !shapeOk)
+    return op->emitError() << what << " is " << t.typeString()
+                           << " at run time, which does not match " << type;
+  return success();
+}
+
+FailureOr<SmallVector<Tensor>> execute(func::FuncOp func,
+                                       ArrayRef<Tensor> inputs) {
+  if (func.isExternal())
+    return func.emitError() << "cannot execute a function without a body";
+  Block &entry = func.getBody().front();
+  if (inputs.size() != entry.getNumArguments())
+    return func.emitError() << "expects " << entry.getNumArguments()
+                            << " inputs, got " << inputs.size();
+  llvm::DenseMap<Value, Tensor> values;
+  for (auto [i, arg] : llvm::enumerate(entry.getArguments())) {
+    if (failed(checkAgainstType(func, inputs[i], arg.getType(),
+                                "input " + std::to_string(i))))
+      return failure();
+    values[arg] = inputs[i];
+  }
+  const KernelRegistry &registry = KernelRegistry::get();
+  for (Operation &op : entry) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      SmallVector<Tensor> results;
+      for (Value v : ret.getOperands())
+        results.push_back(values.lookup(v));
+      return results;
+    }
+    const Kernel *kernel = registry.lookup(op.getName().getStringRef());
+    if (!kernel)
+      return op.emitError() << "the reference executor has no kernel for '"
+                            << op.getName() << "'";
+    SmallVector<const Tensor *> operands;
+    for (Value v : op.getOperands()) {
+      auto it = values.find(v);
+      if (it == values.end())
+        return op.emitError() << "uses a value defined outside the function";
+      operands.push_back(&it->second);
+    }
+    SmallVector<Tensor> results;
+    if (failed((*kernel)(&op, operands, results)))
+      return failure();
+    if (results.size() != op.getNumResults())
+      return op.emitError() << "kernel produced " << results.size()
+                            << " results, expected " << op.getNumResults();
+    for (auto [i, result] : llvm::enumerate(op.getResults())) {
+      if (failed(checkAgainstType(&op, results[i], result.getType(),
+                                  "result " + std::to_string(i))))
+        return failure();
+      values[result] = std::move(results[i]);
+    }
+  }
+  return func.emitError() << "function body has no return";
+}
+
+} // namespace loom::reference

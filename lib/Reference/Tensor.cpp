@@ -1,0 +1,259 @@
+//===- Tensor.cpp - Values of the reference executor ----------------------===//
+
+#include "loom/Reference/Tensor.h"
+
+#include "llvm/ADT/APFloat.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace loom::reference {
+
+std::optional<ElementKind> getElementKind(Type type) {
+  if (type.isF16())
+    return ElementKind::F16;
+  if (type.isBF16())
+    return ElementKind::BF16;
+  if (type.isF32())
+    return ElementKind::F32;
+  if (type.isF64())
+    return ElementKind::F64;
+  auto integer = dyn_cast<IntegerType>(type);
+  if (!integer)
+    return std::nullopt;
+  bool isUnsigned = integer.isUnsigned();
+  switch (integer.getWidth()) {
+  case 1:
+    return ElementKind::I1;
+  case 8:
+    return isUnsigned ? ElementKind::U8 : ElementKind::I8;
+  case 16:
+    return isUnsigned ? ElementKind::U16 : ElementKind::I16;
+  case 32:
+    return isUnsigned ? ElementKind::U32 : ElementKind::I32;
+  case 64:
+    return isUnsigned ? ElementKind::U64 : ElementKind::I64;
+  default:
+    return std::nullopt;
+  }
+}
+
+Type getMLIRType(MLIRContext *ctx, ElementKind kind) {
+  switch (kind) {
+  case ElementKind::F16:
+    return Float16Type::get(ctx);
+  case ElementKind::BF16:
+    return BFloat16Type::get(ctx);
+  case ElementKind::F32:
+    return Float32Type::get(ctx);
+  case ElementKind::F64:
+    return Float64Type::get(ctx);
+  case ElementKind::I1:
+    return IntegerType::get(ctx, 1);
+  case ElementKind::I8:
+  case ElementKind::I16:
+  case ElementKind::I32:
+  case ElementKind::I64:
+    return IntegerType::get(ctx, getBitWidth(kind));
+  case ElementKind::U8:
+  case ElementKind::U16:
+  case ElementKind::U32:
+  case ElementKind::U64:
+    return IntegerType::get(ctx, getBitWidth(kind), IntegerType::Unsigned);
+  }
+  return {};
+}
+
+const char *getElementKindName(ElementKind kind) {
+  switch (kind) {
+  case ElementKind::F16: return "f16";
+  case ElementKind::BF16: return "bf16";
+  case ElementKind::F32: return "f32";
+  case ElementKind::F64: return "f64";
+  case ElementKind::I1: return "i1";
+  case ElementKind::I8: return "i8";
+  case ElementKind::I16: return "i16";
+  case ElementKind::I32: return "i32";
+  case ElementKind::I64: return "i64";
+  case ElementKind::U8: return "ui8";
+  case ElementKind::U16: return "ui16";
+  case ElementKind::U32: return "ui32";
+  case ElementKind::U64: return "ui64";
+  }
+  return "?";
+}
+
+bool isFloatKind(ElementKind kind) {
+  return kind == ElementKind::F16 || kind == ElementKind::BF16 ||
+         kind == ElementKind::F32 || kind == ElementKind::F64;
+}
+
+bool isUnsignedKind(ElementKind kind) {
+  return kind == ElementKind::U8 || kind == ElementKind::U16 ||
+         kind == ElementKind::U32 || kind == ElementKind::U64;
+}
+
+unsigned getBitWidth(ElementKind kind) {
+  switch (kind) {
+  case ElementKind::I1: return 1;
+  case ElementKind::I8: case ElementKind::U8: return 8;
+  case ElementKind::F16: case ElementKind::BF16:
+  case ElementKind::I16: case ElementKind::U16: return 16;
+  case ElementKind::F32: case ElementKind::I32: case ElementKind::U32: return 32;
+  case ElementKind::F64: case ElementKind::I64: case ElementKind::U64: return 64;
+  }
+  return 0;
+}
+
+double roundFloat(ElementKind kind, double value) {
+  switch (kind) {
+  case ElementKind::F64:
+    return value;
+  case ElementKind::F32:
+    return static_cast<double>(static_cast<float>(value));
+  case ElementKind::F16:
+  case ElementKind::BF16: {
+    llvm::APFloat f(value);
+    bool lost;
+    f.convert(kind == ElementKind::F16 ? llvm::APFloat::IEEEhalf()
+                                       : llvm::APFloat::BFloat(),
+              llvm::APFloat::rmNearestTiesToEven, &lost);
+    f.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+              &lost);
+    return f.convertToDouble();
+  }
+  default:
+    return value;
+  }
+}
+
+int64_t wrapInteger(ElementKind kind, int64_t value) {
+  unsigned width = getBitWidth(kind);
+  if (kind == ElementKind::I1)
+    return value != 0;
+  if (width >= 64)
+    return value;
+  uint64_t mask = (uint64_t(1) << width) - 1;
+  uint64_t bits = static_cast<uint64_t>(value) & mask;
+  if (isUnsignedKind(kind))
+    return static_cast<int64_t>(bits);
+  // Sign-extend.
+  uint64_t sign = uint64_t(1) << (width - 1);
+  return static_cast<int64_t>((bits ^ sign) - sign);
+}
+
+Tensor::Tensor(ElementKind kind, llvm::ArrayRef<int64_t> shape)
+    : elementKind(kind), dims(shape.begin(), shape.end()) {
+  if (isFloatKind(kind))
+    floatData.assign(numElements(), 0.0);
+  else
+    intData.assign(numElements(), 0);
+}
+
+int64_t Tensor::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= d;
+  return n;
+}
+
+double Tensor::getDouble(int64_t i) const {
+  if (isFloat())
+    return floatData[i];
+  if (elementKind == ElementKind::U64)
+    return static_cast<double>(static_cast<uint64_t>(intData[i]));
+  return static_cast<double>(intData[i]);
+}
+
+int64_t Tensor::getInt(int64_t i) const {
+  if (!isFloat())
+    return intData[i];
+  double v = floatData[i];
+  if (std::isnan(v))
+    return 0;
+  if (v >= 9.2233720368547758e18)
+    return INT64_MAX;
+  if (v <= -9.2233720368547758e18)
+    return INT64_MIN;
+  return static_cast<int64_t>(v);
+}
+
+void Tensor::setDouble(int64_t i, double value) {
+  if (isFloat()) {
+    floatData[i] = roundFloat(elementKind, value);
+    return;
+  }
+  if (elementKind == ElementKind::I1) {
+    intData[i] = value != 0.0;
+    return;
+  }
+  int64_t v;
+  if (std::isnan(value))
+    v = 0;
+  else if (isUnsignedKind(elementKind) && value >= 9.2233720368547758e18)
+    v = static_cast<int64_t>(static_cast<uint64_t>(value));
+  else if (value >= 9.2233720368547758e18)
+    v = INT64_MAX;
+  else if (value <= -9.2233720368547758e18)
+    v = INT64_MIN;
+  else
+    v = static_cast<int64_t>(value);
+  intData[i] = wrapInteger(elementKind, v);
+}
+
+void Tensor::setInt(int64_t i, int64_t value) {
+  if (isFloat()) {
+    double d = elementKind == ElementKind::U64
+                   ? static_cast<double>(static_cast<uint64_t>(value))
+                   : static_cast<double>(value);
+    floatData[i] = roundFloat(elementKind, d);
+    return;
+  }
+  intData[i] = wrapInteger(elementKind, value);
+}
+
+llvm::SmallVector<int64_t> Tensor::strides() const {
+  llvm::SmallVector<int64_t> s(dims.size(), 1);
+  for (int64_t d = static_cast<int64_t>(dims.size()) - 2; d >= 0; --d)
+    s[d] = s[d + 1] * dims[d + 1];
+  return s;
+}
+
+Tensor Tensor::reshaped(llvm::ArrayRef<int64_t> newShape) const {
+  Tensor t = *this;
+  t.dims.assign(newShape.begin(), newShape.end());
+  return t;
+}
+
+std::string Tensor::typeString() const {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << getElementKindName(elementKind) << "[";
+  llvm::interleaveComma(dims, os);
+  os << "]";
+  return s;
+}
+
+Tensor castTensor(const Tensor &input, ElementKind kind) {
+  Tensor out(kind, input.shape());
+  int64_t n = input.numElements();
+  if (kind == ElementKind::I1) {
+    for (int64_t i = 0; i < n; ++i)
+      out.setInt(i, input.isFloat() ? input.getDouble(i) != 0.0
+                                    : input.getInt(i) != 0);
+    return out;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    if (input.isFloat())
+      out.setDouble(i, input.getDouble(i));
+    else if (isFloatKind(kind))
+      out.setDouble(i, input.getDouble(i));
+    else
+      out.setInt(i, input.getInt(i));
+  }
+  return out;
+}
+
+} // namespace loom::reference

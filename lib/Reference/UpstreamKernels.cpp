@@ -1,0 +1,30 @@
+//===- UpstreamKernels.cpp - Kernels for upstream graph-level ops ---------===//
+
+#include "KernelUtils.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+namespace loom::reference {
+
+void registerUpstreamKernels(KernelRegistry &r) {
+  // tensor.cast only refines or relaxes static dimensions; the interpreter
+  // checks the value against the new type.
+  r.add("tensor.cast", [](Operation *, ArrayRef<const Tensor *> in,
+                          SmallVectorImpl<Tensor> &out) -> LogicalResult {
+    out.push_back(*in[0]);
+    return success();
+  });
+  r.add("loom.constant", [](Operation *op, ArrayRef<const Tensor *>,
+                            SmallVectorImpl<Tensor> &out) -> LogicalResult {
+    FailureOr<Tensor> t =
+        tensorFromAttr(cast<loom::ConstantOp>(op).getValue(), op->getLoc());
+    if (failed(t))
+      return failure();
+    out.push_back(std::move(*t));
+    return success();
+  });
+}
+
+} // namespace loom::reference
