@@ -39,52 +39,18 @@ FailureOr<Tensor> tensorFromAttr(ElementsAttr attr, Location loc) {
   if (!kind || !type.hasStaticShape())
     return emitError(loc) << "unsupported constant of type " << type;
   Tensor t(*kind, type.getShape());
-  int64_t n = t.numElements();
   if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
     // Resource blobs hold little-endian row-major elements.
     AsmResourceBlob *blob = resource.getRawHandle().getBlob();
     if (!blob)
       return emitError(loc) << "constant resource has no data";
-    ArrayRef<char> data = blob->getData();
-    unsigned width = getBitWidth(*kind);
-    size_t bytes = width == 1 ? 1 : width / 8;
-    if (data.size() != static_cast<size_t>(n) * bytes)
-      return emitError(loc) << "constant resource holds " << data.size()
-                            << " bytes, expected " << n * bytes;
-    for (int64_t i = 0; i < n; ++i) {
-      const char *p = data.data() + i * bytes;
-      uint64_t raw = 0;
-      std::memcpy(&raw, p, bytes);
-      switch (*kind) {
-      case ElementKind::F32: {
-        float f;
-        std::memcpy(&f, p, 4);
-        t.setDouble(i, f);
-        break;
-      }
-      case ElementKind::F64: {
-        double d;
-        std::memcpy(&d, p, 8);
-        t.setDouble(i, d);
-        break;
-      }
-      case ElementKind::F16:
-      case ElementKind::BF16: {
-        llvm::APFloat f(*kind == ElementKind::F16 ? llvm::APFloat::IEEEhalf()
-                                                  : llvm::APFloat::BFloat(),
-                        llvm::APInt(16, raw));
-        bool lost;
-        f.convert(llvm::APFloat::IEEEdouble(),
-                  llvm::APFloat::rmNearestTiesToEven, &lost);
-        t.setDouble(i, f.convertToDouble());
-        break;
-      }
-      default:
-        // setInt wraps (and sign-extends) to the element kind.
-        t.setInt(i, static_cast<int64_t>(raw));
-      }
-    }
-    return t;
+    std::optional<Tensor> fromBlob =
+        tensorFromBytes(*kind, type.getShape(), blob->getData());
+    if (!fromBlob)
+      return emitError(loc) << "constant resource holds "
+                            << blob->getData().size()
+                            << " bytes, which does not match " << type;
+    return std::move(*fromBlob);
   }
   auto dense = dyn_cast<DenseElementsAttr>(attr);
   if (!dense)

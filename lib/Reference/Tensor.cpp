@@ -6,6 +6,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <cstring>
 
 using namespace mlir;
 
@@ -234,6 +235,92 @@ std::string Tensor::typeString() const {
   llvm::interleaveComma(dims, os);
   os << "]";
   return s;
+}
+
+static size_t byteSize(ElementKind kind) {
+  unsigned width = getBitWidth(kind);
+  return width == 1 ? 1 : width / 8;
+}
+
+std::optional<Tensor> tensorFromBytes(ElementKind kind,
+                                      llvm::ArrayRef<int64_t> shape,
+                                      llvm::ArrayRef<char> bytes) {
+  Tensor t(kind, shape);
+  int64_t n = t.numElements();
+  size_t size = byteSize(kind);
+  if (bytes.size() != static_cast<size_t>(n) * size)
+    return std::nullopt;
+  for (int64_t i = 0; i < n; ++i) {
+    const char *p = bytes.data() + i * size;
+    uint64_t raw = 0;
+    std::memcpy(&raw, p, size);
+    switch (kind) {
+    case ElementKind::F32: {
+      float f;
+      std::memcpy(&f, p, 4);
+      t.setDouble(i, f);
+      break;
+    }
+    case ElementKind::F64: {
+      double d;
+      std::memcpy(&d, p, 8);
+      t.setDouble(i, d);
+      break;
+    }
+    case ElementKind::F16:
+    case ElementKind::BF16: {
+      llvm::APFloat f(kind == ElementKind::F16 ? llvm::APFloat::IEEEhalf()
+                                               : llvm::APFloat::BFloat(),
+                      llvm::APInt(16, raw));
+      bool lost;
+      f.convert(llvm::APFloat::IEEEdouble(),
+                llvm::APFloat::rmNearestTiesToEven, &lost);
+      t.setDouble(i, f.convertToDouble());
+      break;
+    }
+    default:
+      // setInt wraps and sign-extends to the element kind.
+      t.setInt(i, static_cast<int64_t>(raw));
+    }
+  }
+  return t;
+}
+
+std::vector<char> tensorToBytes(const Tensor &tensor) {
+  size_t size = byteSize(tensor.kind());
+  int64_t n = tensor.numElements();
+  std::vector<char> bytes(n * size);
+  for (int64_t i = 0; i < n; ++i) {
+    char *p = bytes.data() + i * size;
+    switch (tensor.kind()) {
+    case ElementKind::F32: {
+      float f = static_cast<float>(tensor.getDouble(i));
+      std::memcpy(p, &f, 4);
+      break;
+    }
+    case ElementKind::F64: {
+      double d = tensor.getDouble(i);
+      std::memcpy(p, &d, 8);
+      break;
+    }
+    case ElementKind::F16:
+    case ElementKind::BF16: {
+      llvm::APFloat f(tensor.getDouble(i));
+      bool lost;
+      f.convert(tensor.kind() == ElementKind::F16 ? llvm::APFloat::IEEEhalf()
+                                                  : llvm::APFloat::BFloat(),
+                llvm::APFloat::rmNearestTiesToEven, &lost);
+      uint16_t raw = f.bitcastToAPInt().getZExtValue();
+      std::memcpy(p, &raw, 2);
+      break;
+    }
+    default: {
+      int64_t v = tensor.getInt(i);
+      std::memcpy(p, &v, size);
+    }
+    }
+  }
+  return bytes;
 }
 
 Tensor castTensor(const Tensor &input, ElementKind kind) {

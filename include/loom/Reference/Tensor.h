@@ -91,6 +91,15 @@ private:
   std::vector<int64_t> intData;
 };
 
+/// A tensor from little-endian row-major bytes (one byte per i1 element);
+/// nullopt when the byte count does not match.
+std::optional<Tensor> tensorFromBytes(ElementKind kind,
+                                      llvm::ArrayRef<int64_t> shape,
+                                      llvm::ArrayRef<char> bytes);
+
+/// The little-endian row-major bytes of a tensor (inverse of the above).
+std::vector<char> tensorToBytes(const Tensor &tensor);
+
 /// Converts a tensor to another element kind (ONNX Cast semantics: float to
 /// integer truncates toward zero, NaN becomes 0, anything to i1 is != 0).
 Tensor castTensor(const Tensor &input, ElementKind kind);

@@ -1,0 +1,45 @@
+//===- Runner.h - The library behind loom-run -------------------*- C++ -*-===//
+
+#ifndef LOOM_RUNNER_RUNNER_H
+#define LOOM_RUNNER_RUNNER_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace loom {
+
+/// What loom-run does: import (or parse) a model, run it with the reference
+/// executor, print each output, and compare with expected outputs.
+struct RunOptions {
+  /// `.onnx`, ONNX text (`.onnxtxt`/`.txt`) or `.mlir` (loom IR).
+  std::string model;
+  /// Input files in order, or one directory (`input_N.pb` or `*.npy`).
+  /// Empty: seeded random inputs of the right shapes and types.
+  std::vector<std::string> inputs;
+  /// Expected output files, or one directory (`output_N.pb` or `*.npy`).
+  std::vector<std::string> expected;
+  /// |got - expected| <= atol + rtol * |expected| element by element
+  /// (ONNX's backend-test defaults).
+  double rtol = 1e-3;
+  double atol = 1e-7;
+  /// Seed of the random inputs.
+  uint64_t seed = 0;
+  /// Values printed per output.
+  int printValues = 8;
+  /// When set, each output is written there as output_N.npy.
+  std::string outputDirectory;
+  /// Size of a dynamic dimension for random inputs.
+  int64_t dynamicDimSize = 2;
+};
+
+/// Runs and returns the process exit code: 0 when everything ran and
+/// matched, 1 on a mismatch or an error (reported on stderr).
+int runModel(const RunOptions &options);
+
+/// Parses loom-run's command line into options and runs.
+int loomRunMain(int argc, char **argv);
+
+} // namespace loom
+
+#endif // LOOM_RUNNER_RUNNER_H

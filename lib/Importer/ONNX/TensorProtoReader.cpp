@@ -1,0 +1,39 @@
+//===- TensorProtoReader.cpp - Reading serialized ONNX tensors ------------===//
+
+#include "loom/Importer/ONNX/TensorProtoReader.h"
+
+#include "GraphImporter.h"
+#include "ModelLoader.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+
+namespace loom {
+
+std::string readONNXTensorFile(llvm::StringRef path, mlir::MLIRContext *ctx,
+                               ONNXTensorData &tensor) {
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                          /*RequiresNullTerminator=*/false);
+  if (!file)
+    return "cannot read '" + path.str() + "': " + file.getError().message();
+  onnx::TensorProto proto;
+  llvm::StringRef buffer = (*file)->getBuffer();
+  if (buffer.size() > static_cast<size_t>(INT32_MAX) ||
+      !proto.ParseFromArray(buffer.data(), static_cast<int>(buffer.size())))
+    return "'" + path.str() + "' is not a valid ONNX TensorProto";
+  mlir::Type elementType =
+      onnx_import::convertElementType(ctx, proto.data_type());
+  if (!elementType)
+    return "'" + path.str() + "' holds an unsupported element type";
+  ONNXImportOptions options;
+  if (std::string error =
+          onnx_import::readTensorBytes(proto, /*baseDirectory=*/"", options,
+                                       tensor.bytes);
+      !error.empty())
+    return "'" + path.str() + "': " + error;
+  tensor.name = proto.name();
+  llvm::SmallVector<int64_t> shape(proto.dims().begin(), proto.dims().end());
+  tensor.type = mlir::RankedTensorType::get(shape, elementType);
+  return "";
+}
+
+} // namespace loom
