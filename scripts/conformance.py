@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""ONNX backend node-suite conformance of loom-run (the reference executor).
+
+Runs `loom-run CASE/model.onnx --inputs CASE/test_data_set_N --expected
+CASE/test_data_set_N` for every case and data set, with ONNX's tolerances
+(rtol 1e-3, atol 1e-7), and sorts each case into:
+  pass         every data set matched
+  mismatch     ran, but an output differs beyond the tolerances
+  unsupported  a clean diagnostic: an op, attribute or kernel is missing
+  error        any other clean diagnostic
+  crash        a signal, an exit code >= 128, or a time-out
+
+With --expectations FILE and --check it fails on any case that does not
+pass and is not listed in FILE (a new failure) and on any listed case that
+passes (an unexpected pass), so the list only shrinks. --update rewrites
+FILE from this run, keeping the reasons of cases already listed.
+
+usage: python3 scripts/conformance.py --loom-run build/bin/loom-run \
+           [--suite DIR] [--expectations test/conformance/onnx-node-1.12.txt] \
+           [--check | --update] [--markdown FILE]
+"""
+
+import argparse
+import collections
+import concurrent.futures
+import os
+import re
+import subprocess
+import sys
+
+DEBIAN_SUITE = "/usr/share/libonnx-testdata/data/node"
+
+
+def run_case(tool, case_dir, timeout, rtol, atol):
+    data_sets = sorted(d for d in os.listdir(case_dir) if d.startswith("test_data_set_"))
+    if not data_sets:
+        return "error", "no test_data_set_* folder"
+    for data in data_sets:
+        folder = os.path.join(case_dir, data)
+        cmd = [tool, os.path.join(case_dir, "model.onnx"), "--inputs", folder,
+               "--expected", folder, "--rtol", str(rtol), "--atol", str(atol),
+               "--print-values", "0"]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return "crash", "time-out after %ss" % timeout
+        if proc.returncode == 0:
+            continue
+        lines = [l for l in proc.stderr.splitlines() if l.strip()]
+        first = next((l for l in lines if "error" in l or "mismatch" in l),
+                     lines[0] if lines else "")
+        first = re.sub(r"^.*?error: ", "", first)
+        if proc.returncode < 0 or proc.returncode >= 128 or not lines:
+            return "crash", "exit code %d %s" % (proc.returncode, first)
+        if any(l.startswith("mismatch") for l in lines):
+            return "mismatch", first
+        if "not supported" in first or "unsupported" in first or "no kernel" in first:
+            return "unsupported", first
+        return "error", first
+    return "pass", ""
+
+
+def read_expectations(path):
+    expected = {}
+    if path and os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if not line or line.startswith("#"):
+                    continue
+                name, _, reason = line.partition(" ")
+                expected[name] = reason.strip()
+    return expected
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--loom-run", required=True)
+    ap.add_argument("--suite", default=DEBIAN_SUITE)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--timeout", type=int, default=120)
+    ap.add_argument("--rtol", type=float, default=1e-3)
+    ap.add_argument("--atol", type=float, default=1e-7)
+    ap.add_argument("--expectations")
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--update", action="store_true")
+    ap.add_argument("--markdown")
+    ap.add_argument("cases", nargs="*", help="only these cases")
+    args = ap.parse_args()
+
+    cases = sorted(d for d in os.listdir(args.suite)
+                   if os.path.isfile(os.path.join(args.suite, d, "model.onnx")))
+    if args.cases:
+        cases = [c for c in cases if c in args.cases]
+    results = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = {pool.submit(run_case, args.loom_run, os.path.join(args.suite, c),
+                               args.timeout, args.rtol, args.atol): c for c in cases}
+        for f in concurrent.futures.as_completed(futures):
+            results[futures[f]] = f.result()
+
+    totals = collections.Counter(r[0] for r in results.values())
+    n = len(cases)
+    print("%s: %d cases: %d pass (%.1f %%), %d mismatch, %d unsupported, %d error, %d crash"
+          % (args.suite, n, totals["pass"], 100.0 * totals["pass"] / max(n, 1),
+             totals["mismatch"], totals["unsupported"], totals["error"], totals["crash"]))
+    for c in cases:
+        if results[c][0] == "crash":
+            print("  CRASH %s: %s" % (c, results[c][1]))
+
+    expected = read_expectations(args.expectations)
+    status = 0
+    if args.check:
+        new = [c for c in cases if results[c][0] != "pass" and c not in expected]
+        fixed = [c for c in cases if results[c][0] == "pass" and c in expected]
+        for c in new:
+            print("NEW FAILURE %s: %s %s" % (c, results[c][0], results[c][1]))
+        for c in fixed:
+            print("UNEXPECTED PASS %s (remove it from %s)" % (c, args.expectations))
+        if new or fixed or totals["crash"]:
+            status = 1
+        print("conformance: %d cases, %d pass, %d expected failures, %d new failures, "
+              "%d unexpected passes" % (n, totals["pass"], len(expected), len(new), len(fixed)))
+    if args.update and args.expectations:
+        with open(args.expectations, "w") as f:
+            f.write("# ONNX node-suite cases that do not pass through loom-run yet, with why.\n"
+                    "# Maintained by scripts/conformance.py --update; the check fails on\n"
+                    "# any other failure and on any listed case that passes.\n")
+            for c in cases:
+                kind, message = results[c]
+                if kind != "pass":
+                    reason = expected.get(c) or ("%s: %s" % (kind, message))[:240]
+                    f.write("%s %s\n" % (c, reason))
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write("# ONNX node-suite conformance (reference executor)\n\n")
+            f.write("Produced by `python3 scripts/conformance.py --loom-run build/bin/loom-run "
+                    "--markdown %s` on %s.\n\n" % (args.markdown, args.suite))
+            f.write("| outcome | cases | share |\n|---|---:|---:|\n")
+            for k in ("pass", "mismatch", "unsupported", "error", "crash"):
+                f.write("| %s | %d | %.1f %% |\n" % (k, totals[k], 100.0 * totals[k] / max(n, 1)))
+            f.write("\nThe cases expected not to pass, with reasons, are listed in "
+                    "`test/conformance/onnx-node-1.12.txt`.\n")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
