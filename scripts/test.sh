@@ -24,7 +24,7 @@ if [ ! -f "$newer_suite/.complete" ]; then
 fi
 # Fails on any crash in either suite, and when Debian's suite imports less
 # than the recorded floor; the newer suite's share is reported.
-/usr/bin/python3 "$root/scripts/import_coverage.py" \
+/usr/bin/python3 -s "$root/scripts/import_coverage.py" \
   --loom-translate "$build/bin/loom-translate" \
   --suite /usr/share/libonnx-testdata/data/node --suite "$newer_suite" --check
 

@@ -21,7 +21,8 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%loom_src_root", config.loom_src_root))
 # Fixtures are generated with Debian's python3 and its python3-onnx (1.12).
-config.substitutions.append(("%onnx_python", "/usr/bin/python3"))
+# -s: ignore packages in the user site, which may hold another onnx.
+config.substitutions.append(("%onnx_python", "/usr/bin/python3 -s"))
 # Several ONNX text models in one test file are separated by "# -----"; the
 # substitution keeps the marker itself out of the RUN line.
 config.substitutions.append(("%split_onnx", "--split-input-file='# ----''-'"))

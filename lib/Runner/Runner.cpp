@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
@@ -157,6 +158,14 @@ bool compareTensors(llvm::StringRef name, const Tensor &got,
   return false;
 }
 
+/// ONNX test data stores bfloat16 (and sometimes float16) tensors as their
+/// uint16 bit patterns; reinterpret those as the type the model uses.
+void reinterpretHalfBits(Tensor &t, ElementKind wanted) {
+  if (t.kind() == ElementKind::U16 &&
+      (wanted == ElementKind::BF16 || wanted == ElementKind::F16))
+    t = *tensorFromBytes(wanted, t.shape(), tensorToBytes(t));
+}
+
 } // namespace
 
 int runModel(const RunOptions &options) {
@@ -199,6 +208,9 @@ int runModel(const RunOptions &options) {
         llvm::errs() << "error: " << error << "\n";
         return 1;
       }
+      reinterpretHalfBits(
+          t, *getElementKind(getElementTypeOrSelf(
+                 signature.getInput(inputs.size()))));
       inputs.push_back(std::move(t));
     }
   }
@@ -244,6 +256,7 @@ int runModel(const RunOptions &options) {
         llvm::errs() << "error: " << error << "\n";
         return 1;
       }
+      reinterpretHalfBits(expected, (*outputs)[i].kind());
       ok &= compareTensors(std::to_string(i), (*outputs)[i], expected,
                            options.rtol, options.atol);
     }

@@ -86,7 +86,7 @@ LogicalResult bind(NodeBinder &b, size_t i, Value value) {
 LogicalResult buildAdagrad(NodeBinder &b) {
   std::optional<OptimizerInputs> in = readOptimizerInputs(b, 3);
   std::optional<float> decay = b.floatAttr("decay_factor", 0.0f);
-  std::optional<float> epsilon = b.floatAttr("epsilon", 0.0f);
+  std::optional<float> epsilon = b.floatAttr("epsilon", 1e-6f);
   std::optional<float> norm = b.floatAttr("norm_coefficient", 0.0f);
   if (!in || !decay || !epsilon || !norm)
     return failure();
