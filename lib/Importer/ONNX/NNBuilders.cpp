@@ -829,10 +829,11 @@ LogicalResult buildHardmax(NodeBinder &b) {
 // Resize and Upsample
 //===----------------------------------------------------------------------===//
 
-/// The attributes of a loom.resize.
+/// The operands and attributes of a loom.resize. `scales` and `roi` are
+/// values; `knownScales` holds the scales when they are known at import.
 struct ResizeConfig {
-  SmallVector<float> scales;
-  std::optional<SmallVector<float>> roi;
+  Value scales, roi;
+  std::optional<SmallVector<float>> knownScales;
   std::string mode = "nearest";
   std::string coordinateMode = "half_pixel";
   std::string nearestMode = "round_prefer_floor";
@@ -841,17 +842,57 @@ struct ResizeConfig {
   float extrapolationValue = 0.0f;
 };
 
+/// A 1-D f32 constant.
+Value f32Tensor(NodeBinder &b, ArrayRef<float> values) {
+  auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
+                                    b.builder().getF32Type());
+  return ConstantOp::create(b.builder(), b.loc(),
+                            DenseElementsAttr::get(type, values));
+}
+
+/// Input `i` (named `name` in errors) as the 1-D f32 tensor loom.resize
+/// takes: the input itself when it is one, a converted constant when its
+/// values are known, a cast otherwise (ONNX allows f16/f64 roi). Stores the
+/// values in `known` when they are known. Null after an error.
+Value f32VectorInput(NodeBinder &b, size_t i, StringRef name,
+                     std::optional<SmallVector<float>> &known) {
+  Value v = b.input(i);
+  if (!v)
+    return {};
+  RankedTensorType t = tensorType(v);
+  if (t.getRank() != 1 || !isa<FloatType>(t.getElementType())) {
+    b.emitError() << "input " << i << " ('" << name
+                  << "') must be a 1-D float tensor, got " << t;
+    return {};
+  }
+  if (std::optional<SmallVector<double>> values = b.constantFloats(i)) {
+    known = SmallVector<float>(values->begin(), values->end());
+    if (!t.getElementType().isF32())
+      return f32Tensor(b, *known);
+    return v;
+  }
+  return castTo(b, v, b.builder().getF32Type());
+}
+
 LogicalResult emitResize(NodeBinder &b, Value x, const ResizeConfig &config) {
   RankedTensorType type = b.outputType(0);
-  if (!type)
+  if (!type || !config.scales)
     return failure();
   int64_t rank = tensorType(x).getRank();
-  if (config.scales.size() != static_cast<size_t>(rank))
+  RankedTensorType scalesType = tensorType(config.scales);
+  if (!scalesType.isDynamicDim(0) && scalesType.getDimSize(0) != rank)
     return b.emitError() << "expects " << rank << " scales (one per axis), got "
-                         << config.scales.size();
-  for (float s : config.scales)
-    if (!(s > 0.0f) || !std::isfinite(s))
-      return b.emitError() << "scales must be positive, got " << s;
+                         << scalesType.getDimSize(0);
+  if (config.knownScales)
+    for (float s : *config.knownScales)
+      if (!(s > 0.0f) || !std::isfinite(s))
+        return b.emitError() << "scales must be positive, got " << s;
+  if (config.roi) {
+    RankedTensorType roiType = tensorType(config.roi);
+    if (!roiType.isDynamicDim(0) && roiType.getDimSize(0) != 2 * rank)
+      return b.emitError() << "'roi' must hold " << 2 * rank
+                           << " values, got " << roiType.getDimSize(0);
+  }
   if (!llvm::is_contained({"nearest", "linear", "cubic"}, config.mode))
     return b.emitError() << "attribute 'mode' must be \"nearest\", \"linear\" "
                             "or \"cubic\", got \""
@@ -868,12 +909,8 @@ LogicalResult emitResize(NodeBinder &b, Value x, const ResizeConfig &config) {
     return b.emitError() << "attribute 'nearest_mode' = \""
                          << config.nearestMode << "\" is not supported";
   auto &builder = b.builder();
-  DenseF32ArrayAttr roi;
-  if (config.roi)
-    roi = builder.getDenseF32ArrayAttr(*config.roi);
   b.setOutput(0, ResizeOp::create(
-                     builder, b.loc(), type, x,
-                     builder.getDenseF32ArrayAttr(config.scales), roi,
+                     builder, b.loc(), type, x, config.scales, config.roi,
                      builder.getStringAttr(config.mode),
                      builder.getStringAttr(config.coordinateMode),
                      builder.getStringAttr(config.nearestMode),
@@ -886,8 +923,10 @@ LogicalResult emitResize(NodeBinder &b, Value x, const ResizeConfig &config) {
 /// Resize-10 and Upsample share one legacy sampling: source coordinates are
 /// `out / scale` ("asymmetric"); nearest picks floor when upsampling and
 /// ceil when downsampling (onnxruntime's rule; an axis can only have one).
-LogicalResult emitLegacyResize(NodeBinder &b, Value x, ArrayRef<float> scales) {
-  ResizeConfig config;
+/// Run-time scales are fine for linear; for nearest the direction comes from
+/// the static input and output sizes (out < in exactly when scale < 1, and
+/// at scale 1 floor and ceil agree).
+LogicalResult emitLegacyResize(NodeBinder &b, Value x, ResizeConfig config) {
   std::optional<std::string> mode = b.stringAttr("mode", "nearest");
   if (!mode)
     return failure();
@@ -896,15 +935,29 @@ LogicalResult emitLegacyResize(NodeBinder &b, Value x, ArrayRef<float> scales) {
                             "\"linear\", got \""
                          << *mode << "\"";
   config.mode = *mode;
-  config.scales.assign(scales.begin(), scales.end());
   config.coordinateMode = "asymmetric";
-  bool down = llvm::any_of(scales, [](float s) { return s < 1.0f; });
-  bool up = llvm::any_of(scales, [](float s) { return s > 1.0f; });
-  if (config.mode == "nearest" && down && up)
+  if (config.mode != "nearest")
+    return emitResize(b, x, config);
+  bool down = false, up = false;
+  if (config.knownScales) {
+    down = llvm::any_of(*config.knownScales, [](float s) { return s < 1.0f; });
+    up = llvm::any_of(*config.knownScales, [](float s) { return s > 1.0f; });
+  } else {
+    RankedTensorType in = tensorType(x), out = b.knownOutputType(0);
+    if (!out || !in.hasStaticShape() || !out.hasStaticShape() ||
+        in.getRank() != out.getRank())
+      return b.fail("nearest resizing with run-time scales needs static input "
+                    "and output shapes before opset 11 (to choose between "
+                    "rounding down and up)");
+    for (int64_t i = 0; i < in.getRank(); ++i) {
+      down |= out.getDimSize(i) < in.getDimSize(i);
+      up |= out.getDimSize(i) > in.getDimSize(i);
+    }
+  }
+  if (down && up)
     return b.fail("nearest resizing that upsamples some axes and downsamples "
                   "others is not supported before opset 11");
-  if (config.mode == "nearest")
-    config.nearestMode = down ? "ceil" : "floor";
+  config.nearestMode = down ? "ceil" : "floor";
   return emitResize(b, x, config);
 }
 
@@ -912,44 +965,40 @@ LogicalResult buildUpsample(NodeBinder &b) {
   Value x = b.input(0);
   if (!x)
     return failure();
+  ResizeConfig config;
   if (b.opset() < 9) {
     if (!b.hasAttr("scales"))
       return b.fail("attribute 'scales' is required");
-    auto scales = b.floatsAttr("scales");
-    if (!scales)
+    config.knownScales = b.floatsAttr("scales");
+    if (!config.knownScales)
       return failure();
-    return emitLegacyResize(b, x, *scales);
+    config.scales = f32Tensor(b, *config.knownScales);
+  } else {
+    config.scales = f32VectorInput(b, 1, "scales", config.knownScales);
+    if (!config.scales)
+      return failure();
   }
-  if (!b.input(1))
-    return failure();
-  auto scales = b.constantFloats(1);
-  if (!scales)
-    return b.fail("input 1 ('scales') must be a constant");
-  SmallVector<float> narrowed(scales->begin(), scales->end());
-  return emitLegacyResize(b, x, narrowed);
+  return emitLegacyResize(b, x, config);
 }
 
-/// Resize-10/11/13. Scales must be constants; sizes become per-axis scales
-/// out / in (ONNX's definition when sizes are given), from the constant
-/// sizes or, failing that, from static input and output shapes. `roi` is
-/// read only for tf_crop_and_resize, where it must be a constant.
+/// Resize-10/11/13. Scales may be computed at run time. Sizes become
+/// per-axis scales out / in (ONNX's definition when sizes are given), from
+/// the constant sizes or, failing that, from static input and output shapes.
+/// `roi` is read only for tf_crop_and_resize, where it is required.
 LogicalResult buildResize(NodeBinder &b) {
   Value x = b.input(0);
   if (!x)
     return failure();
   RankedTensorType in = tensorType(x);
   int64_t rank = in.getRank();
+  ResizeConfig config;
   if (b.opset() < 11) {
-    if (!b.input(1))
+    config.scales = f32VectorInput(b, 1, "scales", config.knownScales);
+    if (!config.scales)
       return failure();
-    auto scales = b.constantFloats(1);
-    if (!scales)
-      return b.fail("input 1 ('scales') must be a constant");
-    SmallVector<float> narrowed(scales->begin(), scales->end());
-    return emitLegacyResize(b, x, narrowed);
+    return emitLegacyResize(b, x, config);
   }
 
-  ResizeConfig config;
   std::optional<std::string> mode = b.stringAttr("mode", "nearest");
   std::optional<std::string> coordinateMode =
       b.stringAttr("coordinate_transformation_mode", "half_pixel");
@@ -968,22 +1017,20 @@ LogicalResult buildResize(NodeBinder &b) {
   config.excludeOutside = *excludeOutside != 0;
   config.extrapolationValue = *extrapolation;
 
-  std::optional<SmallVector<double>> scales;
-  if (b.hasInput(2)) {
-    scales = b.constantFloats(2);
-    if (!scales)
-      return b.fail("input 2 ('scales') must be a constant");
-    if (scales->empty())
-      scales.reset();
-  }
-  bool hasSizes = b.hasInput(3);
-  if (hasSizes && tensorType(b.optionalInput(3)).getRank() == 1 &&
-      tensorType(b.optionalInput(3)).getDimSize(0) == 0)
-    hasSizes = false;
-  if (scales && hasSizes)
+  // An empty tensor stands for an absent scales or sizes (Resize-11 had to
+  // pass one for scales when giving sizes).
+  auto isEmpty = [&](size_t i) {
+    RankedTensorType t = tensorType(b.optionalInput(i));
+    return t.getRank() == 1 && t.getDimSize(0) == 0;
+  };
+  bool hasScales = b.hasInput(2) && !isEmpty(2);
+  bool hasSizes = b.hasInput(3) && !isEmpty(3);
+  if (hasScales && hasSizes)
     return b.fail("only one of 'scales' and 'sizes' may be given");
-  if (scales) {
-    config.scales.assign(scales->begin(), scales->end());
+  if (hasScales) {
+    config.scales = f32VectorInput(b, 2, "scales", config.knownScales);
+    if (!config.scales)
+      return failure();
   } else if (hasSizes) {
     std::optional<SmallVector<int64_t>> sizes = b.constantInts(3);
     if (!sizes) {
@@ -997,30 +1044,29 @@ LogicalResult buildResize(NodeBinder &b) {
     if (sizes->size() != static_cast<size_t>(rank))
       return b.emitError() << "expects " << rank
                            << " sizes (one per axis), got " << sizes->size();
+    SmallVector<float> scales;
     for (int64_t i = 0; i < rank; ++i) {
       int64_t d = in.getDimSize(i);
       if (ShapedType::isDynamic(d) || d == 0)
         return b.emitError() << "'sizes' needs static, non-zero input sizes, "
                                 "but axis "
                              << i << " of " << in << " is not";
-      config.scales.push_back(static_cast<float>((*sizes)[i]) /
-                              static_cast<float>(d));
+      scales.push_back(static_cast<float>((*sizes)[i]) /
+                       static_cast<float>(d));
     }
+    config.knownScales = scales;
+    config.scales = f32Tensor(b, scales);
   } else {
     return b.fail("one of 'scales' and 'sizes' is required");
   }
 
   if (config.coordinateMode == "tf_crop_and_resize") {
-    std::optional<SmallVector<double>> roi;
-    if (b.hasInput(1))
-      roi = b.constantFloats(1);
-    if (!roi)
-      return b.fail("input 1 ('roi') must be a constant for "
-                    "tf_crop_and_resize");
-    if (roi->size() != static_cast<size_t>(2 * rank))
-      return b.emitError() << "'roi' must hold " << 2 * rank << " values, got "
-                           << roi->size();
-    config.roi = SmallVector<float>(roi->begin(), roi->end());
+    if (!b.hasInput(1))
+      return b.fail("input 1 ('roi') is required for tf_crop_and_resize");
+    std::optional<SmallVector<float>> knownRoi;
+    config.roi = f32VectorInput(b, 1, "roi", knownRoi);
+    if (!config.roi)
+      return failure();
   }
   return emitResize(b, x, config);
 }

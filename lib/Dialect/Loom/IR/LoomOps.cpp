@@ -10,6 +10,8 @@
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/StringSwitch.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace loom;
 
@@ -378,14 +380,49 @@ LogicalResult RotaryEmbeddingOp::verify() {
   return success();
 }
 
+/// The values of `value` when it is a constant float tensor.
+static std::optional<SmallVector<float>> constantFloatValues(Value value) {
+  DenseFPElementsAttr attr;
+  if (!value || !matchPattern(value, m_Constant(&attr)))
+    return std::nullopt;
+  SmallVector<float> values;
+  for (const APFloat &v : attr.getValues<APFloat>()) {
+    APFloat f = v;
+    bool lost;
+    f.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
+    values.push_back(f.convertToFloat());
+  }
+  return values;
+}
+
+std::optional<SmallVector<float>> ResizeOp::getStaticScales() {
+  return constantFloatValues(getScales());
+}
+
+std::optional<SmallVector<float>> ResizeOp::getStaticRoi() {
+  return constantFloatValues(getRoi());
+}
+
 LogicalResult ResizeOp::verify() {
   auto in = tensorTypeOf(getInput()), out = tensorTypeOf(getResult());
-  if (in.getRank() != out.getRank())
+  int64_t rank = in.getRank();
+  if (rank != out.getRank())
     return emitOpError("result must have the rank of the input");
-  if (getScales().size() != static_cast<size_t>(in.getRank()))
-    return emitOpError("expects one scale per axis");
-  if (getRoi() && getRoi()->size() != static_cast<size_t>(2 * in.getRank()))
-    return emitOpError("roi must hold 2 * rank values");
+  // Lengths and values are checked where they are known; run-time scales
+  // and roi are the executor's to check.
+  if (std::optional<int64_t> len = staticLength(getScales());
+      len && *len != rank)
+    return emitOpError("expects one scale per axis (")
+           << rank << "), got " << *len;
+  if (std::optional<SmallVector<float>> scales = getStaticScales())
+    for (float s : *scales)
+      if (!(s > 0.0f) || !std::isfinite(s))
+        return emitOpError("scales must be positive and finite, got ") << s;
+  if (getRoi())
+    if (std::optional<int64_t> len = staticLength(getRoi());
+        len && *len != 2 * rank)
+      return emitOpError("roi must hold 2 * rank = ")
+             << 2 * rank << " values, got " << *len;
   if (failed(verifyOneOf(*this, "mode", getMode(),
                          {"nearest", "linear", "cubic"})) ||
       failed(verifyOneOf(*this, "coordinate_transformation_mode",
@@ -397,6 +434,8 @@ LogicalResult ResizeOp::verify() {
                          {"round_prefer_floor", "round_prefer_ceil", "floor",
                           "ceil"})))
     return failure();
+  if (getCoordinateTransformationMode() == "tf_crop_and_resize" && !getRoi())
+    return emitOpError("tf_crop_and_resize requires a roi operand");
   return verifySameElementType(*this, getInput(), getResult(), "result");
 }
 

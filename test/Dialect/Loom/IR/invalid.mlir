@@ -187,9 +187,50 @@ func.func @rotary_tables(%x: tensor<1x8x16x64xf32>, %c: tensor<16x64xf32>) {
 
 // -----
 
-func.func @resize_mode(%x: tensor<1x3x4x4xf32>) {
+func.func @resize_mode(%x: tensor<1x3x4x4xf32>, %s: tensor<4xf32>) {
   // expected-error @+1 {{mode must be one of "nearest", "linear", "cubic"}}
-  %0 = loom.resize %x {mode = "area", scales = array<f32: 1.0, 1.0, 2.0, 2.0>} : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>
+  %0 = loom.resize %x, %s {mode = "area"} : (tensor<1x3x4x4xf32>, tensor<4xf32>) -> tensor<1x3x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @resize_scales_length(%x: tensor<1x3x4x4xf32>, %s: tensor<2xf32>) {
+  // expected-error @+1 {{expects one scale per axis (4), got 2}}
+  %0 = loom.resize %x, %s : (tensor<1x3x4x4xf32>, tensor<2xf32>) -> tensor<1x3x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @resize_scales_type(%x: tensor<1x3x4x4xf32>, %s: tensor<4xf16>) {
+  // expected-error @+1 {{operand #1 must be 1D tensor of 32-bit float values}}
+  %0 = loom.resize %x, %s : (tensor<1x3x4x4xf32>, tensor<4xf16>) -> tensor<1x3x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @resize_scales_value(%x: tensor<1x3x4x4xf32>) {
+  %s = loom.constant dense<[1.0, 1.0, 0.0, 2.0]> : tensor<4xf32>
+  // expected-error @+1 {{scales must be positive and finite, got 0}}
+  %0 = loom.resize %x, %s : (tensor<1x3x4x4xf32>, tensor<4xf32>) -> tensor<1x3x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @resize_roi_length(%x: tensor<1x3x4x4xf32>, %s: tensor<4xf32>, %roi: tensor<4xf32>) {
+  // expected-error @+1 {{roi must hold 2 * rank = 8 values, got 4}}
+  %0 = loom.resize %x, %s, %roi {coordinate_transformation_mode = "tf_crop_and_resize"} : (tensor<1x3x4x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x3x2x2xf32>
+  return
+}
+
+// -----
+
+func.func @resize_roi_missing(%x: tensor<1x3x4x4xf32>, %s: tensor<4xf32>) {
+  // expected-error @+1 {{tf_crop_and_resize requires a roi operand}}
+  %0 = loom.resize %x, %s {coordinate_transformation_mode = "tf_crop_and_resize"} : (tensor<1x3x4x4xf32>, tensor<4xf32>) -> tensor<1x3x2x2xf32>
   return
 }
 

@@ -162,8 +162,21 @@ func.func @nn(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3x3xf32>, %b: tensor<16xf
   %11 = loom.attention %q, %kv, %kv, %m {is_causal = true} : (tensor<1x8x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>, tensor<16x16xi1>) -> tensor<1x8x16x64xf32>
   // CHECK: loom.rotary_embedding
   %12 = loom.rotary_embedding %q, %cos, %cos : tensor<1x8x16x64xf32>, tensor<16x32xf32>, tensor<16x32xf32> -> tensor<1x8x16x64xf32>
-  // CHECK: loom.resize
-  %13 = loom.resize %x {mode = "linear", scales = array<f32: 1.0, 1.0, 2.0, 2.0>} : tensor<1x3x8x8xf32> -> tensor<1x3x16x16xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @resize
+// CHECK-SAME: (%[[X:.*]]: tensor<1x3x8x8xf32>, %[[S:.*]]: tensor<?xf32>, %[[R:.*]]: tensor<8xf32>)
+func.func @resize(%x: tensor<1x3x8x8xf32>, %s: tensor<?xf32>, %roi: tensor<8xf32>) {
+  // CHECK: %[[C:.*]] = loom.constant dense<[1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00]> : tensor<4xf32>
+  %c = loom.constant dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32>
+  // CHECK: loom.resize %[[X]], %[[C]] {mode = "linear"} : (tensor<1x3x8x8xf32>, tensor<4xf32>) -> tensor<1x3x16x16xf32>
+  %0 = loom.resize %x, %c {mode = "linear"} : (tensor<1x3x8x8xf32>, tensor<4xf32>) -> tensor<1x3x16x16xf32>
+  // Run-time scales of unknown length and a dynamic result.
+  // CHECK: loom.resize %[[X]], %[[S]] {nearest_mode = "floor"} : (tensor<1x3x8x8xf32>, tensor<?xf32>) -> tensor<1x3x?x?xf32>
+  %1 = loom.resize %x, %s {nearest_mode = "floor"} : (tensor<1x3x8x8xf32>, tensor<?xf32>) -> tensor<1x3x?x?xf32>
+  // CHECK: loom.resize %[[X]], %[[C]], %[[R]] {coordinate_transformation_mode = "tf_crop_and_resize", extrapolation_value = 1.000000e+01 : f32, mode = "linear"} : (tensor<1x3x8x8xf32>, tensor<4xf32>, tensor<8xf32>) -> tensor<1x3x4x4xf32>
+  %2 = loom.resize %x, %c, %roi {coordinate_transformation_mode = "tf_crop_and_resize", extrapolation_value = 10.0 : f32, mode = "linear"} : (tensor<1x3x8x8xf32>, tensor<4xf32>, tensor<8xf32>) -> tensor<1x3x4x4xf32>
   return
 }
 

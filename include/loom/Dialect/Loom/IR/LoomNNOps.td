@@ -245,17 +245,27 @@ def Loom_RotaryEmbeddingOp : Loom_Op<"rotary_embedding", [Pure,
 def Loom_ResizeOp : Loom_Op<"resize", [Pure]> {
   let summary = "Resize the trailing axes by interpolation";
   let description = Loom_OpDoc<[{
-    Resizes `input` to the result shape. `scales` holds one factor per axis
-    (output = floor(input * scale) unless sizes were given). `mode` is
-    "nearest", "linear" or "cubic"; `coordinate_transformation_mode` and
-    `nearest_mode` follow ONNX Resize-13 (including "tf_crop_and_resize"
-    with `roi`), `cubic_coeff_a`, `exclude_outside` and
-    `extrapolation_value` too.}],
+    Resizes `input` to the result shape. `scales` is a 1-D f32 tensor with
+    one factor per axis (output = floor(input * scale) unless ONNX sizes were
+    given: the importer then passes sizes / input for static input shapes).
+    The optional `roi` holds `2 * rank` f32 values (begins, then ends, in
+    normalized coordinates) and is used by "tf_crop_and_resize", which
+    requires it. Both are operands, as in ONNX, so that models computing
+    them at run time import; the importer makes them `loom.constant`s when
+    they are known. A pass that needs static scales (or roi) matches a
+    constant operand, e.g. with `getStaticScales()`, and leaves the op alone
+    otherwise.
+
+    `mode` is "nearest", "linear" or "cubic"; `coordinate_transformation_mode`
+    and `nearest_mode` follow ONNX Resize-13, `cubic_coeff_a`,
+    `exclude_outside` and `extrapolation_value` too. Resize-10 and Upsample
+    are expressed with "asymmetric" coordinates.}],
     "Resize (opset 10-13), Upsample (opset 7-9)",
-    "%y = loom.resize %x {mode = \"nearest\", scales = array<f32: 1.0, 1.0, 2.0, 2.0>} : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>">.text;
+    "%s = loom.constant dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32>\n    "
+    "%y = loom.resize %x, %s {mode = \"linear\"} : (tensor<1x3x4x4xf32>, tensor<4xf32>) -> tensor<1x3x8x8xf32>">.text;
   let arguments = (ins Loom_NumericTensor:$input,
-                       DenseF32ArrayAttr:$scales,
-                       OptionalAttr<DenseF32ArrayAttr>:$roi,
+                       1DTensorOf<[F32]>:$scales,
+                       Optional<1DTensorOf<[F32]>>:$roi,
                        DefaultValuedStrAttr<StrAttr, "nearest">:$mode,
                        DefaultValuedStrAttr<StrAttr, "half_pixel">:$coordinate_transformation_mode,
                        DefaultValuedStrAttr<StrAttr, "round_prefer_floor">:$nearest_mode,
@@ -263,8 +273,17 @@ def Loom_ResizeOp : Loom_Op<"resize", [Pure]> {
                        DefaultValuedAttr<BoolAttr, "false">:$exclude_outside,
                        DefaultValuedAttr<F32Attr, "0.0">:$extrapolation_value);
   let results = (outs Loom_NumericTensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = [{
+    $input `,` $scales (`,` $roi^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The scales when `scales` is a constant, else nullopt.
+    std::optional<::llvm::SmallVector<float>> getStaticScales();
+    /// The roi when it is given and a constant, else nullopt.
+    std::optional<::llvm::SmallVector<float>> getStaticRoi();
+  }];
 }
 
 #endif // LOOM_DIALECT_LOOM_IR_LOOMNNOPS_TD
