@@ -1,7 +1,8 @@
 //===- NNBuilders.cpp - Contractions, convolutions, norms, softmax --------===//
 //
 // MatMul/Gemm, convolutions, pooling, normalizations, softmax and its
-// relatives, resizing, the depth/space shuffles, Dropout and LRN.
+// relatives, resizing, the depth/space shuffles, Dropout, LRN and the vision
+// ops (GridSample, RoiAlign, NonMaxSuppression).
 //
 // Ops that passes must see whole become one loom op (conv, conv_transpose,
 // the pools, the norms, softmax, resize) with every window attribute made
@@ -1258,6 +1259,199 @@ LogicalResult buildLRN(NodeBinder &b) {
   return finish(b, 0, createInferred<DivOp>(b, x, denominator));
 }
 
+//===----------------------------------------------------------------------===//
+// Vision: GridSample, RoiAlign, NonMaxSuppression
+//===----------------------------------------------------------------------===//
+
+/// True when `dim` is dynamic, `expected` is, or they are equal.
+bool isDynamicOrEqual(int64_t dim, int64_t expected) {
+  return ShapedType::isDynamic(dim) || ShapedType::isDynamic(expected) ||
+         dim == expected;
+}
+
+/// Reads string attribute `name` and checks it is one of `allowed`.
+std::optional<std::string> oneOfAttr(NodeBinder &b, StringRef name,
+                                     StringRef fallback,
+                                     ArrayRef<StringRef> allowed) {
+  std::optional<std::string> value = b.stringAttr(name, fallback);
+  if (!value)
+    return std::nullopt;
+  if (!llvm::is_contained(allowed, *value)) {
+    InFlightDiagnostic diag = b.emitError();
+    diag << "attribute '" << name << "' must be one of ";
+    llvm::interleaveComma(allowed, diag,
+                          [&](StringRef s) { diag << '"' << s << '"'; });
+    diag << ", got \"" << *value << "\"";
+    return std::nullopt;
+  }
+  return value;
+}
+
+/// Reads the 0/1 int attribute `name` as a bool.
+std::optional<bool> flagAttr(NodeBinder &b, StringRef name) {
+  std::optional<int64_t> v = b.intAttr(name, 0);
+  if (!v)
+    return std::nullopt;
+  if (*v != 0 && *v != 1) {
+    b.emitError() << "attribute '" << name << "' must be 0 or 1, got " << *v;
+    return std::nullopt;
+  }
+  return *v != 0;
+}
+
+/// GridSample-16 (4-D). GridSample-20 generalized it to N-d and renamed the
+/// modes "linear" and "cubic"; its 4-D form maps onto the same op.
+LogicalResult buildGridSample(NodeBinder &b) {
+  Value x = b.input(0), grid = b.input(1);
+  RankedTensorType type = b.outputType(0);
+  if (!x || !grid || !type)
+    return failure();
+  if (tensorType(x).getRank() != 4 || tensorType(grid).getRank() != 4)
+    return b.emitError() << "expects a 4-D input [N, C, H, W] and grid "
+                            "[N, Ho, Wo, 2], got "
+                         << tensorType(x) << " and " << tensorType(grid);
+  RankedTensorType gridType = tensorType(grid);
+  if (!isa<FloatType>(gridType.getElementType()) ||
+      !isDynamicOrEqual(gridType.getDimSize(3), 2))
+    return b.emitError() << "grid must hold float (x, y) pairs, got "
+                         << gridType;
+  bool renamed = b.opset() >= 20;
+  std::optional<std::string> mode =
+      renamed ? oneOfAttr(b, "mode", "linear", {"linear", "nearest", "cubic"})
+              : oneOfAttr(b, "mode", "bilinear",
+                          {"bilinear", "nearest", "bicubic"});
+  std::optional<std::string> padding = oneOfAttr(
+      b, "padding_mode", "zeros", {"zeros", "border", "reflection"});
+  std::optional<bool> alignCorners = flagAttr(b, "align_corners");
+  if (!mode || !padding || !alignCorners)
+    return failure();
+  if (*mode == "linear")
+    *mode = "bilinear";
+  else if (*mode == "cubic")
+    *mode = "bicubic";
+  b.setOutput(0, GridSampleOp::create(b.builder(), b.loc(), type, x, grid,
+                                      *mode, *padding, *alignCorners));
+  return success();
+}
+
+/// RoiAlign-10/16. Opset 10 had no coordinate_transformation_mode and did
+/// not shift by half a pixel: "output_half_pixel".
+LogicalResult buildRoiAlign(NodeBinder &b) {
+  Value x = b.input(0), rois = b.input(1), indices = b.input(2);
+  RankedTensorType type = b.outputType(0);
+  if (!x || !rois || !indices || !type)
+    return failure();
+  RankedTensorType in = tensorType(x);
+  if (in.getRank() != 4)
+    return b.emitError() << "expects a 4-D input [N, C, H, W], got " << in;
+  RankedTensorType roisType = tensorType(rois);
+  if (roisType.getRank() != 2 || !isDynamicOrEqual(roisType.getDimSize(1), 4) ||
+      roisType.getElementType() != in.getElementType())
+    return b.emitError() << "rois must be [num_rois, 4] of the input's element "
+                            "type, got "
+                         << roisType;
+  RankedTensorType indicesType = tensorType(indices);
+  if (indicesType.getRank() != 1 ||
+      !isa<IntegerType>(indicesType.getElementType()) ||
+      !isDynamicOrEqual(indicesType.getDimSize(0), roisType.getDimSize(0)))
+    return b.emitError() << "batch_indices must be a 1-D integer tensor with "
+                            "one index per roi, got "
+                         << indicesType;
+  std::optional<std::string> mode = oneOfAttr(b, "mode", "avg", {"avg", "max"});
+  std::optional<std::string> coordinateMode =
+      b.opset() < 16 ? std::optional<std::string>("output_half_pixel")
+                     : oneOfAttr(b, "coordinate_transformation_mode",
+                                 "half_pixel",
+                                 {"half_pixel", "output_half_pixel"});
+  std::optional<int64_t> height = b.intAttr("output_height", 1);
+  std::optional<int64_t> width = b.intAttr("output_width", 1);
+  std::optional<int64_t> samplingRatio = b.intAttr("sampling_ratio", 0);
+  std::optional<float> spatialScale = b.floatAttr("spatial_scale", 1.0f);
+  if (!mode || !coordinateMode || !height || !width || !samplingRatio ||
+      !spatialScale)
+    return failure();
+  if (*height <= 0 || *width <= 0)
+    return b.emitError() << "attributes 'output_height' and 'output_width' "
+                            "must be positive, got "
+                         << *height << " and " << *width;
+  if (*samplingRatio < 0)
+    return b.emitError() << "attribute 'sampling_ratio' must be >= 0, got "
+                         << *samplingRatio;
+  if (!(*spatialScale > 0.0f) || !std::isfinite(*spatialScale))
+    return b.emitError() << "attribute 'spatial_scale' must be positive, got "
+                         << *spatialScale;
+  auto &builder = b.builder();
+  b.setOutput(0, RoiAlignOp::create(
+                     builder, b.loc(), type, x, rois,
+                     castTo(b, indices, builder.getI64Type()), *mode,
+                     static_cast<uint64_t>(*height),
+                     static_cast<uint64_t>(*width),
+                     static_cast<uint64_t>(*samplingRatio),
+                     APFloat(*spatialScale), *coordinateMode));
+  return success();
+}
+
+/// Optional scalar input `i` of NonMaxSuppression: null when absent, cast to
+/// `elementType` when another type of its kind; an error when not a scalar.
+FailureOr<Value> nmsScalarInput(NodeBinder &b, size_t i, StringRef name,
+                                Type elementType) {
+  Value v = b.optionalInput(i);
+  if (!v)
+    return Value();
+  RankedTensorType t = tensorType(v);
+  bool sameKind = isa<FloatType>(elementType)
+                      ? isa<FloatType>(t.getElementType())
+                      : isa<IntegerType>(t.getElementType());
+  if (!sameKind || t.getRank() > 1 ||
+      (t.getRank() == 1 && !t.isDynamicDim(0) && t.getDimSize(0) != 1))
+    return b.emitError() << "input " << i << " ('" << name
+                         << "') must be a scalar of type " << elementType
+                         << ", got " << t;
+  return castTo(b, v, elementType);
+}
+
+/// NonMaxSuppression-10/11. The number of selected boxes is data-dependent:
+/// the op yields tensor<?x3xi64>, cast to the model's type when it states a
+/// count.
+LogicalResult buildNonMaxSuppression(NodeBinder &b) {
+  Value boxes = b.input(0), scores = b.input(1);
+  if (!boxes || !scores)
+    return failure();
+  RankedTensorType boxesType = tensorType(boxes),
+                   scoresType = tensorType(scores);
+  if (boxesType.getRank() != 3 || scoresType.getRank() != 3 ||
+      !isDynamicOrEqual(boxesType.getDimSize(2), 4) ||
+      !isDynamicOrEqual(scoresType.getDimSize(0), boxesType.getDimSize(0)) ||
+      !isDynamicOrEqual(scoresType.getDimSize(2), boxesType.getDimSize(1)) ||
+      boxesType.getElementType() != scoresType.getElementType() ||
+      !isa<FloatType>(boxesType.getElementType()))
+    return b.emitError() << "expects float boxes [B, N, 4] and scores "
+                            "[B, C, N] of one element type, got "
+                         << boxesType << " and " << scoresType;
+  auto &builder = b.builder();
+  FailureOr<Value> maxBoxes = nmsScalarInput(
+      b, 2, "max_output_boxes_per_class", builder.getI64Type());
+  FailureOr<Value> iou =
+      nmsScalarInput(b, 3, "iou_threshold", builder.getF32Type());
+  FailureOr<Value> minScore =
+      nmsScalarInput(b, 4, "score_threshold", builder.getF32Type());
+  std::optional<bool> centerPointBox = flagAttr(b, "center_point_box");
+  if (failed(maxBoxes) || failed(iou) || failed(minScore) || !centerPointBox)
+    return failure();
+  auto resultType =
+      RankedTensorType::get({ShapedType::kDynamic, 3}, builder.getI64Type());
+  Value selected = NonMaxSuppressionOp::create(
+      builder, b.loc(), resultType, boxes, scores, *maxBoxes, *iou, *minScore,
+      *centerPointBox);
+  // Without an inferred type (ONNX always infers [?, 3]) the op's own type
+  // is the best there is.
+  if (!b.knownOutputType(0)) {
+    b.setOutput(0, selected);
+    return success();
+  }
+  return finish(b, 0, selected);
+}
+
 } // namespace
 
 void registerNNBuilders(OpTable &t) {
@@ -1291,6 +1485,11 @@ void registerNNBuilders(OpTable &t) {
   t.add("", "Upsample", 7, buildUpsample);
   t.add("", "DepthToSpace", 1, buildDepthToSpace);
   t.add("", "SpaceToDepth", 1, buildSpaceToDepth);
+
+  // Vision.
+  t.add("", "GridSample", 16, buildGridSample);
+  t.add("", "RoiAlign", 10, buildRoiAlign);
+  t.add("", "NonMaxSuppression", 10, buildNonMaxSuppression);
 
   t.add("", "Dropout", 1, buildDropout);
 }

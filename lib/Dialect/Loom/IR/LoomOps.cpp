@@ -865,5 +865,107 @@ LogicalResult NonZeroOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Vision: grid sampling, RoI align, non-maximum suppression
+//===----------------------------------------------------------------------===//
+
+LogicalResult GridSampleOp::verify() {
+  auto in = tensorTypeOf(getInput()), grid = tensorTypeOf(getGrid());
+  auto out = tensorTypeOf(getResult());
+  if (in.getRank() != 4 || grid.getRank() != 4 || out.getRank() != 4)
+    return emitOpError("expects a 4-D input [N, C, H, W], grid [N, Ho, Wo, 2] "
+                       "and result [N, C, Ho, Wo]");
+  if (!isDynamicOr(grid.getDimSize(3), 2))
+    return emitOpError("grid must hold (x, y) pairs in its last dimension, "
+                       "got ")
+           << grid;
+  if (!isDynamicOr(grid.getDimSize(0), in.getDimSize(0)))
+    return emitOpError("grid and input must have one batch size");
+  SmallVector<int64_t> expected{in.getDimSize(0), in.getDimSize(1),
+                                grid.getDimSize(1), grid.getDimSize(2)};
+  if (!areShapesCompatible(out.getShape(), expected))
+    return emitOpError("result must be [N, C, Ho, Wo], got ") << out;
+  if (failed(verifyOneOf(*this, "mode", getMode(),
+                         {"bilinear", "nearest", "bicubic"})) ||
+      failed(verifyOneOf(*this, "padding_mode", getPaddingMode(),
+                         {"zeros", "border", "reflection"})))
+    return failure();
+  return verifySameElementType(*this, getInput(), getResult(), "result");
+}
+
+LogicalResult RoiAlignOp::verify() {
+  auto in = tensorTypeOf(getInput()), rois = tensorTypeOf(getRois());
+  auto idx = tensorTypeOf(getBatchIndices()), out = tensorTypeOf(getResult());
+  if (in.getRank() != 4 || out.getRank() != 4)
+    return emitOpError("expects a 4-D input [N, C, H, W] and result "
+                       "[R, C, output_height, output_width]");
+  if (rois.getRank() != 2 || !isDynamicOr(rois.getDimSize(1), 4))
+    return emitOpError("rois must be [R, 4], got ") << rois;
+  if (!isDynamicOr(idx.getDimSize(0), rois.getDimSize(0)))
+    return emitOpError("batch_indices must hold one index per roi");
+  // I64Attr getters are unsigned: read the values as the signed ones ONNX
+  // gives so that negative sizes are reported, not wrapped.
+  int64_t height = getOutputHeight(), width = getOutputWidth();
+  if (height <= 0 || width <= 0)
+    return emitOpError("output_height and output_width must be positive");
+  if (static_cast<int64_t>(getSamplingRatio()) < 0)
+    return emitOpError("sampling_ratio must be non-negative");
+  float scale = getSpatialScale().convertToFloat();
+  if (!(scale > 0.0f) || !std::isfinite(scale))
+    return emitOpError("spatial_scale must be positive and finite");
+  int64_t r = ShapedType::isDynamic(rois.getDimSize(0)) ? idx.getDimSize(0)
+                                                        : rois.getDimSize(0);
+  SmallVector<int64_t> expected{r, in.getDimSize(1), height, width};
+  if (!areShapesCompatible(out.getShape(), expected))
+    return emitOpError("result must be [R, C, output_height, output_width], "
+                       "got ")
+           << out;
+  if (failed(verifyOneOf(*this, "mode", getMode(), {"avg", "max"})) ||
+      failed(verifyOneOf(*this, "coordinate_transformation_mode",
+                         getCoordinateTransformationMode(),
+                         {"half_pixel", "output_half_pixel"})) ||
+      failed(verifySameElementType(*this, getInput(), getRois(), "rois")))
+    return failure();
+  return verifySameElementType(*this, getInput(), getResult(), "result");
+}
+
+/// A scalar operand: rank 0, or rank 1 with one element.
+static LogicalResult verifyScalarOperand(Operation *op, Value value,
+                                         StringRef name) {
+  if (!value)
+    return success();
+  auto t = tensorTypeOf(value);
+  if (t.getRank() > 1 || (t.getRank() == 1 && !isDynamicOr(t.getDimSize(0), 1)))
+    return op->emitOpError(name) << " must be a scalar (0-D or [1]), got " << t;
+  return success();
+}
+
+LogicalResult NonMaxSuppressionOp::verify() {
+  auto boxes = tensorTypeOf(getBoxes()), scores = tensorTypeOf(getScores());
+  auto out = tensorTypeOf(getResult());
+  if (boxes.getRank() != 3 || !isDynamicOr(boxes.getDimSize(2), 4))
+    return emitOpError("boxes must be [B, N, 4], got ") << boxes;
+  if (scores.getRank() != 3)
+    return emitOpError("scores must be [B, C, N], got ") << scores;
+  if (!isDynamicOr(scores.getDimSize(0), boxes.getDimSize(0)) ||
+      !isDynamicOr(scores.getDimSize(2), boxes.getDimSize(1)))
+    return emitOpError("scores ")
+           << scores << " do not match boxes " << boxes << " in B and N";
+  if (failed(verifySameElementType(*this, getBoxes(), getScores(), "scores")))
+    return failure();
+  if (failed(verifyScalarOperand(*this, getMaxOutputBoxesPerClass(),
+                                 "max_output_boxes_per_class")) ||
+      failed(verifyScalarOperand(*this, getIouThreshold(), "iou_threshold")) ||
+      failed(verifyScalarOperand(*this, getScoreThreshold(),
+                                 "score_threshold")))
+    return failure();
+  // How many boxes survive is data-dependent; a static count would be a
+  // claim the op cannot check.
+  if (!out.isDynamicDim(0) || !isDynamicOr(out.getDimSize(1), 3) ||
+      out.isDynamicDim(1))
+    return emitOpError("result must be tensor<?x3xi64>, got ") << out;
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "loom/Dialect/Loom/IR/LoomOps.cpp.inc"

@@ -453,3 +453,139 @@ func.func @non_zero_rows(%x: tensor<3x4xf32>) {
   %0 = loom.non_zero %x : tensor<3x4xf32> -> tensor<3x?xi64>
   return
 }
+
+// -----
+
+func.func @grid_sample_grid(%x: tensor<1x3x8x8xf32>, %g: tensor<1x4x4x3xf32>) {
+  // expected-error @+1 {{grid must hold (x, y) pairs in its last dimension}}
+  %0 = loom.grid_sample %x, %g : tensor<1x3x8x8xf32>, tensor<1x4x4x3xf32> -> tensor<1x3x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @grid_sample_rank(%x: tensor<3x8x8xf32>, %g: tensor<1x4x4x2xf32>) {
+  // expected-error @+1 {{expects a 4-D input [N, C, H, W], grid [N, Ho, Wo, 2] and result [N, C, Ho, Wo]}}
+  %0 = loom.grid_sample %x, %g : tensor<3x8x8xf32>, tensor<1x4x4x2xf32> -> tensor<1x3x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @grid_sample_result(%x: tensor<1x3x8x8xf32>, %g: tensor<1x4x5x2xf32>) {
+  // expected-error @+1 {{result must be [N, C, Ho, Wo]}}
+  %0 = loom.grid_sample %x, %g : tensor<1x3x8x8xf32>, tensor<1x4x5x2xf32> -> tensor<1x3x5x4xf32>
+  return
+}
+
+// -----
+
+func.func @grid_sample_mode(%x: tensor<1x3x8x8xf32>, %g: tensor<1x4x4x2xf32>) {
+  // expected-error @+1 {{mode must be one of "bilinear", "nearest", "bicubic", got "linear"}}
+  %0 = loom.grid_sample %x, %g {mode = "linear"} : tensor<1x3x8x8xf32>, tensor<1x4x4x2xf32> -> tensor<1x3x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @grid_sample_padding(%x: tensor<1x3x8x8xf32>, %g: tensor<1x4x4x2xf32>) {
+  // expected-error @+1 {{padding_mode must be one of "zeros", "border", "reflection", got "wrap"}}
+  %0 = loom.grid_sample %x, %g {padding_mode = "wrap"} : tensor<1x3x8x8xf32>, tensor<1x4x4x2xf32> -> tensor<1x3x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @roi_align_rois(%x: tensor<1x3x8x8xf32>, %r: tensor<5x5xf32>, %i: tensor<5xi64>) {
+  // expected-error @+1 {{rois must be [R, 4]}}
+  %0 = loom.roi_align %x, %r, %i : tensor<1x3x8x8xf32>, tensor<5x5xf32>, tensor<5xi64> -> tensor<5x3x1x1xf32>
+  return
+}
+
+// -----
+
+func.func @roi_align_indices(%x: tensor<1x3x8x8xf32>, %r: tensor<5x4xf32>, %i: tensor<4xi64>) {
+  // expected-error @+1 {{batch_indices must hold one index per roi}}
+  %0 = loom.roi_align %x, %r, %i : tensor<1x3x8x8xf32>, tensor<5x4xf32>, tensor<4xi64> -> tensor<5x3x1x1xf32>
+  return
+}
+
+// -----
+
+func.func @roi_align_result(%x: tensor<1x3x8x8xf32>, %r: tensor<5x4xf32>, %i: tensor<5xi64>) {
+  // expected-error @+1 {{result must be [R, C, output_height, output_width]}}
+  %0 = loom.roi_align %x, %r, %i {output_height = 2 : i64, output_width = 2 : i64} : tensor<1x3x8x8xf32>, tensor<5x4xf32>, tensor<5xi64> -> tensor<5x3x7x7xf32>
+  return
+}
+
+// -----
+
+func.func @roi_align_size(%x: tensor<1x3x8x8xf32>, %r: tensor<5x4xf32>, %i: tensor<5xi64>) {
+  // expected-error @+1 {{output_height and output_width must be positive}}
+  %0 = loom.roi_align %x, %r, %i {output_height = 0 : i64} : tensor<1x3x8x8xf32>, tensor<5x4xf32>, tensor<5xi64> -> tensor<5x3x0x1xf32>
+  return
+}
+
+// -----
+
+func.func @roi_align_sampling(%x: tensor<1x3x8x8xf32>, %r: tensor<5x4xf32>, %i: tensor<5xi64>) {
+  // expected-error @+1 {{sampling_ratio must be non-negative}}
+  %0 = loom.roi_align %x, %r, %i {sampling_ratio = -1 : i64} : tensor<1x3x8x8xf32>, tensor<5x4xf32>, tensor<5xi64> -> tensor<5x3x1x1xf32>
+  return
+}
+
+// -----
+
+func.func @roi_align_mode(%x: tensor<1x3x8x8xf32>, %r: tensor<5x4xf32>, %i: tensor<5xi64>) {
+  // expected-error @+1 {{coordinate_transformation_mode must be one of "half_pixel", "output_half_pixel", got "align_corners"}}
+  %0 = loom.roi_align %x, %r, %i {coordinate_transformation_mode = "align_corners"} : tensor<1x3x8x8xf32>, tensor<5x4xf32>, tensor<5xi64> -> tensor<5x3x1x1xf32>
+  return
+}
+
+// -----
+
+func.func @roi_align_rois_type(%x: tensor<1x3x8x8xf32>, %r: tensor<5x4xf16>, %i: tensor<5xi64>) {
+  // expected-error @+1 {{rois must have the element type of the input}}
+  %0 = loom.roi_align %x, %r, %i : tensor<1x3x8x8xf32>, tensor<5x4xf16>, tensor<5xi64> -> tensor<5x3x1x1xf32>
+  return
+}
+
+// -----
+
+func.func @nms_boxes(%b: tensor<1x6x5xf32>, %s: tensor<1x2x6xf32>) {
+  // expected-error @+1 {{boxes must be [B, N, 4]}}
+  %0 = loom.non_max_suppression %b, %s : (tensor<1x6x5xf32>, tensor<1x2x6xf32>) -> tensor<?x3xi64>
+  return
+}
+
+// -----
+
+func.func @nms_scores(%b: tensor<1x6x4xf32>, %s: tensor<1x2x5xf32>) {
+  // expected-error @+1 {{do not match boxes}}
+  %0 = loom.non_max_suppression %b, %s : (tensor<1x6x4xf32>, tensor<1x2x5xf32>) -> tensor<?x3xi64>
+  return
+}
+
+// -----
+
+func.func @nms_scalar(%b: tensor<1x6x4xf32>, %s: tensor<1x2x6xf32>, %t: tensor<2xf32>) {
+  // expected-error @+1 {{iou_threshold must be a scalar (0-D or [1])}}
+  %0 = loom.non_max_suppression %b, %s iou_threshold %t : (tensor<1x6x4xf32>, tensor<1x2x6xf32>, tensor<2xf32>) -> tensor<?x3xi64>
+  return
+}
+
+// -----
+
+func.func @nms_max_type(%b: tensor<1x6x4xf32>, %s: tensor<1x2x6xf32>, %k: tensor<1xi32>) {
+  // expected-error @+1 {{operand #2 must be ranked tensor of 64-bit signless integer values}}
+  %0 = loom.non_max_suppression %b, %s max_output_boxes_per_class %k : (tensor<1x6x4xf32>, tensor<1x2x6xf32>, tensor<1xi32>) -> tensor<?x3xi64>
+  return
+}
+
+// -----
+
+func.func @nms_result(%b: tensor<1x6x4xf32>, %s: tensor<1x2x6xf32>) {
+  // expected-error @+1 {{result must be tensor<?x3xi64>, got 'tensor<3x3xi64>'}}
+  %0 = loom.non_max_suppression %b, %s : (tensor<1x6x4xf32>, tensor<1x2x6xf32>) -> tensor<3x3xi64>
+  return
+}

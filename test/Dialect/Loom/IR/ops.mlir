@@ -180,6 +180,30 @@ func.func @resize(%x: tensor<1x3x8x8xf32>, %s: tensor<?xf32>, %roi: tensor<8xf32
   return
 }
 
+// CHECK-LABEL: func.func @vision
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x8x8xf32>, %[[G:.*]]: tensor<2x4x5x2xf32>, %[[R:.*]]: tensor<7x4xf32>, %[[I:.*]]: tensor<7xi64>, %[[B:.*]]: tensor<2x6x4xf32>, %[[S:.*]]: tensor<2x3x6xf32>, %[[K:.*]]: tensor<1xi64>, %[[T:.*]]: tensor<f32>)
+func.func @vision(%x: tensor<2x3x8x8xf32>, %grid: tensor<2x4x5x2xf32>,
+                  %rois: tensor<7x4xf32>, %idx: tensor<7xi64>,
+                  %boxes: tensor<2x6x4xf32>, %scores: tensor<2x3x6xf32>,
+                  %k: tensor<1xi64>, %t: tensor<f32>) {
+  // CHECK: loom.grid_sample %[[X]], %[[G]] : tensor<2x3x8x8xf32>, tensor<2x4x5x2xf32> -> tensor<2x3x4x5xf32>
+  %0 = loom.grid_sample %x, %grid : tensor<2x3x8x8xf32>, tensor<2x4x5x2xf32> -> tensor<2x3x4x5xf32>
+  // CHECK: loom.grid_sample %[[X]], %[[G]] {align_corners = true, mode = "bicubic", padding_mode = "reflection"} : tensor<2x3x8x8xf32>, tensor<2x4x5x2xf32> -> tensor<2x3x?x?xf32>
+  %1 = loom.grid_sample %x, %grid {mode = "bicubic", padding_mode = "reflection", align_corners = true} : tensor<2x3x8x8xf32>, tensor<2x4x5x2xf32> -> tensor<2x3x?x?xf32>
+  // CHECK: loom.roi_align %[[X]], %[[R]], %[[I]] {mode = "max", output_height = 2 : i64, output_width = 3 : i64, sampling_ratio = 2 : i64, spatial_scale = 5.000000e-01 : f32} : tensor<2x3x8x8xf32>, tensor<7x4xf32>, tensor<7xi64> -> tensor<7x3x2x3xf32>
+  %2 = loom.roi_align %x, %rois, %idx {mode = "max", output_height = 2 : i64, output_width = 3 : i64, sampling_ratio = 2 : i64, spatial_scale = 0.5 : f32} : tensor<2x3x8x8xf32>, tensor<7x4xf32>, tensor<7xi64> -> tensor<7x3x2x3xf32>
+  // CHECK: loom.roi_align %[[X]], %[[R]], %[[I]] {coordinate_transformation_mode = "output_half_pixel"} : tensor<2x3x8x8xf32>, tensor<7x4xf32>, tensor<7xi64> -> tensor<7x3x1x1xf32>
+  %3 = loom.roi_align %x, %rois, %idx {coordinate_transformation_mode = "output_half_pixel"} : tensor<2x3x8x8xf32>, tensor<7x4xf32>, tensor<7xi64> -> tensor<7x3x1x1xf32>
+  // CHECK: loom.non_max_suppression %[[B]], %[[S]] max_output_boxes_per_class %[[K]] iou_threshold %[[T]] score_threshold %[[T]] {center_point_box = true} : (tensor<2x6x4xf32>, tensor<2x3x6xf32>, tensor<1xi64>, tensor<f32>, tensor<f32>) -> tensor<?x3xi64>
+  %4 = loom.non_max_suppression %boxes, %scores max_output_boxes_per_class %k iou_threshold %t score_threshold %t {center_point_box = true} : (tensor<2x6x4xf32>, tensor<2x3x6xf32>, tensor<1xi64>, tensor<f32>, tensor<f32>) -> tensor<?x3xi64>
+  // Only some of the optional scalars.
+  // CHECK: loom.non_max_suppression %[[B]], %[[S]] score_threshold %[[T]] : (tensor<2x6x4xf32>, tensor<2x3x6xf32>, tensor<f32>) -> tensor<?x3xi64>
+  %5 = loom.non_max_suppression %boxes, %scores score_threshold %t : (tensor<2x6x4xf32>, tensor<2x3x6xf32>, tensor<f32>) -> tensor<?x3xi64>
+  // CHECK: loom.non_max_suppression %[[B]], %[[S]] : (tensor<2x6x4xf32>, tensor<2x3x6xf32>) -> tensor<?x3xi64>
+  %6 = loom.non_max_suppression %boxes, %scores : (tensor<2x6x4xf32>, tensor<2x3x6xf32>) -> tensor<?x3xi64>
+  return
+}
+
 // CHECK-LABEL: func.func @reductions
 func.func @reductions(%x: tensor<2x8xf32>, %k: tensor<1xi64>) {
   // CHECK: loom.reduce_sum %{{.*}} {axes = array<i64: 1>}
