@@ -426,15 +426,15 @@ LogicalResult buildConvTranspose(NodeBinder &b) {
 // Pooling
 //===----------------------------------------------------------------------===//
 
-/// MaxPool. The Indices output is not supported; `storage_order` only
-/// orders those indices, so it is checked and otherwise ignored.
+/// MaxPool. A used Indices output (opset 8+) selects
+/// loom.max_pool_with_indices, which carries `storage_order`; without it
+/// `storage_order` only orders those indices, so it is checked and dropped.
 LogicalResult buildMaxPool(NodeBinder &b) {
   Value x = b.input(0);
   RankedTensorType type = b.outputType(0);
   if (!x || !type)
     return failure();
-  if (failed(b.rejectOutputsFrom(1, "MaxPool's Indices output is not "
-                                    "supported")))
+  if (failed(b.rejectOutputsFrom(2, "MaxPool has two outputs")))
     return failure();
   std::optional<int64_t> storageOrder = b.intAttr("storage_order", 0);
   std::optional<int64_t> ceilMode = b.intAttr("ceil_mode", 0);
@@ -452,9 +452,23 @@ LogicalResult buildMaxPool(NodeBinder &b) {
       failed(readStridesDilations(b, *spatial, win)) ||
       failed(resolveForwardPads(b, in, win)))
     return failure();
-  b.setOutput(0, MaxPoolOp::create(b.builder(), b.loc(), type, x, win.kernel,
-                                   win.strides, win.pads, win.dilations,
-                                   *ceilMode != 0));
+  if (!b.hasOutput(1)) {
+    b.setOutput(0, MaxPoolOp::create(b.builder(), b.loc(), type, x,
+                                     win.kernel, win.strides, win.pads,
+                                     win.dilations, *ceilMode != 0));
+    return success();
+  }
+  RankedTensorType indicesType = b.outputType(1);
+  if (!indicesType)
+    return failure();
+  if (!indicesType.getElementType().isInteger(64))
+    return b.emitError() << "output 1 (Indices) must be int64, got "
+                         << indicesType;
+  auto op = MaxPoolWithIndicesOp::create(
+      b.builder(), b.loc(), type, indicesType, x, win.kernel, win.strides,
+      win.pads, win.dilations, *ceilMode != 0,
+      static_cast<uint64_t>(*storageOrder));
+  b.setOutputs(op->getResults());
   return success();
 }
 

@@ -268,6 +268,21 @@ static LogicalResult verifyPool(PoolOp op) {
 LogicalResult MaxPoolOp::verify() { return verifyPool(*this); }
 LogicalResult AvgPoolOp::verify() { return verifyPool(*this); }
 
+LogicalResult MaxPoolWithIndicesOp::verify() {
+  if (failed(verifyPool(*this)))
+    return failure();
+  if (!areShapesCompatible(tensorTypeOf(getIndices()).getShape(),
+                           tensorTypeOf(getResult()).getShape()))
+    return emitOpError("indices must have the shape of the result");
+  // Read signed: the I64Attr getter is unsigned.
+  int64_t order = getStorageOrder();
+  if (order != 0 && order != 1)
+    return emitOpError("storage_order must be 0 (row-major) or 1 "
+                       "(column-major), got ")
+           << order;
+  return verifySameElementType(*this, getInput(), getResult(), "result");
+}
+
 //===----------------------------------------------------------------------===//
 // Normalizations, softmax, attention
 //===----------------------------------------------------------------------===//

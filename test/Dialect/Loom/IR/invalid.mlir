@@ -589,3 +589,27 @@ func.func @nms_result(%b: tensor<1x6x4xf32>, %s: tensor<1x2x6xf32>) {
   %0 = loom.non_max_suppression %b, %s : (tensor<1x6x4xf32>, tensor<1x2x6xf32>) -> tensor<3x3xi64>
   return
 }
+
+// -----
+
+func.func @max_pool_indices_shape(%x: tensor<1x3x8x8xf32>) {
+  // expected-error @+1 {{indices must have the shape of the result}}
+  %0, %1 = loom.max_pool_with_indices %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>, tensor<1x3x2x2xi64>
+  return
+}
+
+// -----
+
+func.func @max_pool_storage_order(%x: tensor<1x3x8x8xf32>) {
+  // expected-error @+1 {{storage_order must be 0 (row-major) or 1 (column-major), got 2}}
+  %0, %1 = loom.max_pool_with_indices %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, storage_order = 2 : i64} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>, tensor<1x3x4x4xi64>
+  return
+}
+
+// -----
+
+func.func @max_pool_indices_window(%x: tensor<1x3x8x8xf32>) {
+  // expected-error @+1 {{spatial dimension 0 of the result should be 4}}
+  %0, %1 = loom.max_pool_with_indices %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x3x8x8xf32> -> tensor<1x3x3x4xf32>, tensor<1x3x3x4xi64>
+  return
+}

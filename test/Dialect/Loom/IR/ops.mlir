@@ -144,6 +144,8 @@ func.func @nn(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3x3xf32>, %b: tensor<16xf
   %2 = loom.conv_transpose %1, %w {strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>} : (tensor<1x16x8x8xf32>, tensor<16x3x3x3xf32>) -> tensor<1x3x17x17xf32>
   // CHECK: loom.max_pool
   %3 = loom.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>
+  // CHECK: loom.max_pool_with_indices %{{.*}} {{{.*}}storage_order = 1 : i64{{.*}}} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>, tensor<1x3x4x4xi64>
+  %values, %indices = loom.max_pool_with_indices %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, storage_order = 1 : i64} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>, tensor<1x3x4x4xi64>
   // CHECK: loom.avg_pool
   %4 = loom.avg_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, count_include_pad = true} : tensor<1x3x8x8xf32> -> tensor<1x3x8x8xf32>
   // CHECK: loom.batch_norm

@@ -92,10 +92,42 @@ class Loom_PoolOp<string mnemonic, string what, string onnx, dag extra>
 }
 
 def Loom_MaxPoolOp : Loom_PoolOp<"max_pool", "Max pooling",
-    "MaxPool (opset 1-12; the Indices output is not supported)", (ins)>;
+    "MaxPool (opset 1-12; with Indices: loom.max_pool_with_indices)", (ins)>;
 def Loom_AvgPoolOp : Loom_PoolOp<"avg_pool", "Average pooling",
     "AveragePool (opset 1-11)",
     (ins DefaultValuedAttr<BoolAttr, "false">:$count_include_pad)>;
+
+def Loom_MaxPoolWithIndicesOp : Loom_Op<"max_pool_with_indices", [Pure]> {
+  let summary = "Max pooling that also returns where each maximum came from";
+  let description = Loom_OpDoc<[{
+    loom.max_pool with a second result: for each output element, the flat
+    index of the input element that won the max, counted over the whole
+    input `[N, C, D1..Dk]` (batch and channels included) and ignoring pads,
+    as ONNX MaxPool's `Indices` output (what MaxUnpool consumes). With
+    `storage_order` 1 the spatial positions are numbered column-major;
+    the batch and channel offsets stay row-major.
+
+    This is a separate op, not an optional result of loom.max_pool, because
+    computing the indices changes how the pool lowers (it tracks an argmax)
+    and every pass that matches loom.max_pool would otherwise have to check
+    for, and preserve, the second result. Models rarely ask for the indices
+    (SegNet-style unpooling); the plain op stays simple for everyone else.}],
+    "MaxPool (opset 8-12) with the Indices output",
+    "%y, %i = loom.max_pool_with_indices %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>, tensor<1x3x4x4xi64>">.text;
+  let arguments = (ins Loom_NumericTensor:$input,
+                       DenseI64ArrayAttr:$kernel_shape,
+                       DenseI64ArrayAttr:$strides,
+                       DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$dilations,
+                       DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+                       DefaultValuedAttr<I64Attr, "0">:$storage_order);
+  let results = (outs Loom_NumericTensor:$result,
+                      RankedTensorOf<[I64]>:$indices);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` type($result) `,` type($indices)
+  }];
+  let hasVerifier = 1;
+}
 
 def Loom_BatchNormOp : Loom_Op<"batch_norm", [Pure,
                                               AllTypesMatch<["input", "result"]>]> {
