@@ -1,7 +1,8 @@
 //===- NNBuilders.cpp - Contractions, convolutions, norms, softmax --------===//
 //
 // MatMul/Gemm, convolutions, pooling, normalizations, softmax and its
-// relatives, resizing, the depth/space shuffles, Dropout and LRN.
+// relatives, resizing, the depth/space shuffles, Dropout, LRN and the vision
+// ops (GridSample, RoiAlign, NonMaxSuppression).
 //
 // Ops that passes must see whole become one loom op (conv, conv_transpose,
 // the pools, the norms, softmax, resize) with every window attribute made
@@ -425,15 +426,15 @@ LogicalResult buildConvTranspose(NodeBinder &b) {
 // Pooling
 //===----------------------------------------------------------------------===//
 
-/// MaxPool. The Indices output is not supported; `storage_order` only
-/// orders those indices, so it is checked and otherwise ignored.
+/// MaxPool. A used Indices output (opset 8+) selects
+/// loom.max_pool_with_indices, which carries `storage_order`; without it
+/// `storage_order` only orders those indices, so it is checked and dropped.
 LogicalResult buildMaxPool(NodeBinder &b) {
   Value x = b.input(0);
   RankedTensorType type = b.outputType(0);
   if (!x || !type)
     return failure();
-  if (failed(b.rejectOutputsFrom(1, "MaxPool's Indices output is not "
-                                    "supported")))
+  if (failed(b.rejectOutputsFrom(2, "MaxPool has two outputs")))
     return failure();
   std::optional<int64_t> storageOrder = b.intAttr("storage_order", 0);
   std::optional<int64_t> ceilMode = b.intAttr("ceil_mode", 0);
@@ -451,9 +452,23 @@ LogicalResult buildMaxPool(NodeBinder &b) {
       failed(readStridesDilations(b, *spatial, win)) ||
       failed(resolveForwardPads(b, in, win)))
     return failure();
-  b.setOutput(0, MaxPoolOp::create(b.builder(), b.loc(), type, x, win.kernel,
-                                   win.strides, win.pads, win.dilations,
-                                   *ceilMode != 0));
+  if (!b.hasOutput(1)) {
+    b.setOutput(0, MaxPoolOp::create(b.builder(), b.loc(), type, x,
+                                     win.kernel, win.strides, win.pads,
+                                     win.dilations, *ceilMode != 0));
+    return success();
+  }
+  RankedTensorType indicesType = b.outputType(1);
+  if (!indicesType)
+    return failure();
+  if (!indicesType.getElementType().isInteger(64))
+    return b.emitError() << "output 1 (Indices) must be int64, got "
+                         << indicesType;
+  auto op = MaxPoolWithIndicesOp::create(
+      b.builder(), b.loc(), type, indicesType, x, win.kernel, win.strides,
+      win.pads, win.dilations, *ceilMode != 0,
+      static_cast<uint64_t>(*storageOrder));
+  b.setOutputs(op->getResults());
   return success();
 }
 
@@ -829,10 +844,11 @@ LogicalResult buildHardmax(NodeBinder &b) {
 // Resize and Upsample
 //===----------------------------------------------------------------------===//
 
-/// The attributes of a loom.resize.
+/// The operands and attributes of a loom.resize. `scales` and `roi` are
+/// values; `knownScales` holds the scales when they are known at import.
 struct ResizeConfig {
-  SmallVector<float> scales;
-  std::optional<SmallVector<float>> roi;
+  Value scales, roi;
+  std::optional<SmallVector<float>> knownScales;
   std::string mode = "nearest";
   std::string coordinateMode = "half_pixel";
   std::string nearestMode = "round_prefer_floor";
@@ -841,17 +857,57 @@ struct ResizeConfig {
   float extrapolationValue = 0.0f;
 };
 
+/// A 1-D f32 constant.
+Value f32Tensor(NodeBinder &b, ArrayRef<float> values) {
+  auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
+                                    b.builder().getF32Type());
+  return ConstantOp::create(b.builder(), b.loc(),
+                            DenseElementsAttr::get(type, values));
+}
+
+/// Input `i` (named `name` in errors) as the 1-D f32 tensor loom.resize
+/// takes: the input itself when it is one, a converted constant when its
+/// values are known, a cast otherwise (ONNX allows f16/f64 roi). Stores the
+/// values in `known` when they are known. Null after an error.
+Value f32VectorInput(NodeBinder &b, size_t i, StringRef name,
+                     std::optional<SmallVector<float>> &known) {
+  Value v = b.input(i);
+  if (!v)
+    return {};
+  RankedTensorType t = tensorType(v);
+  if (t.getRank() != 1 || !isa<FloatType>(t.getElementType())) {
+    b.emitError() << "input " << i << " ('" << name
+                  << "') must be a 1-D float tensor, got " << t;
+    return {};
+  }
+  if (std::optional<SmallVector<double>> values = b.constantFloats(i)) {
+    known = SmallVector<float>(values->begin(), values->end());
+    if (!t.getElementType().isF32())
+      return f32Tensor(b, *known);
+    return v;
+  }
+  return castTo(b, v, b.builder().getF32Type());
+}
+
 LogicalResult emitResize(NodeBinder &b, Value x, const ResizeConfig &config) {
   RankedTensorType type = b.outputType(0);
-  if (!type)
+  if (!type || !config.scales)
     return failure();
   int64_t rank = tensorType(x).getRank();
-  if (config.scales.size() != static_cast<size_t>(rank))
+  RankedTensorType scalesType = tensorType(config.scales);
+  if (!scalesType.isDynamicDim(0) && scalesType.getDimSize(0) != rank)
     return b.emitError() << "expects " << rank << " scales (one per axis), got "
-                         << config.scales.size();
-  for (float s : config.scales)
-    if (!(s > 0.0f) || !std::isfinite(s))
-      return b.emitError() << "scales must be positive, got " << s;
+                         << scalesType.getDimSize(0);
+  if (config.knownScales)
+    for (float s : *config.knownScales)
+      if (!(s > 0.0f) || !std::isfinite(s))
+        return b.emitError() << "scales must be positive, got " << s;
+  if (config.roi) {
+    RankedTensorType roiType = tensorType(config.roi);
+    if (!roiType.isDynamicDim(0) && roiType.getDimSize(0) != 2 * rank)
+      return b.emitError() << "'roi' must hold " << 2 * rank
+                           << " values, got " << roiType.getDimSize(0);
+  }
   if (!llvm::is_contained({"nearest", "linear", "cubic"}, config.mode))
     return b.emitError() << "attribute 'mode' must be \"nearest\", \"linear\" "
                             "or \"cubic\", got \""
@@ -868,12 +924,8 @@ LogicalResult emitResize(NodeBinder &b, Value x, const ResizeConfig &config) {
     return b.emitError() << "attribute 'nearest_mode' = \""
                          << config.nearestMode << "\" is not supported";
   auto &builder = b.builder();
-  DenseF32ArrayAttr roi;
-  if (config.roi)
-    roi = builder.getDenseF32ArrayAttr(*config.roi);
   b.setOutput(0, ResizeOp::create(
-                     builder, b.loc(), type, x,
-                     builder.getDenseF32ArrayAttr(config.scales), roi,
+                     builder, b.loc(), type, x, config.scales, config.roi,
                      builder.getStringAttr(config.mode),
                      builder.getStringAttr(config.coordinateMode),
                      builder.getStringAttr(config.nearestMode),
@@ -886,8 +938,10 @@ LogicalResult emitResize(NodeBinder &b, Value x, const ResizeConfig &config) {
 /// Resize-10 and Upsample share one legacy sampling: source coordinates are
 /// `out / scale` ("asymmetric"); nearest picks floor when upsampling and
 /// ceil when downsampling (onnxruntime's rule; an axis can only have one).
-LogicalResult emitLegacyResize(NodeBinder &b, Value x, ArrayRef<float> scales) {
-  ResizeConfig config;
+/// Run-time scales are fine for linear; for nearest the direction comes from
+/// the static input and output sizes (out < in exactly when scale < 1, and
+/// at scale 1 floor and ceil agree).
+LogicalResult emitLegacyResize(NodeBinder &b, Value x, ResizeConfig config) {
   std::optional<std::string> mode = b.stringAttr("mode", "nearest");
   if (!mode)
     return failure();
@@ -896,15 +950,29 @@ LogicalResult emitLegacyResize(NodeBinder &b, Value x, ArrayRef<float> scales) {
                             "\"linear\", got \""
                          << *mode << "\"";
   config.mode = *mode;
-  config.scales.assign(scales.begin(), scales.end());
   config.coordinateMode = "asymmetric";
-  bool down = llvm::any_of(scales, [](float s) { return s < 1.0f; });
-  bool up = llvm::any_of(scales, [](float s) { return s > 1.0f; });
-  if (config.mode == "nearest" && down && up)
+  if (config.mode != "nearest")
+    return emitResize(b, x, config);
+  bool down = false, up = false;
+  if (config.knownScales) {
+    down = llvm::any_of(*config.knownScales, [](float s) { return s < 1.0f; });
+    up = llvm::any_of(*config.knownScales, [](float s) { return s > 1.0f; });
+  } else {
+    RankedTensorType in = tensorType(x), out = b.knownOutputType(0);
+    if (!out || !in.hasStaticShape() || !out.hasStaticShape() ||
+        in.getRank() != out.getRank())
+      return b.fail("nearest resizing with run-time scales needs static input "
+                    "and output shapes before opset 11 (to choose between "
+                    "rounding down and up)");
+    for (int64_t i = 0; i < in.getRank(); ++i) {
+      down |= out.getDimSize(i) < in.getDimSize(i);
+      up |= out.getDimSize(i) > in.getDimSize(i);
+    }
+  }
+  if (down && up)
     return b.fail("nearest resizing that upsamples some axes and downsamples "
                   "others is not supported before opset 11");
-  if (config.mode == "nearest")
-    config.nearestMode = down ? "ceil" : "floor";
+  config.nearestMode = down ? "ceil" : "floor";
   return emitResize(b, x, config);
 }
 
@@ -912,44 +980,40 @@ LogicalResult buildUpsample(NodeBinder &b) {
   Value x = b.input(0);
   if (!x)
     return failure();
+  ResizeConfig config;
   if (b.opset() < 9) {
     if (!b.hasAttr("scales"))
       return b.fail("attribute 'scales' is required");
-    auto scales = b.floatsAttr("scales");
-    if (!scales)
+    config.knownScales = b.floatsAttr("scales");
+    if (!config.knownScales)
       return failure();
-    return emitLegacyResize(b, x, *scales);
+    config.scales = f32Tensor(b, *config.knownScales);
+  } else {
+    config.scales = f32VectorInput(b, 1, "scales", config.knownScales);
+    if (!config.scales)
+      return failure();
   }
-  if (!b.input(1))
-    return failure();
-  auto scales = b.constantFloats(1);
-  if (!scales)
-    return b.fail("input 1 ('scales') must be a constant");
-  SmallVector<float> narrowed(scales->begin(), scales->end());
-  return emitLegacyResize(b, x, narrowed);
+  return emitLegacyResize(b, x, config);
 }
 
-/// Resize-10/11/13. Scales must be constants; sizes become per-axis scales
-/// out / in (ONNX's definition when sizes are given), from the constant
-/// sizes or, failing that, from static input and output shapes. `roi` is
-/// read only for tf_crop_and_resize, where it must be a constant.
+/// Resize-10/11/13. Scales may be computed at run time. Sizes become
+/// per-axis scales out / in (ONNX's definition when sizes are given), from
+/// the constant sizes or, failing that, from static input and output shapes.
+/// `roi` is read only for tf_crop_and_resize, where it is required.
 LogicalResult buildResize(NodeBinder &b) {
   Value x = b.input(0);
   if (!x)
     return failure();
   RankedTensorType in = tensorType(x);
   int64_t rank = in.getRank();
+  ResizeConfig config;
   if (b.opset() < 11) {
-    if (!b.input(1))
+    config.scales = f32VectorInput(b, 1, "scales", config.knownScales);
+    if (!config.scales)
       return failure();
-    auto scales = b.constantFloats(1);
-    if (!scales)
-      return b.fail("input 1 ('scales') must be a constant");
-    SmallVector<float> narrowed(scales->begin(), scales->end());
-    return emitLegacyResize(b, x, narrowed);
+    return emitLegacyResize(b, x, config);
   }
 
-  ResizeConfig config;
   std::optional<std::string> mode = b.stringAttr("mode", "nearest");
   std::optional<std::string> coordinateMode =
       b.stringAttr("coordinate_transformation_mode", "half_pixel");
@@ -968,22 +1032,20 @@ LogicalResult buildResize(NodeBinder &b) {
   config.excludeOutside = *excludeOutside != 0;
   config.extrapolationValue = *extrapolation;
 
-  std::optional<SmallVector<double>> scales;
-  if (b.hasInput(2)) {
-    scales = b.constantFloats(2);
-    if (!scales)
-      return b.fail("input 2 ('scales') must be a constant");
-    if (scales->empty())
-      scales.reset();
-  }
-  bool hasSizes = b.hasInput(3);
-  if (hasSizes && tensorType(b.optionalInput(3)).getRank() == 1 &&
-      tensorType(b.optionalInput(3)).getDimSize(0) == 0)
-    hasSizes = false;
-  if (scales && hasSizes)
+  // An empty tensor stands for an absent scales or sizes (Resize-11 had to
+  // pass one for scales when giving sizes).
+  auto isEmpty = [&](size_t i) {
+    RankedTensorType t = tensorType(b.optionalInput(i));
+    return t.getRank() == 1 && t.getDimSize(0) == 0;
+  };
+  bool hasScales = b.hasInput(2) && !isEmpty(2);
+  bool hasSizes = b.hasInput(3) && !isEmpty(3);
+  if (hasScales && hasSizes)
     return b.fail("only one of 'scales' and 'sizes' may be given");
-  if (scales) {
-    config.scales.assign(scales->begin(), scales->end());
+  if (hasScales) {
+    config.scales = f32VectorInput(b, 2, "scales", config.knownScales);
+    if (!config.scales)
+      return failure();
   } else if (hasSizes) {
     std::optional<SmallVector<int64_t>> sizes = b.constantInts(3);
     if (!sizes) {
@@ -997,30 +1059,29 @@ LogicalResult buildResize(NodeBinder &b) {
     if (sizes->size() != static_cast<size_t>(rank))
       return b.emitError() << "expects " << rank
                            << " sizes (one per axis), got " << sizes->size();
+    SmallVector<float> scales;
     for (int64_t i = 0; i < rank; ++i) {
       int64_t d = in.getDimSize(i);
       if (ShapedType::isDynamic(d) || d == 0)
         return b.emitError() << "'sizes' needs static, non-zero input sizes, "
                                 "but axis "
                              << i << " of " << in << " is not";
-      config.scales.push_back(static_cast<float>((*sizes)[i]) /
-                              static_cast<float>(d));
+      scales.push_back(static_cast<float>((*sizes)[i]) /
+                       static_cast<float>(d));
     }
+    config.knownScales = scales;
+    config.scales = f32Tensor(b, scales);
   } else {
     return b.fail("one of 'scales' and 'sizes' is required");
   }
 
   if (config.coordinateMode == "tf_crop_and_resize") {
-    std::optional<SmallVector<double>> roi;
-    if (b.hasInput(1))
-      roi = b.constantFloats(1);
-    if (!roi)
-      return b.fail("input 1 ('roi') must be a constant for "
-                    "tf_crop_and_resize");
-    if (roi->size() != static_cast<size_t>(2 * rank))
-      return b.emitError() << "'roi' must hold " << 2 * rank << " values, got "
-                           << roi->size();
-    config.roi = SmallVector<float>(roi->begin(), roi->end());
+    if (!b.hasInput(1))
+      return b.fail("input 1 ('roi') is required for tf_crop_and_resize");
+    std::optional<SmallVector<float>> knownRoi;
+    config.roi = f32VectorInput(b, 1, "roi", knownRoi);
+    if (!config.roi)
+      return failure();
   }
   return emitResize(b, x, config);
 }
@@ -1212,6 +1273,199 @@ LogicalResult buildLRN(NodeBinder &b) {
   return finish(b, 0, createInferred<DivOp>(b, x, denominator));
 }
 
+//===----------------------------------------------------------------------===//
+// Vision: GridSample, RoiAlign, NonMaxSuppression
+//===----------------------------------------------------------------------===//
+
+/// True when `dim` is dynamic, `expected` is, or they are equal.
+bool isDynamicOrEqual(int64_t dim, int64_t expected) {
+  return ShapedType::isDynamic(dim) || ShapedType::isDynamic(expected) ||
+         dim == expected;
+}
+
+/// Reads string attribute `name` and checks it is one of `allowed`.
+std::optional<std::string> oneOfAttr(NodeBinder &b, StringRef name,
+                                     StringRef fallback,
+                                     ArrayRef<StringRef> allowed) {
+  std::optional<std::string> value = b.stringAttr(name, fallback);
+  if (!value)
+    return std::nullopt;
+  if (!llvm::is_contained(allowed, *value)) {
+    InFlightDiagnostic diag = b.emitError();
+    diag << "attribute '" << name << "' must be one of ";
+    llvm::interleaveComma(allowed, diag,
+                          [&](StringRef s) { diag << '"' << s << '"'; });
+    diag << ", got \"" << *value << "\"";
+    return std::nullopt;
+  }
+  return value;
+}
+
+/// Reads the 0/1 int attribute `name` as a bool.
+std::optional<bool> flagAttr(NodeBinder &b, StringRef name) {
+  std::optional<int64_t> v = b.intAttr(name, 0);
+  if (!v)
+    return std::nullopt;
+  if (*v != 0 && *v != 1) {
+    b.emitError() << "attribute '" << name << "' must be 0 or 1, got " << *v;
+    return std::nullopt;
+  }
+  return *v != 0;
+}
+
+/// GridSample-16 (4-D). GridSample-20 generalized it to N-d and renamed the
+/// modes "linear" and "cubic"; its 4-D form maps onto the same op.
+LogicalResult buildGridSample(NodeBinder &b) {
+  Value x = b.input(0), grid = b.input(1);
+  RankedTensorType type = b.outputType(0);
+  if (!x || !grid || !type)
+    return failure();
+  if (tensorType(x).getRank() != 4 || tensorType(grid).getRank() != 4)
+    return b.emitError() << "expects a 4-D input [N, C, H, W] and grid "
+                            "[N, Ho, Wo, 2], got "
+                         << tensorType(x) << " and " << tensorType(grid);
+  RankedTensorType gridType = tensorType(grid);
+  if (!isa<FloatType>(gridType.getElementType()) ||
+      !isDynamicOrEqual(gridType.getDimSize(3), 2))
+    return b.emitError() << "grid must hold float (x, y) pairs, got "
+                         << gridType;
+  bool renamed = b.opset() >= 20;
+  std::optional<std::string> mode =
+      renamed ? oneOfAttr(b, "mode", "linear", {"linear", "nearest", "cubic"})
+              : oneOfAttr(b, "mode", "bilinear",
+                          {"bilinear", "nearest", "bicubic"});
+  std::optional<std::string> padding = oneOfAttr(
+      b, "padding_mode", "zeros", {"zeros", "border", "reflection"});
+  std::optional<bool> alignCorners = flagAttr(b, "align_corners");
+  if (!mode || !padding || !alignCorners)
+    return failure();
+  if (*mode == "linear")
+    *mode = "bilinear";
+  else if (*mode == "cubic")
+    *mode = "bicubic";
+  b.setOutput(0, GridSampleOp::create(b.builder(), b.loc(), type, x, grid,
+                                      *mode, *padding, *alignCorners));
+  return success();
+}
+
+/// RoiAlign-10/16. Opset 10 had no coordinate_transformation_mode and did
+/// not shift by half a pixel: "output_half_pixel".
+LogicalResult buildRoiAlign(NodeBinder &b) {
+  Value x = b.input(0), rois = b.input(1), indices = b.input(2);
+  RankedTensorType type = b.outputType(0);
+  if (!x || !rois || !indices || !type)
+    return failure();
+  RankedTensorType in = tensorType(x);
+  if (in.getRank() != 4)
+    return b.emitError() << "expects a 4-D input [N, C, H, W], got " << in;
+  RankedTensorType roisType = tensorType(rois);
+  if (roisType.getRank() != 2 || !isDynamicOrEqual(roisType.getDimSize(1), 4) ||
+      roisType.getElementType() != in.getElementType())
+    return b.emitError() << "rois must be [num_rois, 4] of the input's element "
+                            "type, got "
+                         << roisType;
+  RankedTensorType indicesType = tensorType(indices);
+  if (indicesType.getRank() != 1 ||
+      !isa<IntegerType>(indicesType.getElementType()) ||
+      !isDynamicOrEqual(indicesType.getDimSize(0), roisType.getDimSize(0)))
+    return b.emitError() << "batch_indices must be a 1-D integer tensor with "
+                            "one index per roi, got "
+                         << indicesType;
+  std::optional<std::string> mode = oneOfAttr(b, "mode", "avg", {"avg", "max"});
+  std::optional<std::string> coordinateMode =
+      b.opset() < 16 ? std::optional<std::string>("output_half_pixel")
+                     : oneOfAttr(b, "coordinate_transformation_mode",
+                                 "half_pixel",
+                                 {"half_pixel", "output_half_pixel"});
+  std::optional<int64_t> height = b.intAttr("output_height", 1);
+  std::optional<int64_t> width = b.intAttr("output_width", 1);
+  std::optional<int64_t> samplingRatio = b.intAttr("sampling_ratio", 0);
+  std::optional<float> spatialScale = b.floatAttr("spatial_scale", 1.0f);
+  if (!mode || !coordinateMode || !height || !width || !samplingRatio ||
+      !spatialScale)
+    return failure();
+  if (*height <= 0 || *width <= 0)
+    return b.emitError() << "attributes 'output_height' and 'output_width' "
+                            "must be positive, got "
+                         << *height << " and " << *width;
+  if (*samplingRatio < 0)
+    return b.emitError() << "attribute 'sampling_ratio' must be >= 0, got "
+                         << *samplingRatio;
+  if (!(*spatialScale > 0.0f) || !std::isfinite(*spatialScale))
+    return b.emitError() << "attribute 'spatial_scale' must be positive, got "
+                         << *spatialScale;
+  auto &builder = b.builder();
+  b.setOutput(0, RoiAlignOp::create(
+                     builder, b.loc(), type, x, rois,
+                     castTo(b, indices, builder.getI64Type()), *mode,
+                     static_cast<uint64_t>(*height),
+                     static_cast<uint64_t>(*width),
+                     static_cast<uint64_t>(*samplingRatio),
+                     APFloat(*spatialScale), *coordinateMode));
+  return success();
+}
+
+/// Optional scalar input `i` of NonMaxSuppression: null when absent, cast to
+/// `elementType` when another type of its kind; an error when not a scalar.
+FailureOr<Value> nmsScalarInput(NodeBinder &b, size_t i, StringRef name,
+                                Type elementType) {
+  Value v = b.optionalInput(i);
+  if (!v)
+    return Value();
+  RankedTensorType t = tensorType(v);
+  bool sameKind = isa<FloatType>(elementType)
+                      ? isa<FloatType>(t.getElementType())
+                      : isa<IntegerType>(t.getElementType());
+  if (!sameKind || t.getRank() > 1 ||
+      (t.getRank() == 1 && !t.isDynamicDim(0) && t.getDimSize(0) != 1))
+    return b.emitError() << "input " << i << " ('" << name
+                         << "') must be a scalar of type " << elementType
+                         << ", got " << t;
+  return castTo(b, v, elementType);
+}
+
+/// NonMaxSuppression-10/11. The number of selected boxes is data-dependent:
+/// the op yields tensor<?x3xi64>, cast to the model's type when it states a
+/// count.
+LogicalResult buildNonMaxSuppression(NodeBinder &b) {
+  Value boxes = b.input(0), scores = b.input(1);
+  if (!boxes || !scores)
+    return failure();
+  RankedTensorType boxesType = tensorType(boxes),
+                   scoresType = tensorType(scores);
+  if (boxesType.getRank() != 3 || scoresType.getRank() != 3 ||
+      !isDynamicOrEqual(boxesType.getDimSize(2), 4) ||
+      !isDynamicOrEqual(scoresType.getDimSize(0), boxesType.getDimSize(0)) ||
+      !isDynamicOrEqual(scoresType.getDimSize(2), boxesType.getDimSize(1)) ||
+      boxesType.getElementType() != scoresType.getElementType() ||
+      !isa<FloatType>(boxesType.getElementType()))
+    return b.emitError() << "expects float boxes [B, N, 4] and scores "
+                            "[B, C, N] of one element type, got "
+                         << boxesType << " and " << scoresType;
+  auto &builder = b.builder();
+  FailureOr<Value> maxBoxes = nmsScalarInput(
+      b, 2, "max_output_boxes_per_class", builder.getI64Type());
+  FailureOr<Value> iou =
+      nmsScalarInput(b, 3, "iou_threshold", builder.getF32Type());
+  FailureOr<Value> minScore =
+      nmsScalarInput(b, 4, "score_threshold", builder.getF32Type());
+  std::optional<bool> centerPointBox = flagAttr(b, "center_point_box");
+  if (failed(maxBoxes) || failed(iou) || failed(minScore) || !centerPointBox)
+    return failure();
+  auto resultType =
+      RankedTensorType::get({ShapedType::kDynamic, 3}, builder.getI64Type());
+  Value selected = NonMaxSuppressionOp::create(
+      builder, b.loc(), resultType, boxes, scores, *maxBoxes, *iou, *minScore,
+      *centerPointBox);
+  // Without an inferred type (ONNX always infers [?, 3]) the op's own type
+  // is the best there is.
+  if (!b.knownOutputType(0)) {
+    b.setOutput(0, selected);
+    return success();
+  }
+  return finish(b, 0, selected);
+}
+
 } // namespace
 
 void registerNNBuilders(OpTable &t) {
@@ -1245,6 +1499,11 @@ void registerNNBuilders(OpTable &t) {
   t.add("", "Upsample", 7, buildUpsample);
   t.add("", "DepthToSpace", 1, buildDepthToSpace);
   t.add("", "SpaceToDepth", 1, buildSpaceToDepth);
+
+  // Vision.
+  t.add("", "GridSample", 16, buildGridSample);
+  t.add("", "RoiAlign", 10, buildRoiAlign);
+  t.add("", "NonMaxSuppression", 10, buildNonMaxSuppression);
 
   t.add("", "Dropout", 1, buildDropout);
 }

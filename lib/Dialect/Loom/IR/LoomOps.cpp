@@ -10,6 +10,8 @@
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/StringSwitch.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace loom;
 
@@ -266,6 +268,21 @@ static LogicalResult verifyPool(PoolOp op) {
 LogicalResult MaxPoolOp::verify() { return verifyPool(*this); }
 LogicalResult AvgPoolOp::verify() { return verifyPool(*this); }
 
+LogicalResult MaxPoolWithIndicesOp::verify() {
+  if (failed(verifyPool(*this)))
+    return failure();
+  if (!areShapesCompatible(tensorTypeOf(getIndices()).getShape(),
+                           tensorTypeOf(getResult()).getShape()))
+    return emitOpError("indices must have the shape of the result");
+  // Read signed: the I64Attr getter is unsigned.
+  int64_t order = getStorageOrder();
+  if (order != 0 && order != 1)
+    return emitOpError("storage_order must be 0 (row-major) or 1 "
+                       "(column-major), got ")
+           << order;
+  return verifySameElementType(*this, getInput(), getResult(), "result");
+}
+
 //===----------------------------------------------------------------------===//
 // Normalizations, softmax, attention
 //===----------------------------------------------------------------------===//
@@ -378,14 +395,49 @@ LogicalResult RotaryEmbeddingOp::verify() {
   return success();
 }
 
+/// The values of `value` when it is a constant float tensor.
+static std::optional<SmallVector<float>> constantFloatValues(Value value) {
+  DenseFPElementsAttr attr;
+  if (!value || !matchPattern(value, m_Constant(&attr)))
+    return std::nullopt;
+  SmallVector<float> values;
+  for (const APFloat &v : attr.getValues<APFloat>()) {
+    APFloat f = v;
+    bool lost;
+    f.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
+    values.push_back(f.convertToFloat());
+  }
+  return values;
+}
+
+std::optional<SmallVector<float>> ResizeOp::getStaticScales() {
+  return constantFloatValues(getScales());
+}
+
+std::optional<SmallVector<float>> ResizeOp::getStaticRoi() {
+  return constantFloatValues(getRoi());
+}
+
 LogicalResult ResizeOp::verify() {
   auto in = tensorTypeOf(getInput()), out = tensorTypeOf(getResult());
-  if (in.getRank() != out.getRank())
+  int64_t rank = in.getRank();
+  if (rank != out.getRank())
     return emitOpError("result must have the rank of the input");
-  if (getScales().size() != static_cast<size_t>(in.getRank()))
-    return emitOpError("expects one scale per axis");
-  if (getRoi() && getRoi()->size() != static_cast<size_t>(2 * in.getRank()))
-    return emitOpError("roi must hold 2 * rank values");
+  // Lengths and values are checked where they are known; run-time scales
+  // and roi are the executor's to check.
+  if (std::optional<int64_t> len = staticLength(getScales());
+      len && *len != rank)
+    return emitOpError("expects one scale per axis (")
+           << rank << "), got " << *len;
+  if (std::optional<SmallVector<float>> scales = getStaticScales())
+    for (float s : *scales)
+      if (!(s > 0.0f) || !std::isfinite(s))
+        return emitOpError("scales must be positive and finite, got ") << s;
+  if (getRoi())
+    if (std::optional<int64_t> len = staticLength(getRoi());
+        len && *len != 2 * rank)
+      return emitOpError("roi must hold 2 * rank = ")
+             << 2 * rank << " values, got " << *len;
   if (failed(verifyOneOf(*this, "mode", getMode(),
                          {"nearest", "linear", "cubic"})) ||
       failed(verifyOneOf(*this, "coordinate_transformation_mode",
@@ -397,6 +449,8 @@ LogicalResult ResizeOp::verify() {
                          {"round_prefer_floor", "round_prefer_ceil", "floor",
                           "ceil"})))
     return failure();
+  if (getCoordinateTransformationMode() == "tf_crop_and_resize" && !getRoi())
+    return emitOpError("tf_crop_and_resize requires a roi operand");
   return verifySameElementType(*this, getInput(), getResult(), "result");
 }
 
@@ -823,6 +877,108 @@ LogicalResult NonZeroOp::verify() {
   if (!isDynamicOr(tensorTypeOf(getResult()).getDimSize(0),
                    tensorTypeOf(getInput()).getRank()))
     return emitOpError("result must have one row per input dimension");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Vision: grid sampling, RoI align, non-maximum suppression
+//===----------------------------------------------------------------------===//
+
+LogicalResult GridSampleOp::verify() {
+  auto in = tensorTypeOf(getInput()), grid = tensorTypeOf(getGrid());
+  auto out = tensorTypeOf(getResult());
+  if (in.getRank() != 4 || grid.getRank() != 4 || out.getRank() != 4)
+    return emitOpError("expects a 4-D input [N, C, H, W], grid [N, Ho, Wo, 2] "
+                       "and result [N, C, Ho, Wo]");
+  if (!isDynamicOr(grid.getDimSize(3), 2))
+    return emitOpError("grid must hold (x, y) pairs in its last dimension, "
+                       "got ")
+           << grid;
+  if (!isDynamicOr(grid.getDimSize(0), in.getDimSize(0)))
+    return emitOpError("grid and input must have one batch size");
+  SmallVector<int64_t> expected{in.getDimSize(0), in.getDimSize(1),
+                                grid.getDimSize(1), grid.getDimSize(2)};
+  if (!areShapesCompatible(out.getShape(), expected))
+    return emitOpError("result must be [N, C, Ho, Wo], got ") << out;
+  if (failed(verifyOneOf(*this, "mode", getMode(),
+                         {"bilinear", "nearest", "bicubic"})) ||
+      failed(verifyOneOf(*this, "padding_mode", getPaddingMode(),
+                         {"zeros", "border", "reflection"})))
+    return failure();
+  return verifySameElementType(*this, getInput(), getResult(), "result");
+}
+
+LogicalResult RoiAlignOp::verify() {
+  auto in = tensorTypeOf(getInput()), rois = tensorTypeOf(getRois());
+  auto idx = tensorTypeOf(getBatchIndices()), out = tensorTypeOf(getResult());
+  if (in.getRank() != 4 || out.getRank() != 4)
+    return emitOpError("expects a 4-D input [N, C, H, W] and result "
+                       "[R, C, output_height, output_width]");
+  if (rois.getRank() != 2 || !isDynamicOr(rois.getDimSize(1), 4))
+    return emitOpError("rois must be [R, 4], got ") << rois;
+  if (!isDynamicOr(idx.getDimSize(0), rois.getDimSize(0)))
+    return emitOpError("batch_indices must hold one index per roi");
+  // I64Attr getters are unsigned: read the values as the signed ones ONNX
+  // gives so that negative sizes are reported, not wrapped.
+  int64_t height = getOutputHeight(), width = getOutputWidth();
+  if (height <= 0 || width <= 0)
+    return emitOpError("output_height and output_width must be positive");
+  if (static_cast<int64_t>(getSamplingRatio()) < 0)
+    return emitOpError("sampling_ratio must be non-negative");
+  float scale = getSpatialScale().convertToFloat();
+  if (!(scale > 0.0f) || !std::isfinite(scale))
+    return emitOpError("spatial_scale must be positive and finite");
+  int64_t r = ShapedType::isDynamic(rois.getDimSize(0)) ? idx.getDimSize(0)
+                                                        : rois.getDimSize(0);
+  SmallVector<int64_t> expected{r, in.getDimSize(1), height, width};
+  if (!areShapesCompatible(out.getShape(), expected))
+    return emitOpError("result must be [R, C, output_height, output_width], "
+                       "got ")
+           << out;
+  if (failed(verifyOneOf(*this, "mode", getMode(), {"avg", "max"})) ||
+      failed(verifyOneOf(*this, "coordinate_transformation_mode",
+                         getCoordinateTransformationMode(),
+                         {"half_pixel", "output_half_pixel"})) ||
+      failed(verifySameElementType(*this, getInput(), getRois(), "rois")))
+    return failure();
+  return verifySameElementType(*this, getInput(), getResult(), "result");
+}
+
+/// A scalar operand: rank 0, or rank 1 with one element.
+static LogicalResult verifyScalarOperand(Operation *op, Value value,
+                                         StringRef name) {
+  if (!value)
+    return success();
+  auto t = tensorTypeOf(value);
+  if (t.getRank() > 1 || (t.getRank() == 1 && !isDynamicOr(t.getDimSize(0), 1)))
+    return op->emitOpError(name) << " must be a scalar (0-D or [1]), got " << t;
+  return success();
+}
+
+LogicalResult NonMaxSuppressionOp::verify() {
+  auto boxes = tensorTypeOf(getBoxes()), scores = tensorTypeOf(getScores());
+  auto out = tensorTypeOf(getResult());
+  if (boxes.getRank() != 3 || !isDynamicOr(boxes.getDimSize(2), 4))
+    return emitOpError("boxes must be [B, N, 4], got ") << boxes;
+  if (scores.getRank() != 3)
+    return emitOpError("scores must be [B, C, N], got ") << scores;
+  if (!isDynamicOr(scores.getDimSize(0), boxes.getDimSize(0)) ||
+      !isDynamicOr(scores.getDimSize(2), boxes.getDimSize(1)))
+    return emitOpError("scores ")
+           << scores << " do not match boxes " << boxes << " in B and N";
+  if (failed(verifySameElementType(*this, getBoxes(), getScores(), "scores")))
+    return failure();
+  if (failed(verifyScalarOperand(*this, getMaxOutputBoxesPerClass(),
+                                 "max_output_boxes_per_class")) ||
+      failed(verifyScalarOperand(*this, getIouThreshold(), "iou_threshold")) ||
+      failed(verifyScalarOperand(*this, getScoreThreshold(),
+                                 "score_threshold")))
+    return failure();
+  // How many boxes survive is data-dependent; a static count would be a
+  // claim the op cannot check.
+  if (!out.isDynamicDim(0) || !isDynamicOr(out.getDimSize(1), 3) ||
+      out.isDynamicDim(1))
+    return emitOpError("result must be tensor<?x3xi64>, got ") << out;
   return success();
 }
 

@@ -187,9 +187,9 @@ func.func @rotary_tables(%x: tensor<1x8x16x64xf32>, %c: tensor<16x64xf32>) {
 
 // -----
 
-func.func @resize_mode(%x: tensor<1x3x4x4xf32>) {
+func.func @resize_mode(%x: tensor<1x3x4x4xf32>, %s: tensor<4xf32>) {
   // expected-error @+1 {{mode must be one of "nearest", "linear", "cubic"}}
-  %0 = loom.resize %x {mode = "area", scales = array<f32: 1.0, 1.0, 2.0, 2.0>} : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>
+  %0 = loom.resize %x, %s {mode = "area"} : (tensor<1x3x4x4xf32>, tensor<4xf32>) -> tensor<1x3x8x8xf32>
   return
 }
 
@@ -888,5 +888,206 @@ func.func @log_softmax_axis(%x: tensor<2x8xf32>) {
 func.func @size_result(%x: tensor<2x8xf32>) {
   // expected-error @+1 {{result #0 must be 0D tensor of 64-bit signless integer values}}
   %0 = loom.size %x : tensor<2x8xf32> -> tensor<1xi64>
+  return
+}
+
+// -----
+
+func.func @resize_scales_length(%x: tensor<1x3x4x4xf32>, %s: tensor<2xf32>) {
+  // expected-error @+1 {{expects one scale per axis (4), got 2}}
+  %0 = loom.resize %x, %s : (tensor<1x3x4x4xf32>, tensor<2xf32>) -> tensor<1x3x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @resize_scales_type(%x: tensor<1x3x4x4xf32>, %s: tensor<4xf16>) {
+  // expected-error @+1 {{operand #1 must be 1D tensor of 32-bit float values}}
+  %0 = loom.resize %x, %s : (tensor<1x3x4x4xf32>, tensor<4xf16>) -> tensor<1x3x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @resize_scales_value(%x: tensor<1x3x4x4xf32>) {
+  %s = loom.constant dense<[1.0, 1.0, 0.0, 2.0]> : tensor<4xf32>
+  // expected-error @+1 {{scales must be positive and finite, got 0}}
+  %0 = loom.resize %x, %s : (tensor<1x3x4x4xf32>, tensor<4xf32>) -> tensor<1x3x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @resize_roi_length(%x: tensor<1x3x4x4xf32>, %s: tensor<4xf32>, %roi: tensor<4xf32>) {
+  // expected-error @+1 {{roi must hold 2 * rank = 8 values, got 4}}
+  %0 = loom.resize %x, %s, %roi {coordinate_transformation_mode = "tf_crop_and_resize"} : (tensor<1x3x4x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x3x2x2xf32>
+  return
+}
+
+// -----
+
+func.func @resize_roi_missing(%x: tensor<1x3x4x4xf32>, %s: tensor<4xf32>) {
+  // expected-error @+1 {{tf_crop_and_resize requires a roi operand}}
+  %0 = loom.resize %x, %s {coordinate_transformation_mode = "tf_crop_and_resize"} : (tensor<1x3x4x4xf32>, tensor<4xf32>) -> tensor<1x3x2x2xf32>
+  return
+}
+
+// -----
+
+func.func @grid_sample_grid(%x: tensor<1x3x8x8xf32>, %g: tensor<1x4x4x3xf32>) {
+  // expected-error @+1 {{grid must hold (x, y) pairs in its last dimension}}
+  %0 = loom.grid_sample %x, %g : tensor<1x3x8x8xf32>, tensor<1x4x4x3xf32> -> tensor<1x3x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @grid_sample_rank(%x: tensor<3x8x8xf32>, %g: tensor<1x4x4x2xf32>) {
+  // expected-error @+1 {{expects a 4-D input [N, C, H, W], grid [N, Ho, Wo, 2] and result [N, C, Ho, Wo]}}
+  %0 = loom.grid_sample %x, %g : tensor<3x8x8xf32>, tensor<1x4x4x2xf32> -> tensor<1x3x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @grid_sample_result(%x: tensor<1x3x8x8xf32>, %g: tensor<1x4x5x2xf32>) {
+  // expected-error @+1 {{result must be [N, C, Ho, Wo]}}
+  %0 = loom.grid_sample %x, %g : tensor<1x3x8x8xf32>, tensor<1x4x5x2xf32> -> tensor<1x3x5x4xf32>
+  return
+}
+
+// -----
+
+func.func @grid_sample_mode(%x: tensor<1x3x8x8xf32>, %g: tensor<1x4x4x2xf32>) {
+  // expected-error @+1 {{mode must be one of "bilinear", "nearest", "bicubic", got "linear"}}
+  %0 = loom.grid_sample %x, %g {mode = "linear"} : tensor<1x3x8x8xf32>, tensor<1x4x4x2xf32> -> tensor<1x3x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @grid_sample_padding(%x: tensor<1x3x8x8xf32>, %g: tensor<1x4x4x2xf32>) {
+  // expected-error @+1 {{padding_mode must be one of "zeros", "border", "reflection", got "wrap"}}
+  %0 = loom.grid_sample %x, %g {padding_mode = "wrap"} : tensor<1x3x8x8xf32>, tensor<1x4x4x2xf32> -> tensor<1x3x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @roi_align_rois(%x: tensor<1x3x8x8xf32>, %r: tensor<5x5xf32>, %i: tensor<5xi64>) {
+  // expected-error @+1 {{rois must be [R, 4]}}
+  %0 = loom.roi_align %x, %r, %i : tensor<1x3x8x8xf32>, tensor<5x5xf32>, tensor<5xi64> -> tensor<5x3x1x1xf32>
+  return
+}
+
+// -----
+
+func.func @roi_align_indices(%x: tensor<1x3x8x8xf32>, %r: tensor<5x4xf32>, %i: tensor<4xi64>) {
+  // expected-error @+1 {{batch_indices must hold one index per roi}}
+  %0 = loom.roi_align %x, %r, %i : tensor<1x3x8x8xf32>, tensor<5x4xf32>, tensor<4xi64> -> tensor<5x3x1x1xf32>
+  return
+}
+
+// -----
+
+func.func @roi_align_result(%x: tensor<1x3x8x8xf32>, %r: tensor<5x4xf32>, %i: tensor<5xi64>) {
+  // expected-error @+1 {{result must be [R, C, output_height, output_width]}}
+  %0 = loom.roi_align %x, %r, %i {output_height = 2 : i64, output_width = 2 : i64} : tensor<1x3x8x8xf32>, tensor<5x4xf32>, tensor<5xi64> -> tensor<5x3x7x7xf32>
+  return
+}
+
+// -----
+
+func.func @roi_align_size(%x: tensor<1x3x8x8xf32>, %r: tensor<5x4xf32>, %i: tensor<5xi64>) {
+  // expected-error @+1 {{output_height and output_width must be positive}}
+  %0 = loom.roi_align %x, %r, %i {output_height = 0 : i64} : tensor<1x3x8x8xf32>, tensor<5x4xf32>, tensor<5xi64> -> tensor<5x3x0x1xf32>
+  return
+}
+
+// -----
+
+func.func @roi_align_sampling(%x: tensor<1x3x8x8xf32>, %r: tensor<5x4xf32>, %i: tensor<5xi64>) {
+  // expected-error @+1 {{sampling_ratio must be non-negative}}
+  %0 = loom.roi_align %x, %r, %i {sampling_ratio = -1 : i64} : tensor<1x3x8x8xf32>, tensor<5x4xf32>, tensor<5xi64> -> tensor<5x3x1x1xf32>
+  return
+}
+
+// -----
+
+func.func @roi_align_mode(%x: tensor<1x3x8x8xf32>, %r: tensor<5x4xf32>, %i: tensor<5xi64>) {
+  // expected-error @+1 {{coordinate_transformation_mode must be one of "half_pixel", "output_half_pixel", got "align_corners"}}
+  %0 = loom.roi_align %x, %r, %i {coordinate_transformation_mode = "align_corners"} : tensor<1x3x8x8xf32>, tensor<5x4xf32>, tensor<5xi64> -> tensor<5x3x1x1xf32>
+  return
+}
+
+// -----
+
+func.func @roi_align_rois_type(%x: tensor<1x3x8x8xf32>, %r: tensor<5x4xf16>, %i: tensor<5xi64>) {
+  // expected-error @+1 {{rois must have the element type of the input}}
+  %0 = loom.roi_align %x, %r, %i : tensor<1x3x8x8xf32>, tensor<5x4xf16>, tensor<5xi64> -> tensor<5x3x1x1xf32>
+  return
+}
+
+// -----
+
+func.func @nms_boxes(%b: tensor<1x6x5xf32>, %s: tensor<1x2x6xf32>) {
+  // expected-error @+1 {{boxes must be [B, N, 4]}}
+  %0 = loom.non_max_suppression %b, %s : (tensor<1x6x5xf32>, tensor<1x2x6xf32>) -> tensor<?x3xi64>
+  return
+}
+
+// -----
+
+func.func @nms_scores(%b: tensor<1x6x4xf32>, %s: tensor<1x2x5xf32>) {
+  // expected-error @+1 {{do not match boxes}}
+  %0 = loom.non_max_suppression %b, %s : (tensor<1x6x4xf32>, tensor<1x2x5xf32>) -> tensor<?x3xi64>
+  return
+}
+
+// -----
+
+func.func @nms_scalar(%b: tensor<1x6x4xf32>, %s: tensor<1x2x6xf32>, %t: tensor<2xf32>) {
+  // expected-error @+1 {{iou_threshold must be a scalar (0-D or [1])}}
+  %0 = loom.non_max_suppression %b, %s iou_threshold %t : (tensor<1x6x4xf32>, tensor<1x2x6xf32>, tensor<2xf32>) -> tensor<?x3xi64>
+  return
+}
+
+// -----
+
+func.func @nms_max_type(%b: tensor<1x6x4xf32>, %s: tensor<1x2x6xf32>, %k: tensor<1xi32>) {
+  // expected-error @+1 {{operand #2 must be ranked tensor of 64-bit signless integer values}}
+  %0 = loom.non_max_suppression %b, %s max_output_boxes_per_class %k : (tensor<1x6x4xf32>, tensor<1x2x6xf32>, tensor<1xi32>) -> tensor<?x3xi64>
+  return
+}
+
+// -----
+
+func.func @nms_result(%b: tensor<1x6x4xf32>, %s: tensor<1x2x6xf32>) {
+  // expected-error @+1 {{result must be tensor<?x3xi64>, got 'tensor<3x3xi64>'}}
+  %0 = loom.non_max_suppression %b, %s : (tensor<1x6x4xf32>, tensor<1x2x6xf32>) -> tensor<3x3xi64>
+  return
+}
+
+// -----
+
+func.func @max_pool_indices_shape(%x: tensor<1x3x8x8xf32>) {
+  // expected-error @+1 {{indices must have the shape of the result}}
+  %0, %1 = loom.max_pool_with_indices %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>, tensor<1x3x2x2xi64>
+  return
+}
+
+// -----
+
+func.func @max_pool_storage_order(%x: tensor<1x3x8x8xf32>) {
+  // expected-error @+1 {{storage_order must be 0 (row-major) or 1 (column-major), got 2}}
+  %0, %1 = loom.max_pool_with_indices %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, storage_order = 2 : i64} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>, tensor<1x3x4x4xi64>
+  return
+}
+
+// -----
+
+func.func @max_pool_indices_window(%x: tensor<1x3x8x8xf32>) {
+  // expected-error @+1 {{spatial dimension 0 of the result should be 4}}
+  %0, %1 = loom.max_pool_with_indices %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x3x8x8xf32> -> tensor<1x3x3x4xf32>, tensor<1x3x3x4xi64>
   return
 }

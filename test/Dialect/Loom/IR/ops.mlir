@@ -144,6 +144,8 @@ func.func @nn(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3x3xf32>, %b: tensor<16xf
   %2 = loom.conv_transpose %1, %w {strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>} : (tensor<1x16x8x8xf32>, tensor<16x3x3x3xf32>) -> tensor<1x3x17x17xf32>
   // CHECK: loom.max_pool
   %3 = loom.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>
+  // CHECK: loom.max_pool_with_indices %{{.*}} {{{.*}}storage_order = 1 : i64{{.*}}} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>, tensor<1x3x4x4xi64>
+  %values, %indices = loom.max_pool_with_indices %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, storage_order = 1 : i64} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>, tensor<1x3x4x4xi64>
   // CHECK: loom.avg_pool
   %4 = loom.avg_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, count_include_pad = true} : tensor<1x3x8x8xf32> -> tensor<1x3x8x8xf32>
   // CHECK: loom.batch_norm
@@ -162,8 +164,45 @@ func.func @nn(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3x3xf32>, %b: tensor<16xf
   %11 = loom.attention %q, %kv, %kv, %m {is_causal = true} : (tensor<1x8x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>, tensor<16x16xi1>) -> tensor<1x8x16x64xf32>
   // CHECK: loom.rotary_embedding
   %12 = loom.rotary_embedding %q, %cos, %cos : tensor<1x8x16x64xf32>, tensor<16x32xf32>, tensor<16x32xf32> -> tensor<1x8x16x64xf32>
-  // CHECK: loom.resize
-  %13 = loom.resize %x {mode = "linear", scales = array<f32: 1.0, 1.0, 2.0, 2.0>} : tensor<1x3x8x8xf32> -> tensor<1x3x16x16xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @resize
+// CHECK-SAME: (%[[X:.*]]: tensor<1x3x8x8xf32>, %[[S:.*]]: tensor<?xf32>, %[[R:.*]]: tensor<8xf32>)
+func.func @resize(%x: tensor<1x3x8x8xf32>, %s: tensor<?xf32>, %roi: tensor<8xf32>) {
+  // CHECK: %[[C:.*]] = loom.constant dense<[1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00]> : tensor<4xf32>
+  %c = loom.constant dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32>
+  // CHECK: loom.resize %[[X]], %[[C]] {mode = "linear"} : (tensor<1x3x8x8xf32>, tensor<4xf32>) -> tensor<1x3x16x16xf32>
+  %0 = loom.resize %x, %c {mode = "linear"} : (tensor<1x3x8x8xf32>, tensor<4xf32>) -> tensor<1x3x16x16xf32>
+  // Run-time scales of unknown length and a dynamic result.
+  // CHECK: loom.resize %[[X]], %[[S]] {nearest_mode = "floor"} : (tensor<1x3x8x8xf32>, tensor<?xf32>) -> tensor<1x3x?x?xf32>
+  %1 = loom.resize %x, %s {nearest_mode = "floor"} : (tensor<1x3x8x8xf32>, tensor<?xf32>) -> tensor<1x3x?x?xf32>
+  // CHECK: loom.resize %[[X]], %[[C]], %[[R]] {coordinate_transformation_mode = "tf_crop_and_resize", extrapolation_value = 1.000000e+01 : f32, mode = "linear"} : (tensor<1x3x8x8xf32>, tensor<4xf32>, tensor<8xf32>) -> tensor<1x3x4x4xf32>
+  %2 = loom.resize %x, %c, %roi {coordinate_transformation_mode = "tf_crop_and_resize", extrapolation_value = 10.0 : f32, mode = "linear"} : (tensor<1x3x8x8xf32>, tensor<4xf32>, tensor<8xf32>) -> tensor<1x3x4x4xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @vision
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x8x8xf32>, %[[G:.*]]: tensor<2x4x5x2xf32>, %[[R:.*]]: tensor<7x4xf32>, %[[I:.*]]: tensor<7xi64>, %[[B:.*]]: tensor<2x6x4xf32>, %[[S:.*]]: tensor<2x3x6xf32>, %[[K:.*]]: tensor<1xi64>, %[[T:.*]]: tensor<f32>)
+func.func @vision(%x: tensor<2x3x8x8xf32>, %grid: tensor<2x4x5x2xf32>,
+                  %rois: tensor<7x4xf32>, %idx: tensor<7xi64>,
+                  %boxes: tensor<2x6x4xf32>, %scores: tensor<2x3x6xf32>,
+                  %k: tensor<1xi64>, %t: tensor<f32>) {
+  // CHECK: loom.grid_sample %[[X]], %[[G]] : tensor<2x3x8x8xf32>, tensor<2x4x5x2xf32> -> tensor<2x3x4x5xf32>
+  %0 = loom.grid_sample %x, %grid : tensor<2x3x8x8xf32>, tensor<2x4x5x2xf32> -> tensor<2x3x4x5xf32>
+  // CHECK: loom.grid_sample %[[X]], %[[G]] {align_corners = true, mode = "bicubic", padding_mode = "reflection"} : tensor<2x3x8x8xf32>, tensor<2x4x5x2xf32> -> tensor<2x3x?x?xf32>
+  %1 = loom.grid_sample %x, %grid {mode = "bicubic", padding_mode = "reflection", align_corners = true} : tensor<2x3x8x8xf32>, tensor<2x4x5x2xf32> -> tensor<2x3x?x?xf32>
+  // CHECK: loom.roi_align %[[X]], %[[R]], %[[I]] {mode = "max", output_height = 2 : i64, output_width = 3 : i64, sampling_ratio = 2 : i64, spatial_scale = 5.000000e-01 : f32} : tensor<2x3x8x8xf32>, tensor<7x4xf32>, tensor<7xi64> -> tensor<7x3x2x3xf32>
+  %2 = loom.roi_align %x, %rois, %idx {mode = "max", output_height = 2 : i64, output_width = 3 : i64, sampling_ratio = 2 : i64, spatial_scale = 0.5 : f32} : tensor<2x3x8x8xf32>, tensor<7x4xf32>, tensor<7xi64> -> tensor<7x3x2x3xf32>
+  // CHECK: loom.roi_align %[[X]], %[[R]], %[[I]] {coordinate_transformation_mode = "output_half_pixel"} : tensor<2x3x8x8xf32>, tensor<7x4xf32>, tensor<7xi64> -> tensor<7x3x1x1xf32>
+  %3 = loom.roi_align %x, %rois, %idx {coordinate_transformation_mode = "output_half_pixel"} : tensor<2x3x8x8xf32>, tensor<7x4xf32>, tensor<7xi64> -> tensor<7x3x1x1xf32>
+  // CHECK: loom.non_max_suppression %[[B]], %[[S]] max_output_boxes_per_class %[[K]] iou_threshold %[[T]] score_threshold %[[T]] {center_point_box = true} : (tensor<2x6x4xf32>, tensor<2x3x6xf32>, tensor<1xi64>, tensor<f32>, tensor<f32>) -> tensor<?x3xi64>
+  %4 = loom.non_max_suppression %boxes, %scores max_output_boxes_per_class %k iou_threshold %t score_threshold %t {center_point_box = true} : (tensor<2x6x4xf32>, tensor<2x3x6xf32>, tensor<1xi64>, tensor<f32>, tensor<f32>) -> tensor<?x3xi64>
+  // Only some of the optional scalars.
+  // CHECK: loom.non_max_suppression %[[B]], %[[S]] score_threshold %[[T]] : (tensor<2x6x4xf32>, tensor<2x3x6xf32>, tensor<f32>) -> tensor<?x3xi64>
+  %5 = loom.non_max_suppression %boxes, %scores score_threshold %t : (tensor<2x6x4xf32>, tensor<2x3x6xf32>, tensor<f32>) -> tensor<?x3xi64>
+  // CHECK: loom.non_max_suppression %[[B]], %[[S]] : (tensor<2x6x4xf32>, tensor<2x3x6xf32>) -> tensor<?x3xi64>
+  %6 = loom.non_max_suppression %boxes, %scores : (tensor<2x6x4xf32>, tensor<2x3x6xf32>) -> tensor<?x3xi64>
   return
 }
 

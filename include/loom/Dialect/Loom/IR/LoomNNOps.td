@@ -92,10 +92,42 @@ class Loom_PoolOp<string mnemonic, string what, string onnx, dag extra>
 }
 
 def Loom_MaxPoolOp : Loom_PoolOp<"max_pool", "Max pooling",
-    "MaxPool (opset 1-12; the Indices output is not supported)", (ins)>;
+    "MaxPool (opset 1-12; with Indices: loom.max_pool_with_indices)", (ins)>;
 def Loom_AvgPoolOp : Loom_PoolOp<"avg_pool", "Average pooling",
     "AveragePool (opset 1-11)",
     (ins DefaultValuedAttr<BoolAttr, "false">:$count_include_pad)>;
+
+def Loom_MaxPoolWithIndicesOp : Loom_Op<"max_pool_with_indices", [Pure]> {
+  let summary = "Max pooling that also returns where each maximum came from";
+  let description = Loom_OpDoc<[{
+    loom.max_pool with a second result: for each output element, the flat
+    index of the input element that won the max, counted over the whole
+    input `[N, C, D1..Dk]` (batch and channels included) and ignoring pads,
+    as ONNX MaxPool's `Indices` output (what MaxUnpool consumes). With
+    `storage_order` 1 the spatial positions are numbered column-major;
+    the batch and channel offsets stay row-major.
+
+    This is a separate op, not an optional result of loom.max_pool, because
+    computing the indices changes how the pool lowers (it tracks an argmax)
+    and every pass that matches loom.max_pool would otherwise have to check
+    for, and preserve, the second result. Models rarely ask for the indices
+    (SegNet-style unpooling); the plain op stays simple for everyone else.}],
+    "MaxPool (opset 8-12) with the Indices output",
+    "%y, %i = loom.max_pool_with_indices %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>, tensor<1x3x4x4xi64>">.text;
+  let arguments = (ins Loom_NumericTensor:$input,
+                       DenseI64ArrayAttr:$kernel_shape,
+                       DenseI64ArrayAttr:$strides,
+                       DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$dilations,
+                       DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+                       DefaultValuedAttr<I64Attr, "0">:$storage_order);
+  let results = (outs Loom_NumericTensor:$result,
+                      RankedTensorOf<[I64]>:$indices);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` type($result) `,` type($indices)
+  }];
+  let hasVerifier = 1;
+}
 
 def Loom_BatchNormOp : Loom_Op<"batch_norm", [Pure,
                                               AllTypesMatch<["input", "result"]>]> {
@@ -245,17 +277,27 @@ def Loom_RotaryEmbeddingOp : Loom_Op<"rotary_embedding", [Pure,
 def Loom_ResizeOp : Loom_Op<"resize", [Pure]> {
   let summary = "Resize the trailing axes by interpolation";
   let description = Loom_OpDoc<[{
-    Resizes `input` to the result shape. `scales` holds one factor per axis
-    (output = floor(input * scale) unless sizes were given). `mode` is
-    "nearest", "linear" or "cubic"; `coordinate_transformation_mode` and
-    `nearest_mode` follow ONNX Resize-13 (including "tf_crop_and_resize"
-    with `roi`), `cubic_coeff_a`, `exclude_outside` and
-    `extrapolation_value` too.}],
+    Resizes `input` to the result shape. `scales` is a 1-D f32 tensor with
+    one factor per axis (output = floor(input * scale) unless ONNX sizes were
+    given: the importer then passes sizes / input for static input shapes).
+    The optional `roi` holds `2 * rank` f32 values (begins, then ends, in
+    normalized coordinates) and is used by "tf_crop_and_resize", which
+    requires it. Both are operands, as in ONNX, so that models computing
+    them at run time import; the importer makes them `loom.constant`s when
+    they are known. A pass that needs static scales (or roi) matches a
+    constant operand, e.g. with `getStaticScales()`, and leaves the op alone
+    otherwise.
+
+    `mode` is "nearest", "linear" or "cubic"; `coordinate_transformation_mode`
+    and `nearest_mode` follow ONNX Resize-13, `cubic_coeff_a`,
+    `exclude_outside` and `extrapolation_value` too. Resize-10 and Upsample
+    are expressed with "asymmetric" coordinates.}],
     "Resize (opset 10-13), Upsample (opset 7-9)",
-    "%y = loom.resize %x {mode = \"nearest\", scales = array<f32: 1.0, 1.0, 2.0, 2.0>} : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>">.text;
+    "%s = loom.constant dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32>\n    "
+    "%y = loom.resize %x, %s {mode = \"linear\"} : (tensor<1x3x4x4xf32>, tensor<4xf32>) -> tensor<1x3x8x8xf32>">.text;
   let arguments = (ins Loom_NumericTensor:$input,
-                       DenseF32ArrayAttr:$scales,
-                       OptionalAttr<DenseF32ArrayAttr>:$roi,
+                       1DTensorOf<[F32]>:$scales,
+                       Optional<1DTensorOf<[F32]>>:$roi,
                        DefaultValuedStrAttr<StrAttr, "nearest">:$mode,
                        DefaultValuedStrAttr<StrAttr, "half_pixel">:$coordinate_transformation_mode,
                        DefaultValuedStrAttr<StrAttr, "round_prefer_floor">:$nearest_mode,
@@ -263,8 +305,17 @@ def Loom_ResizeOp : Loom_Op<"resize", [Pure]> {
                        DefaultValuedAttr<BoolAttr, "false">:$exclude_outside,
                        DefaultValuedAttr<F32Attr, "0.0">:$extrapolation_value);
   let results = (outs Loom_NumericTensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = [{
+    $input `,` $scales (`,` $roi^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The scales when `scales` is a constant, else nullopt.
+    std::optional<::llvm::SmallVector<float>> getStaticScales();
+    /// The roi when it is given and a constant, else nullopt.
+    std::optional<::llvm::SmallVector<float>> getStaticRoi();
+  }];
 }
 
 #endif // LOOM_DIALECT_LOOM_IR_LOOMNNOPS_TD

@@ -11,5 +11,6 @@ include "loom/Dialect/Loom/IR/LoomElementwiseOps.td"
 include "loom/Dialect/Loom/IR/LoomNNOps.td"
 include "loom/Dialect/Loom/IR/LoomReductionOps.td"
 include "loom/Dialect/Loom/IR/LoomShapeOps.td"
+include "loom/Dialect/Loom/IR/LoomVisionOps.td"
 
 #endif // LOOM_DIALECT_LOOM_IR_LOOMOPS_TD
