@@ -28,7 +28,7 @@ import sys
 DEBIAN_SUITE = "/usr/share/libonnx-testdata/data/node"
 # The share of Debian node cases that must import (a ratchet: the goal is
 # 90 %; raise the floor as coverage grows). See docs/import-coverage.md.
-MIN_IMPORTED_PERCENT = 87.0
+MIN_IMPORTED_PERCENT = 91.0
 
 
 def op_types(model_path):
@@ -135,9 +135,11 @@ def main():
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write("# ONNX node-suite import coverage\n\n")
-            f.write("Produced by `/usr/bin/python3 scripts/import_coverage.py "
-                    "--loom-translate build/bin/loom-translate --markdown docs/import-coverage.md`"
-                    " (add `--suite DIR` for other suites).\n\n")
+            f.write("Produced by `/usr/bin/python3 -s scripts/import_coverage.py "
+                    "--loom-translate build/bin/loom-translate %s --markdown %s`. The newer "
+                    "suite is written out of the onnx wheel by "
+                    "`scripts/generate_onnx_node_suite.py` (see `scripts/test.sh`).\n\n"
+                    % (" ".join("--suite " + s for s in suites), args.markdown))
             f.write("\n\n".join(sections) + "\n")
     print("import coverage: %s" % ("ok" if status == 0 else "FAILED"))
     return status
