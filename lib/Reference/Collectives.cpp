@@ -62,16 +62,24 @@ void Communicator::finish(int64_t rank) {
   cv.notify_all();
 }
 
+Error Communicator::fail(int64_t rank, const std::string &what) {
+  failedRank = rank;
+  failure = "rank " + std::to_string(rank) + " " + what;
+  cv.notify_all();
+  return makeError(what);
+}
+
 Error Communicator::waitUntil(
     std::unique_lock<std::mutex> &lock, int64_t rank, StringRef opName,
     function_ref<bool()> ready,
     function_ref<std::vector<int64_t>()> waitingFor) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (true) {
-    if (failedRank)
-      return poisonedError(opName);
+    // A rendezvous that completed counts even if a peer failed since.
     if (ready())
       return Error::success();
+    if (failedRank)
+      return poisonedError(opName);
     // A peer that returned from the function will never arrive: fail now
     // rather than at the timeout.
     std::vector<int64_t> missing = waitingFor();
@@ -79,26 +87,19 @@ Error Communicator::waitUntil(
     for (int64_t r : missing)
       if (finished[r])
         gone.push_back(r);
-    if (!gone.empty()) {
-      failedRank = rank;
-      failure = "rank " + std::to_string(rank) + " waits in '" + opName.str() +
-                "' for rank(s) " + joinRanks(gone) +
-                ", which returned without taking part";
-      cv.notify_all();
-      return makeError(failure);
-    }
+    if (!gone.empty())
+      return fail(rank, "waits in '" + opName.str() + "' for rank(s) " +
+                            joinRanks(gone) +
+                            ", which returned without taking part");
     if (cv.wait_until(lock, deadline) == std::cv_status::timeout) {
-      if (failedRank)
-        return poisonedError(opName);
       if (ready())
         return Error::success();
-      failedRank = rank;
-      failure = "rank " + std::to_string(rank) + " timed out after " +
-                std::to_string(timeout.count()) + " ms in '" + opName.str() +
-                "' waiting for rank(s) " + joinRanks(waitingFor()) +
-                " (deadlock?)";
-      cv.notify_all();
-      return makeError(failure);
+      if (failedRank)
+        return poisonedError(opName);
+      return fail(rank, "timed out after " + std::to_string(timeout.count()) +
+                            " ms in '" + opName.str() +
+                            "' waiting for rank(s) " + joinRanks(waitingFor()) +
+                            " (deadlock?)");
     }
   }
 }
@@ -130,15 +131,11 @@ Communicator::exchange(int64_t rank, ArrayRef<int64_t> group,
     entry->inputs.resize(group.size());
   }
   std::shared_ptr<Slot> slot = entry;
-  if (slot->opId != opId) {
-    failedRank = rank;
-    failure = "ranks disagree on collective #" + std::to_string(sequence) +
-              " of group {" + groupKey + "}: rank " + std::to_string(rank) +
-              " reached '" + opName.str() + "' but another rank reached '" +
-              slot->opName + "'";
-    cv.notify_all();
-    return makeError(failure);
-  }
+  if (slot->opId != opId)
+    return fail(rank, "reached '" + opName.str() + "' as collective #" +
+                          std::to_string(sequence) + " of ranks {" + groupKey +
+                          "}, where another rank reached '" + slot->opName +
+                          "'");
   slot->inputs[index] = std::move(contribution);
   if (++slot->arrived == static_cast<int64_t>(group.size())) {
     auto result = std::make_shared<std::vector<Tensor>>();

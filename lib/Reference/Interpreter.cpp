@@ -98,7 +98,11 @@ static LogicalResult checkAgainstType(Operation *op, const Tensor &t, Type type,
   auto ranked = dyn_cast<RankedTensorType>(type);
   if (!ranked)
     return op->emitError() << what << " has unsupported type " << type;
-  std::optional<ElementKind> kind = getElementKind(ranked.getElementType());
+  // Tensors of `index` (tensor.from_elements of shard op results) hold i64.
+  std::optional<ElementKind> kind =
+      ranked.getElementType().isIndex()
+          ? ElementKind::I64
+          : getElementKind(ranked.getElementType());
   bool shapeOk = ranked.getRank() == t.rank();
   for (int64_t i = 0; shapeOk && i < t.rank(); ++i)
     shapeOk = ranked.isDynamicDim(i) || ranked.getDimSize(i) == t.dim(i);

@@ -80,7 +80,13 @@ struct Grid {
 
   /// This rank's position in its group along `axes`.
   int64_t positionIn(ArrayRef<int16_t> axes) const {
-    return llvm::find(group(axes), rank()) - group(axes).begin();
+    return positionOf(axes, rank());
+  }
+
+  /// The position of `member` in this rank's group along `axes`.
+  int64_t positionOf(ArrayRef<int16_t> axes, int64_t member) const {
+    llvm::SmallVector<int64_t> members = group(axes);
+    return llvm::find(members, member) - members.begin();
   }
 };
 
@@ -550,9 +556,8 @@ void registerCollectiveKernels(KernelRegistry &r) {
               auto parts = exchange(op, grid, axes, *in[0]);
               if (failed(parts))
                 return failure();
-              out.push_back((**parts)[linearIndex(
-                  root, llvm::to_vector(llvm::map_range(
-                            axes, [&](int16_t a) { return grid.shape[a]; })))]);
+              out.push_back(
+                  (**parts)[grid.positionOf(axes, grid.memberAt(axes, root))]);
               return success();
             }));
   r.add("shard.gather",
@@ -613,8 +618,7 @@ void registerCollectiveKernels(KernelRegistry &r) {
               if (failed(parts))
                 return failure();
               int64_t rootPosition =
-                  llvm::find(grid.group(axes), grid.memberAt(axes, root)) -
-                  grid.group(axes).begin();
+                  grid.positionOf(axes, grid.memberAt(axes, root));
               FailureOr<Tensor> result =
                   piece(op, (**parts)[rootPosition],
                         op.getScatterAxis().getSExtValue(),
@@ -649,10 +653,8 @@ void registerCollectiveKernels(KernelRegistry &r) {
                 return success();
               }
               source[shiftAxis] = from;
-              int64_t sourceRank = linearIndex(source, grid.shape);
-              llvm::SmallVector<int64_t> members = grid.group(axes);
-              out.push_back(
-                  (**parts)[llvm::find(members, sourceRank) - members.begin()]);
+              out.push_back((**parts)[grid.positionOf(
+                  axes, linearIndex(source, grid.shape))]);
               return success();
             }));
 }

@@ -100,6 +100,9 @@ private:
                         llvm::function_ref<bool()> ready,
                         llvm::function_ref<std::vector<int64_t>()> waitingFor);
   llvm::Error poisonedError(llvm::StringRef opName) const;
+  /// With the lock held: poisons the communicator because `rank` found
+  /// `what` ("timed out ...") and returns that error to the rank.
+  llvm::Error fail(int64_t rank, const std::string &what);
 
   const int64_t numRanks;
   const std::chrono::milliseconds timeout;
