@@ -69,10 +69,9 @@ Error Communicator::fail(int64_t rank, const std::string &what) {
   return makeError(what);
 }
 
-Error Communicator::waitUntil(
-    std::unique_lock<std::mutex> &lock, int64_t rank, StringRef opName,
-    function_ref<bool()> ready,
-    function_ref<std::vector<int64_t>()> waitingFor) {
+Error Communicator::waitUntil(std::unique_lock<std::mutex> &lock, int64_t rank,
+                              StringRef opName, function_ref<bool()> ready,
+                              function_ref<std::vector<int64_t>()> waitingFor) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (true) {
     // A rendezvous that completed counts even if a peer failed since.
@@ -105,9 +104,8 @@ Error Communicator::waitUntil(
 }
 
 Expected<std::shared_ptr<const std::vector<Tensor>>>
-Communicator::exchange(int64_t rank, ArrayRef<int64_t> group,
-                       const void *opId, StringRef opName,
-                       Tensor contribution) {
+Communicator::exchange(int64_t rank, ArrayRef<int64_t> group, const void *opId,
+                       StringRef opName, Tensor contribution) {
   auto position = find(group, rank);
   if (position == group.end())
     return makeError("rank " + std::to_string(rank) + " is not in the group {" +

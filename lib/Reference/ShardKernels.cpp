@@ -114,8 +114,8 @@ FailureOr<Grid> getGrid(Operation *op, FlatSymbolRefAttr symbol,
   for (auto [i, d] : llvm::enumerate(grid.shape)) {
     if (ShapedType::isDynamic(d)) {
       if (dynamic >= 0)
-        return op->emitError() << "grid " << symbol
-                               << " has more than one dynamic dimension";
+        return op->emitError()
+               << "grid " << symbol << " has more than one dynamic dimension";
       dynamic = i;
     } else {
       known *= d;
@@ -128,8 +128,8 @@ FailureOr<Grid> getGrid(Operation *op, FlatSymbolRefAttr symbol,
     known = -1;
   if (dynamic < 0 ? known != ranks : known < 0)
     return op->emitError() << "grid " << symbol << " of shape "
-                           << shapeString(gridOp.getShape())
-                           << " does not fit " << ranks << " rank(s)";
+                           << shapeString(gridOp.getShape()) << " does not fit "
+                           << ranks << " rank(s)";
   for (int16_t a : axes)
     if (a < 0 || a >= static_cast<int64_t>(grid.shape.size()))
       return op->emitError() << "grid axis " << a << " is out of range";
@@ -249,8 +249,8 @@ FailureOr<Tensor> reduce(Operation *op, ArrayRef<Tensor> parts,
   std::vector<Tensor> cast;
   for (const Tensor &p : parts) {
     if (p.shape() != parts.front().shape())
-      return op->emitError() << "ranks contribute " << p.typeString()
-                             << " and " << parts.front().typeString();
+      return op->emitError() << "ranks contribute " << p.typeString() << " and "
+                             << parts.front().typeString();
     cast.push_back(castTensor(p, kind));
   }
   bool isFloat = isFloatKind(kind), isUnsigned = isUnsignedKind(kind);
@@ -331,9 +331,9 @@ FailureOr<Tensor> reduce(Operation *op, ArrayRef<Tensor> parts,
     }
     // Integer averages truncate toward zero.
     if (reduction == RK::Average)
-      acc = isUnsigned ? acc / count
-                       : static_cast<uint64_t>(static_cast<int64_t>(acc) /
-                                               count);
+      acc = isUnsigned
+                ? acc / count
+                : static_cast<uint64_t>(static_cast<int64_t>(acc) / count);
     out.setInt(i, static_cast<int64_t>(acc));
   }
   return out;
@@ -347,16 +347,15 @@ Tensor indexScalar(int64_t value) {
 }
 
 template <typename OpTy>
-using ShardFn = std::function<LogicalResult(
-    OpTy op, const Grid &grid, ArrayRef<const Tensor *> in,
-    SmallVectorImpl<Tensor> &out)>;
+using ShardFn = std::function<LogicalResult(OpTy op, const Grid &grid,
+                                            ArrayRef<const Tensor *> in,
+                                            SmallVectorImpl<Tensor> &out)>;
 
 template <typename OpTy>
 using GridAxesOf = decltype(std::declval<OpTy &>().getGridAxes());
 
 /// A kernel for a shard op on the grid (and axes) it names.
-template <typename OpTy>
-Kernel shardKernel(ShardFn<OpTy> fn) {
+template <typename OpTy> Kernel shardKernel(ShardFn<OpTy> fn) {
   return [fn](Operation *op, ArrayRef<const Tensor *> in,
               SmallVectorImpl<Tensor> &out) -> LogicalResult {
     auto shardOp = cast<OpTy>(op);
@@ -389,8 +388,8 @@ void registerProcessKernels(KernelRegistry &r) {
               }
               for (int16_t a : op.getAxes()) {
                 if (a < 0 || a >= static_cast<int64_t>(index.size()))
-                  return op.emitError() << "grid axis " << a
-                                        << " is out of range";
+                  return op.emitError()
+                         << "grid axis " << a << " is out of range";
                 out.push_back(indexScalar(index[a]));
               }
               return success();
@@ -406,8 +405,8 @@ void registerProcessKernels(KernelRegistry &r) {
               }
               for (int16_t a : op.getAxes()) {
                 if (a < 0 || a >= static_cast<int64_t>(grid.shape.size()))
-                  return op.emitError() << "grid axis " << a
-                                        << " is out of range";
+                  return op.emitError()
+                         << "grid axis " << a << " is out of range";
                 out.push_back(indexScalar(grid.shape[a]));
               }
               return success();
@@ -421,8 +420,7 @@ void registerProcessKernels(KernelRegistry &r) {
               ArrayRef<int16_t> axes = op.getSplitAxes();
               if (axes.size() != 1 || axes[0] < 0 ||
                   axes[0] >= static_cast<int64_t>(grid.shape.size()))
-                return op.emitError()
-                       << "expects exactly one valid split axis";
+                return op.emitError() << "expects exactly one valid split axis";
               if (in.size() != grid.shape.size())
                 return op.emitError() << "expects a device index of "
                                       << grid.shape.size() << " entries";
@@ -560,103 +558,102 @@ void registerCollectiveKernels(KernelRegistry &r) {
                   (**parts)[grid.positionOf(axes, grid.memberAt(axes, root))]);
               return success();
             }));
-  r.add("shard.gather",
-        shardKernel<shard::GatherOp>(
-            [](shard::GatherOp op, const Grid &grid,
-               ArrayRef<const Tensor *> in,
-               SmallVectorImpl<Tensor> &out) -> LogicalResult {
-              ArrayRef<int16_t> axes = op.getGridAxes();
-              llvm::SmallVector<int64_t> root =
-                  mixedIndices(op.getRoot(), in.drop_front());
-              if (failed(checkInGroup(op, "root", grid, axes, root)))
-                return failure();
-              auto parts = exchange(op, grid, axes, *in[0]);
-              if (failed(parts))
-                return failure();
-              FailureOr<Tensor> result =
-                  concat(op, **parts, op.getGatherAxis().getSExtValue());
-              if (failed(result))
-                return failure();
-              if (grid.memberAt(axes, root) != grid.rank())
-                *result = Tensor(result->kind(), result->shape());
-              out.push_back(std::move(*result));
-              return success();
-            }));
-  r.add("shard.reduce",
-        shardKernel<shard::ReduceOp>(
-            [](shard::ReduceOp op, const Grid &grid,
-               ArrayRef<const Tensor *> in,
-               SmallVectorImpl<Tensor> &out) -> LogicalResult {
-              ArrayRef<int16_t> axes = op.getGridAxes();
-              llvm::SmallVector<int64_t> root =
-                  mixedIndices(op.getRoot(), in.drop_front());
-              if (failed(checkInGroup(op, "root", grid, axes, root)))
-                return failure();
-              auto parts = exchange(op, grid, axes, *in[0]);
-              if (failed(parts))
-                return failure();
-              FailureOr<Tensor> result =
-                  reduce(op, **parts, op.getReduction(), resultKind(op));
-              if (failed(result))
-                return failure();
-              if (grid.memberAt(axes, root) != grid.rank())
-                *result = Tensor(result->kind(), result->shape());
-              out.push_back(std::move(*result));
-              return success();
-            }));
-  r.add("shard.scatter",
-        shardKernel<shard::ScatterOp>(
-            [](shard::ScatterOp op, const Grid &grid,
-               ArrayRef<const Tensor *> in,
-               SmallVectorImpl<Tensor> &out) -> LogicalResult {
-              ArrayRef<int16_t> axes = op.getGridAxes();
-              llvm::SmallVector<int64_t> root =
-                  mixedIndices(op.getRoot(), in.drop_front());
-              if (failed(checkInGroup(op, "root", grid, axes, root)))
-                return failure();
-              auto parts = exchange(op, grid, axes, *in[0]);
-              if (failed(parts))
-                return failure();
-              int64_t rootPosition =
-                  grid.positionOf(axes, grid.memberAt(axes, root));
-              FailureOr<Tensor> result =
-                  piece(op, (**parts)[rootPosition],
-                        op.getScatterAxis().getSExtValue(),
-                        grid.positionIn(axes), (*parts)->size());
-              if (failed(result))
-                return failure();
-              out.push_back(std::move(*result));
-              return success();
-            }));
+  r.add(
+      "shard.gather",
+      shardKernel<shard::GatherOp>(
+          [](shard::GatherOp op, const Grid &grid, ArrayRef<const Tensor *> in,
+             SmallVectorImpl<Tensor> &out) -> LogicalResult {
+            ArrayRef<int16_t> axes = op.getGridAxes();
+            llvm::SmallVector<int64_t> root =
+                mixedIndices(op.getRoot(), in.drop_front());
+            if (failed(checkInGroup(op, "root", grid, axes, root)))
+              return failure();
+            auto parts = exchange(op, grid, axes, *in[0]);
+            if (failed(parts))
+              return failure();
+            FailureOr<Tensor> result =
+                concat(op, **parts, op.getGatherAxis().getSExtValue());
+            if (failed(result))
+              return failure();
+            if (grid.memberAt(axes, root) != grid.rank())
+              *result = Tensor(result->kind(), result->shape());
+            out.push_back(std::move(*result));
+            return success();
+          }));
+  r.add(
+      "shard.reduce",
+      shardKernel<shard::ReduceOp>(
+          [](shard::ReduceOp op, const Grid &grid, ArrayRef<const Tensor *> in,
+             SmallVectorImpl<Tensor> &out) -> LogicalResult {
+            ArrayRef<int16_t> axes = op.getGridAxes();
+            llvm::SmallVector<int64_t> root =
+                mixedIndices(op.getRoot(), in.drop_front());
+            if (failed(checkInGroup(op, "root", grid, axes, root)))
+              return failure();
+            auto parts = exchange(op, grid, axes, *in[0]);
+            if (failed(parts))
+              return failure();
+            FailureOr<Tensor> result =
+                reduce(op, **parts, op.getReduction(), resultKind(op));
+            if (failed(result))
+              return failure();
+            if (grid.memberAt(axes, root) != grid.rank())
+              *result = Tensor(result->kind(), result->shape());
+            out.push_back(std::move(*result));
+            return success();
+          }));
+  r.add(
+      "shard.scatter",
+      shardKernel<shard::ScatterOp>(
+          [](shard::ScatterOp op, const Grid &grid, ArrayRef<const Tensor *> in,
+             SmallVectorImpl<Tensor> &out) -> LogicalResult {
+            ArrayRef<int16_t> axes = op.getGridAxes();
+            llvm::SmallVector<int64_t> root =
+                mixedIndices(op.getRoot(), in.drop_front());
+            if (failed(checkInGroup(op, "root", grid, axes, root)))
+              return failure();
+            auto parts = exchange(op, grid, axes, *in[0]);
+            if (failed(parts))
+              return failure();
+            int64_t rootPosition =
+                grid.positionOf(axes, grid.memberAt(axes, root));
+            FailureOr<Tensor> result = piece(
+                op, (**parts)[rootPosition], op.getScatterAxis().getSExtValue(),
+                grid.positionIn(axes), (*parts)->size());
+            if (failed(result))
+              return failure();
+            out.push_back(std::move(*result));
+            return success();
+          }));
   r.add("shard.shift",
-        shardKernel<shard::ShiftOp>(
-            [](shard::ShiftOp op, const Grid &grid,
-               ArrayRef<const Tensor *> in,
-               SmallVectorImpl<Tensor> &out) -> LogicalResult {
-              ArrayRef<int16_t> axes = op.getGridAxes();
-              int64_t shiftAxis = op.getShiftAxis().getSExtValue();
-              if (!llvm::is_contained(axes, shiftAxis))
-                return op.emitError() << "shift_axis " << shiftAxis
-                                      << " is not one of the grid_axes";
-              auto parts = exchange(op, grid, axes, *in[0]);
-              if (failed(parts))
-                return failure();
-              // Data moves by +offset: this rank receives from the member
-              // `offset` positions before it along the shift axis.
-              int64_t size = grid.shape[shiftAxis];
-              llvm::SmallVector<int64_t> source = grid.coordinates(grid.rank());
-              int64_t from = source[shiftAxis] - op.getOffset();
-              if (op.getRotate())
-                from = ((from % size) + size) % size;
-              if (from < 0 || from >= size) {
-                out.push_back(Tensor(in[0]->kind(), in[0]->shape()));
-                return success();
-              }
-              source[shiftAxis] = from;
-              out.push_back((**parts)[grid.positionOf(
-                  axes, linearIndex(source, grid.shape))]);
-              return success();
-            }));
+        shardKernel<shard::ShiftOp>([](shard::ShiftOp op, const Grid &grid,
+                                       ArrayRef<const Tensor *> in,
+                                       SmallVectorImpl<Tensor> &out)
+                                        -> LogicalResult {
+          ArrayRef<int16_t> axes = op.getGridAxes();
+          int64_t shiftAxis = op.getShiftAxis().getSExtValue();
+          if (!llvm::is_contained(axes, shiftAxis))
+            return op.emitError() << "shift_axis " << shiftAxis
+                                  << " is not one of the grid_axes";
+          auto parts = exchange(op, grid, axes, *in[0]);
+          if (failed(parts))
+            return failure();
+          // Data moves by +offset: this rank receives from the member
+          // `offset` positions before it along the shift axis.
+          int64_t size = grid.shape[shiftAxis];
+          llvm::SmallVector<int64_t> source = grid.coordinates(grid.rank());
+          int64_t from = source[shiftAxis] - op.getOffset();
+          if (op.getRotate())
+            from = ((from % size) + size) % size;
+          if (from < 0 || from >= size) {
+            out.push_back(Tensor(in[0]->kind(), in[0]->shape()));
+            return success();
+          }
+          source[shiftAxis] = from;
+          out.push_back((
+              **parts)[grid.positionOf(axes, linearIndex(source, grid.shape))]);
+          return success();
+        }));
 }
 
 //===----------------------------------------------------------------------===//
@@ -737,8 +734,8 @@ Kernel integerBinary(
     // arith's unsigned ops read the bits as unsigned; `index` is 64 bits.
     Tensor y(*kind, in[0]->shape());
     for (int64_t i = 0, n = y.numElements(); i < n; ++i) {
-      std::optional<int64_t> v = fn(in[0]->getInt(i), in[1]->getInt(i),
-                                    isUnsignedKind(*kind));
+      std::optional<int64_t> v =
+          fn(in[0]->getInt(i), in[1]->getInt(i), isUnsignedKind(*kind));
       if (!v)
         return op->emitError() << "division by zero";
       y.setInt(i, *v);
@@ -749,29 +746,31 @@ Kernel integerBinary(
 }
 
 void registerScalarKernels(KernelRegistry &r) {
-  r.add("arith.constant", [](Operation *op, ArrayRef<const Tensor *>,
-                             SmallVectorImpl<Tensor> &out) -> LogicalResult {
-    Attribute value = cast<arith::ConstantOp>(op).getValue();
-    if (auto elements = dyn_cast<ElementsAttr>(value)) {
-      FailureOr<Tensor> t = tensorFromAttr(elements, op->getLoc());
-      if (failed(t))
-        return failure();
-      out.push_back(std::move(*t));
-      return success();
-    }
-    std::optional<ElementKind> kind = scalarKind(op->getResult(0).getType());
-    if (!kind)
-      return op->emitError() << "unsupported constant type";
-    Tensor t(*kind, {});
-    if (auto i = dyn_cast<IntegerAttr>(value))
-      t.setInt(0, i.getValue().getSExtValue());
-    else if (auto f = dyn_cast<FloatAttr>(value))
-      t.setDouble(0, f.getValueAsDouble());
-    else
-      return op->emitError() << "unsupported constant " << value;
-    out.push_back(std::move(t));
-    return success();
-  });
+  r.add("arith.constant",
+        [](Operation *op, ArrayRef<const Tensor *>,
+           SmallVectorImpl<Tensor> &out) -> LogicalResult {
+          Attribute value = cast<arith::ConstantOp>(op).getValue();
+          if (auto elements = dyn_cast<ElementsAttr>(value)) {
+            FailureOr<Tensor> t = tensorFromAttr(elements, op->getLoc());
+            if (failed(t))
+              return failure();
+            out.push_back(std::move(*t));
+            return success();
+          }
+          std::optional<ElementKind> kind =
+              scalarKind(op->getResult(0).getType());
+          if (!kind)
+            return op->emitError() << "unsupported constant type";
+          Tensor t(*kind, {});
+          if (auto i = dyn_cast<IntegerAttr>(value))
+            t.setInt(0, i.getValue().getSExtValue());
+          else if (auto f = dyn_cast<FloatAttr>(value))
+            t.setDouble(0, f.getValueAsDouble());
+          else
+            return op->emitError() << "unsupported constant " << value;
+          out.push_back(std::move(t));
+          return success();
+        });
   r.add("arith.addi", integerBinary([](int64_t a, int64_t b, bool) {
           return static_cast<int64_t>(static_cast<uint64_t>(a) +
                                       static_cast<uint64_t>(b));
@@ -850,8 +849,8 @@ void registerScalarKernels(KernelRegistry &r) {
             index.push_back(i->getInt(0));
           for (auto [i, d] : llvm::zip(index, t.shape()))
             if (i < 0 || i >= d)
-              return op->emitError() << "index out of bounds of "
-                                     << t.typeString();
+              return op->emitError()
+                     << "index out of bounds of " << t.typeString();
           int64_t at = linearIndex(index, t.shape());
           Tensor y(t.kind(), {});
           if (t.isFloat())
@@ -868,16 +867,18 @@ void registerScalarKernels(KernelRegistry &r) {
 void registerShardKernels(KernelRegistry &r) {
   // Annotations: in SPMD form every rank already holds its own value, and
   // the sharding value itself carries no data.
-  r.add("shard.shard", [](Operation *, ArrayRef<const Tensor *> in,
-                          SmallVectorImpl<Tensor> &out) -> LogicalResult {
-    out.push_back(*in[0]);
-    return success();
-  });
-  r.add("shard.sharding", [](Operation *, ArrayRef<const Tensor *>,
-                             SmallVectorImpl<Tensor> &out) -> LogicalResult {
-    out.push_back(Tensor());
-    return success();
-  });
+  r.add("shard.shard",
+        [](Operation *, ArrayRef<const Tensor *> in,
+           SmallVectorImpl<Tensor> &out) -> LogicalResult {
+          out.push_back(*in[0]);
+          return success();
+        });
+  r.add("shard.sharding",
+        [](Operation *, ArrayRef<const Tensor *>,
+           SmallVectorImpl<Tensor> &out) -> LogicalResult {
+          out.push_back(Tensor());
+          return success();
+        });
   registerProcessKernels(r);
   registerCollectiveKernels(r);
   registerPointToPointKernels(r);
