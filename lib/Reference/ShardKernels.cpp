@@ -90,6 +90,14 @@ struct Grid {
   }
 };
 
+/// The element kind of a scalar or tensor type, `index` being i64.
+std::optional<ElementKind> scalarKind(Type type) {
+  Type element = getElementTypeOrSelf(type);
+  if (element.isIndex())
+    return ElementKind::I64;
+  return getElementKind(element);
+}
+
 /// "2x?x4".
 std::string shapeString(ArrayRef<int64_t> shape) {
   std::string s;
@@ -241,11 +249,17 @@ FailureOr<Tensor> concat(Operation *op, ArrayRef<Tensor> parts, int64_t axis) {
   return out;
 }
 
-/// Elementwise reduction of the contributions, each first converted to
-/// `kind` (the result element type is the accumulation type). Computed in
+/// Elementwise reduction of the contributions, each first converted to the
+/// element type of `op`'s result (the accumulation type). Computed in
 /// double / int64 in group order and rounded once at the end.
 FailureOr<Tensor> reduce(Operation *op, ArrayRef<Tensor> parts,
-                         shard::ReductionKind reduction, ElementKind kind) {
+                         shard::ReductionKind reduction) {
+  std::optional<ElementKind> resultKind =
+      scalarKind(op->getResult(0).getType());
+  if (!resultKind)
+    return op->emitError() << "unsupported result type "
+                           << op->getResult(0).getType();
+  ElementKind kind = *resultKind;
   std::vector<Tensor> cast;
   for (const Tensor &p : parts) {
     if (p.shape() != parts.front().shape())
@@ -456,8 +470,7 @@ void registerCollectiveKernels(KernelRegistry &r) {
               auto parts = exchange(op, grid, op.getGridAxes(), *in[0]);
               if (failed(parts))
                 return failure();
-              FailureOr<Tensor> result =
-                  reduce(op, **parts, op.getReduction(), resultKind(op));
+              FailureOr<Tensor> result = reduce(op, **parts, op.getReduction());
               if (failed(result))
                 return failure();
               out.push_back(std::move(*result));
@@ -503,7 +516,7 @@ void registerCollectiveKernels(KernelRegistry &r) {
               if (failed(parts))
                 return failure();
               FailureOr<Tensor> reduced =
-                  reduce(op, **parts, op.getReduction(), resultKind(op));
+                  reduce(op, **parts, op.getReduction());
               if (failed(reduced))
                 return failure();
               FailureOr<Tensor> result =
@@ -593,8 +606,7 @@ void registerCollectiveKernels(KernelRegistry &r) {
             auto parts = exchange(op, grid, axes, *in[0]);
             if (failed(parts))
               return failure();
-            FailureOr<Tensor> result =
-                reduce(op, **parts, op.getReduction(), resultKind(op));
+            FailureOr<Tensor> result = reduce(op, **parts, op.getReduction());
             if (failed(result))
               return failure();
             if (grid.memberAt(axes, root) != grid.rank())
@@ -701,7 +713,7 @@ void registerPointToPointKernels(KernelRegistry &r) {
                 return report(op, message.takeError());
               RankedTensorType type = resultType(op);
               Tensor &value = message->second;
-              if (value.kind() != resultKind(op) ||
+              if (value.kind() != scalarKind(type) ||
                   value.shape() != type.getShape())
                 return op.emitError()
                        << "received " << value.typeString() << " from rank "
@@ -714,14 +726,6 @@ void registerPointToPointKernels(KernelRegistry &r) {
 //===----------------------------------------------------------------------===//
 // Scalars
 //===----------------------------------------------------------------------===//
-
-/// The element kind of a scalar or tensor type, `index` being i64.
-std::optional<ElementKind> scalarKind(Type type) {
-  Type element = getElementTypeOrSelf(type);
-  if (element.isIndex())
-    return ElementKind::I64;
-  return getElementKind(element);
-}
 
 /// An elementwise integer op on same-shape operands (scalars mostly).
 Kernel integerBinary(
