@@ -2,10 +2,16 @@
 
 #include "loom/Reference/Interpreter.h"
 
-#include "mlir/IR/DialectResourceBlobManager.h"
+#include "loom/Reference/Collectives.h"
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
+
+#include <thread>
 
 using namespace mlir;
 
@@ -27,6 +33,7 @@ const KernelRegistry &KernelRegistry::get() {
     registerNNKernels(r);
     registerReductionKernels(r);
     registerShapeKernels(r);
+    registerShardKernels(r);
     registerUpstreamKernels(r);
     return r;
   }();
@@ -76,10 +83,26 @@ FailureOr<Tensor> tensorFromAttr(ElementsAttr attr, Location loc) {
 /// Checks a computed tensor against a static type.
 static LogicalResult checkAgainstType(Operation *op, const Tensor &t, Type type,
                                       StringRef what) {
+  // A sharding carries no data at run time.
+  if (isa<shard::ShardingType>(type))
+    return success();
+  // Scalars (the `index` values of shard ops, mostly) are rank-0 tensors.
+  if (type.isIndex() || type.isIntOrFloat()) {
+    std::optional<ElementKind> kind =
+        type.isIndex() ? ElementKind::I64 : getElementKind(type);
+    if (!kind || *kind != t.kind() || t.rank() != 0)
+      return op->emitError() << what << " is " << t.typeString()
+                             << " at run time, which does not match " << type;
+    return success();
+  }
   auto ranked = dyn_cast<RankedTensorType>(type);
   if (!ranked)
     return op->emitError() << what << " has unsupported type " << type;
-  std::optional<ElementKind> kind = getElementKind(ranked.getElementType());
+  // Tensors of `index` (tensor.from_elements of shard op results) hold i64.
+  std::optional<ElementKind> kind =
+      ranked.getElementType().isIndex()
+          ? ElementKind::I64
+          : getElementKind(ranked.getElementType());
   bool shapeOk = ranked.getRank() == t.rank();
   for (int64_t i = 0; shapeOk && i < t.rank(); ++i)
     shapeOk = ranked.isDynamicDim(i) || ranked.getDimSize(i) == t.dim(i);
@@ -89,8 +112,9 @@ static LogicalResult checkAgainstType(Operation *op, const Tensor &t, Type type,
   return success();
 }
 
-FailureOr<SmallVector<Tensor>> execute(func::FuncOp func,
-                                       ArrayRef<Tensor> inputs) {
+/// Runs the function on the calling thread's rank.
+static FailureOr<SmallVector<Tensor>> executeOnRank(func::FuncOp func,
+                                                    ArrayRef<Tensor> inputs) {
   if (func.isExternal())
     return func.emitError() << "cannot execute a function without a body";
   Block &entry = func.getBody().front();
@@ -137,6 +161,105 @@ FailureOr<SmallVector<Tensor>> execute(func::FuncOp func,
     }
   }
   return func.emitError() << "function body has no return";
+}
+
+/// Reports messages that were sent but never received: the program is
+/// wrong even though no rank waited for them.
+static LogicalResult checkDelivered(func::FuncOp func,
+                                    const Communicator &communicator) {
+  std::vector<std::string> undelivered =
+      communicator.getUndeliveredMessages();
+  for (const std::string &message : undelivered)
+    func.emitError() << message;
+  return success(undelivered.empty());
+}
+
+FailureOr<SmallVector<Tensor>> execute(func::FuncOp func,
+                                       ArrayRef<Tensor> inputs) {
+  if (getCurrentRankContext())
+    return executeOnRank(func, inputs);
+  // The only rank of a one-device grid.
+  Communicator communicator(1, RankOptions().timeout);
+  RankContext context{&communicator, 0};
+  RankContextScope scope(context);
+  FailureOr<SmallVector<Tensor>> results = executeOnRank(func, inputs);
+  if (failed(results) || failed(checkDelivered(func, communicator)))
+    return failure();
+  return results;
+}
+
+FailureOr<SmallVector<SmallVector<Tensor>>>
+executeRanks(func::FuncOp func, int64_t numRanks,
+             ArrayRef<SmallVector<Tensor>> inputs, const RankOptions &options) {
+  if (numRanks < 1)
+    return func.emitError() << "needs at least one rank, got " << numRanks;
+  if (static_cast<int64_t>(inputs.size()) != numRanks)
+    return func.emitError() << "got inputs for " << inputs.size()
+                            << " ranks, expected " << numRanks;
+  if (options.timeout.count() <= 0)
+    return func.emitError() << "the rank timeout must be positive";
+
+  Communicator communicator(numRanks, options.timeout);
+  // Each rank's diagnostics, captured on its thread (the engine calls
+  // handlers on the emitting thread, under its lock) and re-emitted in a
+  // readable order once every rank has stopped.
+  std::vector<std::vector<Diagnostic>> diagnostics(numRanks);
+  std::vector<std::optional<SmallVector<Tensor>>> results(numRanks);
+  {
+    ScopedDiagnosticHandler handler(
+        func.getContext(), [&](Diagnostic &diag) -> LogicalResult {
+          RankContext *context = getCurrentRankContext();
+          if (!context || context->communicator != &communicator)
+            return failure();
+          diagnostics[context->rank].push_back(std::move(diag));
+          return success();
+        });
+    std::vector<std::thread> threads;
+    for (int64_t rank = 0; rank < numRanks; ++rank) {
+      threads.emplace_back([&, rank] {
+        RankContext context{&communicator, rank};
+        RankContextScope scope(context);
+        FailureOr<SmallVector<Tensor>> outputs =
+            executeOnRank(func, inputs[rank]);
+        if (succeeded(outputs)) {
+          results[rank] = std::move(*outputs);
+        } else {
+          std::string reason = "rank " + std::to_string(rank) + " failed";
+          if (!diagnostics[rank].empty())
+            reason += ": " + diagnostics[rank].front().str();
+          communicator.poison(rank, reason);
+        }
+        communicator.finish(rank);
+      });
+    }
+    for (std::thread &thread : threads)
+      thread.join();
+  }
+
+  // The rank that failed first, then the ranks it brought down (and any
+  // warnings of a successful run).
+  std::optional<int64_t> first = communicator.getFirstFailedRank();
+  SmallVector<int64_t> order;
+  if (first)
+    order.push_back(*first);
+  for (int64_t rank = 0; rank < numRanks; ++rank)
+    if (rank != first)
+      order.push_back(rank);
+  for (int64_t rank : order) {
+    for (Diagnostic &diag : diagnostics[rank]) {
+      InFlightDiagnostic reemitted = func.getContext()->getDiagEngine().emit(
+          diag.getLocation(), diag.getSeverity());
+      reemitted << "rank " << rank << ": " << diag.str();
+      for (Diagnostic &note : diag.getNotes())
+        reemitted.attachNote(note.getLocation()) << note.str();
+    }
+  }
+  if (first || failed(checkDelivered(func, communicator)))
+    return failure();
+  SmallVector<SmallVector<Tensor>> outputs;
+  for (std::optional<SmallVector<Tensor>> &r : results)
+    outputs.push_back(std::move(*r));
+  return outputs;
 }
 
 } // namespace loom::reference

@@ -18,6 +18,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
 #include <cmath>
 #include <random>
 
@@ -220,31 +221,55 @@ int runModel(const RunOptions &options) {
     llvm::outs() << "\n";
   }
 
-  FailureOr<SmallVector<Tensor>> outputs = execute(entry, inputs);
-  if (failed(outputs))
-    return 1;
+  // One plain run, or one run per rank with the same inputs.
+  SmallVector<SmallVector<Tensor>> rankOutputs;
+  if (options.ranks > 0) {
+    RankOptions rankOptions;
+    rankOptions.timeout = std::chrono::milliseconds(options.rankTimeoutMs);
+    SmallVector<SmallVector<Tensor>> rankInputs(options.ranks, inputs);
+    FailureOr<SmallVector<SmallVector<Tensor>>> all =
+        executeRanks(entry, options.ranks, rankInputs, rankOptions);
+    if (failed(all))
+      return 1;
+    rankOutputs = std::move(*all);
+  } else {
+    FailureOr<SmallVector<Tensor>> outputs = execute(entry, inputs);
+    if (failed(outputs))
+      return 1;
+    rankOutputs.push_back(std::move(*outputs));
+  }
 
   bool ok = true;
-  for (auto [i, t] : llvm::enumerate(*outputs)) {
-    std::string name = std::to_string(i);
-    if (auto attr = entry.getResultAttrOfType<StringAttr>(i, "onnx.name"))
-      name += " '" + attr.getValue().str() + "'";
-    llvm::outs() << "output " << name << ": ";
-    printTensor(llvm::outs(), t, options.printValues);
-    llvm::outs() << "\n";
-    if (!options.outputDirectory.empty()) {
-      std::string path = options.outputDirectory + "/output_" +
-                         std::to_string(i) + ".npy";
-      if (std::string error = writeNpyFile(path, t); !error.empty()) {
+  for (auto [rank, outputs] : llvm::enumerate(rankOutputs)) {
+    std::string prefix =
+        options.ranks > 0 ? "rank " + std::to_string(rank) + " " : "";
+    for (auto [i, t] : llvm::enumerate(outputs)) {
+      std::string name = std::to_string(i);
+      if (auto attr = entry.getResultAttrOfType<StringAttr>(i, "onnx.name"))
+        name += " '" + attr.getValue().str() + "'";
+      llvm::outs() << prefix << "output " << name << ": ";
+      printTensor(llvm::outs(), t, options.printValues);
+      llvm::outs() << "\n";
+      if (options.outputDirectory.empty())
+        continue;
+      // Rank 0's outputs keep the plain names, so that they can serve as
+      // expected outputs.
+      std::string file = "output_" + std::to_string(i) + ".npy";
+      if (rank > 0)
+        file = "rank" + std::to_string(rank) + "_" + file;
+      if (std::string error =
+              writeNpyFile(options.outputDirectory + "/" + file, t);
+          !error.empty()) {
         llvm::errs() << "error: " << error << "\n";
         ok = false;
       }
     }
   }
 
+  SmallVector<Tensor> &outputs = rankOutputs.front();
   if (!expectedFiles.empty()) {
-    if (expectedFiles.size() != outputs->size()) {
-      llvm::errs() << "error: the model has " << outputs->size()
+    if (expectedFiles.size() != outputs.size()) {
+      llvm::errs() << "error: the model has " << outputs.size()
                    << " outputs but " << expectedFiles.size()
                    << " expected tensors were given\n";
       return 1;
@@ -256,8 +281,8 @@ int runModel(const RunOptions &options) {
         llvm::errs() << "error: " << error << "\n";
         return 1;
       }
-      reinterpretHalfBits(expected, (*outputs)[i].kind());
-      ok &= compareTensors(std::to_string(i), (*outputs)[i], expected,
+      reinterpretHalfBits(expected, outputs[i].kind());
+      ok &= compareTensors(std::to_string(i), outputs[i], expected,
                            options.rtol, options.atol);
     }
     llvm::outs() << (ok ? "all outputs match" : "outputs differ") << "\n";
@@ -285,12 +310,23 @@ int loomRunMain(int argc, char **argv) {
   cl::opt<int> printValues("print-values", cl::init(8),
                            cl::desc("Values printed per tensor"));
   cl::opt<std::string> outputDir(
-      "output-dir", cl::desc("Write each output as output_N.npy there"));
+      "output-dir", cl::desc("Write each output as output_N.npy there (with "
+                             "--ranks, rank R>0's as rankR_output_N.npy)"));
+  cl::opt<int64_t> ranks(
+      "ranks", cl::init(0),
+      cl::desc("Run the program SPMD on N ranks (threads) whose shard ops "
+               "communicate; each rank gets the same inputs, every rank's "
+               "outputs are printed, rank 0's are compared with --expected"));
+  cl::opt<int64_t> rankTimeout(
+      "rank-timeout-ms", cl::init(5000),
+      cl::desc("With --ranks: fail (as deadlocked) when a rank waits this long "
+               "for its peers"));
   cl::ParseCommandLineOptions(
       argc, argv,
       "loom-run: run a model with Loom's reference executor\n\n"
       "  loom-run model.onnx                      (random inputs)\n"
-      "  loom-run model.onnx --inputs DIR --expected DIR\n");
+      "  loom-run model.onnx --inputs DIR --expected DIR\n"
+      "  loom-run partitioned.mlir --ranks 4        (one thread per rank)\n");
   RunOptions options;
   options.model = model;
   options.inputs.assign(inputs.begin(), inputs.end());
@@ -300,6 +336,13 @@ int loomRunMain(int argc, char **argv) {
   options.seed = seed;
   options.printValues = printValues;
   options.outputDirectory = outputDir;
+  if (ranks < 0 || rankTimeout <= 0) {
+    llvm::errs() << "error: --ranks must not be negative and "
+                    "--rank-timeout-ms must be positive\n";
+    return 1;
+  }
+  options.ranks = ranks;
+  options.rankTimeoutMs = rankTimeout;
   return runModel(options);
 }
 

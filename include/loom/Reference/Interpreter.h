@@ -16,6 +16,7 @@
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <chrono>
 #include <functional>
 
 namespace loom::reference {
@@ -44,6 +45,7 @@ void registerElementwiseKernels(KernelRegistry &registry);
 void registerNNKernels(KernelRegistry &registry);
 void registerReductionKernels(KernelRegistry &registry);
 void registerShapeKernels(KernelRegistry &registry);
+void registerShardKernels(KernelRegistry &registry);
 void registerUpstreamKernels(KernelRegistry &registry);
 
 /// The value of a constant attribute (dense or dense_resource).
@@ -52,9 +54,31 @@ mlir::FailureOr<Tensor> tensorFromAttr(mlir::ElementsAttr attr,
 
 /// Runs `func` on `inputs`. Checks the inputs against the signature
 /// (count, element type, static dimensions) and every result against its
-/// op's static type; errors are emitted at the offending op.
+/// op's static type; errors are emitted at the offending op. Values of
+/// scalar types (`index`, from shard ops) are held as rank-0 tensors.
+///
+/// Outside executeRanks, the function runs as the only rank of a grid, so
+/// shard ops work on grids of one device.
 mlir::FailureOr<llvm::SmallVector<Tensor>>
 execute(mlir::func::FuncOp func, llvm::ArrayRef<Tensor> inputs);
+
+/// How executeRanks runs.
+struct RankOptions {
+  /// Bounds every wait of a rank for its peers (a collective, a receive):
+  /// a deadlock ends the run with an error instead of hanging.
+  std::chrono::milliseconds timeout{5000};
+};
+
+/// Runs `func` as an SPMD program on `numRanks` ranks, each on its own
+/// thread with `inputs[rank]`; the shard ops of the function communicate
+/// through an in-process communicator, and the grids they name must hold
+/// `numRanks` devices. Returns every rank's outputs, or failure when any rank
+/// fails: its errors are emitted first, prefixed with "rank N: ", then those
+/// of the ranks it aborted.
+mlir::FailureOr<llvm::SmallVector<llvm::SmallVector<Tensor>>>
+executeRanks(mlir::func::FuncOp func, int64_t numRanks,
+             llvm::ArrayRef<llvm::SmallVector<Tensor>> inputs,
+             const RankOptions &options = {});
 
 } // namespace loom::reference
 

@@ -31,6 +31,13 @@ struct RunOptions {
   std::string outputDirectory;
   /// Size of a dynamic dimension for random inputs.
   int64_t dynamicDimSize = 2;
+  /// When positive, the program runs as SPMD on that many ranks (threads),
+  /// each with the same inputs; every rank's outputs are printed and rank
+  /// 0's are compared with `expected`. Zero: one plain run.
+  int64_t ranks = 0;
+  /// With `ranks`: how long a rank waits for its peers before the run fails
+  /// as deadlocked.
+  int64_t rankTimeoutMs = 5000;
 };
 
 /// Runs and returns the process exit code: 0 when everything ran and
