@@ -12,6 +12,12 @@ lit_log="$build/lit.log"
 /usr/lib/llvm-22/bin/lit -v "$build/test" | tee "$lit_log"
 lit_passed=$(grep -oE 'Passed: [0-9]+' "$lit_log" | grep -oE '[0-9]+' || echo 0)
 
+echo "== ONNX node-suite conformance of the reference executor (Debian's ONNX 1.12)"
+# Fails on any case that does not pass and is not listed with its reason, and
+# on any listed case that passes.
+/usr/bin/python3 -s "$root/scripts/conformance.py" --loom-run "$build/bin/loom-run" \
+  --expectations "$root/test/conformance/onnx-node-1.12.txt" --check
+
 echo "== ONNX node suites: Debian's (ONNX 1.12) and the newer one from PyPI"
 # The newer suite ships as Python code in the onnx wheel; write it out once.
 venv="$build/onnx-venv"
@@ -29,5 +35,5 @@ fi
   --suite /usr/share/libonnx-testdata/data/node --suite "$newer_suite" --check
 
 # Reached only when everything above passed (set -e): lit's tests plus the
-# coverage check.
-echo "summary: $((lit_passed + 1)) passed, 0 failed"
+# conformance and coverage checks.
+echo "summary: $((lit_passed + 2)) passed, 0 failed"
