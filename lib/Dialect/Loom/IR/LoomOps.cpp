@@ -62,8 +62,7 @@ public:
   explicit ShapeError(Operation *op) : op(op) {}
   explicit ShapeError(std::optional<Location> loc) : loc(loc) {}
 
-  template <typename... Args>
-  LogicalResult operator()(Args &&...args) const {
+  template <typename... Args> LogicalResult operator()(Args &&...args) const {
     if (!op)
       return emitOptionalError(loc, std::forward<Args>(args)...);
     InFlightDiagnostic diag = op->emitOpError();
@@ -131,7 +130,8 @@ FailureOr<int64_t> windowOutputSize(const ShapeError &error, size_t axis,
     return error("spatial axis ", axis, " holds ", padded,
                  " elements with pads, fewer than the window of ", window);
   int64_t steps = padded - window;
-  int64_t size = (ceilMode ? (steps + stride - 1) / stride : steps / stride) + 1;
+  int64_t size =
+      (ceilMode ? (steps + stride - 1) / stride : steps / stride) + 1;
   if (ceilMode && (size - 1) * stride >= in + padBegin)
     --size;
   return size;
@@ -248,9 +248,9 @@ static LogicalResult inferConvResult(ConvLike op, const ShapeError &error,
   size_t spatial = in.getRank() - 2;
   for (size_t i = 0; i < spatial; ++i) {
     FailureOr<int64_t> size = windowOutputSize(
-        error, i, in.getDimSize(2 + i), w.getDimSize(2 + i),
-        op.getStrides()[i], op.getPads()[i], op.getPads()[spatial + i],
-        op.getDilations()[i], /*ceilMode=*/false);
+        error, i, in.getDimSize(2 + i), w.getDimSize(2 + i), op.getStrides()[i],
+        op.getPads()[i], op.getPads()[spatial + i], op.getDilations()[i],
+        /*ceilMode=*/false);
     if (failed(size))
       return failure();
     shape.push_back(*size);
@@ -499,8 +499,8 @@ static LogicalResult inferAttentionResult(AttentionLike op,
   int64_t h = q.getDimSize(1), hkv = k.getDimSize(1);
   if (!ShapedType::isDynamic(h) && !ShapedType::isDynamic(hkv) &&
       (hkv == 0 || h % hkv != 0))
-    return error("query heads (", h, ") must be a multiple of key/value heads (",
-                 hkv, ")");
+    return error("query heads (", h,
+                 ") must be a multiple of key/value heads (", hkv, ")");
   if (!isDynamicOr(k.getDimSize(1), v.getDimSize(1)) ||
       !isDynamicOr(k.getDimSize(2), v.getDimSize(2)))
     return error("key and value must have the same heads and length");
@@ -1260,11 +1260,10 @@ bool GridSampleOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
 LogicalResult GridSampleOp::verify() {
   if (failed(verifyResultRule(*this, inferGridSampleResult<GridSampleOp>)))
     return failure();
-  return failure(
-      failed(verifyOneOf(*this, "mode", getMode(),
-                         {"bilinear", "nearest", "bicubic"})) ||
-      failed(verifyOneOf(*this, "padding_mode", getPaddingMode(),
-                         {"zeros", "border", "reflection"})));
+  return failure(failed(verifyOneOf(*this, "mode", getMode(),
+                                    {"bilinear", "nearest", "bicubic"})) ||
+                 failed(verifyOneOf(*this, "padding_mode", getPaddingMode(),
+                                    {"zeros", "border", "reflection"})));
 }
 
 /// Result type of loom.roi_align: `[R, C, output_height, output_width]` for
@@ -1288,10 +1287,10 @@ static LogicalResult inferRoiAlignResult(RoiAlignLike op,
   int64_t height = op.getOutputHeight(), width = op.getOutputWidth();
   if (height <= 0 || width <= 0)
     return error("output_height and output_width must be positive");
-  types.push_back(RankedTensorType::get(
-      {mergeDims(rois.getDimSize(0), idx.getDimSize(0)), in.getDimSize(1),
-       height, width},
-      in.getElementType()));
+  types.push_back(
+      RankedTensorType::get({mergeDims(rois.getDimSize(0), idx.getDimSize(0)),
+                             in.getDimSize(1), height, width},
+                            in.getElementType()));
   return success();
 }
 

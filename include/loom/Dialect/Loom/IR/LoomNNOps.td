@@ -48,7 +48,7 @@ def Loom_ConvOp : Loom_Op<"conv", [Pure, InferTypeOpAdaptorWithIsCompatible]> {
 }
 
 def Loom_ConvTransposeOp : Loom_Op<"conv_transpose",
-                                  [Pure, InferTypeOpAdaptorWithIsCompatible]> {
+    [Pure, InferTypeOpAdaptorWithIsCompatible]> {
   let summary = "N-d grouped transposed convolution, NCHW layout";
   let description = Loom_OpDoc<[{
     Input `[N, C, D1..Dk]`, weight `[C, M/group, K1..Kk]`, optional bias `[M]`.
@@ -100,7 +100,7 @@ def Loom_AvgPoolOp : Loom_PoolOp<"avg_pool", "Average pooling",
     (ins DefaultValuedAttr<BoolAttr, "false">:$count_include_pad)>;
 
 def Loom_MaxPoolWithIndicesOp : Loom_Op<"max_pool_with_indices",
-                                         [Pure, InferTypeOpAdaptorWithIsCompatible]> {
+    [Pure, InferTypeOpAdaptorWithIsCompatible]> {
   let summary = "Max pooling that also returns where each maximum came from";
   let description = Loom_OpDoc<[{
     loom.max_pool with a second result: for each output element, the flat
@@ -232,7 +232,8 @@ def Loom_SoftmaxOp : Loom_SoftmaxBase<"softmax", "Softmax",
 def Loom_LogSoftmaxOp : Loom_SoftmaxBase<"log_softmax", "Log of softmax",
     "LogSoftmax (opset 1-13)">;
 
-def Loom_AttentionOp : Loom_Op<"attention", [Pure, InferTypeOpAdaptorWithIsCompatible]> {
+def Loom_AttentionOp : Loom_Op<"attention",
+    [Pure, InferTypeOpAdaptorWithIsCompatible]> {
   let summary = "Scaled dot-product attention with grouped-query heads";
   let description = Loom_OpDoc<[{
     `softmax(Q K^T * scale + mask) V` on `[B, H, S, D]` queries and

@@ -40,8 +40,8 @@ def Loom_ReshapeOp : Loom_Op<"reshape", [Pure]> {
   let hasFolder = 1;
 }
 
-def Loom_TransposeOp : Loom_Op<"transpose", [Pure,
-                                             InferTypeOpAdaptorWithIsCompatible]> {
+def Loom_TransposeOp : Loom_Op<"transpose",
+    [Pure, InferTypeOpAdaptorWithIsCompatible]> {
   let summary = "Permute dimensions";
   let description = Loom_OpDoc<[{
     Result dimension `i` is input dimension `perm[i]`.}],
@@ -109,8 +109,8 @@ def Loom_SliceOp : Loom_Op<"slice", [Pure, AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
-def Loom_GatherOp : Loom_Op<"gather",
-    [Pure, InferTypeOpAdaptorWithIsCompatible]> {
+def Loom_GatherOp : Loom_Op<"gather", [Pure,
+                                       InferTypeOpAdaptorWithIsCompatible]> {
   let summary = "Gather slices along an axis (numpy take)";
   let description = Loom_OpDoc<[{
     Result shape: `data.shape[:axis] + indices.shape + data.shape[axis+1:]`.
@@ -270,7 +270,8 @@ def Loom_UnsqueezeOp : Loom_AxesReshapeOp<"unsqueeze",
     "Unsqueeze (opset 1-13)",
     "%y = loom.unsqueeze %x {axes = array<i64: 0>} : tensor<3xf32> -> tensor<1x3xf32>">;
 
-def Loom_ShapeOp : Loom_Op<"shape", [Pure, InferTypeOpAdaptorWithIsCompatible]> {
+def Loom_ShapeOp : Loom_Op<"shape", [Pure,
+                                     InferTypeOpAdaptorWithIsCompatible]> {
   let summary = "The shape of a tensor as a 1-D i64 tensor";
   let description = Loom_OpDoc<[{
     Dimensions `[start, end)` of the input shape (negative bounds count from

@@ -13,7 +13,7 @@
 include "loom/Dialect/Loom/IR/LoomBase.td"
 
 def Loom_GridSampleOp : Loom_Op<"grid_sample",
-                                 [Pure, InferTypeOpAdaptorWithIsCompatible]> {
+    [Pure, InferTypeOpAdaptorWithIsCompatible]> {
   let summary = "Sample an image at normalized grid coordinates";
   let description = Loom_OpDoc<[{
     Samples `input` `[N, C, H, W]` at the locations in `grid`
@@ -40,7 +40,8 @@ def Loom_GridSampleOp : Loom_Op<"grid_sample",
   let hasVerifier = 1;
 }
 
-def Loom_RoiAlignOp : Loom_Op<"roi_align", [Pure, InferTypeOpAdaptorWithIsCompatible]> {
+def Loom_RoiAlignOp : Loom_Op<"roi_align",
+    [Pure, InferTypeOpAdaptorWithIsCompatible]> {
   let summary = "Pool regions of interest into fixed-size maps (RoI Align)";
   let description = Loom_OpDoc<[{
     For each of the `R` boxes in `rois` `[R, 4]` (`x1, y1, x2, y2` in input
