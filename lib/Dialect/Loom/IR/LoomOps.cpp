@@ -52,37 +52,89 @@ LogicalResult verifySameElementType(Operation *op, Value a, Value b,
   return success();
 }
 
+/// Where a shape rule reports a violation. Each rule that gives an op's
+/// result types also checks the operands and attributes it reads, and runs
+/// twice: in the op's verifier, which passes the op so that messages name
+/// it, and in type inference, which passes its optional location (none when
+/// a caller only probes).
+class ShapeError {
+public:
+  explicit ShapeError(Operation *op) : op(op) {}
+  explicit ShapeError(std::optional<Location> loc) : loc(loc) {}
+
+  template <typename... Args> LogicalResult operator()(Args &&...args) const {
+    if (!op)
+      return emitOptionalError(loc, std::forward<Args>(args)...);
+    InFlightDiagnostic diag = op->emitOpError();
+    (diag << ... << std::forward<Args>(args));
+    return diag;
+  }
+
+private:
+  Operation *op = nullptr;
+  std::optional<Location> loc;
+};
+
+/// Runs the result-type rule of `op` for its verifier. The verifier of
+/// InferTypeOpInterface runs after this one and compares the types the rule
+/// gives with the stated ones, so this only reports bad operands and
+/// attributes, under the op's name.
+template <typename OpT, typename Rule>
+LogicalResult verifyResultRule(OpT op, Rule rule) {
+  SmallVector<Type> types;
+  return rule(op, ShapeError(op.getOperation()), types);
+}
+
+/// The static one of two sizes that must agree, or dynamic if neither is.
+int64_t mergeDims(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) ? b : a;
+}
+
 /// Checks the windowed-op attributes shared by conv, conv_transpose and
 /// pooling for an input of `rank` (N, C, spatial...).
-LogicalResult verifyWindowAttrs(Operation *op, int64_t rank,
-                                ArrayRef<int64_t> strides,
-                                ArrayRef<int64_t> pads,
-                                ArrayRef<int64_t> dilations) {
+LogicalResult checkWindowAttrs(const ShapeError &error, int64_t rank,
+                               ArrayRef<int64_t> strides,
+                               ArrayRef<int64_t> pads,
+                               ArrayRef<int64_t> dilations) {
   if (rank < 3)
-    return op->emitOpError("expects an input of rank >= 3 (N, C, spatial...)");
+    return error("expects an input of rank >= 3 (N, C, spatial...)");
   size_t spatial = rank - 2;
   if (strides.size() != spatial || dilations.size() != spatial)
-    return op->emitOpError("expects ")
-           << spatial << " strides and dilations, one per spatial axis";
+    return error("expects ", spatial,
+                 " strides and dilations, one per spatial axis");
   if (pads.size() != 2 * spatial)
-    return op->emitOpError("expects ")
-           << 2 * spatial << " pads (begin pads, then end pads)";
+    return error("expects ", 2 * spatial, " pads (begin pads, then end pads)");
   if (llvm::any_of(strides, [](int64_t s) { return s <= 0; }) ||
       llvm::any_of(dilations, [](int64_t d) { return d <= 0; }))
-    return op->emitOpError("strides and dilations must be positive");
+    return error("strides and dilations must be positive");
   if (llvm::any_of(pads, [](int64_t p) { return p < 0; }))
-    return op->emitOpError("pads must be non-negative");
+    return error("pads must be non-negative");
   return success();
 }
 
-/// floor((in + pads - effective_kernel) / stride) + 1 or nullopt if dynamic.
-std::optional<int64_t> windowOutputSize(int64_t in, int64_t kernel,
-                                        int64_t stride, int64_t padBegin,
-                                        int64_t padEnd, int64_t dilation) {
+/// Size of spatial axis `axis` of a conv or pool result: how many windows of
+/// `kernel` elements dilated by `dilation` fit in the padded input at
+/// `stride` apart, as ONNX computes it. With `ceilMode` a last, partial
+/// window counts too, unless it would start in the end padding: ONNX (like
+/// PyTorch) drops that one, since it would see no input element. Dynamic
+/// when the input or the kernel size is.
+FailureOr<int64_t> windowOutputSize(const ShapeError &error, size_t axis,
+                                    int64_t in, int64_t kernel, int64_t stride,
+                                    int64_t padBegin, int64_t padEnd,
+                                    int64_t dilation, bool ceilMode) {
   if (ShapedType::isDynamic(in) || ShapedType::isDynamic(kernel))
-    return std::nullopt;
-  int64_t effective = (kernel - 1) * dilation + 1;
-  return (in + padBegin + padEnd - effective) / stride + 1;
+    return ShapedType::kDynamic;
+  int64_t padded = in + padBegin + padEnd;
+  int64_t window = (kernel - 1) * dilation + 1;
+  if (padded < window)
+    return error("spatial axis ", axis, " holds ", padded,
+                 " elements with pads, fewer than the window of ", window);
+  int64_t steps = padded - window;
+  int64_t size =
+      (ceilMode ? (steps + stride - 1) / stride : steps / stride) + 1;
+  if (ceilMode && (size - 1) * stride >= in + padBegin)
+    --size;
+  return size;
 }
 
 } // namespace
@@ -164,123 +216,213 @@ LogicalResult MatMulOp::verify() {
   return verifySameElementType(*this, getLhs(), getRhs(), "rhs");
 }
 
-LogicalResult ConvOp::verify() {
-  auto in = tensorTypeOf(getInput()), w = tensorTypeOf(getWeight());
-  auto out = tensorTypeOf(getResult());
-  if (failed(verifyWindowAttrs(*this, in.getRank(), getStrides(), getPads(),
-                               getDilations())))
+/// Result type of loom.conv, checking the operands and attributes it reads.
+template <typename ConvLike>
+static LogicalResult inferConvResult(ConvLike op, const ShapeError &error,
+                                     SmallVectorImpl<Type> &types) {
+  auto in = tensorTypeOf(op.getInput()), w = tensorTypeOf(op.getWeight());
+  if (failed(checkWindowAttrs(error, in.getRank(), op.getStrides(),
+                              op.getPads(), op.getDilations())))
     return failure();
-  if (w.getRank() != in.getRank() || out.getRank() != in.getRank())
-    return emitOpError("input, weight and result must have the same rank");
-  int64_t group = getGroup();
+  if (w.getRank() != in.getRank())
+    return error("input and weight must have the same rank");
+  if (w.getElementType() != in.getElementType())
+    return error("weight must have the element type of the input");
+  // Read signed: the I64Attr getter is unsigned.
+  int64_t group = op.getGroup();
   if (group <= 0)
-    return emitOpError("group must be positive");
+    return error("group must be positive");
   int64_t c = in.getDimSize(1), m = w.getDimSize(0), cPerGroup = w.getDimSize(1);
   if (!ShapedType::isDynamic(c) && !ShapedType::isDynamic(cPerGroup) &&
       c != cPerGroup * group)
-    return emitOpError("input has ")
-           << c << " channels but weight expects " << cPerGroup << " x "
-           << group << " groups";
+    return error("input has ", c, " channels but weight expects ", cPerGroup,
+                 " x ", group, " groups");
   if (!ShapedType::isDynamic(m) && m % group != 0)
-    return emitOpError("output channels ")
-           << m << " are not divisible by group " << group;
-  if (!isDynamicOr(out.getDimSize(1), m) ||
-      !isDynamicOr(out.getDimSize(0), in.getDimSize(0)))
-    return emitOpError("result shape ") << out << " disagrees with N and M";
-  if (getBias()) {
-    auto b = tensorTypeOf(getBias());
+    return error("output channels ", m, " are not divisible by group ", group);
+  if (Value bias = op.getBias()) {
+    auto b = tensorTypeOf(bias);
     if (b.getRank() != 1 || !isDynamicOr(b.getDimSize(0), m))
-      return emitOpError("bias must be 1-D with one value per output channel");
+      return error("bias must be 1-D with one value per output channel");
   }
+  SmallVector<int64_t> shape{in.getDimSize(0), m};
   size_t spatial = in.getRank() - 2;
   for (size_t i = 0; i < spatial; ++i) {
-    std::optional<int64_t> size = windowOutputSize(
-        in.getDimSize(2 + i), w.getDimSize(2 + i), getStrides()[i],
-        getPads()[i], getPads()[spatial + i], getDilations()[i]);
-    if (size && !isDynamicOr(out.getDimSize(2 + i), *size))
-      return emitOpError("spatial dimension ")
-             << i << " of the result should be " << *size;
+    FailureOr<int64_t> size = windowOutputSize(
+        error, i, in.getDimSize(2 + i), w.getDimSize(2 + i), op.getStrides()[i],
+        op.getPads()[i], op.getPads()[spatial + i], op.getDilations()[i],
+        /*ceilMode=*/false);
+    if (failed(size))
+      return failure();
+    shape.push_back(*size);
   }
-  return verifySameElementType(*this, getInput(), getWeight(), "weight");
-}
-
-LogicalResult ConvTransposeOp::verify() {
-  auto in = tensorTypeOf(getInput()), w = tensorTypeOf(getWeight());
-  auto out = tensorTypeOf(getResult());
-  if (failed(verifyWindowAttrs(*this, in.getRank(), getStrides(), getPads(),
-                               getDilations())))
-    return failure();
-  if (w.getRank() != in.getRank() || out.getRank() != in.getRank())
-    return emitOpError("input, weight and result must have the same rank");
-  if (getOutputPadding().size() != getStrides().size())
-    return emitOpError("expects one output_padding per spatial axis");
-  int64_t group = getGroup();
-  if (group <= 0)
-    return emitOpError("group must be positive");
-  if (!isDynamicOr(in.getDimSize(1), w.getDimSize(0)))
-    return emitOpError("input channels must equal weight dimension 0");
-  int64_t m = ShapedType::isDynamic(w.getDimSize(1))
-                  ? ShapedType::kDynamic
-                  : w.getDimSize(1) * group;
-  if (!isDynamicOr(out.getDimSize(1), m))
-    return emitOpError("result must have ") << m << " channels";
-  size_t spatial = in.getRank() - 2;
-  for (size_t i = 0; i < spatial; ++i) {
-    int64_t x = in.getDimSize(2 + i), k = w.getDimSize(2 + i);
-    if (ShapedType::isDynamic(x) || ShapedType::isDynamic(k))
-      continue;
-    int64_t size = getStrides()[i] * (x - 1) + getOutputPadding()[i] +
-                   (k - 1) * getDilations()[i] + 1 - getPads()[i] -
-                   getPads()[spatial + i];
-    if (!isDynamicOr(out.getDimSize(2 + i), size))
-      return emitOpError("spatial dimension ")
-             << i << " of the result should be " << size;
-  }
-  return verifySameElementType(*this, getInput(), getWeight(), "weight");
-}
-
-template <typename PoolOp>
-static LogicalResult verifyPool(PoolOp op) {
-  auto in = tensorTypeOf(op.getInput()), out = tensorTypeOf(op.getResult());
-  if (failed(verifyWindowAttrs(op, in.getRank(), op.getStrides(), op.getPads(),
-                               op.getDilations())))
-    return failure();
-  if (op.getKernelShape().size() != op.getStrides().size())
-    return op.emitOpError("expects one kernel size per spatial axis");
-  if (out.getRank() != in.getRank() ||
-      !isDynamicOr(out.getDimSize(0), in.getDimSize(0)) ||
-      !isDynamicOr(out.getDimSize(1), in.getDimSize(1)))
-    return op.emitOpError("result must keep N and C of the input");
-  if (op.getCeilMode())
-    return success();
-  size_t spatial = in.getRank() - 2;
-  for (size_t i = 0; i < spatial; ++i) {
-    std::optional<int64_t> size = windowOutputSize(
-        in.getDimSize(2 + i), op.getKernelShape()[i], op.getStrides()[i],
-        op.getPads()[i], op.getPads()[spatial + i], op.getDilations()[i]);
-    if (size && !isDynamicOr(out.getDimSize(2 + i), *size))
-      return op.emitOpError("spatial dimension ")
-             << i << " of the result should be " << *size;
-  }
+  types.push_back(RankedTensorType::get(shape, in.getElementType()));
   return success();
 }
 
-LogicalResult MaxPoolOp::verify() { return verifyPool(*this); }
-LogicalResult AvgPoolOp::verify() { return verifyPool(*this); }
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  return inferConvResult(adaptor, ShapeError(loc), types);
+}
+
+bool ConvOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
+  return areRefinedTypesCompatible(l, r);
+}
+
+LogicalResult ConvOp::verify() {
+  return verifyResultRule(*this, inferConvResult<ConvOp>);
+}
+
+/// Result type of loom.conv_transpose, checking the operands and attributes
+/// it reads.
+template <typename ConvLike>
+static LogicalResult inferConvTransposeResult(ConvLike op,
+                                              const ShapeError &error,
+                                              SmallVectorImpl<Type> &types) {
+  auto in = tensorTypeOf(op.getInput()), w = tensorTypeOf(op.getWeight());
+  if (failed(checkWindowAttrs(error, in.getRank(), op.getStrides(),
+                              op.getPads(), op.getDilations())))
+    return failure();
+  if (w.getRank() != in.getRank())
+    return error("input and weight must have the same rank");
+  if (w.getElementType() != in.getElementType())
+    return error("weight must have the element type of the input");
+  if (op.getOutputPadding().size() != op.getStrides().size())
+    return error("expects one output_padding per spatial axis");
+  int64_t group = op.getGroup();
+  if (group <= 0)
+    return error("group must be positive");
+  if (!isDynamicOr(in.getDimSize(1), w.getDimSize(0)))
+    return error("input channels must equal weight dimension 0");
+  int64_t m = ShapedType::isDynamic(w.getDimSize(1))
+                  ? ShapedType::kDynamic
+                  : w.getDimSize(1) * group;
+  SmallVector<int64_t> shape{in.getDimSize(0), m};
+  size_t spatial = in.getRank() - 2;
+  for (size_t i = 0; i < spatial; ++i) {
+    int64_t x = in.getDimSize(2 + i), k = w.getDimSize(2 + i);
+    if (ShapedType::isDynamic(x) || ShapedType::isDynamic(k)) {
+      shape.push_back(ShapedType::kDynamic);
+      continue;
+    }
+    int64_t size = op.getStrides()[i] * (x - 1) + op.getOutputPadding()[i] +
+                   (k - 1) * op.getDilations()[i] + 1 - op.getPads()[i] -
+                   op.getPads()[spatial + i];
+    if (size < 0)
+      return error("pads crop spatial axis ", i, " to a negative size");
+    shape.push_back(size);
+  }
+  types.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+
+LogicalResult ConvTransposeOp::inferReturnTypes(MLIRContext *,
+                                                std::optional<Location> loc,
+                                                Adaptor adaptor,
+                                                SmallVectorImpl<Type> &types) {
+  return inferConvTransposeResult(adaptor, ShapeError(loc), types);
+}
+
+bool ConvTransposeOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
+  return areRefinedTypesCompatible(l, r);
+}
+
+LogicalResult ConvTransposeOp::verify() {
+  return verifyResultRule(*this, inferConvTransposeResult<ConvTransposeOp>);
+}
+
+/// Result type of a pooling op (the pooled values), checking the operands
+/// and attributes it reads.
+template <typename PoolLike>
+static LogicalResult inferPoolResult(PoolLike op, const ShapeError &error,
+                                     SmallVectorImpl<Type> &types) {
+  auto in = tensorTypeOf(op.getInput());
+  if (failed(checkWindowAttrs(error, in.getRank(), op.getStrides(),
+                              op.getPads(), op.getDilations())))
+    return failure();
+  ArrayRef<int64_t> kernel = op.getKernelShape();
+  if (kernel.size() != op.getStrides().size())
+    return error("expects one kernel size per spatial axis");
+  if (llvm::any_of(kernel, [](int64_t k) { return k <= 0; }))
+    return error("kernel sizes must be positive");
+  SmallVector<int64_t> shape{in.getDimSize(0), in.getDimSize(1)};
+  size_t spatial = in.getRank() - 2;
+  for (size_t i = 0; i < spatial; ++i) {
+    FailureOr<int64_t> size = windowOutputSize(
+        error, i, in.getDimSize(2 + i), kernel[i], op.getStrides()[i],
+        op.getPads()[i], op.getPads()[spatial + i], op.getDilations()[i],
+        op.getCeilMode());
+    if (failed(size))
+      return failure();
+    shape.push_back(*size);
+  }
+  types.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+
+LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  return inferPoolResult(adaptor, ShapeError(loc), types);
+}
+
+bool MaxPoolOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
+  return areRefinedTypesCompatible(l, r);
+}
+
+LogicalResult MaxPoolOp::verify() {
+  return verifyResultRule(*this, inferPoolResult<MaxPoolOp>);
+}
+
+LogicalResult AvgPoolOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  return inferPoolResult(adaptor, ShapeError(loc), types);
+}
+
+bool AvgPoolOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
+  return areRefinedTypesCompatible(l, r);
+}
+
+LogicalResult AvgPoolOp::verify() {
+  return verifyResultRule(*this, inferPoolResult<AvgPoolOp>);
+}
+
+/// Result types of loom.max_pool_with_indices: the pooled values and i64
+/// indices of one shape.
+template <typename PoolLike>
+static LogicalResult inferPoolWithIndicesResults(PoolLike op,
+                                                 const ShapeError &error,
+                                                 SmallVectorImpl<Type> &types) {
+  if (failed(inferPoolResult(op, error, types)))
+    return failure();
+  auto values = cast<RankedTensorType>(types.back());
+  types.push_back(values.clone(IntegerType::get(values.getContext(), 64)));
+  // Read signed: the I64Attr getter is unsigned.
+  int64_t order = op.getStorageOrder();
+  if (order != 0 && order != 1)
+    return error("storage_order must be 0 (row-major) or 1 (column-major), "
+                 "got ",
+                 order);
+  return success();
+}
+
+LogicalResult MaxPoolWithIndicesOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  return inferPoolWithIndicesResults(adaptor, ShapeError(loc), types);
+}
+
+bool MaxPoolWithIndicesOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
+  return areRefinedTypesCompatible(l, r);
+}
 
 LogicalResult MaxPoolWithIndicesOp::verify() {
-  if (failed(verifyPool(*this)))
-    return failure();
-  if (!areShapesCompatible(tensorTypeOf(getIndices()).getShape(),
-                           tensorTypeOf(getResult()).getShape()))
-    return emitOpError("indices must have the shape of the result");
-  // Read signed: the I64Attr getter is unsigned.
-  int64_t order = getStorageOrder();
-  if (order != 0 && order != 1)
-    return emitOpError("storage_order must be 0 (row-major) or 1 "
-                       "(column-major), got ")
-           << order;
-  return verifySameElementType(*this, getInput(), getResult(), "result");
+  return verifyResultRule(*this,
+                          inferPoolWithIndicesResults<MaxPoolWithIndicesOp>);
 }
 
 //===----------------------------------------------------------------------===//
@@ -344,36 +486,53 @@ LogicalResult RMSNormOp::verify() {
   return verifyNormParams(*this, getInput(), getAxis(), {getScale()});
 }
 
-LogicalResult AttentionOp::verify() {
-  auto q = tensorTypeOf(getQuery()), k = tensorTypeOf(getKey()),
-       v = tensorTypeOf(getValue()), o = tensorTypeOf(getResult());
-  if (q.getRank() != 4 || k.getRank() != 4 || v.getRank() != 4 ||
-      o.getRank() != 4)
-    return emitOpError("query, key, value and result must be [B, H, S, D]");
+/// Result type of loom.attention, `[B, H, S, Dv]`, checking the operands it
+/// reads.
+template <typename AttentionLike>
+static LogicalResult inferAttentionResult(AttentionLike op,
+                                          const ShapeError &error,
+                                          SmallVectorImpl<Type> &types) {
+  auto q = tensorTypeOf(op.getQuery()), k = tensorTypeOf(op.getKey()),
+       v = tensorTypeOf(op.getValue());
+  if (q.getRank() != 4 || k.getRank() != 4 || v.getRank() != 4)
+    return error("query, key and value must be [B, H, S, D]");
   int64_t h = q.getDimSize(1), hkv = k.getDimSize(1);
   if (!ShapedType::isDynamic(h) && !ShapedType::isDynamic(hkv) &&
       (hkv == 0 || h % hkv != 0))
-    return emitOpError("query heads (")
-           << h << ") must be a multiple of key/value heads (" << hkv << ")";
+    return error("query heads (", h,
+                 ") must be a multiple of key/value heads (", hkv, ")");
   if (!isDynamicOr(k.getDimSize(1), v.getDimSize(1)) ||
       !isDynamicOr(k.getDimSize(2), v.getDimSize(2)))
-    return emitOpError("key and value must have the same heads and length");
+    return error("key and value must have the same heads and length");
   if (!isDynamicOr(q.getDimSize(3), k.getDimSize(3)))
-    return emitOpError("query and key head sizes differ");
-  SmallVector<int64_t> expected{q.getDimSize(0), h, q.getDimSize(2),
-                                v.getDimSize(3)};
-  if (!areShapesCompatible(o.getShape(), expected))
-    return emitOpError("result must be [B, H, S, Dv]");
-  if (getMask()) {
-    auto m = tensorTypeOf(getMask());
+    return error("query and key head sizes differ");
+  if (Value mask = op.getMask()) {
+    auto m = tensorTypeOf(mask);
     SmallVector<int64_t> scores{q.getDimSize(0), h, q.getDimSize(2),
                                 k.getDimSize(2)};
     auto b = broadcastShapes(scores, m.getShape());
     if (failed(b) || !areShapesCompatible(*b, scores))
-      return emitOpError("mask of type ")
-             << m << " does not broadcast to [B, H, S, T]";
+      return error("mask of type ", m, " does not broadcast to [B, H, S, T]");
   }
+  types.push_back(RankedTensorType::get(
+      {q.getDimSize(0), h, q.getDimSize(2), v.getDimSize(3)},
+      q.getElementType()));
   return success();
+}
+
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  return inferAttentionResult(adaptor, ShapeError(loc), types);
+}
+
+bool AttentionOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
+  return areRefinedTypesCompatible(l, r);
+}
+
+LogicalResult AttentionOp::verify() {
+  return verifyResultRule(*this, inferAttentionResult<AttentionOp>);
 }
 
 LogicalResult RotaryEmbeddingOp::verify() {
@@ -458,24 +617,54 @@ LogicalResult ResizeOp::verify() {
 // Reductions, scans, top-k
 //===----------------------------------------------------------------------===//
 
-template <typename ArgOp>
-static LogicalResult verifyArgReduce(ArgOp op) {
-  auto in = tensorTypeOf(op.getInput()), out = tensorTypeOf(op.getResult());
+/// Result type of argmax/argmin: the input shape with `axis` reduced, as
+/// i64 indices.
+template <typename ArgLike>
+static LogicalResult inferArgReduceResult(ArgLike op, const ShapeError &error,
+                                          SmallVectorImpl<Type> &types) {
+  auto in = tensorTypeOf(op.getInput());
   std::optional<int64_t> axis = normalizeAxis(op.getAxis(), in.getRank());
   if (!axis)
-    return op.emitOpError("axis is out of range");
-  SmallVector<int64_t> expected(in.getShape());
+    return error("axis is out of range");
+  SmallVector<int64_t> shape(in.getShape());
   if (op.getKeepdims())
-    expected[*axis] = 1;
+    shape[*axis] = 1;
   else
-    expected.erase(expected.begin() + *axis);
-  if (!areShapesCompatible(out.getShape(), expected))
-    return op.emitOpError("result shape does not match the reduced input");
+    shape.erase(shape.begin() + *axis);
+  types.push_back(
+      RankedTensorType::get(shape, IntegerType::get(in.getContext(), 64)));
   return success();
 }
 
-LogicalResult ArgMaxOp::verify() { return verifyArgReduce(*this); }
-LogicalResult ArgMinOp::verify() { return verifyArgReduce(*this); }
+LogicalResult ArgMaxOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  return inferArgReduceResult(adaptor, ShapeError(loc), types);
+}
+
+bool ArgMaxOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
+  return areRefinedTypesCompatible(l, r);
+}
+
+LogicalResult ArgMaxOp::verify() {
+  return verifyResultRule(*this, inferArgReduceResult<ArgMaxOp>);
+}
+
+LogicalResult ArgMinOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  return inferArgReduceResult(adaptor, ShapeError(loc), types);
+}
+
+bool ArgMinOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
+  return areRefinedTypesCompatible(l, r);
+}
+
+LogicalResult ArgMinOp::verify() {
+  return verifyResultRule(*this, inferArgReduceResult<ArgMinOp>);
+}
 
 LogicalResult CumSumOp::verify() {
   return verifyAxis(*this, getAxis(), tensorTypeOf(getInput()).getRank());
@@ -584,35 +773,87 @@ bool ConcatOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
 
 LogicalResult ConcatOp::verify() { return success(); }
 
-LogicalResult SplitOp::verify() {
-  auto in = tensorTypeOf(getInput());
-  std::optional<int64_t> axis = normalizeAxis(getAxis(), in.getRank());
+/// Result types of loom.split with `numResults` results: pieces of `sizes`
+/// along `axis`, or equal pieces (the last may be smaller, ONNX Split-18) of
+/// a static dimension, or dynamic ones. Not InferTypeOpInterface: without
+/// `sizes`, the number of results is in neither the operand types nor the
+/// attributes.
+static LogicalResult inferSplitResults(Value input, int64_t axisAttr,
+                                       std::optional<ArrayRef<int64_t>> sizes,
+                                       size_t numResults,
+                                       const ShapeError &error,
+                                       SmallVectorImpl<Type> &types) {
+  auto in = tensorTypeOf(input);
+  std::optional<int64_t> axis = normalizeAxis(axisAttr, in.getRank());
   if (!axis)
-    return emitOpError("axis is out of range");
-  if (getNumResults() == 0)
-    return emitOpError("expects at least one result");
-  if (getSizes() && getSizes()->size() != getNumResults())
-    return emitOpError("expects one size per result");
+    return error("axis is out of range");
+  if (numResults == 0)
+    return error("expects at least one result");
+  int64_t dim = in.getDimSize(*axis);
+  SmallVector<int64_t> pieces;
+  if (sizes) {
+    if (sizes->size() != numResults)
+      return error("expects one size per result");
+    if (llvm::any_of(*sizes, [](int64_t size) { return size < 0; }))
+      return error("sizes must be non-negative");
+    int64_t total = 0;
+    for (int64_t size : *sizes)
+      total += size;
+    if (!ShapedType::isDynamic(dim) && total != dim)
+      return error("sizes add up to ", total, ", not ", dim);
+    pieces.assign(sizes->begin(), sizes->end());
+  } else if (ShapedType::isDynamic(dim)) {
+    pieces.assign(numResults, ShapedType::kDynamic);
+  } else {
+    int64_t count = numResults;
+    int64_t part = (dim + count - 1) / count;
+    for (int64_t left = dim; pieces.size() < numResults; left -= pieces.back())
+      pieces.push_back(std::min(part, left));
+  }
+  for (int64_t piece : pieces) {
+    SmallVector<int64_t> shape(in.getShape());
+    shape[*axis] = piece;
+    types.push_back(RankedTensorType::get(shape, in.getElementType()));
+  }
+  return success();
+}
+
+void SplitOp::build(OpBuilder &builder, OperationState &state, Value input,
+                    int64_t axis, ArrayRef<int64_t> sizes) {
+  SmallVector<Type> types;
+  // Bad sizes leave the types short; the verifier then reports them.
+  (void)inferSplitResults(input, axis, sizes, sizes.size(),
+                          ShapeError(std::optional<Location>()), types);
+  build(builder, state, types, input, axis,
+        builder.getDenseI64ArrayAttr(sizes));
+}
+
+LogicalResult SplitOp::verify() {
+  SmallVector<Type> expected;
+  if (failed(inferSplitResults(getInput(), getAxis(), getSizes(),
+                               getNumResults(), ShapeError(getOperation()),
+                               expected)))
+    return failure();
+  // Static result sizes with the wrong total say more than the first result
+  // that differs from an equal split.
+  auto in = tensorTypeOf(getInput());
+  int64_t axis = *normalizeAxis(getAxis(), in.getRank());
   int64_t total = 0;
-  bool allStatic = true;
-  for (auto [i, r] : llvm::enumerate(getResults())) {
+  bool allStatic = !in.isDynamicDim(axis);
+  for (Value r : getResults()) {
     auto t = tensorTypeOf(r);
-    if (t.getRank() != in.getRank() || t.getElementType() != in.getElementType())
-      return emitOpError("results must have the rank and element type of the input");
-    for (int64_t d = 0; d < in.getRank(); ++d)
-      if (d != *axis && !isDynamicOr(t.getDimSize(d), in.getDimSize(d)))
-        return emitOpError("results must match the input except along axis");
-    int64_t size = t.getDimSize(*axis);
-    if (getSizes() && !isDynamicOr(size, (*getSizes())[i]))
-      return emitOpError("result ") << i << " does not have the stated size";
-    if (ShapedType::isDynamic(size))
+    if (t.getRank() != in.getRank() || t.isDynamicDim(axis))
       allStatic = false;
     else
-      total += size;
+      total += t.getDimSize(axis);
   }
-  if (allStatic && !in.isDynamicDim(*axis) && total != in.getDimSize(*axis))
+  if (allStatic && total != in.getDimSize(axis))
     return emitOpError("result sizes add up to ")
-           << total << ", not " << in.getDimSize(*axis);
+           << total << ", not " << in.getDimSize(axis);
+  for (auto [i, want, have] : llvm::enumerate(expected, getResultTypes()))
+    if (!areRefinedTypesCompatible(TypeRange{want}, TypeRange{have}))
+      return emitOpError("result ")
+             << i << " has type " << have << ", expected " << want;
   return success();
 }
 
@@ -638,41 +879,108 @@ LogicalResult SliceOp::verify() {
   return verifySameElementType(*this, getInput(), getResult(), "result");
 }
 
-LogicalResult GatherOp::verify() {
-  auto data = tensorTypeOf(getData()), idx = tensorTypeOf(getIndices());
-  auto out = tensorTypeOf(getResult());
-  std::optional<int64_t> axis = normalizeAxis(getAxis(), data.getRank());
+/// Result type of loom.gather: `data[:axis] + indices + data[axis+1:]`.
+template <typename GatherLike>
+static LogicalResult inferGatherResult(GatherLike op, const ShapeError &error,
+                                       SmallVectorImpl<Type> &types) {
+  auto data = tensorTypeOf(op.getData()), idx = tensorTypeOf(op.getIndices());
+  std::optional<int64_t> axis = normalizeAxis(op.getAxis(), data.getRank());
   if (!axis)
-    return emitOpError("axis is out of range");
-  SmallVector<int64_t> expected(data.getShape().take_front(*axis));
-  llvm::append_range(expected, idx.getShape());
-  llvm::append_range(expected, data.getShape().drop_front(*axis + 1));
-  if (!areShapesCompatible(out.getShape(), expected))
-    return emitOpError("result shape must be data[:axis] + indices + data[axis+1:]");
-  return verifySameElementType(*this, getData(), getResult(), "result");
+    return error("axis is out of range");
+  SmallVector<int64_t> shape(data.getShape().take_front(*axis));
+  llvm::append_range(shape, idx.getShape());
+  llvm::append_range(shape, data.getShape().drop_front(*axis + 1));
+  types.push_back(RankedTensorType::get(shape, data.getElementType()));
+  return success();
+}
+
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  return inferGatherResult(adaptor, ShapeError(loc), types);
+}
+
+bool GatherOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
+  return areRefinedTypesCompatible(l, r);
+}
+
+LogicalResult GatherOp::verify() {
+  return verifyResultRule(*this, inferGatherResult<GatherOp>);
+}
+
+/// Result type of loom.gather_elements: the shape of `indices`.
+template <typename GatherLike>
+static LogicalResult inferGatherElementsResult(GatherLike op,
+                                               const ShapeError &error,
+                                               SmallVectorImpl<Type> &types) {
+  auto data = tensorTypeOf(op.getData()), idx = tensorTypeOf(op.getIndices());
+  if (!normalizeAxis(op.getAxis(), data.getRank()))
+    return error("axis ", op.getAxis(), " is out of range for rank ",
+                 data.getRank());
+  if (idx.getRank() != data.getRank())
+    return error("indices must have the rank of data");
+  types.push_back(idx.clone(data.getElementType()));
+  return success();
+}
+
+LogicalResult GatherElementsOp::inferReturnTypes(MLIRContext *,
+                                                 std::optional<Location> loc,
+                                                 Adaptor adaptor,
+                                                 SmallVectorImpl<Type> &types) {
+  return inferGatherElementsResult(adaptor, ShapeError(loc), types);
+}
+
+bool GatherElementsOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
+  return areRefinedTypesCompatible(l, r);
 }
 
 LogicalResult GatherElementsOp::verify() {
-  auto data = tensorTypeOf(getData()), idx = tensorTypeOf(getIndices());
-  if (failed(verifyAxis(*this, getAxis(), data.getRank())))
-    return failure();
-  if (idx.getRank() != data.getRank())
-    return emitOpError("indices must have the rank of data");
-  if (!areShapesCompatible(tensorTypeOf(getResult()).getShape(), idx.getShape()))
-    return emitOpError("result must have the shape of indices");
-  return verifySameElementType(*this, getData(), getResult(), "result");
+  return verifyResultRule(*this, inferGatherElementsResult<GatherElementsOp>);
+}
+
+/// Result type of loom.gather_nd: `indices.shape[:-1] +
+/// data.shape[batch_dims + k:]` for index tuples of length k. The rank
+/// depends on k, so a dynamic k gives an unranked type.
+template <typename GatherLike>
+static LogicalResult inferGatherNDResult(GatherLike op, const ShapeError &error,
+                                         SmallVectorImpl<Type> &types) {
+  auto data = tensorTypeOf(op.getData()), idx = tensorTypeOf(op.getIndices());
+  // Read signed: the I64Attr getter is unsigned.
+  int64_t b = op.getBatchDims();
+  if (idx.getRank() < 1 || b < 0 ||
+      b >= std::min(data.getRank(), idx.getRank()))
+    return error("batch_dims must be smaller than both ranks");
+  int64_t last = idx.getShape().back();
+  if (ShapedType::isDynamic(last)) {
+    types.push_back(UnrankedTensorType::get(data.getElementType()));
+    return success();
+  }
+  if (last < 1 || b + last > data.getRank())
+    return error("index tuples of length ", last,
+                 " do not address data of rank ", data.getRank());
+  SmallVector<int64_t> shape(idx.getShape().drop_back());
+  // The batch dimensions are shared: either operand may know them.
+  for (int64_t i = 0; i < b; ++i)
+    shape[i] = mergeDims(shape[i], data.getDimSize(i));
+  llvm::append_range(shape, data.getShape().drop_front(b + last));
+  types.push_back(RankedTensorType::get(shape, data.getElementType()));
+  return success();
+}
+
+LogicalResult GatherNDOp::inferReturnTypes(MLIRContext *,
+                                           std::optional<Location> loc,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &types) {
+  return inferGatherNDResult(adaptor, ShapeError(loc), types);
+}
+
+bool GatherNDOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
+  return areRefinedTypesCompatible(l, r);
 }
 
 LogicalResult GatherNDOp::verify() {
-  auto data = tensorTypeOf(getData()), idx = tensorTypeOf(getIndices());
-  int64_t b = getBatchDims();
-  if (idx.getRank() < 1 || b < 0 || b >= std::min(data.getRank(), idx.getRank()))
-    return emitOpError("batch_dims must be smaller than both ranks");
-  int64_t last = idx.getShape().back();
-  if (!ShapedType::isDynamic(last) && (last < 1 || b + last > data.getRank()))
-    return emitOpError("index tuples of length ")
-           << last << " do not address data of rank " << data.getRank();
-  return verifySameElementType(*this, getData(), getResult(), "result");
+  return verifyResultRule(*this, inferGatherNDResult<GatherNDOp>);
 }
 
 static LogicalResult verifyReduction(Operation *op, StringRef reduction) {
@@ -813,19 +1121,52 @@ bool UnsqueezeOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
 
 LogicalResult UnsqueezeOp::verify() { return success(); }
 
-LogicalResult ShapeOp::verify() {
-  int64_t rank = tensorTypeOf(getInput()).getRank();
+/// Result type of loom.shape: one i64 per dimension in `[start, end)`, with
+/// negative bounds counted from the end and both clamped to the rank.
+template <typename ShapeLike>
+static LogicalResult inferShapeResult(ShapeLike op, const ShapeError &,
+                                      SmallVectorImpl<Type> &types) {
+  auto in = tensorTypeOf(op.getInput());
+  int64_t rank = in.getRank();
   auto clamp = [&](int64_t v) {
     if (v < 0)
       v += rank;
     return std::clamp<int64_t>(v, 0, rank);
   };
-  int64_t start = clamp(getStart());
-  int64_t end = clamp(getEnd() ? *getEnd() : rank);
+  // Read signed: the I64Attr getters are unsigned.
+  int64_t start = clamp(static_cast<int64_t>(op.getStart()));
+  std::optional<uint64_t> endAttr = op.getEnd();
+  int64_t end = clamp(endAttr ? static_cast<int64_t>(*endAttr) : rank);
   int64_t length = std::max<int64_t>(end - start, 0);
-  if (!isDynamicOr(tensorTypeOf(getResult()).getDimSize(0), length))
-    return emitOpError("result must hold ") << length << " dimensions";
+  types.push_back(
+      RankedTensorType::get({length}, IntegerType::get(in.getContext(), 64)));
   return success();
+}
+
+LogicalResult ShapeOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  return inferShapeResult(adaptor, ShapeError(loc), types);
+}
+
+bool ShapeOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
+  return areRefinedTypesCompatible(l, r);
+}
+
+LogicalResult ShapeOp::verify() {
+  return verifyResultRule(*this, inferShapeResult<ShapeOp>);
+}
+
+LogicalResult SizeOp::inferReturnTypes(MLIRContext *ctx,
+                                       std::optional<Location>, Adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  types.push_back(RankedTensorType::get({}, IntegerType::get(ctx, 64)));
+  return success();
+}
+
+bool SizeOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
+  return areRefinedTypesCompatible(l, r);
 }
 
 LogicalResult RangeOp::verify() {
@@ -884,64 +1225,99 @@ LogicalResult NonZeroOp::verify() {
 // Vision: grid sampling, RoI align, non-maximum suppression
 //===----------------------------------------------------------------------===//
 
-LogicalResult GridSampleOp::verify() {
-  auto in = tensorTypeOf(getInput()), grid = tensorTypeOf(getGrid());
-  auto out = tensorTypeOf(getResult());
-  if (in.getRank() != 4 || grid.getRank() != 4 || out.getRank() != 4)
-    return emitOpError("expects a 4-D input [N, C, H, W], grid [N, Ho, Wo, 2] "
-                       "and result [N, C, Ho, Wo]");
+/// Result type of loom.grid_sample: `[N, C, Ho, Wo]` from input
+/// `[N, C, H, W]` and grid `[N, Ho, Wo, 2]`.
+template <typename GridSampleLike>
+static LogicalResult inferGridSampleResult(GridSampleLike op,
+                                           const ShapeError &error,
+                                           SmallVectorImpl<Type> &types) {
+  auto in = tensorTypeOf(op.getInput()), grid = tensorTypeOf(op.getGrid());
+  if (in.getRank() != 4 || grid.getRank() != 4)
+    return error("expects a 4-D input [N, C, H, W] and grid [N, Ho, Wo, 2]");
   if (!isDynamicOr(grid.getDimSize(3), 2))
-    return emitOpError("grid must hold (x, y) pairs in its last dimension, "
-                       "got ")
-           << grid;
+    return error("grid must hold (x, y) pairs in its last dimension, got ",
+                 grid);
   if (!isDynamicOr(grid.getDimSize(0), in.getDimSize(0)))
-    return emitOpError("grid and input must have one batch size");
-  SmallVector<int64_t> expected{in.getDimSize(0), in.getDimSize(1),
-                                grid.getDimSize(1), grid.getDimSize(2)};
-  if (!areShapesCompatible(out.getShape(), expected))
-    return emitOpError("result must be [N, C, Ho, Wo], got ") << out;
-  if (failed(verifyOneOf(*this, "mode", getMode(),
-                         {"bilinear", "nearest", "bicubic"})) ||
-      failed(verifyOneOf(*this, "padding_mode", getPaddingMode(),
-                         {"zeros", "border", "reflection"})))
+    return error("grid and input must have one batch size");
+  types.push_back(RankedTensorType::get(
+      {mergeDims(in.getDimSize(0), grid.getDimSize(0)), in.getDimSize(1),
+       grid.getDimSize(1), grid.getDimSize(2)},
+      in.getElementType()));
+  return success();
+}
+
+LogicalResult GridSampleOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &types) {
+  return inferGridSampleResult(adaptor, ShapeError(loc), types);
+}
+
+bool GridSampleOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
+  return areRefinedTypesCompatible(l, r);
+}
+
+LogicalResult GridSampleOp::verify() {
+  if (failed(verifyResultRule(*this, inferGridSampleResult<GridSampleOp>)))
     return failure();
-  return verifySameElementType(*this, getInput(), getResult(), "result");
+  return failure(failed(verifyOneOf(*this, "mode", getMode(),
+                                    {"bilinear", "nearest", "bicubic"})) ||
+                 failed(verifyOneOf(*this, "padding_mode", getPaddingMode(),
+                                    {"zeros", "border", "reflection"})));
+}
+
+/// Result type of loom.roi_align: `[R, C, output_height, output_width]` for
+/// R rois of an `[N, C, H, W]` input.
+template <typename RoiAlignLike>
+static LogicalResult inferRoiAlignResult(RoiAlignLike op,
+                                         const ShapeError &error,
+                                         SmallVectorImpl<Type> &types) {
+  auto in = tensorTypeOf(op.getInput()), rois = tensorTypeOf(op.getRois());
+  auto idx = tensorTypeOf(op.getBatchIndices());
+  if (in.getRank() != 4)
+    return error("expects a 4-D input [N, C, H, W]");
+  if (rois.getRank() != 2 || !isDynamicOr(rois.getDimSize(1), 4))
+    return error("rois must be [R, 4], got ", rois);
+  if (!isDynamicOr(idx.getDimSize(0), rois.getDimSize(0)))
+    return error("batch_indices must hold one index per roi");
+  if (rois.getElementType() != in.getElementType())
+    return error("rois must have the element type of the input");
+  // I64Attr getters are unsigned: read the values as the signed ones ONNX
+  // gives so that negative sizes are reported, not wrapped.
+  int64_t height = op.getOutputHeight(), width = op.getOutputWidth();
+  if (height <= 0 || width <= 0)
+    return error("output_height and output_width must be positive");
+  types.push_back(
+      RankedTensorType::get({mergeDims(rois.getDimSize(0), idx.getDimSize(0)),
+                             in.getDimSize(1), height, width},
+                            in.getElementType()));
+  return success();
+}
+
+LogicalResult RoiAlignOp::inferReturnTypes(MLIRContext *,
+                                           std::optional<Location> loc,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &types) {
+  return inferRoiAlignResult(adaptor, ShapeError(loc), types);
+}
+
+bool RoiAlignOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
+  return areRefinedTypesCompatible(l, r);
 }
 
 LogicalResult RoiAlignOp::verify() {
-  auto in = tensorTypeOf(getInput()), rois = tensorTypeOf(getRois());
-  auto idx = tensorTypeOf(getBatchIndices()), out = tensorTypeOf(getResult());
-  if (in.getRank() != 4 || out.getRank() != 4)
-    return emitOpError("expects a 4-D input [N, C, H, W] and result "
-                       "[R, C, output_height, output_width]");
-  if (rois.getRank() != 2 || !isDynamicOr(rois.getDimSize(1), 4))
-    return emitOpError("rois must be [R, 4], got ") << rois;
-  if (!isDynamicOr(idx.getDimSize(0), rois.getDimSize(0)))
-    return emitOpError("batch_indices must hold one index per roi");
-  // I64Attr getters are unsigned: read the values as the signed ones ONNX
-  // gives so that negative sizes are reported, not wrapped.
-  int64_t height = getOutputHeight(), width = getOutputWidth();
-  if (height <= 0 || width <= 0)
-    return emitOpError("output_height and output_width must be positive");
+  if (failed(verifyResultRule(*this, inferRoiAlignResult<RoiAlignOp>)))
+    return failure();
   if (static_cast<int64_t>(getSamplingRatio()) < 0)
     return emitOpError("sampling_ratio must be non-negative");
   float scale = getSpatialScale().convertToFloat();
   if (!(scale > 0.0f) || !std::isfinite(scale))
     return emitOpError("spatial_scale must be positive and finite");
-  int64_t r = ShapedType::isDynamic(rois.getDimSize(0)) ? idx.getDimSize(0)
-                                                        : rois.getDimSize(0);
-  SmallVector<int64_t> expected{r, in.getDimSize(1), height, width};
-  if (!areShapesCompatible(out.getShape(), expected))
-    return emitOpError("result must be [R, C, output_height, output_width], "
-                       "got ")
-           << out;
-  if (failed(verifyOneOf(*this, "mode", getMode(), {"avg", "max"})) ||
+  return failure(
+      failed(verifyOneOf(*this, "mode", getMode(), {"avg", "max"})) ||
       failed(verifyOneOf(*this, "coordinate_transformation_mode",
                          getCoordinateTransformationMode(),
-                         {"half_pixel", "output_half_pixel"})) ||
-      failed(verifySameElementType(*this, getInput(), getRois(), "rois")))
-    return failure();
-  return verifySameElementType(*this, getInput(), getResult(), "result");
+                         {"half_pixel", "output_half_pixel"})));
 }
 
 /// A scalar operand: rank 0, or rank 1 with one element.

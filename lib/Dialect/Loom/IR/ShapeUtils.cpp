@@ -46,6 +46,15 @@ bool areRefinedTypesCompatible(TypeRange lhs, TypeRange rhs) {
   for (auto [l, r] : llvm::zip(lhs, rhs)) {
     if (l == r)
       continue;
+    // An unranked side is what inference gives when even the rank depends
+    // on a dynamic dimension (gather_nd's index tuple length).
+    if (isa<UnrankedTensorType>(l) || isa<UnrankedTensorType>(r)) {
+      if (!isa<TensorType>(l) || !isa<TensorType>(r) ||
+          cast<TensorType>(l).getElementType() !=
+              cast<TensorType>(r).getElementType())
+        return false;
+      continue;
+    }
     auto lt = dyn_cast<RankedTensorType>(l);
     auto rt = dyn_cast<RankedTensorType>(r);
     if (!lt || !rt || lt.getElementType() != rt.getElementType() ||

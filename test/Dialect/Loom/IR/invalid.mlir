@@ -84,7 +84,8 @@ func.func @conv_channels(%x: tensor<1x4x8x8xf32>, %w: tensor<16x3x3x3xf32>) {
 // -----
 
 func.func @conv_output_size(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3x3xf32>) {
-  // expected-error @+1 {{spatial dimension 0 of the result should be 6}}
+  // expected-error @+2 {{inferred type(s) 'tensor<1x16x6x6xf32>' are incompatible with return type(s)}}
+  // expected-error @+1 {{failed to infer returned types}}
   %0 = loom.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>) -> tensor<1x16x8x8xf32>
   return
 }
@@ -116,7 +117,8 @@ func.func @pool_kernel(%x: tensor<1x3x8x8xf32>) {
 // -----
 
 func.func @pool_size(%x: tensor<1x3x8x8xf32>) {
-  // expected-error @+1 {{spatial dimension 1 of the result should be 4}}
+  // expected-error @+2 {{inferred type(s) 'tensor<1x3x4x4xf32>' are incompatible with return type(s)}}
+  // expected-error @+1 {{failed to infer returned types}}
   %0 = loom.avg_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x3x8x8xf32> -> tensor<1x3x4x5xf32>
   return
 }
@@ -212,7 +214,8 @@ func.func @reduce_repeated(%x: tensor<2x8xf32>) {
 // -----
 
 func.func @argmax_shape(%x: tensor<2x8xf32>) {
-  // expected-error @+1 {{result shape does not match the reduced input}}
+  // expected-error @+2 {{inferred type(s) 'tensor<2xi64>' are incompatible with return type(s)}}
+  // expected-error @+1 {{failed to infer returned types}}
   %0 = loom.argmax %x {axis = 1 : i64, keepdims = false} : tensor<2x8xf32> -> tensor<8xi64>
   return
 }
@@ -286,7 +289,8 @@ func.func @slice_lengths(%x: tensor<8xf32>, %a: tensor<1xi64>, %b: tensor<2xi64>
 // -----
 
 func.func @gather_shape(%x: tensor<10x4xf32>, %i: tensor<3xi64>) {
-  // expected-error @+1 {{result shape must be data[:axis] + indices + data[axis+1:]}}
+  // expected-error @+2 {{inferred type(s) 'tensor<3x4xf32>' are incompatible with return type(s)}}
+  // expected-error @+1 {{failed to infer returned types}}
   %0 = loom.gather %x, %i {axis = 0 : i64} : tensor<10x4xf32>, tensor<3xi64> -> tensor<4x3xf32>
   return
 }
@@ -368,7 +372,8 @@ func.func @unsqueeze_axis(%x: tensor<3xf32>) {
 // -----
 
 func.func @shape_length(%x: tensor<2x3xf32>) {
-  // expected-error @+1 {{result must hold 2 dimensions}}
+  // expected-error @+2 {{inferred type(s) 'tensor<2xi64>' are incompatible with return type(s)}}
+  // expected-error @+1 {{failed to infer returned types}}
   %0 = loom.shape %x : tensor<2x3xf32> -> tensor<3xi64>
   return
 }
@@ -943,7 +948,7 @@ func.func @grid_sample_grid(%x: tensor<1x3x8x8xf32>, %g: tensor<1x4x4x3xf32>) {
 // -----
 
 func.func @grid_sample_rank(%x: tensor<3x8x8xf32>, %g: tensor<1x4x4x2xf32>) {
-  // expected-error @+1 {{expects a 4-D input [N, C, H, W], grid [N, Ho, Wo, 2] and result [N, C, Ho, Wo]}}
+  // expected-error @+1 {{expects a 4-D input [N, C, H, W] and grid [N, Ho, Wo, 2]}}
   %0 = loom.grid_sample %x, %g : tensor<3x8x8xf32>, tensor<1x4x4x2xf32> -> tensor<1x3x4x4xf32>
   return
 }
@@ -951,7 +956,8 @@ func.func @grid_sample_rank(%x: tensor<3x8x8xf32>, %g: tensor<1x4x4x2xf32>) {
 // -----
 
 func.func @grid_sample_result(%x: tensor<1x3x8x8xf32>, %g: tensor<1x4x5x2xf32>) {
-  // expected-error @+1 {{result must be [N, C, Ho, Wo]}}
+  // expected-error @+2 {{inferred type(s) 'tensor<1x3x4x5xf32>' are incompatible with return type(s)}}
+  // expected-error @+1 {{failed to infer returned types}}
   %0 = loom.grid_sample %x, %g : tensor<1x3x8x8xf32>, tensor<1x4x5x2xf32> -> tensor<1x3x5x4xf32>
   return
 }
@@ -991,7 +997,8 @@ func.func @roi_align_indices(%x: tensor<1x3x8x8xf32>, %r: tensor<5x4xf32>, %i: t
 // -----
 
 func.func @roi_align_result(%x: tensor<1x3x8x8xf32>, %r: tensor<5x4xf32>, %i: tensor<5xi64>) {
-  // expected-error @+1 {{result must be [R, C, output_height, output_width]}}
+  // expected-error @+2 {{inferred type(s) 'tensor<5x3x2x2xf32>' are incompatible with return type(s)}}
+  // expected-error @+1 {{failed to infer returned types}}
   %0 = loom.roi_align %x, %r, %i {output_height = 2 : i64, output_width = 2 : i64} : tensor<1x3x8x8xf32>, tensor<5x4xf32>, tensor<5xi64> -> tensor<5x3x7x7xf32>
   return
 }
@@ -1071,7 +1078,8 @@ func.func @nms_result(%b: tensor<1x6x4xf32>, %s: tensor<1x2x6xf32>) {
 // -----
 
 func.func @max_pool_indices_shape(%x: tensor<1x3x8x8xf32>) {
-  // expected-error @+1 {{indices must have the shape of the result}}
+  // expected-error @+2 {{inferred type(s) 'tensor<1x3x4x4xf32>', 'tensor<1x3x4x4xi64>' are incompatible with return type(s)}}
+  // expected-error @+1 {{failed to infer returned types}}
   %0, %1 = loom.max_pool_with_indices %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>, tensor<1x3x2x2xi64>
   return
 }
@@ -1087,7 +1095,118 @@ func.func @max_pool_storage_order(%x: tensor<1x3x8x8xf32>) {
 // -----
 
 func.func @max_pool_indices_window(%x: tensor<1x3x8x8xf32>) {
-  // expected-error @+1 {{spatial dimension 0 of the result should be 4}}
+  // expected-error @+2 {{inferred type(s) 'tensor<1x3x4x4xf32>', 'tensor<1x3x4x4xi64>' are incompatible with return type(s)}}
+  // expected-error @+1 {{failed to infer returned types}}
   %0, %1 = loom.max_pool_with_indices %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x3x8x8xf32> -> tensor<1x3x3x4xf32>, tensor<1x3x3x4xi64>
+  return
+}
+
+// -----
+
+// Ops that infer their result types reject a stated type that contradicts
+// the inferred one.
+
+func.func @conv_transpose_result(%x: tensor<1x4x3x3xf32>, %w: tensor<4x2x3x3xf32>) {
+  // expected-error @+2 {{inferred type(s) 'tensor<1x2x7x7xf32>' are incompatible with return type(s)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = loom.conv_transpose %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>} : (tensor<1x4x3x3xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x7x7xf32>
+  return
+}
+
+// -----
+
+func.func @max_pool_ceil_result(%x: tensor<1x3x2x2xf32>) {
+  // The last window would start in the end padding: ONNX drops it.
+  // expected-error @+2 {{inferred type(s) 'tensor<1x3x1x1xf32>' are incompatible with return type(s)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = loom.max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, ceil_mode = true} : tensor<1x3x2x2xf32> -> tensor<1x3x2x2xf32>
+  return
+}
+
+// -----
+
+func.func @pool_window_too_large(%x: tensor<1x3x2x2xf32>) {
+  // expected-error @+1 {{spatial axis 0 holds 2 elements with pads, fewer than the window of 3}}
+  %0 = loom.avg_pool %x {kernel_shape = array<i64: 3, 1>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x3x2x2xf32> -> tensor<1x3x1x2xf32>
+  return
+}
+
+// -----
+
+func.func @attention_result(%q: tensor<1x8x16x64xf32>, %k: tensor<1x2x16x64xf32>, %v: tensor<1x2x16x32xf32>) {
+  // expected-error @+2 {{inferred type(s) 'tensor<1x8x16x32xf32>' are incompatible with return type(s)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = loom.attention %q, %k, %v : (tensor<1x8x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x32xf32>) -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
+func.func @gather_elements_result(%x: tensor<10x4xf32>, %i: tensor<3x2xi64>) {
+  // expected-error @+2 {{inferred type(s) 'tensor<3x2xf32>' are incompatible with return type(s)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = loom.gather_elements %x, %i {axis = 0 : i64} : tensor<10x4xf32>, tensor<3x2xi64> -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @gather_nd_result(%x: tensor<2x3x4xf32>, %i: tensor<5x2xi64>) {
+  // expected-error @+2 {{inferred type(s) 'tensor<5x4xf32>' are incompatible with return type(s)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = loom.gather_nd %x, %i : tensor<2x3x4xf32>, tensor<5x2xi64> -> tensor<5x3x4xf32>
+  return
+}
+
+// -----
+
+func.func @gather_nd_unranked_element_type(%x: tensor<2x3x4xf32>, %i: tensor<5x?xi64>) {
+  // The rank is unknown, but not the element type.
+  // expected-error @+2 {{inferred type(s) 'tensor<*xf32>' are incompatible with return type(s)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = loom.gather_nd %x, %i : tensor<2x3x4xf32>, tensor<5x?xi64> -> tensor<5x4xf16>
+  return
+}
+
+// -----
+
+func.func @argmin_result(%x: tensor<2x8xf32>) {
+  // expected-error @+2 {{inferred type(s) 'tensor<1x8xi64>' are incompatible with return type(s)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = loom.argmin %x {axis = 0 : i64} : tensor<2x8xf32> -> tensor<8xi64>
+  return
+}
+
+// -----
+
+func.func @shape_negative_start(%x: tensor<2x3x4xf32>) {
+  // expected-error @+2 {{inferred type(s) 'tensor<1xi64>' are incompatible with return type(s)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = loom.shape %x {start = -2 : i64, end = -1 : i64} : tensor<2x3x4xf32> -> tensor<2xi64>
+  return
+}
+
+// -----
+
+func.func @split_equal(%x: tensor<7x4xf32>) {
+  // Without sizes the pieces are equal and the last may be smaller.
+  // expected-error @+1 {{result 0 has type 'tensor<2x4xf32>', expected 'tensor<3x4xf32>'}}
+  %0:3 = loom.split %x {axis = 0 : i64} : tensor<7x4xf32> -> tensor<2x4xf32>, tensor<3x4xf32>, tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @split_sizes_result(%x: tensor<?x4xf32>) {
+  // expected-error @+1 {{result 1 has type 'tensor<2x4xf32>', expected 'tensor<3x4xf32>'}}
+  %0:2 = loom.split %x {axis = 0 : i64, sizes = array<i64: 2, 3>} : tensor<?x4xf32> -> tensor<2x4xf32>, tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @split_sizes_sum(%x: tensor<6x4xf32>) {
+  // expected-error @+1 {{sizes add up to 5, not 6}}
+  %0:2 = loom.split %x {axis = 0 : i64, sizes = array<i64: 2, 3>} : tensor<6x4xf32> -> tensor<?x4xf32>, tensor<?x4xf32>
   return
 }

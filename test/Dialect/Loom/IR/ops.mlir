@@ -284,3 +284,43 @@ func.func @shapes(%x: tensor<2x3x4xf32>, %s: tensor<2xi64>, %i: tensor<1xi64>,
   %22 = loom.non_zero %x : tensor<2x3x4xf32> -> tensor<3x?xi64>
   return
 }
+
+// Ops that infer their result types accept a stated type that refines a
+// dynamic inferred dimension, and keep it.
+// CHECK-LABEL: func.func @refined_results
+func.func @refined_results(%x: tensor<?x3x?x8xf32>, %w: tensor<16x3x3x3xf32>,
+                           %wt: tensor<3x2x3x3xf32>, %q: tensor<?x8x16x64xf32>,
+                           %kv: tensor<1x2x?x64xf32>, %d: tensor<?x4xf32>,
+                           %i: tensor<?xi64>, %ie: tensor<?x2xi64>,
+                           %nd: tensor<?x1xi64>, %grid: tensor<?x4x?x2xf32>,
+                           %rois: tensor<?x4xf32>, %bi: tensor<7xi64>) {
+  // CHECK: loom.conv {{.*}} -> tensor<1x16x8x6xf32>
+  %0 = loom.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 1, 0, 1, 0>, dilations = array<i64: 1, 1>} : (tensor<?x3x?x8xf32>, tensor<16x3x3x3xf32>) -> tensor<1x16x8x6xf32>
+  // CHECK: loom.conv_transpose {{.*}} -> tensor<1x2x9x17xf32>
+  %1 = loom.conv_transpose %x, %wt {strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>} : (tensor<?x3x?x8xf32>, tensor<3x2x3x3xf32>) -> tensor<1x2x9x17xf32>
+  // CHECK: loom.max_pool {{.*}} -> tensor<1x3x4x4xf32>
+  %2 = loom.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<?x3x?x8xf32> -> tensor<1x3x4x4xf32>
+  // CHECK: loom.avg_pool {{.*}} -> tensor<2x3x5x3xf32>
+  %3 = loom.avg_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 3, 3>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = true} : tensor<?x3x?x8xf32> -> tensor<2x3x5x3xf32>
+  // CHECK: loom.max_pool_with_indices {{.*}} -> tensor<1x3x4x4xf32>, tensor<1x3x4x4xi64>
+  %4:2 = loom.max_pool_with_indices %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<?x3x?x8xf32> -> tensor<1x3x4x4xf32>, tensor<1x3x4x4xi64>
+  // CHECK: loom.attention {{.*}} -> tensor<1x8x16x64xf32>
+  %5 = loom.attention %q, %kv, %kv : (tensor<?x8x16x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32>) -> tensor<1x8x16x64xf32>
+  // CHECK: loom.gather {{.*}} -> tensor<5x4xf32>
+  %6 = loom.gather %d, %i {axis = 0 : i64} : tensor<?x4xf32>, tensor<?xi64> -> tensor<5x4xf32>
+  // CHECK: loom.gather_elements {{.*}} -> tensor<6x2xf32>
+  %7 = loom.gather_elements %d, %ie {axis = 1 : i64} : tensor<?x4xf32>, tensor<?x2xi64> -> tensor<6x2xf32>
+  // CHECK: loom.gather_nd {{.*}} -> tensor<5x4xf32>
+  %8 = loom.gather_nd %d, %nd : tensor<?x4xf32>, tensor<?x1xi64> -> tensor<5x4xf32>
+  // CHECK: loom.argmax {{.*}} -> tensor<2x3x?x1xi64>
+  %9 = loom.argmax %x {axis = -1 : i64} : tensor<?x3x?x8xf32> -> tensor<2x3x?x1xi64>
+  // CHECK: loom.argmin {{.*}} -> tensor<2x3x8xi64>
+  %10 = loom.argmin %x {axis = 2 : i64, keepdims = false} : tensor<?x3x?x8xf32> -> tensor<2x3x8xi64>
+  // CHECK: loom.split {{.*}} -> tensor<2x4xf32>, tensor<3x4xf32>
+  %11:2 = loom.split %d {axis = 0 : i64, sizes = array<i64: 2, 3>} : tensor<?x4xf32> -> tensor<2x4xf32>, tensor<3x4xf32>
+  // CHECK: loom.grid_sample {{.*}} -> tensor<1x3x4x6xf32>
+  %12 = loom.grid_sample %x, %grid : tensor<?x3x?x8xf32>, tensor<?x4x?x2xf32> -> tensor<1x3x4x6xf32>
+  // CHECK: loom.roi_align {{.*}} -> tensor<7x3x2x2xf32>
+  %13 = loom.roi_align %x, %rois, %bi {output_height = 2 : i64, output_width = 2 : i64} : tensor<?x3x?x8xf32>, tensor<?x4xf32>, tensor<7xi64> -> tensor<7x3x2x2xf32>
+  return
+}

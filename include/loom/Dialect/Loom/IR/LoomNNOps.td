@@ -27,7 +27,7 @@ def Loom_MatMulOp : Loom_Op<"matmul", [Pure,
   let hasVerifier = 1;
 }
 
-def Loom_ConvOp : Loom_Op<"conv", [Pure]> {
+def Loom_ConvOp : Loom_Op<"conv", [Pure, InferTypeOpAdaptorWithIsCompatible]> {
   let summary = "N-d grouped convolution (cross-correlation), NCHW layout";
   let description = Loom_OpDoc<[{
     Input `[N, C, D1..Dk]`, weight `[M, C/group, K1..Kk]`, optional bias `[M]`.
@@ -47,7 +47,8 @@ def Loom_ConvOp : Loom_Op<"conv", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Loom_ConvTransposeOp : Loom_Op<"conv_transpose", [Pure]> {
+def Loom_ConvTransposeOp : Loom_Op<"conv_transpose",
+    [Pure, InferTypeOpAdaptorWithIsCompatible]> {
   let summary = "N-d grouped transposed convolution, NCHW layout";
   let description = Loom_OpDoc<[{
     Input `[N, C, D1..Dk]`, weight `[C, M/group, K1..Kk]`, optional bias `[M]`.
@@ -70,13 +71,14 @@ def Loom_ConvTransposeOp : Loom_Op<"conv_transpose", [Pure]> {
 }
 
 class Loom_PoolOp<string mnemonic, string what, string onnx, dag extra>
-    : Loom_Op<mnemonic, [Pure]> {
+    : Loom_Op<mnemonic, [Pure, InferTypeOpAdaptorWithIsCompatible]> {
   let summary = what;
   let description = Loom_OpDoc<what # [{
 
     Windows slide over the spatial axes of an `[N, C, D1..Dk]` input.
     `pads` holds begin pads then end pads; `ceil_mode` rounds the output size
-    up. Padded positions never win a max and, unless `count_include_pad`,
+    up as ONNX does, dropping the last window when it would start in the end
+    padding. Padded positions never win a max and, unless `count_include_pad`,
     are not counted by an average.}], onnx,
     "%y = loom." # mnemonic # " %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>">.text;
   let arguments = !con((ins Loom_NumericTensor:$input,
@@ -97,7 +99,8 @@ def Loom_AvgPoolOp : Loom_PoolOp<"avg_pool", "Average pooling",
     "AveragePool (opset 1-11)",
     (ins DefaultValuedAttr<BoolAttr, "false">:$count_include_pad)>;
 
-def Loom_MaxPoolWithIndicesOp : Loom_Op<"max_pool_with_indices", [Pure]> {
+def Loom_MaxPoolWithIndicesOp : Loom_Op<"max_pool_with_indices",
+    [Pure, InferTypeOpAdaptorWithIsCompatible]> {
   let summary = "Max pooling that also returns where each maximum came from";
   let description = Loom_OpDoc<[{
     loom.max_pool with a second result: for each output element, the flat
@@ -229,7 +232,8 @@ def Loom_SoftmaxOp : Loom_SoftmaxBase<"softmax", "Softmax",
 def Loom_LogSoftmaxOp : Loom_SoftmaxBase<"log_softmax", "Log of softmax",
     "LogSoftmax (opset 1-13)">;
 
-def Loom_AttentionOp : Loom_Op<"attention", [Pure]> {
+def Loom_AttentionOp : Loom_Op<"attention",
+    [Pure, InferTypeOpAdaptorWithIsCompatible]> {
   let summary = "Scaled dot-product attention with grouped-query heads";
   let description = Loom_OpDoc<[{
     `softmax(Q K^T * scale + mask) V` on `[B, H, S, D]` queries and
@@ -291,7 +295,8 @@ def Loom_ResizeOp : Loom_Op<"resize", [Pure]> {
     `mode` is "nearest", "linear" or "cubic"; `coordinate_transformation_mode`
     and `nearest_mode` follow ONNX Resize-13, `cubic_coeff_a`,
     `exclude_outside` and `extrapolation_value` too. Resize-10 and Upsample
-    are expressed with "asymmetric" coordinates.}],
+    are expressed with "asymmetric" coordinates. The result type is stated:
+    it depends on the values of `scales` (and `roi`).}],
     "Resize (opset 10-13), Upsample (opset 7-9)",
     "%s = loom.constant dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32>\n    "
     "%y = loom.resize %x, %s {mode = \"linear\"} : (tensor<1x3x4x4xf32>, tensor<4xf32>) -> tensor<1x3x8x8xf32>">.text;

@@ -18,7 +18,7 @@ def Loom_ReduceProdOp : Loom_ReduceOp<"reduce_prod", "ReduceProd (opset 1-18)",
     "Product over axes">;
 
 class Loom_ArgReduceOp<string mnemonic, string what, string onnx>
-    : Loom_Op<mnemonic, [Pure]> {
+    : Loom_Op<mnemonic, [Pure, InferTypeOpAdaptorWithIsCompatible]> {
   let summary = what;
   let description = Loom_OpDoc<what # [{ along `axis`, as i64 indices. Ties
     resolve to the first occurrence, or the last with `select_last_index`.}],
@@ -27,8 +27,7 @@ class Loom_ArgReduceOp<string mnemonic, string what, string onnx>
   let arguments = (ins Loom_NumericTensor:$input, I64Attr:$axis,
                        DefaultValuedAttr<BoolAttr, "true">:$keepdims,
                        DefaultValuedAttr<BoolAttr, "false">:$select_last_index);
-  let results = (outs 
-  RankedTensorOf<[I64]>:$result);
+  let results = (outs RankedTensorOf<[I64]>:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }
@@ -57,7 +56,8 @@ def Loom_TopKOp : Loom_Op<"topk", [Pure]> {
   let description = Loom_OpDoc<[{
     Returns values and i64 indices of the `k` largest (`largest`) or smallest
     elements along `axis`, sorted when `sorted`. Equal values keep the lower
-    index first. `k` is a 1-element i64 tensor.}], "TopK (opset 1-11)",
+    index first. `k` is a 1-element i64 tensor. The result types are stated:
+    they depend on the value of `k`.}], "TopK (opset 1-11)",
     "%v, %i = loom.topk %x, %k {axis = -1 : i64} : tensor<3x8xf32>, tensor<1xi64> -> tensor<3x2xf32>, tensor<3x2xi64>">.text;
   let arguments = (ins Loom_NumericTensor:$input, Loom_ShapeTensor:$k,
                        DefaultValuedAttr<I64Attr, "-1">:$axis,

@@ -27,8 +27,9 @@ def Loom_ReshapeOp : Loom_Op<"reshape", [Pure]> {
   let summary = "Reshape to a shape given as a tensor";
   let description = Loom_OpDoc<[{
     ONNX Reshape: `shape` may hold one -1 (inferred) and, unless `allowzero`,
-    zeros that copy the input dimension. The result type states what is known
-    statically; the canonicalizer folds a constant `shape` that matches it.}],
+    zeros that copy the input dimension. The result type is stated: it
+    depends on the values of `shape`; the canonicalizer folds a constant
+    `shape` that matches it.}],
     "Reshape (opset 5-14), Flatten, Squeeze/Unsqueeze of static shapes",
     "%y = loom.reshape %x, %s : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<6x4xf32>">.text;
   let arguments = (ins Loom_Tensor:$input, Loom_ShapeTensor:$shape,
@@ -39,8 +40,8 @@ def Loom_ReshapeOp : Loom_Op<"reshape", [Pure]> {
   let hasFolder = 1;
 }
 
-def Loom_TransposeOp : Loom_Op<"transpose", [Pure,
-                                             InferTypeOpAdaptorWithIsCompatible]> {
+def Loom_TransposeOp : Loom_Op<"transpose",
+    [Pure, InferTypeOpAdaptorWithIsCompatible]> {
   let summary = "Permute dimensions";
   let description = Loom_OpDoc<[{
     Result dimension `i` is input dimension `perm[i]`.}],
@@ -70,7 +71,10 @@ def Loom_SplitOp : Loom_Op<"split", [Pure]> {
   let summary = "Split along an axis";
   let description = Loom_OpDoc<[{
     Cuts `input` along `axis` into consecutive pieces of `sizes`; without
-    `sizes` the pieces are equal (the last may be smaller, as ONNX Split-18).}],
+    `sizes` the pieces are equal (the last may be smaller, as ONNX Split-18).
+    The result types are stated, because without `sizes` their number is
+    not in the operand types or attributes; the verifier checks them against
+    `sizes` or the equal split, and a builder infers them from `sizes`.}],
     "Split (opset 2-13)",
     "%a, %b = loom.split %x {axis = 1 : i64, sizes = array<i64: 2, 6>} : tensor<4x8xf32> -> (tensor<4x2xf32>, tensor<4x6xf32>)">.text;
   let arguments = (ins Loom_Tensor:$input, I64Attr:$axis,
@@ -78,6 +82,11 @@ def Loom_SplitOp : Loom_Op<"split", [Pure]> {
   let results = (outs Variadic<Loom_Tensor>:$results);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($results)";
   let hasVerifier = 1;
+  let builders = [
+    // Infers one result per size.
+    OpBuilder<(ins "::mlir::Value":$input, "int64_t":$axis,
+                   "::llvm::ArrayRef<int64_t>":$sizes)>
+  ];
 }
 
 def Loom_SliceOp : Loom_Op<"slice", [Pure, AttrSizedOperandSegments]> {
@@ -85,7 +94,8 @@ def Loom_SliceOp : Loom_Op<"slice", [Pure, AttrSizedOperandSegments]> {
   let description = Loom_OpDoc<[{
     `starts`, `ends`, and the optional `axes` and `steps` are 1-D tensors
     (i32 or i64) of one length. Negative indices count from the end;
-    out-of-range values clamp (ONNX Slice-13).}],
+    out-of-range values clamp (ONNX Slice-13). The result type is stated: it
+    depends on the values of `starts`, `ends`, `axes` and `steps`.}],
     "Slice (opset 1-13)",
     "%y = loom.slice %x, %starts, %ends, %axes, %steps : (tensor<8x16xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<8x4xf32>">.text;
   let arguments = (ins Loom_Tensor:$input, Loom_IndexTensor:$starts,
@@ -99,7 +109,8 @@ def Loom_SliceOp : Loom_Op<"slice", [Pure, AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
-def Loom_GatherOp : Loom_Op<"gather", [Pure]> {
+def Loom_GatherOp : Loom_Op<"gather", [Pure,
+                                       InferTypeOpAdaptorWithIsCompatible]> {
   let summary = "Gather slices along an axis (numpy take)";
   let description = Loom_OpDoc<[{
     Result shape: `data.shape[:axis] + indices.shape + data.shape[axis+1:]`.
@@ -116,7 +127,8 @@ def Loom_GatherOp : Loom_Op<"gather", [Pure]> {
   let hasFolder = 1;
 }
 
-def Loom_GatherElementsOp : Loom_Op<"gather_elements", [Pure]> {
+def Loom_GatherElementsOp : Loom_Op<"gather_elements",
+    [Pure, InferTypeOpAdaptorWithIsCompatible]> {
   let summary = "Gather single elements along an axis (torch.gather)";
   let description = Loom_OpDoc<[{
     `out[i][j] = data[indices[i][j]][j]` for axis 0, likewise for others; the
@@ -132,11 +144,14 @@ def Loom_GatherElementsOp : Loom_Op<"gather_elements", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Loom_GatherNDOp : Loom_Op<"gather_nd", [Pure]> {
+def Loom_GatherNDOp : Loom_Op<"gather_nd",
+    [Pure, InferTypeOpAdaptorWithIsCompatible]> {
   let summary = "Gather slices addressed by index tuples";
   let description = Loom_OpDoc<[{
     The last dimension of `indices` addresses the leading dimensions of
-    `data` after `batch_dims` shared batch dimensions.}],
+    `data` after `batch_dims` shared batch dimensions. When the length of
+    the index tuples is dynamic, so is the result rank: inference then gives
+    an unranked type that the stated result type refines.}],
     "GatherND (opset 11-13)",
     "%y = loom.gather_nd %x, %i : tensor<2x2xf32>, tensor<2x2xi64> -> tensor<2xf32>">.text;
   let arguments = (ins Loom_Tensor:$data, Loom_IndexTensor:$indices,
@@ -192,7 +207,8 @@ def Loom_PadOp : Loom_Op<"pad", [Pure]> {
   let description = Loom_OpDoc<[{
     `pads` is a 1-D i64 tensor holding the begin pads of every axis, then the
     end pads; negative pads crop. `mode` is "constant", "reflect" or "edge";
-    `constant_value` is a scalar tensor (zero when absent).}],
+    `constant_value` is a scalar tensor (zero when absent). The result type
+    is stated: it depends on the values of `pads`.}],
     "Pad (opset 2-13)",
     "%y = loom.pad %x, %p : (tensor<2x3xf32>, tensor<4xi64>) -> tensor<4x7xf32>">.text;
   let arguments = (ins Loom_Tensor:$input, Loom_ShapeTensor:$pads,
@@ -210,7 +226,8 @@ def Loom_ExpandOp : Loom_Op<"expand", [Pure]> {
   let summary = "Broadcast to a shape given as a tensor";
   let description = Loom_OpDoc<[{
     The result shape is the numpy broadcast of the input shape and `shape`
-    (so dimensions of 1 in `shape` keep the input's size).}],
+    (so dimensions of 1 in `shape` keep the input's size). The result type is
+    stated: it depends on the values of `shape`.}],
     "Expand (opset 8-13)",
     "%y = loom.expand %x, %s : (tensor<3x1xf32>, tensor<2xi64>) -> tensor<3x4xf32>">.text;
   let arguments = (ins Loom_Tensor:$input, Loom_ShapeTensor:$shape);
@@ -221,8 +238,9 @@ def Loom_ExpandOp : Loom_Op<"expand", [Pure]> {
 
 def Loom_TileOp : Loom_Op<"tile", [Pure]> {
   let summary = "Repeat the input along each axis";
-  let description = Loom_OpDoc<
-    "Result dimension `i` is `input.shape[i] * repeats[i]`.",
+  let description = Loom_OpDoc<[{
+    Result dimension `i` is `input.shape[i] * repeats[i]`. The result type is
+    stated: it depends on the values of `repeats`.}],
     "Tile (opset 6-13)",
     "%y = loom.tile %x, %r : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<4x3xf32>">.text;
   let arguments = (ins Loom_Tensor:$input, Loom_ShapeTensor:$repeats);
@@ -252,7 +270,8 @@ def Loom_UnsqueezeOp : Loom_AxesReshapeOp<"unsqueeze",
     "Unsqueeze (opset 1-13)",
     "%y = loom.unsqueeze %x {axes = array<i64: 0>} : tensor<3xf32> -> tensor<1x3xf32>">;
 
-def Loom_ShapeOp : Loom_Op<"shape", [Pure]> {
+def Loom_ShapeOp : Loom_Op<"shape", [Pure,
+                                     InferTypeOpAdaptorWithIsCompatible]> {
   let summary = "The shape of a tensor as a 1-D i64 tensor";
   let description = Loom_OpDoc<[{
     Dimensions `[start, end)` of the input shape (negative bounds count from
@@ -268,7 +287,7 @@ def Loom_ShapeOp : Loom_Op<"shape", [Pure]> {
   let hasFolder = 1;
 }
 
-def Loom_SizeOp : Loom_Op<"size", [Pure]> {
+def Loom_SizeOp : Loom_Op<"size", [Pure, InferTypeOpAdaptorWithIsCompatible]> {
   let summary = "The number of elements as a 0-D i64 tensor";
   let description = Loom_OpDoc<summary, "Size (opset 1-13)",
     "%n = loom.size %x : tensor<2x?xf32> -> tensor<i64>">.text;
@@ -282,7 +301,8 @@ def Loom_RangeOp : Loom_Op<"range", [Pure]> {
   let summary = "Evenly spaced values: start, start + delta, ... < limit";
   let description = Loom_OpDoc<[{
     The three operands are 0-D tensors of the result's element type; the
-    length is `max(ceil((limit - start) / delta), 0)`.}],
+    length is `max(ceil((limit - start) / delta), 0)`. The result type is
+    stated: it depends on the values of `start`, `limit` and `delta`.}],
     "Range (opset 11)",
     "%r = loom.range %s, %l, %d : tensor<i64>, tensor<i64>, tensor<i64> -> tensor<?xi64>">.text;
   let arguments = (ins Loom_Tensor:$start, Loom_Tensor:$limit,
@@ -297,7 +317,8 @@ def Loom_RangeOp : Loom_Op<"range", [Pure]> {
 
 def Loom_ConstantOfShapeOp : Loom_Op<"constant_of_shape", [Pure]> {
   let summary = "A tensor of a given shape filled with one value";
-  let description = Loom_OpDoc<summary, "ConstantOfShape (opset 9-20)",
+  let description = Loom_OpDoc<summary # [{. The result type is stated: it
+    depends on the values of `shape`.}], "ConstantOfShape (opset 9-20)",
     "%z = loom.constant_of_shape %s {value = 0.0 : f32} : tensor<2xi64> -> tensor<?x4xf32>">.text;
   let arguments = (ins Loom_ShapeTensor:$shape, TypedAttrInterface:$value);
   let results = (outs Loom_Tensor:$result);
@@ -310,7 +331,8 @@ def Loom_OneHotOp : Loom_Op<"one_hot", [Pure]> {
   let summary = "One-hot encoding";
   let description = Loom_OpDoc<[{
     Inserts a dimension of size `depth` at `axis`; `values` is `[off, on]`.
-    Negative indices count from `depth`; out-of-range indices give all-off.}],
+    Negative indices count from `depth`; out-of-range indices give all-off.
+    The result type is stated: it depends on the value of `depth`.}],
     "OneHot (opset 9-11)",
     "%y = loom.one_hot %i, %d, %v {axis = -1 : i64} : tensor<4xi64>, tensor<i64>, tensor<2xf32> -> tensor<4x10xf32>">.text;
   let arguments = (ins Loom_Tensor:$indices, Loom_Tensor:$depth,
@@ -344,7 +366,8 @@ def Loom_NonZeroOp : Loom_Op<"non_zero", [Pure]> {
   let summary = "Indices of the non-zero elements";
   let description = Loom_OpDoc<[{
     A `[rank, count]` i64 tensor of the coordinates of non-zero elements in
-    row-major order; `count` is only known at run time.}],
+    row-major order; `count` is only known at run time. The result type is
+    stated: it depends on the values of `input`.}],
     "NonZero (opset 9-13)",
     "%i = loom.non_zero %x : tensor<3x4xf32> -> tensor<2x?xi64>">.text;
   let arguments = (ins Loom_Tensor:$input);

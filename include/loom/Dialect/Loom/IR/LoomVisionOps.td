@@ -12,7 +12,8 @@
 
 include "loom/Dialect/Loom/IR/LoomBase.td"
 
-def Loom_GridSampleOp : Loom_Op<"grid_sample", [Pure]> {
+def Loom_GridSampleOp : Loom_Op<"grid_sample",
+    [Pure, InferTypeOpAdaptorWithIsCompatible]> {
   let summary = "Sample an image at normalized grid coordinates";
   let description = Loom_OpDoc<[{
     Samples `input` `[N, C, H, W]` at the locations in `grid`
@@ -39,7 +40,8 @@ def Loom_GridSampleOp : Loom_Op<"grid_sample", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Loom_RoiAlignOp : Loom_Op<"roi_align", [Pure]> {
+def Loom_RoiAlignOp : Loom_Op<"roi_align",
+    [Pure, InferTypeOpAdaptorWithIsCompatible]> {
   let summary = "Pool regions of interest into fixed-size maps (RoI Align)";
   let description = Loom_OpDoc<[{
     For each of the `R` boxes in `rois` `[R, 4]` (`x1, y1, x2, y2` in input
@@ -88,7 +90,8 @@ def Loom_NonMaxSuppressionOp : Loom_Op<"non_max_suppression",
     0), without `iou_threshold` it is 0, and without `score_threshold` no box
     is dropped for its score. Boxes are `[y1, x1, y2, x2]` (either corner
     first), or `[x_center, y_center, width, height]` with
-    `center_point_box`.}],
+    `center_point_box`. The result type is stated: it depends on the values
+    of `boxes`, `scores` and the thresholds.}],
     "NonMaxSuppression (opset 10-21)",
     "%sel = loom.non_max_suppression %boxes, %scores max_output_boxes_per_class %k iou_threshold %iou score_threshold %min : (tensor<1x6x4xf32>, tensor<1x1x6xf32>, tensor<1xi64>, tensor<1xf32>, tensor<1xf32>) -> tensor<?x3xi64>">.text;
   let arguments = (ins Loom_FloatTensor:$boxes,

@@ -24,8 +24,9 @@ mlir::FailureOr<llvm::SmallVector<int64_t>>
 broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
 
 /// True when every pair of types is equal, or the same ranked tensor element
-/// type and rank with dimensions that agree wherever both are static. Lets an
-/// op's stated result type refine what inference alone can prove.
+/// type and rank with dimensions that agree wherever both are static, or
+/// tensors of one element type where either is unranked. Lets an op's stated
+/// result type refine what inference alone can prove.
 bool areRefinedTypesCompatible(mlir::TypeRange lhs, mlir::TypeRange rhs);
 
 /// True when two shapes agree wherever both are static.
