@@ -1025,6 +1025,20 @@ LogicalResult buildResize(NodeBinder &b) {
   if (!mode || !coordinateMode || !nearestMode || !cubicCoeffA ||
       !excludeOutside || !extrapolation)
     return failure();
+  // Resize-18 additions that loom.resize does not model: refuse them rather
+  // than resize differently.
+  std::optional<int64_t> antialias = b.intAttr("antialias", 0);
+  std::optional<std::string> aspect =
+      b.stringAttr("keep_aspect_ratio_policy", "stretch");
+  if (!antialias || !aspect)
+    return failure();
+  if (*antialias != 0)
+    return b.fail("antialias = 1 is not supported");
+  if (*aspect != "stretch")
+    return b.fail("keep_aspect_ratio_policy \"" + *aspect +
+                  "\" is not supported");
+  if (b.hasAttr("axes"))
+    return b.fail("the 'axes' attribute (Resize-18) is not supported");
   config.mode = *mode;
   config.coordinateMode = *coordinateMode;
   config.nearestMode = *nearestMode;

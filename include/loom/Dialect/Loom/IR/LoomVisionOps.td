@@ -48,9 +48,12 @@ def Loom_RoiAlignOp : Loom_Op<"roi_align",
     coordinates before `spatial_scale`), pools the feature map
     `input[batch_indices[r]]` of `input` `[N, C, H, W]` into
     `[output_height, output_width]` bins, giving `[R, C, output_height,
-    output_width]`. Each bin averages (`mode` "avg") or takes the maximum
-    ("max") of bilinear samples on a `sampling_ratio` x `sampling_ratio`
-    grid (0: `ceil(roi_size / output_size)` samples per bin).
+    output_width]`. Each bin samples a `sampling_ratio` x `sampling_ratio`
+    grid (0: `ceil(roi_size / output_size)` samples per bin) and averages
+    the bilinear samples (`mode` "avg"), or ("max") takes the maximum over
+    the samples of the largest weighted corner value of each — ONNX's
+    reference and onnxruntime compute "max" that way, not as the maximum of
+    the interpolated values.
     `coordinate_transformation_mode` "half_pixel" shifts box coordinates by
     -0.5 (RoiAlign-16's default, torchvision `aligned=True`);
     "output_half_pixel" does not (RoiAlign-10's behavior).}],
