@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/InitAllDialects.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -13,6 +14,7 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
+  loom::registerLoomPasses();
   mlir::DialectRegistry registry;
   loom::registerAllDialects(registry);
   return mlir::asMainReturnCode(

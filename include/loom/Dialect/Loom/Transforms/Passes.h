@@ -1,0 +1,30 @@
+//===- Passes.h - Loom graph passes -----------------------------*- C++ -*-===//
+
+#ifndef LOOM_DIALECT_LOOM_TRANSFORMS_PASSES_H
+#define LOOM_DIALECT_LOOM_TRANSFORMS_PASSES_H
+
+#include "loom/Dialect/Loom/IR/LoomDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Pass/Pass.h"
+
+namespace loom {
+
+#define GEN_PASS_DECL
+#include "loom/Dialect/Loom/Transforms/Passes.h.inc"
+
+/// Patterns that turn exported op sequences into loom.layer_norm,
+/// loom.rms_norm, loom.gelu, loom.silu, loom.softmax, loom.attention and
+/// loom.rotary_embedding.
+void populateRecognitionPatterns(mlir::RewritePatternSet &patterns);
+
+/// Conv + batch-norm folding and data-movement simplifications.
+void populateSimplificationPatterns(mlir::RewritePatternSet &patterns);
+
+#define GEN_PASS_REGISTRATION
+#include "loom/Dialect/Loom/Transforms/Passes.h.inc"
+
+} // namespace loom
+
+#endif // LOOM_DIALECT_LOOM_TRANSFORMS_PASSES_H
