@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BuilderUtils.h"
+#include "ConvWindow.h"
 
 #include "loom/Dialect/Loom/IR/ShapeUtils.h"
 
@@ -400,10 +401,9 @@ LogicalResult buildQLinearMatMul(NodeBinder &b) {
       quantize(b, product, scale, zeroPoint, quantizedType(b, zeroPoint)));
 }
 
-/// Kernel window attributes of ConvInteger and QLinearConv, with `auto_pad`
-/// resolved to explicit pads (the rules of Conv, see NNBuilders.cpp).
-struct WindowAttrs {
-  SmallVector<int64_t> strides, pads, dilations;
+/// Kernel window attributes of ConvInteger and QLinearConv: the rules of
+/// Conv (ConvWindow.h) plus `group`.
+struct WindowAttrs : Window {
   int64_t group = 1;
 };
 
@@ -412,59 +412,11 @@ std::optional<WindowAttrs> readConvWindow(NodeBinder &b, RankedTensorType input,
   if (failed(b.rejectUnknownAttrs({"auto_pad", "dilations", "group",
                                    "kernel_shape", "pads", "strides"})))
     return std::nullopt;
-  if (input.getRank() < 3 || weight.getRank() != input.getRank()) {
-    b.emitError() << "expects an input of rank >= 3 (N, C, spatial...) and "
-                     "a weight of the same rank";
-    return std::nullopt;
-  }
-  size_t spatial = input.getRank() - 2;
-  SmallVector<int64_t> ones(spatial, 1), zeros(2 * spatial, 0);
-  auto kernel = b.intsAttr("kernel_shape", weight.getShape().drop_front(2));
-  auto strides = b.intsAttr("strides", ones);
-  auto dilations = b.intsAttr("dilations", ones);
-  auto pads = b.intsAttr("pads", zeros);
-  auto autoPad = b.stringAttr("auto_pad", "NOTSET");
-  std::optional<int64_t> group = b.intAttr("group", 1);
-  if (!kernel || !strides || !dilations || !pads || !autoPad || !group)
-    return std::nullopt;
-  if (strides->size() != spatial || dilations->size() != spatial ||
-      pads->size() != 2 * spatial || kernel->size() != spatial) {
-    b.emitError() << "kernel_shape, strides, dilations and pads must match "
-                     "the "
-                  << spatial << " spatial axes";
-    return std::nullopt;
-  }
   WindowAttrs w;
-  w.strides = *strides;
-  w.dilations = *dilations;
-  w.pads = *pads;
-  w.group = *group;
-  if (*autoPad == "VALID") {
-    w.pads = zeros;
-  } else if (*autoPad == "SAME_UPPER" || *autoPad == "SAME_LOWER") {
-    for (size_t i = 0; i < spatial; ++i) {
-      int64_t in = input.getDimSize(2 + i), k = (*kernel)[i];
-      if (ShapedType::isDynamic(in) || ShapedType::isDynamic(k)) {
-        b.emitError() << "auto_pad " << *autoPad
-                      << " needs static spatial and kernel sizes";
-        return std::nullopt;
-      }
-      if (w.strides[i] <= 0) {
-        b.emitError() << "strides must be positive";
-        return std::nullopt;
-      }
-      int64_t out = (in + w.strides[i] - 1) / w.strides[i];
-      int64_t effective = (k - 1) * w.dilations[i] + 1;
-      int64_t total =
-          std::max<int64_t>((out - 1) * w.strides[i] + effective - in, 0);
-      int64_t small = total / 2, large = total - small;
-      w.pads[i] = *autoPad == "SAME_UPPER" ? small : large;
-      w.pads[spatial + i] = *autoPad == "SAME_UPPER" ? large : small;
-    }
-  } else if (*autoPad != "NOTSET") {
-    b.emitError() << "auto_pad '" << *autoPad << "' is not supported";
+  std::optional<int64_t> group = b.intAttr("group", 1);
+  if (!group || failed(onnx_import::readConvWindow(b, input, weight, w)))
     return std::nullopt;
-  }
+  w.group = *group;
   return w;
 }
 
