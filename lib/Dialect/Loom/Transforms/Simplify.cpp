@@ -88,9 +88,11 @@ std::optional<SmallVector<double>> readFloatConstant(Value value) {
 
 /// A float constant of `type` holding `values` rounded to its element type.
 /// It is a resource blob when `like` is one, so that folded weights keep the
-/// importer's choice of storage (small and quick to print), else dense.
+/// importer's choice of storage (small and quick to print), else dense. The
+/// new blob is named after `like`'s, so that it can be traced to the
+/// initializer it came from.
 ElementsAttr makeFloatConstant(RankedTensorType type, ArrayRef<double> values,
-                               Attribute like, StringRef blobName) {
+                               Attribute like) {
   const llvm::fltSemantics &semantics =
       cast<FloatType>(type.getElementType()).getFloatSemantics();
   SmallVector<APFloat> rounded;
@@ -101,7 +103,8 @@ ElementsAttr makeFloatConstant(RankedTensorType type, ArrayRef<double> values,
     f.convert(semantics, APFloat::rmNearestTiesToEven, &lost);
     rounded.push_back(f);
   }
-  if (!isa_and_nonnull<DenseResourceElementsAttr>(like))
+  auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(like);
+  if (!resource)
     return DenseElementsAttr::get(type, rounded);
 
   unsigned width = APFloat::getSizeInBits(semantics);
@@ -115,7 +118,8 @@ ElementsAttr makeFloatConstant(RankedTensorType type, ArrayRef<double> values,
   AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
       ArrayRef<char>(data), alignof(uint64_t));
   // The blob manager makes the name unique.
-  return DenseResourceElementsAttr::get(type, blobName, std::move(blob));
+  std::string name = (resource.getRawHandle().getKey() + "_bn").str();
+  return DenseResourceElementsAttr::get(type, name, std::move(blob));
 }
 
 /// Whether every element of `type` can be read and written by the two
@@ -204,25 +208,25 @@ struct FoldConvBatchNorm : OpRewritePattern<BatchNormOp> {
 
     ElementsAttr weightAttr, biasAttr;
     matchPattern(weight, m_Constant(&weightAttr));
-    auto biasType = convBias ? cast<RankedTensorType>(convBias.getType())
-                             : RankedTensorType::get(
-                                   {static_cast<int64_t>(channels)},
-                                   weightType.getElementType());
+    auto biasType =
+        convBias ? cast<RankedTensorType>(convBias.getType())
+                 : RankedTensorType::get({static_cast<int64_t>(channels)},
+                                         weightType.getElementType());
     if (convBias)
       matchPattern(convBias, m_Constant(&biasAttr));
     Location loc = rewriter.getFusedLoc({conv.getLoc(), bn.getLoc()});
-    Value foldedWeight = ConstantOp::create(
-        rewriter, weight.getLoc(),
-        makeFloatConstant(weightType, newW, weightAttr, "bn_folded_weight"));
-    Value foldedBias = ConstantOp::create(
-        rewriter, convBias ? convBias.getLoc() : loc,
-        makeFloatConstant(biasType, newB, biasAttr, "bn_folded_bias"));
+    Value foldedWeight =
+        ConstantOp::create(rewriter, weight.getLoc(),
+                           makeFloatConstant(weightType, newW, weightAttr));
+    Value foldedBias =
+        ConstantOp::create(rewriter, convBias ? convBias.getLoc() : loc,
+                           makeFloatConstant(biasType, newB, biasAttr));
     // The generic builder keeps every attribute of the conv, discardable
     // ones included.
-    auto folded = ConvOp::create(
-        rewriter, loc, TypeRange{bn.getResult().getType()},
-        ValueRange{conv.getInput(), foldedWeight, foldedBias},
-        conv->getAttrs());
+    auto folded =
+        ConvOp::create(rewriter, loc, TypeRange{bn.getResult().getType()},
+                       ValueRange{conv.getInput(), foldedWeight, foldedBias},
+                       conv->getAttrs());
     rewriter.replaceOp(bn, folded.getResult());
     rewriter.eraseOp(conv);
     return success();
@@ -466,9 +470,8 @@ struct CancelSqueezeUnsqueeze : OpRewritePattern<OuterOp> {
 bool isExactWidening(Type from, Type to) {
   if (auto fromFloat = dyn_cast<FloatType>(from)) {
     auto toFloat = dyn_cast<FloatType>(to);
-    return toFloat &&
-           APFloat::isRepresentableBy(fromFloat.getFloatSemantics(),
-                                      toFloat.getFloatSemantics());
+    return toFloat && APFloat::isRepresentableBy(fromFloat.getFloatSemantics(),
+                                                 toFloat.getFloatSemantics());
   }
   auto fromInt = dyn_cast<IntegerType>(from), toInt = dyn_cast<IntegerType>(to);
   return fromInt && toInt && fromInt.getWidth() > 1 &&

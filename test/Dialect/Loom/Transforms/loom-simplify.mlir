@@ -46,11 +46,12 @@ func.func @bn_fold_no_bias_f16(%x: tensor<1x2x3xf16>) -> tensor<1x2x2xf16> {
 
 // -----
 
-// Resource weights give resource weights: a new blob (8-byte aligned) with
-// W * s = [0.5, 1, 3, 4] as little-endian f32. The dense bias stays dense.
+// Resource weights give resource weights: a new blob, named after the old
+// one and 8-byte aligned, holding W * s = [0.5, 1, 3, 4] as little-endian
+// f32. The dense bias stays dense.
 // CHECK-LABEL: func.func @bn_fold_resource
 // CHECK-SAME: (%[[X:.*]]: tensor<1x2x4x4xf32>)
-// CHECK-DAG: %[[W:.*]] = loom.constant dense_resource<[[BLOB:bn_folded_weight[_0-9]*]]> : tensor<2x2x1x1xf32>
+// CHECK-DAG: %[[W:.*]] = loom.constant dense_resource<[[BLOB:conv_w_bn[_0-9]*]]> : tensor<2x2x1x1xf32>
 // CHECK-DAG: %[[B:.*]] = loom.constant dense<[0.000000e+00, -2.250000e+00]> : tensor<2xf32>
 // CHECK: %[[Y:.*]] = loom.conv %[[X]], %[[W]], %[[B]]
 // CHECK-NOT: loom.batch_norm
@@ -81,7 +82,7 @@ func.func @bn_fold_resource(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
 
 // A resource bias gives a resource bias: b' = [0, -2.25].
 // CHECK-LABEL: func.func @bn_fold_resource_bias
-// CHECK-DAG: %[[B:.*]] = loom.constant dense_resource<[[BLOB:bn_folded_bias[_0-9]*]]> : tensor<2xf32>
+// CHECK-DAG: %[[B:.*]] = loom.constant dense_resource<[[BLOB:conv_b_bn[_0-9]*]]> : tensor<2xf32>
 // CHECK: loom.conv %{{.*}}, %{{.*}}, %[[B]]
 // CHECK-NOT: loom.batch_norm
 // CHECK: [[BLOB]]: "0x0800000000000000000010C0"
