@@ -80,6 +80,33 @@ func.func @bn_fold_resource(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
 
 // -----
 
+// f16 resource weights are read and written as 2-byte elements.
+// CHECK-LABEL: func.func @bn_fold_resource_f16
+// CHECK: %[[W:.*]] = loom.constant dense_resource<[[BLOB:w16_bn[_0-9]*]]> : tensor<2x1x2xf16>
+// CHECK: loom.conv %{{.*}}, %[[W]], %{{.*}}
+// CHECK-NOT: loom.batch_norm
+// CHECK: [[BLOB]]: "0x080000000038003C00C20000"
+func.func @bn_fold_resource_f16(%x: tensor<1x2x3xf16>) -> tensor<1x2x2xf16> {
+  %w = loom.constant dense_resource<w16> : tensor<2x1x2xf16>
+  %s = loom.constant dense<[1.0, 4.0]> : tensor<2xf16>
+  %bb = loom.constant dense<[0.25, 0.75]> : tensor<2xf16>
+  %m = loom.constant dense<[1.0, 2.0]> : tensor<2xf16>
+  %v = loom.constant dense<[3.0, 15.0]> : tensor<2xf16>
+  %y = loom.conv %x, %w {strides = array<i64: 1>, pads = array<i64: 0, 0>, dilations = array<i64: 1>, group = 2 : i64} : (tensor<1x2x3xf16>, tensor<2x1x2xf16>) -> tensor<1x2x2xf16>
+  %z = loom.batch_norm %y, %s, %bb, %m, %v {epsilon = 1.0 : f32} : tensor<1x2x2xf16>, tensor<2xf16>, tensor<2xf16>, tensor<2xf16>, tensor<2xf16> -> tensor<1x2x2xf16>
+  return %z : tensor<1x2x2xf16>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      w16: "0x02000000003C004000C20000"
+    }
+  }
+#-}
+
+// -----
+
 // A resource bias gives a resource bias: b' = [0, -2.25].
 // CHECK-LABEL: func.func @bn_fold_resource_bias
 // CHECK-DAG: %[[B:.*]] = loom.constant dense_resource<[[BLOB:conv_b_bn[_0-9]*]]> : tensor<2xf32>
