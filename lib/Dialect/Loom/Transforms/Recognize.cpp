@@ -29,7 +29,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <numeric>
 #include <optional>
 
 namespace loom {
@@ -115,7 +114,8 @@ std::optional<SmallVector<double>> getConstantFloats(Value value) {
   int64_t n = type.getNumElements();
   auto read = [&](auto zero) -> std::optional<SmallVector<double>> {
     using T = decltype(zero);
-    if (static_cast<int64_t>(data.size()) != n * static_cast<int64_t>(sizeof(T)))
+    if (static_cast<int64_t>(data.size()) !=
+        n * static_cast<int64_t>(sizeof(T)))
       return std::nullopt;
     for (int64_t i = 0; i < n; ++i) {
       T v;
@@ -203,8 +203,7 @@ std::optional<Product> getProduct(Value value) {
 
 /// Calls `fn(a, b)` with the operands of a binary op in both orders and
 /// returns true on the first success.
-template <typename Fn>
-bool eitherOrder(Value a, Value b, Fn fn) {
+template <typename Fn> bool eitherOrder(Value a, Value b, Fn fn) {
   return fn(a, b) || fn(b, a);
 }
 
@@ -248,8 +247,9 @@ bool fitsNormalized(Value param, ArrayRef<int64_t> normalized,
 
 /// True when every user of `value` is one of `ops`.
 bool onlyUsedBy(Value value, ArrayRef<Operation *> ops) {
-  return llvm::all_of(value.getUsers(),
-                      [&](Operation *user) { return llvm::is_contained(ops, user); });
+  return llvm::all_of(value.getUsers(), [&](Operation *user) {
+    return llvm::is_contained(ops, user);
+  });
 }
 
 //===----------------------------------------------------------------------===//
@@ -437,8 +437,7 @@ bool feedsNormBias(Value root, ArrayRef<int64_t> normalized, Type elementType) {
 ///   %y = loom.layer_norm %x, %gamma, %beta {axis = 2, epsilon = eps}
 ///
 /// Rooted at the mul or div (no bias) and at the add (bias).
-template <typename RootOp>
-struct LayerNormPattern : OpRewritePattern<RootOp> {
+template <typename RootOp> struct LayerNormPattern : OpRewritePattern<RootOp> {
   using OpRewritePattern<RootOp>::OpRewritePattern;
 
   LogicalResult matchAndRewrite(RootOp root,
@@ -507,8 +506,7 @@ struct LayerNormPattern : OpRewritePattern<RootOp> {
 ///   %y = loom.mul %n, %w
 /// ->
 ///   %y = loom.rms_norm %x, %w {axis = 2, epsilon = eps}
-template <typename RootOp>
-struct RMSNormPattern : OpRewritePattern<RootOp> {
+template <typename RootOp> struct RMSNormPattern : OpRewritePattern<RootOp> {
   using OpRewritePattern<RootOp>::OpRewritePattern;
 
   LogicalResult matchAndRewrite(RootOp root,
@@ -533,8 +531,7 @@ struct RMSNormPattern : OpRewritePattern<RootOp> {
     if (failed(scale))
       return rewriter.notifyMatchFailure(root, "scale does not fit");
     rewriter.replaceOpWithNewOp<RMSNormOp>(
-        root, resultType, m->input, *scale,
-        rewriter.getI64IntegerAttr(m->axis),
+        root, resultType, m->input, *scale, rewriter.getI64IntegerAttr(m->axis),
         rewriter.getF32FloatAttr(static_cast<float>(m->epsilon)));
     return success();
   }
@@ -691,8 +688,7 @@ std::optional<int64_t> getSingleAxis(ReduceOpT op) {
 ///   %y = loom.div %e, %s                           // or %e * reciprocal(%s)
 /// ->
 ///   %y = loom.softmax %x {axis = 1}
-template <typename RootOp>
-struct SoftmaxPattern : OpRewritePattern<RootOp> {
+template <typename RootOp> struct SoftmaxPattern : OpRewritePattern<RootOp> {
   using OpRewritePattern<RootOp>::OpRewritePattern;
 
   LogicalResult matchAndRewrite(RootOp root,
@@ -873,7 +869,8 @@ struct AttentionPattern : OpRewritePattern<MatMulOp> {
     auto softmax = root.getLhs().getDefiningOp<SoftmaxOp>();
     auto resultType = tensorType(root.getResult());
     if (!softmax || !softmax.getResult().hasOneUse() || !resultType ||
-        resultType.getRank() != 4 || !isa<FloatType>(resultType.getElementType()))
+        resultType.getRank() != 4 ||
+        !isa<FloatType>(resultType.getElementType()))
       return rewriter.notifyMatchFailure(root, "not softmax(.) @ v");
     int64_t rank = tensorType(softmax.getInput()).getRank();
     if (normalizeAxis(softmax.getAxis(), rank) != rank - 1)
@@ -898,7 +895,8 @@ struct AttentionPattern : OpRewritePattern<MatMulOp> {
     };
     if (!matchScaled(scores)) {
       auto add = scores.getDefiningOp<AddOp>();
-      if (!add || !eitherOrder(add.getLhs(), add.getRhs(), [&](Value s, Value m) {
+      if (!add ||
+          !eitherOrder(add.getLhs(), add.getRhs(), [&](Value s, Value m) {
             if (!s.hasOneUse() || !matchScaled(s))
               return false;
             mask = m;
@@ -924,8 +922,7 @@ struct AttentionPattern : OpRewritePattern<MatMulOp> {
                             : transpose.getInput();
     Value v = root.getRhs();
 
-    auto qType = tensorType(q), ktType = tensorType(kt),
-         vType = tensorType(v);
+    auto qType = tensorType(q), ktType = tensorType(kt), vType = tensorType(v);
     if (!qType || !ktType || !vType || qType.getRank() != 4 ||
         ktType.getRank() != 4 || vType.getRank() != 4)
       return rewriter.notifyMatchFailure(root, "not [B, H, S, D]");
@@ -953,8 +950,8 @@ struct AttentionPattern : OpRewritePattern<MatMulOp> {
     if (ShapedType::isDynamic(h) || ShapedType::isDynamic(hkv) || hkv == 0 ||
         h % hkv != 0 || kType.getDimSize(0) != b || kType.getDimSize(3) != d ||
         vSrcType.getDimSize(0) != b || vSrcType.getDimSize(1) != hkv ||
-        vSrcType.getDimSize(2) != t || qType.getElementType() !=
-                                           resultType.getElementType())
+        vSrcType.getDimSize(2) != t ||
+        qType.getElementType() != resultType.getElementType())
       return rewriter.notifyMatchFailure(root, "shapes do not fit");
     auto expected = RankedTensorType::get({b, h, s, vSrcType.getDimSize(3)},
                                           resultType.getElementType());
@@ -1021,16 +1018,16 @@ std::optional<int> getHalfOf(Value value, Value &x) {
       getConstantInts(slice.getStarts());
   std::optional<SmallVector<int64_t>> ends = getConstantInts(slice.getEnds());
   std::optional<SmallVector<int64_t>> axes =
-      slice.getAxes() ? getConstantInts(slice.getAxes())
-                      : std::optional<SmallVector<int64_t>>(
-                            SmallVector<int64_t>{0});
+      slice.getAxes()
+          ? getConstantInts(slice.getAxes())
+          : std::optional<SmallVector<int64_t>>(SmallVector<int64_t>{0});
   std::optional<SmallVector<int64_t>> steps =
-      slice.getSteps() ? getConstantInts(slice.getSteps())
-                       : std::optional<SmallVector<int64_t>>(
-                             SmallVector<int64_t>{1});
-  if (ShapedType::isDynamic(dim) || dim % 2 != 0 || !starts || !ends ||
-      !axes || !steps || starts->size() != 1 || ends->size() != 1 ||
-      axes->size() != 1 || steps->size() != 1 || steps->front() != 1 ||
+      slice.getSteps()
+          ? getConstantInts(slice.getSteps())
+          : std::optional<SmallVector<int64_t>>(SmallVector<int64_t>{1});
+  if (ShapedType::isDynamic(dim) || dim % 2 != 0 || !starts || !ends || !axes ||
+      !steps || starts->size() != 1 || ends->size() != 1 || axes->size() != 1 ||
+      steps->size() != 1 || steps->front() != 1 ||
       normalizeAxis(axes->front(), rank) != rank - 1)
     return std::nullopt;
   // ONNX Slice: negative bounds count from the end, then clamp to [0, dim].
@@ -1055,8 +1052,7 @@ Value getNegated(Value value) {
   if (auto neg = value.getDefiningOp<NegOp>())
     return neg.getInput();
   std::optional<Product> p = getProduct(value);
-  if (p && p->divisors.empty() && p->factors.size() == 1 &&
-      p->constant == -1.0)
+  if (p && p->divisors.empty() && p->factors.size() == 1 && p->constant == -1.0)
     return p->factors.front();
   return {};
 }
@@ -1178,16 +1174,18 @@ struct RotaryEmbeddingPattern : OpRewritePattern<AddOp> {
             getHalfOf(x1, src1) != 0 || getHalfOf(x2, src2) != 1 ||
             src1 != src2)
           return false;
-        return eitherOrder(mulA.getLhs(), mulA.getRhs(), [&](Value xv, Value c) {
-          if (xv != src1)
-            return false;
-          x = xv, cosTable = c, sinTable = sn;
-          return true;
-        });
+        return eitherOrder(mulA.getLhs(), mulA.getRhs(),
+                           [&](Value xv, Value c) {
+                             if (xv != src1)
+                               return false;
+                             x = xv, cosTable = c, sinTable = sn;
+                             return true;
+                           });
       });
     });
     if (!x)
-      return rewriter.notifyMatchFailure(root, "not x*cos + rotate_half(x)*sin");
+      return rewriter.notifyMatchFailure(root,
+                                         "not x*cos + rotate_half(x)*sin");
     auto xType = tensorType(x);
     if (xType != root.getType() || xType.getRank() < 2)
       return rewriter.notifyMatchFailure(root, "type differs");
@@ -1211,7 +1209,8 @@ struct RotaryEmbeddingPattern : OpRewritePattern<AddOp> {
 // Pass
 //===----------------------------------------------------------------------===//
 
-struct LoomRecognizePass : loom::impl::LoomRecognizePassBase<LoomRecognizePass> {
+struct LoomRecognizePass
+    : loom::impl::LoomRecognizePassBase<LoomRecognizePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateRecognitionPatterns(patterns);
@@ -1226,7 +1225,7 @@ void loom::populateRecognitionPatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<LayerNormPattern<AddOp>, LayerNormPattern<MulOp>,
                LayerNormPattern<DivOp>, RMSNormPattern<MulOp>,
-               RMSNormPattern<DivOp>, GeluPattern,
-               SiluPattern, SoftmaxPattern<DivOp>, SoftmaxPattern<MulOp>,
-               AttentionPattern, RotaryEmbeddingPattern>(ctx);
+               RMSNormPattern<DivOp>, GeluPattern, SiluPattern,
+               SoftmaxPattern<DivOp>, SoftmaxPattern<MulOp>, AttentionPattern,
+               RotaryEmbeddingPattern>(ctx);
 }
