@@ -66,8 +66,7 @@ bool takesLowPrecision(Operation *op, OpOperand &operand) {
 /// exactly the rounding of the operands and of the result, and none
 /// inside the accumulation. Users that are themselves contractions see the
 /// cast back to f32 cancel against their own cast (CancelRoundTrip).
-template <typename OpTy>
-struct ComputeInLowPrecision : OpRewritePattern<OpTy> {
+template <typename OpTy> struct ComputeInLowPrecision : OpRewritePattern<OpTy> {
   ComputeInLowPrecision(MLIRContext *context, Type lowType)
       : OpRewritePattern<OpTy>(context), lowType(lowType) {}
 
@@ -85,9 +84,10 @@ struct ComputeInLowPrecision : OpRewritePattern<OpTy> {
     Location loc = op.getLoc();
     IRMapping mapping;
     for (OpOperand &operand : op->getOpOperands()) {
-      if (!takesLowPrecision(op, operand))
-        continue;
       Value value = operand.get();
+      // One cast serves an operand used twice (matmul %a, %a).
+      if (!takesLowPrecision(op, operand) || mapping.contains(value))
+        continue;
       auto type = cast<RankedTensorType>(value.getType());
       mapping.map(value,
                   CastOp::create(rewriter, loc, type.clone(lowType), value));
@@ -142,8 +142,7 @@ ElementsAttr convertFloatConstant(ElementsAttr attr, RankedTensorType type) {
   // Resource blobs hold little-endian, row-major elements of whole bytes
   // (the importer's layout, which the reference executor reads too).
   unsigned fromWidth = fromType.getWidth(), toWidth = toType.getWidth();
-  if (fromWidth % 8 != 0 || fromWidth > 64 || toWidth % 8 != 0 ||
-      toWidth > 64)
+  if (fromWidth % 8 != 0 || fromWidth > 64 || toWidth % 8 != 0 || toWidth > 64)
     return {};
   size_t fromBytes = fromWidth / 8, toBytes = toWidth / 8;
   int64_t n = type.getNumElements();
@@ -154,9 +153,9 @@ ElementsAttr convertFloatConstant(ElementsAttr attr, RankedTensorType type) {
   for (int64_t i = 0; i < n; ++i) {
     uint64_t bits = 0;
     for (size_t b = 0; b < fromBytes; ++b)
-      bits |= static_cast<uint64_t>(
-                  static_cast<uint8_t>(data[i * fromBytes + b]))
-              << (8 * b);
+      bits |=
+          static_cast<uint64_t>(static_cast<uint8_t>(data[i * fromBytes + b]))
+          << (8 * b);
     APFloat v(fromType.getFloatSemantics(), APInt(fromWidth, bits));
     uint64_t rounded = roundTo(v, to).bitcastToAPInt().getZExtValue();
     for (size_t b = 0; b < toBytes; ++b)
@@ -168,8 +167,7 @@ ElementsAttr convertFloatConstant(ElementsAttr attr, RankedTensorType type) {
   std::string typeName;
   llvm::raw_string_ostream os(typeName);
   toType.print(os);
-  std::string name =
-      (resource.getRawHandle().getKey() + "_" + typeName).str();
+  std::string name = (resource.getRawHandle().getKey() + "_" + typeName).str();
   return DenseResourceElementsAttr::get(type, name, std::move(blob));
 }
 
@@ -267,7 +265,7 @@ void loom::populatePrecisionPatterns(RewritePatternSet &patterns,
   MLIRContext *context = patterns.getContext();
   patterns.add<ComputeInLowPrecision<MatMulOp>, ComputeInLowPrecision<ConvOp>,
                ComputeInLowPrecision<ConvTransposeOp>,
-               ComputeInLowPrecision<AttentionOp>, FoldConstantCast>(context,
-                                                                    lowType);
+               ComputeInLowPrecision<AttentionOp>>(context, lowType);
+  patterns.add<FoldConstantCast>(context, lowType);
   patterns.add<CancelRoundTrip>(context);
 }
