@@ -11,6 +11,9 @@
 
 namespace loom {
 
+/// The low-precision type of `-loom-precision`.
+enum class Precision { FP16, BF16 };
+
 #define GEN_PASS_DECL
 #include "loom/Dialect/Loom/Transforms/Passes.h.inc"
 
@@ -21,6 +24,13 @@ void populateRecognitionPatterns(mlir::RewritePatternSet &patterns);
 
 /// Conv + batch-norm folding and data-movement simplifications.
 void populateSimplificationPatterns(mlir::RewritePatternSet &patterns);
+
+/// Automatic mixed precision: matmul, conv, conv_transpose and attention on
+/// f32 compute on operands of `lowType` (f16 or bf16) and return f32; casts
+/// of constants fold into `lowType` constants and low -> f32 -> low round
+/// trips cancel.
+void populatePrecisionPatterns(mlir::RewritePatternSet &patterns,
+                               mlir::Type lowType);
 
 #define GEN_PASS_REGISTRATION
 #include "loom/Dialect/Loom/Transforms/Passes.h.inc"

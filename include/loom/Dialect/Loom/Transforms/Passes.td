@@ -33,4 +33,26 @@ def LoomSimplifyPass : Pass<"loom-simplify", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::loom::LoomDialect"];
 }
 
+def LoomPrecisionPass : Pass<"loom-precision", "::mlir::func::FuncOp"> {
+  let summary = "Run contractions of an f32 program in fp16 or bf16";
+  let description = [{
+    Automatic mixed precision for f32 programs: loom.matmul, loom.conv,
+    loom.conv_transpose and loom.attention take their float operands in the
+    low-precision type and their results are cast back to f32; everything
+    else (softmax, normalizations, reductions, transcendental and
+    elementwise ops) stays f32. Constant weights are converted once, here,
+    and a low -> f32 -> low round trip between two such ops is removed.
+  }];
+  let options = [
+    Option<"precision", "precision", "::loom::Precision",
+           /*default=*/"::loom::Precision::FP16",
+           "The low-precision type of the contractions",
+           [{::llvm::cl::values(
+               clEnumValN(::loom::Precision::FP16, "fp16", "IEEE half (f16)"),
+               clEnumValN(::loom::Precision::BF16, "bf16", "bfloat16 (bf16)"))
+           }]>,
+  ];
+  let dependentDialects = ["::loom::LoomDialect"];
+}
+
 #endif // LOOM_DIALECT_LOOM_TRANSFORMS_PASSES_TD
