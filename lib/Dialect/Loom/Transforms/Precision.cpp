@@ -11,6 +11,8 @@
 
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 
+#include "FloatConstants.h"
+
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
 #include "mlir/IR/AsmState.h"
@@ -108,67 +110,21 @@ template <typename OpTy> struct ComputeInLowPrecision : OpRewritePattern<OpTy> {
 // Constants
 //===----------------------------------------------------------------------===//
 
-/// `value` rounded to nearest-even in `semantics`.
-APFloat roundTo(APFloat value, const llvm::fltSemantics &semantics) {
-  bool lost;
-  value.convert(semantics, APFloat::rmNearestTiesToEven, &lost);
-  return value;
-}
-
 /// The constant `attr` of float elements converted to `type`'s float element
-/// type, or null when it cannot be read: a resource without data (elided),
-/// or elements that are not whole bytes. Resources stay resources, with a
-/// new blob of the narrower elements named after the old one, so that
+/// type, or null when it cannot be read (an elided resource, elements that
+/// are not whole bytes). Resources stay resources, with a new blob of the
+/// narrower elements named after the old one plus the type, so that
 /// converted weights print small and can be traced to their initializer.
 ElementsAttr convertFloatConstant(ElementsAttr attr, RankedTensorType type) {
-  auto fromType = cast<FloatType>(attr.getElementType());
-  auto toType = cast<FloatType>(type.getElementType());
-  const llvm::fltSemantics &to = toType.getFloatSemantics();
-
-  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
-    if (dense.isSplat())
-      return DenseElementsAttr::get(
-          type, roundTo(dense.getSplatValue<APFloat>(), to));
-    SmallVector<APFloat> values;
-    values.reserve(dense.getNumElements());
-    for (const APFloat &v : dense.getValues<APFloat>())
-      values.push_back(roundTo(v, to));
-    return DenseElementsAttr::get(type, values);
-  }
-
-  auto resource = dyn_cast<DenseResourceElementsAttr>(attr);
-  if (!resource || !type.hasStaticShape())
+  if (!type.hasStaticShape() || !isFoldableFloat(type))
     return {};
-  // Resource blobs hold little-endian, row-major elements of whole bytes
-  // (the importer's layout, which the reference executor reads too).
-  unsigned fromWidth = fromType.getWidth(), toWidth = toType.getWidth();
-  if (fromWidth % 8 != 0 || fromWidth > 64 || toWidth % 8 != 0 || toWidth > 64)
+  std::optional<SmallVector<double>> values = readFloatConstant(attr);
+  if (!values)
     return {};
-  size_t fromBytes = fromWidth / 8, toBytes = toWidth / 8;
-  int64_t n = type.getNumElements();
-  ArrayRef<char> data = resource.getData();
-  if (data.size() != static_cast<size_t>(n) * fromBytes)
-    return {};
-  std::vector<char> out(static_cast<size_t>(n) * toBytes);
-  for (int64_t i = 0; i < n; ++i) {
-    uint64_t bits = 0;
-    for (size_t b = 0; b < fromBytes; ++b)
-      bits |=
-          static_cast<uint64_t>(static_cast<uint8_t>(data[i * fromBytes + b]))
-          << (8 * b);
-    APFloat v(fromType.getFloatSemantics(), APInt(fromWidth, bits));
-    uint64_t rounded = roundTo(v, to).bitcastToAPInt().getZExtValue();
-    for (size_t b = 0; b < toBytes; ++b)
-      out[i * toBytes + b] = static_cast<char>((rounded >> (8 * b)) & 0xff);
-  }
-  AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
-      ArrayRef<char>(out), alignof(uint64_t));
-  // The blob manager makes the name unique.
   std::string typeName;
   llvm::raw_string_ostream os(typeName);
-  toType.print(os);
-  std::string name = (resource.getRawHandle().getKey() + "_" + typeName).str();
-  return DenseResourceElementsAttr::get(type, name, std::move(blob));
+  type.getElementType().print(os);
+  return makeFloatConstant(type, *values, attr, "_" + typeName);
 }
 
 /// Converts weights once, at compile time:

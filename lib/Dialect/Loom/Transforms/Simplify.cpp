@@ -10,6 +10,8 @@
 
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 
+#include "FloatConstants.h"
+
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
 #include "mlir/IR/AsmState.h"
@@ -35,100 +37,6 @@ namespace {
 //===----------------------------------------------------------------------===//
 // Float constants as doubles
 //===----------------------------------------------------------------------===//
-
-/// The elements of a float constant widened to double, or nullopt when the
-/// value is not a constant the pass can read: neither dense nor a resource
-/// with data (an elided resource has none), or not of a float type.
-std::optional<SmallVector<double>> readFloatConstant(Value value) {
-  ElementsAttr attr;
-  if (!matchPattern(value, m_Constant(&attr)))
-    return std::nullopt;
-  auto type = dyn_cast<RankedTensorType>(attr.getType());
-  if (!type || !type.hasStaticShape())
-    return std::nullopt;
-  auto floatType = dyn_cast<FloatType>(type.getElementType());
-  if (!floatType)
-    return std::nullopt;
-  const llvm::fltSemantics &semantics = floatType.getFloatSemantics();
-  auto toDouble = [](APFloat v) {
-    bool lost;
-    v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
-    return v.convertToDouble();
-  };
-
-  SmallVector<double> values;
-  int64_t n = type.getNumElements();
-  values.reserve(n);
-  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
-    for (const APFloat &v : dense.getValues<APFloat>())
-      values.push_back(toDouble(v));
-    return values;
-  }
-  auto resource = dyn_cast<DenseResourceElementsAttr>(attr);
-  if (!resource)
-    return std::nullopt;
-  // Resource blobs hold little-endian, row-major elements of whole bytes
-  // (the importer's layout, which the reference executor reads too).
-  unsigned width = floatType.getWidth();
-  if (width % 8 != 0 || width > 64)
-    return std::nullopt;
-  ArrayRef<char> data = resource.getData();
-  size_t bytes = width / 8;
-  if (data.size() != static_cast<size_t>(n) * bytes)
-    return std::nullopt;
-  for (int64_t i = 0; i < n; ++i) {
-    uint64_t bits = 0;
-    for (size_t b = 0; b < bytes; ++b)
-      bits |= static_cast<uint64_t>(static_cast<uint8_t>(data[i * bytes + b]))
-              << (8 * b);
-    values.push_back(toDouble(APFloat(semantics, APInt(width, bits))));
-  }
-  return values;
-}
-
-/// A float constant of `type` holding `values` rounded to its element type.
-/// It is a resource blob when `like` is one, so that folded weights keep the
-/// importer's choice of storage (small and quick to print), else dense. The
-/// new blob is named after `like`'s, so that it can be traced to the
-/// initializer it came from.
-ElementsAttr makeFloatConstant(RankedTensorType type, ArrayRef<double> values,
-                               Attribute like) {
-  const llvm::fltSemantics &semantics =
-      cast<FloatType>(type.getElementType()).getFloatSemantics();
-  SmallVector<APFloat> rounded;
-  rounded.reserve(values.size());
-  for (double v : values) {
-    APFloat f(v);
-    bool lost;
-    f.convert(semantics, APFloat::rmNearestTiesToEven, &lost);
-    rounded.push_back(f);
-  }
-  auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(like);
-  if (!resource)
-    return DenseElementsAttr::get(type, rounded);
-
-  unsigned width = APFloat::getSizeInBits(semantics);
-  size_t bytes = width / 8;
-  std::vector<char> data(rounded.size() * bytes);
-  for (auto [i, f] : llvm::enumerate(rounded)) {
-    uint64_t bits = f.bitcastToAPInt().getZExtValue();
-    for (size_t b = 0; b < bytes; ++b)
-      data[i * bytes + b] = static_cast<char>((bits >> (8 * b)) & 0xff);
-  }
-  AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
-      ArrayRef<char>(data), alignof(uint64_t));
-  // The blob manager makes the name unique.
-  std::string name = (resource.getRawHandle().getKey() + "_bn").str();
-  return DenseResourceElementsAttr::get(type, name, std::move(blob));
-}
-
-/// Whether every element of `type` can be read and written by the two
-/// helpers above: a float of whole bytes, at most 64 bits.
-bool isFoldableFloat(Type type) {
-  auto floatType = dyn_cast<FloatType>(getElementTypeOrSelf(type));
-  return floatType && floatType.getWidth() % 8 == 0 &&
-         floatType.getWidth() <= 64;
-}
 
 //===----------------------------------------------------------------------===//
 // Conv + BatchNorm
@@ -217,10 +125,10 @@ struct FoldConvBatchNorm : OpRewritePattern<BatchNormOp> {
     Location loc = rewriter.getFusedLoc({conv.getLoc(), bn.getLoc()});
     Value foldedWeight =
         ConstantOp::create(rewriter, weight.getLoc(),
-                           makeFloatConstant(weightType, newW, weightAttr));
+                           makeFloatConstant(weightType, newW, weightAttr, "_bn"));
     Value foldedBias =
         ConstantOp::create(rewriter, convBias ? convBias.getLoc() : loc,
-                           makeFloatConstant(biasType, newB, biasAttr));
+                           makeFloatConstant(biasType, newB, biasAttr, "_bn"));
     // The generic builder keeps every attribute of the conv, discardable
     // ones included.
     auto folded =
