@@ -4,6 +4,8 @@
 
 #include "loom/Reference/Collectives.h"
 
+#include "loom/Dialect/Loom/IR/LoomOps.h"
+
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/Diagnostics.h"
@@ -125,7 +127,7 @@ static FailureOr<SmallVector<Tensor>>
 runBlock(Block &block, llvm::DenseMap<Value, Tensor> &values) {
   const KernelRegistry &registry = KernelRegistry::get();
   for (Operation &op : block) {
-    if (isa<func::ReturnOp>(op) || op.getName().getStringRef() == "loom.yield") {
+    if (isa<func::ReturnOp, loom::YieldOp>(op)) {
       SmallVector<Tensor> results;
       for (Value v : op.getOperands()) {
         auto it = values.find(v);
@@ -160,8 +162,9 @@ runBlock(Block &block, llvm::DenseMap<Value, Tensor> &values) {
     }
   }
   return block.getParentOp()->emitError()
-         << (isa<func::FuncOp>(block.getParentOp()) ? "function body has no return"
-                                                    : "body has no terminator");
+         << (isa<func::FuncOp>(block.getParentOp())
+                 ? "function body has no return"
+                 : "body has no terminator");
 }
 
 /// loom.fusion: its region runs like a function body whose arguments are
@@ -173,9 +176,8 @@ static LogicalResult runFusion(Operation *op, ArrayRef<const Tensor *> operands,
     return op->emitError() << "has no body to run";
   Block &body = op->getRegion(0).front();
   if (body.getNumArguments() != operands.size())
-    return op->emitError() << "has " << operands.size()
-                           << " operands for " << body.getNumArguments()
-                           << " block arguments";
+    return op->emitError() << "has " << operands.size() << " operands for "
+                           << body.getNumArguments() << " block arguments";
   llvm::DenseMap<Value, Tensor> values;
   for (auto [arg, operand] : llvm::zip(body.getArguments(), operands))
     values[arg] = *operand;

@@ -1371,21 +1371,19 @@ LogicalResult FusionOp::verify() {
     return emitOpError("has ")
            << getInputs().size() << " inputs but its block has "
            << body.getNumArguments() << " arguments";
-  for (auto [i, input, arg] : llvm::enumerate(getInputs(),
-                                              body.getArguments()))
+  for (auto [i, input, arg] : llvm::enumerate(getInputs(), body.getArguments()))
     if (input.getType() != arg.getType())
       return emitOpError("block argument ")
              << i << " has type " << arg.getType() << ", but input " << i
              << " has type " << input.getType();
-  // SingleBlock does not require a terminator; the results come from it.
-  auto yield = dyn_cast_or_null<YieldOp>(
-      body.empty() ? nullptr : &body.back());
+  // The ops of the region are verified after this verifier, so the block
+  // may still end in any op (or be empty).
+  auto yield = dyn_cast_or_null<YieldOp>(body.empty() ? nullptr : &body.back());
   if (!yield)
     return emitOpError("body must end with loom.yield");
   if (yield.getValues().size() != getNumResults())
-    return emitOpError("yields ")
-           << yield.getValues().size() << " values for " << getNumResults()
-           << " results";
+    return emitOpError("yields ") << yield.getValues().size() << " values for "
+                                  << getNumResults() << " results";
   for (auto [i, value, result] :
        llvm::enumerate(yield.getValues(), getResults()))
     if (value.getType() != result.getType())

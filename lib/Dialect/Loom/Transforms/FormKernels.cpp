@@ -175,9 +175,9 @@ void KernelFormer::formGroups() {
         if (!g)
           continue;
         Operation *producer = v.getDefiningOp();
-        bool producerOk = classify(producer) == OpClass::Elementwise ||
-                          (producer == groups[*g].root &&
-                           isOnlyUser(producer, &op));
+        bool producerOk =
+            classify(producer) == OpClass::Elementwise ||
+            (producer == groups[*g].root && isOnlyUser(producer, &op));
         if (producerOk && canJoin(*g, &op)) {
           chosen = g;
           break;
@@ -242,8 +242,8 @@ void KernelFormer::materialize(const Group &group) {
 
   StringRef kind = "elementwise";
   if (group.root)
-    kind = classify(group.root) == OpClass::Contraction ? "epilogue"
-                                                        : "reduction";
+    kind =
+        classify(group.root) == OpClass::Contraction ? "epilogue" : "reduction";
   OpBuilder builder(first);
   Location loc = builder.getFusedLoc(locs);
   auto fusion = FusionOp::create(builder, loc, ValueRange(outputs).getTypes(),
