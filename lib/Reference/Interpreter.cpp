@@ -4,6 +4,8 @@
 
 #include "loom/Reference/Collectives.h"
 
+#include "loom/Dialect/Loom/IR/LoomOps.h"
+
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/Diagnostics.h"
@@ -26,6 +28,9 @@ const Kernel *KernelRegistry::lookup(llvm::StringRef opName) const {
   return it == kernels.end() ? nullptr : &it->second;
 }
 
+static LogicalResult runFusion(Operation *op, ArrayRef<const Tensor *> operands,
+                               SmallVectorImpl<Tensor> &results);
+
 const KernelRegistry &KernelRegistry::get() {
   static const KernelRegistry registry = [] {
     KernelRegistry r;
@@ -35,6 +40,7 @@ const KernelRegistry &KernelRegistry::get() {
     registerShapeKernels(r);
     registerShardKernels(r);
     registerUpstreamKernels(r);
+    r.add("loom.fusion", runFusion);
     return r;
   }();
   return registry;
@@ -112,28 +118,23 @@ static LogicalResult checkAgainstType(Operation *op, const Tensor &t, Type type,
   return success();
 }
 
-/// Runs the function on the calling thread's rank.
-static FailureOr<SmallVector<Tensor>> executeOnRank(func::FuncOp func,
-                                                    ArrayRef<Tensor> inputs) {
-  if (func.isExternal())
-    return func.emitError() << "cannot execute a function without a body";
-  Block &entry = func.getBody().front();
-  if (inputs.size() != entry.getNumArguments())
-    return func.emitError() << "expects " << entry.getNumArguments()
-                            << " inputs, got " << inputs.size();
-  llvm::DenseMap<Value, Tensor> values;
-  for (auto [i, arg] : llvm::enumerate(entry.getArguments())) {
-    if (failed(checkAgainstType(func, inputs[i], arg.getType(),
-                                "input " + std::to_string(i))))
-      return failure();
-    values[arg] = inputs[i];
-  }
+/// Runs the ops of `block` in order, reading and extending `values` (which
+/// must already hold the block's arguments), and returns the operands of
+/// its terminator: the function's return or a fusion's yield. The function
+/// body and loom.fusion share it, so a fused op runs exactly as it did
+/// before kernel formation.
+static FailureOr<SmallVector<Tensor>>
+runBlock(Block &block, llvm::DenseMap<Value, Tensor> &values) {
   const KernelRegistry &registry = KernelRegistry::get();
-  for (Operation &op : entry) {
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+  for (Operation &op : block) {
+    if (isa<func::ReturnOp, loom::YieldOp>(op)) {
       SmallVector<Tensor> results;
-      for (Value v : ret.getOperands())
-        results.push_back(values.lookup(v));
+      for (Value v : op.getOperands()) {
+        auto it = values.find(v);
+        if (it == values.end())
+          return op.emitError() << "returns a value defined outside the block";
+        results.push_back(it->second);
+      }
       return results;
     }
     const Kernel *kernel = registry.lookup(op.getName().getStringRef());
@@ -160,7 +161,51 @@ static FailureOr<SmallVector<Tensor>> executeOnRank(func::FuncOp func,
       values[result] = std::move(results[i]);
     }
   }
-  return func.emitError() << "function body has no return";
+  return block.getParentOp()->emitError()
+         << (isa<func::FuncOp>(block.getParentOp())
+                 ? "function body has no return"
+                 : "body has no terminator");
+}
+
+/// loom.fusion: its region runs like a function body whose arguments are
+/// the fusion's operands (the region is isolated from above, so nothing
+/// else is visible).
+static LogicalResult runFusion(Operation *op, ArrayRef<const Tensor *> operands,
+                               SmallVectorImpl<Tensor> &results) {
+  if (op->getNumRegions() != 1 || op->getRegion(0).empty())
+    return op->emitError() << "has no body to run";
+  Block &body = op->getRegion(0).front();
+  if (body.getNumArguments() != operands.size())
+    return op->emitError() << "has " << operands.size() << " operands for "
+                           << body.getNumArguments() << " block arguments";
+  llvm::DenseMap<Value, Tensor> values;
+  for (auto [arg, operand] : llvm::zip(body.getArguments(), operands))
+    values[arg] = *operand;
+  FailureOr<SmallVector<Tensor>> yielded = runBlock(body, values);
+  if (failed(yielded))
+    return failure();
+  results.append(std::make_move_iterator(yielded->begin()),
+                 std::make_move_iterator(yielded->end()));
+  return success();
+}
+
+/// Runs the function on the calling thread's rank.
+static FailureOr<SmallVector<Tensor>> executeOnRank(func::FuncOp func,
+                                                    ArrayRef<Tensor> inputs) {
+  if (func.isExternal())
+    return func.emitError() << "cannot execute a function without a body";
+  Block &entry = func.getBody().front();
+  if (inputs.size() != entry.getNumArguments())
+    return func.emitError() << "expects " << entry.getNumArguments()
+                            << " inputs, got " << inputs.size();
+  llvm::DenseMap<Value, Tensor> values;
+  for (auto [i, arg] : llvm::enumerate(entry.getArguments())) {
+    if (failed(checkAgainstType(func, inputs[i], arg.getType(),
+                                "input " + std::to_string(i))))
+      return failure();
+    values[arg] = inputs[i];
+  }
+  return runBlock(entry, values);
 }
 
 /// Reports messages that were sent but never received: the program is

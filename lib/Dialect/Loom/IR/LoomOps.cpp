@@ -1358,5 +1358,40 @@ LogicalResult NonMaxSuppressionOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Fusion
+//===----------------------------------------------------------------------===//
+
+LogicalResult FusionOp::verify() {
+  if (failed(verifyOneOf(*this, "kind", getKind(),
+                         {"elementwise", "reduction", "epilogue"})))
+    return failure();
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError("has ")
+           << getInputs().size() << " inputs but its block has "
+           << body.getNumArguments() << " arguments";
+  for (auto [i, input, arg] : llvm::enumerate(getInputs(), body.getArguments()))
+    if (input.getType() != arg.getType())
+      return emitOpError("block argument ")
+             << i << " has type " << arg.getType() << ", but input " << i
+             << " has type " << input.getType();
+  // The ops of the region are verified after this verifier, so the block
+  // may still end in any op (or be empty).
+  auto yield = dyn_cast_or_null<YieldOp>(body.empty() ? nullptr : &body.back());
+  if (!yield)
+    return emitOpError("body must end with loom.yield");
+  if (yield.getValues().size() != getNumResults())
+    return emitOpError("yields ") << yield.getValues().size() << " values for "
+                                  << getNumResults() << " results";
+  for (auto [i, value, result] :
+       llvm::enumerate(yield.getValues(), getResults()))
+    if (value.getType() != result.getType())
+      return emitOpError("yielded value ")
+             << i << " has type " << value.getType() << ", but result " << i
+             << " has type " << result.getType();
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "loom/Dialect/Loom/IR/LoomOps.cpp.inc"

@@ -1210,3 +1210,82 @@ func.func @split_sizes_sum(%x: tensor<6x4xf32>) {
   %0:2 = loom.split %x {axis = 0 : i64, sizes = array<i64: 2, 3>} : tensor<6x4xf32> -> tensor<?x4xf32>, tensor<?x4xf32>
   return
 }
+
+// -----
+
+func.func @fusion_kind(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{kind must be one of "elementwise", "reduction", "epilogue", got "fused"}}
+  %0 = loom.fusion "fused" ins(%x : tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %1 = loom.exp %a : tensor<4xf32>
+    loom.yield %1 : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @fusion_arg_count(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{has 1 inputs but its block has 2 arguments}}
+  %0 = loom.fusion "elementwise" ins(%x : tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+    %1 = loom.add %a, %b : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    loom.yield %1 : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @fusion_arg_type(%x: tensor<4xf32>) -> tensor<4xf16> {
+  // expected-error @+1 {{block argument 0 has type 'tensor<4xf16>', but input 0 has type 'tensor<4xf32>'}}
+  %0 = loom.fusion "elementwise" ins(%x : tensor<4xf32>) -> tensor<4xf16> {
+  ^bb0(%a: tensor<4xf16>):
+    %1 = loom.exp %a : tensor<4xf16>
+    loom.yield %1 : tensor<4xf16>
+  }
+  return %0 : tensor<4xf16>
+}
+
+// -----
+
+func.func @fusion_yield_count(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{yields 2 values for 1 results}}
+  %0 = loom.fusion "elementwise" ins(%x : tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %1 = loom.exp %a : tensor<4xf32>
+    loom.yield %1, %1 : tensor<4xf32>, tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @fusion_yield_type(%x: tensor<4xf32>) -> tensor<4xi1> {
+  // expected-error @+1 {{yielded value 0 has type 'tensor<4xf32>', but result 0 has type 'tensor<4xi1>'}}
+  %0 = loom.fusion "elementwise" ins(%x : tensor<4xf32>) -> tensor<4xi1> {
+  ^bb0(%a: tensor<4xf32>):
+    %1 = loom.exp %a : tensor<4xf32>
+    loom.yield %1 : tensor<4xf32>
+  }
+  return %0 : tensor<4xi1>
+}
+
+// -----
+
+func.func @fusion_isolated(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-note @+1 {{required by region isolation constraints}}
+  %0 = loom.fusion "elementwise" -> tensor<4xf32> {
+    // expected-error @+1 {{using value defined outside the region}}
+    %1 = loom.exp %x : tensor<4xf32>
+    loom.yield %1 : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @yield_outside_fusion(%x: tensor<4xf32>) {
+  // expected-error @+1 {{expects parent op 'loom.fusion'}}
+  loom.yield %x : tensor<4xf32>
+}

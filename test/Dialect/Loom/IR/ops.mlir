@@ -324,3 +324,31 @@ func.func @refined_results(%x: tensor<?x3x?x8xf32>, %w: tensor<16x3x3x3xf32>,
   %13 = loom.roi_align %x, %rois, %bi {output_height = 2 : i64, output_width = 2 : i64} : tensor<?x3x?x8xf32>, tensor<?x4xf32>, tensor<7xi64> -> tensor<7x3x2x2xf32>
   return
 }
+
+// CHECK-LABEL: func.func @fusion
+func.func @fusion(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  // CHECK: %[[R:.*]]:2 = loom.fusion "epilogue" ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<8x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>, tensor<4x16xf32> {
+  // CHECK-NEXT: ^bb0(%[[A:.*]]: tensor<4x8xf32>, %[[C:.*]]: tensor<8x16xf32>, %[[D:.*]]: tensor<16xf32>):
+  // CHECK-NEXT: %[[M:.*]] = loom.matmul %[[A]], %[[C]]
+  // CHECK-NEXT: %[[S:.*]] = loom.add %[[M]], %[[D]]
+  // CHECK-NEXT: %[[G:.*]] = loom.gelu %[[S]]
+  // CHECK-NEXT: loom.yield %[[S]], %[[G]] : tensor<4x16xf32>, tensor<4x16xf32>
+  %0:2 = loom.fusion "epilogue" ins(%x, %w, %b : tensor<4x8xf32>, tensor<8x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>, tensor<4x16xf32> {
+  ^bb0(%a: tensor<4x8xf32>, %c: tensor<8x16xf32>, %d: tensor<16xf32>):
+    %1 = loom.matmul %a, %c : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+    %2 = loom.add %1, %d : tensor<4x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
+    %3 = loom.gelu %2 : tensor<4x16xf32>
+    loom.yield %2, %3 : tensor<4x16xf32>, tensor<4x16xf32>
+  }
+  // A fusion without inputs, with a discardable attribute.
+  // CHECK: loom.fusion "elementwise" -> tensor<2xf32> attributes {tag = 1 : i64} {
+  // CHECK-NEXT: loom.constant
+  // CHECK-NEXT: loom.exp
+  // CHECK-NEXT: loom.yield
+  %4 = loom.fusion "elementwise" -> tensor<2xf32> attributes {tag = 1 : i64} {
+    %5 = loom.constant dense<1.0> : tensor<2xf32>
+    %6 = loom.exp %5 : tensor<2xf32>
+    loom.yield %6 : tensor<2xf32>
+  }
+  return %0#0, %0#1 : tensor<4x16xf32>, tensor<4x16xf32>
+}

@@ -8,6 +8,7 @@
 #define LOOM_DIALECT_LOOM_IR_LOOMOPS_TD
 
 include "loom/Dialect/Loom/IR/LoomElementwiseOps.td"
+include "loom/Dialect/Loom/IR/LoomFusionOps.td"
 include "loom/Dialect/Loom/IR/LoomNNOps.td"
 include "loom/Dialect/Loom/IR/LoomReductionOps.td"
 include "loom/Dialect/Loom/IR/LoomShapeOps.td"

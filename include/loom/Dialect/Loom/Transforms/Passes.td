@@ -55,4 +55,23 @@ def LoomPrecisionPass : Pass<"loom-precision", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::loom::LoomDialect"];
 }
 
+def LoomFormKernelsPass : Pass<"loom-form-kernels", "::mlir::func::FuncOp"> {
+  let summary = "Group ops into loom.fusion kernels";
+  let description = [{
+    Greedy producer-consumer grouping in program order (the policy is in
+    docs/kernel-formation.md): elementwise ops join the group of their
+    elementwise producer, or of a matmul, convolution, attention,
+    reduction, softmax or normalization whose only user they are (an
+    epilogue); reductions, softmax and normalizations absorb elementwise
+    producers that have no other user. Groups stop at 16 ops, constants stay
+    outside as operands, and every group of two or more ops becomes a
+    `loom.fusion`. Nothing is recomputed: each op lands in one kernel.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Print the number of ops before and kernels after to stderr">
+  ];
+  let dependentDialects = ["::loom::LoomDialect"];
+}
+
 #endif // LOOM_DIALECT_LOOM_TRANSFORMS_PASSES_TD
