@@ -63,6 +63,12 @@ enum class OpClass {
   /// Roots that also absorb elementwise producers: reductions, softmax,
   /// normalizations.
   Reduction,
+  /// Layout changes (reshape, transpose, squeeze, unsqueeze). They only
+  /// join the kernel that produces their input, as the last steps of its
+  /// epilogue: the kernel then writes its result in the new layout, which
+  /// costs an index remapping, not a pass over memory. A layout op that
+  /// cannot join stays on its own.
+  Layout,
 };
 
 OpClass classify(Operation *op) {
@@ -71,6 +77,8 @@ OpClass classify(Operation *op) {
     return OpClass::None;
   if (isa<MatMulOp, ConvOp, ConvTransposeOp, AttentionOp>(op))
     return OpClass::Contraction;
+  if (isa<ReshapeOp, TransposeOp, SqueezeOp, UnsqueezeOp>(op))
+    return OpClass::Layout;
   if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp,
           SoftmaxOp, LogSoftmaxOp, LayerNormOp, RMSNormOp, BatchNormOp,
           InstanceNormOp>(op))
@@ -187,6 +195,15 @@ void KernelFormer::formGroups() {
         join(*chosen, &op);
       else
         startGroup(&op, /*isRoot=*/false);
+      break;
+    }
+    case OpClass::Layout: {
+      // Only the data operand's producer can take it, and only when this op
+      // is that producer's single user (nothing is computed twice).
+      Value data = op.getOperand(0);
+      std::optional<unsigned> g = openGroupOf(data);
+      if (g && isOnlyUser(data.getDefiningOp(), &op) && canJoin(*g, &op))
+        join(*g, &op);
       break;
     }
     case OpClass::Reduction: {

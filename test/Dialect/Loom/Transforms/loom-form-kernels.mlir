@@ -187,7 +187,27 @@ func.func @limit(%x: tensor<8xf32>) -> tensor<8xf32> {
 
 // -----
 
-// Single ops, shape ops and constants stay as they are.
+// A layout op joins the kernel that produces its input when it is that
+// kernel's only consumer: the kernel writes its result in the new layout.
+// CHECK-LABEL: func.func @layout_epilogue
+// CHECK: loom.fusion "elementwise"
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: loom.exp
+// CHECK-NEXT: loom.transpose
+// CHECK-NEXT: loom.yield
+// CHECK: loom.matmul
+// REPORT: @layout_epilogue: 3 ops -> 2 kernels (1 fusions: 1 elementwise, 0 reduction, 0 epilogue; 1 unfused ops)
+func.func @layout_epilogue(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %0 = loom.exp %x : tensor<4x4xf32>
+  %1 = loom.transpose %0 {perm = array<i64: 1, 0>} : tensor<4x4xf32> -> tensor<4x4xf32>
+  %2 = loom.matmul %1, %x : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  return %2 : tensor<4x4xf32>
+}
+
+// -----
+
+// Single ops, a layout op whose input has another user (fusing it would
+// compute the input twice), and constants stay as they are.
 // CHECK-LABEL: func.func @nothing_to_fuse
 // CHECK-NOT: loom.fusion
 // CHECK: loom.exp
@@ -197,6 +217,6 @@ func.func @limit(%x: tensor<8xf32>) -> tensor<8xf32> {
 func.func @nothing_to_fuse(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %0 = loom.exp %x : tensor<4x4xf32>
   %1 = loom.transpose %0 {perm = array<i64: 1, 0>} : tensor<4x4xf32> -> tensor<4x4xf32>
-  %2 = loom.matmul %1, %x : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  %2 = loom.matmul %1, %0 : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
   return %2 : tensor<4x4xf32>
 }
