@@ -336,7 +336,10 @@ OpFoldResult ShapeOp::fold(FoldAdaptor) {
   if (!type.hasStaticShape())
     return {};
   int64_t rank = in.getRank();
-  int64_t start = getStart() < 0 ? getStart() + rank : getStart();
+  // I64Attr getters return uint64_t: read the value signed first.
+  int64_t start = static_cast<int64_t>(getStart());
+  if (start < 0)
+    start += rank;
   start = std::clamp<int64_t>(start, 0, rank);
   SmallVector<int64_t> dims;
   for (int64_t i = start; i < start + type.getDimSize(0); ++i) {

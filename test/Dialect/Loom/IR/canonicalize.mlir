@@ -107,3 +107,14 @@ func.func @dynamic_shape(%x: tensor<?x3xf32>) -> (tensor<2xi64>, tensor<i64>) {
   %n = loom.size %x : tensor<?x3xf32> -> tensor<i64>
   return %s, %n : tensor<2xi64>, tensor<i64>
 }
+
+// -----
+
+// A negative start counts from the end.
+// CHECK-LABEL: func.func @shape_negative_start
+// CHECK: %[[S:.*]] = loom.constant dense<[3, 4]> : tensor<2xi64>
+// CHECK: return %[[S]]
+func.func @shape_negative_start(%x: tensor<2x3x4xf32>) -> tensor<2xi64> {
+  %s = loom.shape %x {start = -2 : i64} : tensor<2x3x4xf32> -> tensor<2xi64>
+  return %s : tensor<2xi64>
+}
