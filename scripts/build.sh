@@ -7,4 +7,6 @@ export CCACHE_BASEDIR="$root"
 if [ ! -f "$build/build.ninja" ]; then
   cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release "$@"
 fi
-ninja -C "$build" "${LOOM_BUILD_TARGETS:-all}"
+# Targets are a space-separated list.
+# shellcheck disable=SC2086
+ninja -C "$build" ${LOOM_BUILD_TARGETS:-all}
