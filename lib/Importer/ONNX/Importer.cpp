@@ -39,6 +39,9 @@ OwningOpRef<ModuleOp> importONNXModelBuffer(llvm::StringRef buffer,
     return fail(e);
   if (std::string e = onnx_import::checkModelBounds(model, options); !e.empty())
     return fail(e);
+  // The size of the model as exported, before function expansion: the
+  // figure kernel counts are compared with.
+  int64_t exportedNodes = model.graph().node_size();
   auto hasBuilder = [](const onnx::NodeProto &node, int64_t version) {
     return onnx_import::OpTable::get().lookup(node.domain(), node.op_type(),
                                              version) != nullptr;
@@ -52,6 +55,10 @@ OwningOpRef<ModuleOp> importONNXModelBuffer(llvm::StringRef buffer,
                                       baseDirectory.str(), options);
   if (failed(importer.importMainGraph()))
     return nullptr;
+  if (auto func = module->lookupSymbol<func::FuncOp>(options.functionName))
+    func->setAttr("onnx.node_count",
+                  IntegerAttr::get(IntegerType::get(context, 64),
+                                   exportedNodes));
   if (failed(verify(*module))) {
     emitError(fileLoc) << "the imported program does not verify";
     return nullptr;

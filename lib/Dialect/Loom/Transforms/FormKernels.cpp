@@ -332,8 +332,11 @@ struct LoomFormKernelsPass
       else
         ++unfused;
     });
-    llvm::errs() << "loom-form-kernels: @" << func.getSymName() << ": "
-                 << before << " ops -> " << after << " kernels ("
+    llvm::errs() << "loom-form-kernels: @" << func.getSymName() << ": ";
+    // The importer records the exported model's node count.
+    if (auto nodes = func->getAttrOfType<IntegerAttr>("onnx.node_count"))
+      llvm::errs() << nodes.getInt() << " ONNX nodes, ";
+    llvm::errs() << before << " ops -> " << after << " kernels ("
                  << after - unfused << " fusions: " << byKind["elementwise"]
                  << " elementwise, " << byKind["reduction"] << " reduction, "
                  << byKind["epilogue"] << " epilogue; " << unfused
