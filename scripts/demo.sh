@@ -13,5 +13,10 @@ echo "== Importing $model"
 "$build/bin/loom-translate" --import-onnx "$model" -o "$build/mlp.mlir"
 echo "== loom IR (canonicalized)"
 "$build/bin/loom-opt" --canonicalize "$build/mlp.mlir"
+echo "== Graph passes: recognition, simplification, kernel formation"
+"$build/bin/loom-opt" --canonicalize --loom-recognize --loom-simplify \
+  --loom-form-kernels=report=true "$build/mlp.mlir" -o "$build/mlp.fused.mlir"
 echo "== Running it with the reference executor (seeded random input)"
-"$build/bin/loom-run" "$model" --seed 1
+"$build/bin/loom-run" "$model" --seed 1 --output-dir "$build"
+echo "== The fused program gives the same outputs"
+"$build/bin/loom-run" "$build/mlp.fused.mlir" --seed 1 --expected "$build/output_0.npy" --rtol 1e-6 --atol 1e-7
