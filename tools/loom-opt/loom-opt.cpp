@@ -7,6 +7,7 @@
 
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/InitAllDialects.h"
+#include "loom/Pipelines/Pipelines.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllPasses.h"
@@ -15,6 +16,7 @@
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   loom::registerLoomPasses();
+  loom::registerLoomPipelines();
   mlir::DialectRegistry registry;
   loom::registerAllDialects(registry);
   return mlir::asMainReturnCode(
