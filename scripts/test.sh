@@ -34,6 +34,10 @@ fi
   --loom-translate "$build/bin/loom-translate" \
   --suite /usr/share/libonnx-testdata/data/node --suite "$newer_suite" --check
 
+echo "== The g++ 12 build (the alternative toolchain must keep building)"
+LOOM_BUILD_DIR="$root/build-gcc" LOOM_BUILD_TARGETS="loom-opt loom-translate loom-run" \
+  "$root/scripts/build.sh" -DLOOM_USE_GCC=ON
+
 # Reached only when everything above passed (set -e): lit's tests plus the
-# conformance and coverage checks.
-echo "summary: $((lit_passed + 2)) passed, 0 failed"
+# conformance and coverage checks and the g++ build.
+echo "summary: $((lit_passed + 3)) passed, 0 failed"
