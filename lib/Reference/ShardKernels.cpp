@@ -461,6 +461,32 @@ void registerProcessKernels(KernelRegistry &r) {
 // Collectives
 //===----------------------------------------------------------------------===//
 
+/// shard.gather and shard.reduce: every member of the group sends its
+/// tensor, `combine` merges the group's tensors in group order, and only the
+/// root keeps the result (the others get zeros: their result is undefined
+/// in the shard dialect).
+template <typename OpT>
+LogicalResult combineAtRoot(
+    OpT op, const Grid &grid, ArrayRef<const Tensor *> in,
+    SmallVectorImpl<Tensor> &out,
+    llvm::function_ref<FailureOr<Tensor>(const std::vector<Tensor> &)>
+        combine) {
+  ArrayRef<int16_t> axes = op.getGridAxes();
+  llvm::SmallVector<int64_t> root = mixedIndices(op.getRoot(), in.drop_front());
+  if (failed(checkInGroup(op, "root", grid, axes, root)))
+    return failure();
+  auto parts = exchange(op, grid, axes, *in[0]);
+  if (failed(parts))
+    return failure();
+  FailureOr<Tensor> result = combine(**parts);
+  if (failed(result))
+    return failure();
+  if (grid.memberAt(axes, root) != grid.rank())
+    *result = Tensor(result->kind(), result->shape());
+  out.push_back(std::move(*result));
+  return success();
+}
+
 void registerCollectiveKernels(KernelRegistry &r) {
   r.add("shard.all_reduce",
         shardKernel<shard::AllReduceOp>(
@@ -571,49 +597,27 @@ void registerCollectiveKernels(KernelRegistry &r) {
                   (**parts)[grid.positionOf(axes, grid.memberAt(axes, root))]);
               return success();
             }));
-  r.add(
-      "shard.gather",
-      shardKernel<shard::GatherOp>(
-          [](shard::GatherOp op, const Grid &grid, ArrayRef<const Tensor *> in,
-             SmallVectorImpl<Tensor> &out) -> LogicalResult {
-            ArrayRef<int16_t> axes = op.getGridAxes();
-            llvm::SmallVector<int64_t> root =
-                mixedIndices(op.getRoot(), in.drop_front());
-            if (failed(checkInGroup(op, "root", grid, axes, root)))
-              return failure();
-            auto parts = exchange(op, grid, axes, *in[0]);
-            if (failed(parts))
-              return failure();
-            FailureOr<Tensor> result =
-                concat(op, **parts, op.getGatherAxis().getSExtValue());
-            if (failed(result))
-              return failure();
-            if (grid.memberAt(axes, root) != grid.rank())
-              *result = Tensor(result->kind(), result->shape());
-            out.push_back(std::move(*result));
-            return success();
-          }));
-  r.add(
-      "shard.reduce",
-      shardKernel<shard::ReduceOp>(
-          [](shard::ReduceOp op, const Grid &grid, ArrayRef<const Tensor *> in,
-             SmallVectorImpl<Tensor> &out) -> LogicalResult {
-            ArrayRef<int16_t> axes = op.getGridAxes();
-            llvm::SmallVector<int64_t> root =
-                mixedIndices(op.getRoot(), in.drop_front());
-            if (failed(checkInGroup(op, "root", grid, axes, root)))
-              return failure();
-            auto parts = exchange(op, grid, axes, *in[0]);
-            if (failed(parts))
-              return failure();
-            FailureOr<Tensor> result = reduce(op, **parts, op.getReduction());
-            if (failed(result))
-              return failure();
-            if (grid.memberAt(axes, root) != grid.rank())
-              *result = Tensor(result->kind(), result->shape());
-            out.push_back(std::move(*result));
-            return success();
-          }));
+  r.add("shard.gather",
+        shardKernel<shard::GatherOp>(
+            [](shard::GatherOp op, const Grid &grid,
+               ArrayRef<const Tensor *> in,
+               SmallVectorImpl<Tensor> &out) -> LogicalResult {
+              return combineAtRoot(
+                  op, grid, in, out, [&](const std::vector<Tensor> &parts) {
+                    return concat(op, parts,
+                                  op.getGatherAxis().getSExtValue());
+                  });
+            }));
+  r.add("shard.reduce",
+        shardKernel<shard::ReduceOp>(
+            [](shard::ReduceOp op, const Grid &grid,
+               ArrayRef<const Tensor *> in,
+               SmallVectorImpl<Tensor> &out) -> LogicalResult {
+              return combineAtRoot(
+                  op, grid, in, out, [&](const std::vector<Tensor> &parts) {
+                    return reduce(op, parts, op.getReduction());
+                  });
+            }));
   r.add(
       "shard.scatter",
       shardKernel<shard::ScatterOp>(
