@@ -67,7 +67,8 @@ bool takesLowPrecision(Operation *op, OpOperand &operand) {
 /// rounds its result to the result type, so the rewritten program has
 /// exactly the rounding of the operands and of the result, and none
 /// inside the accumulation. Users that are themselves contractions see the
-/// cast back to f32 cancel against their own cast (CancelRoundTrip).
+/// cast back to f32 cancel against their own cast (the exact cast-chain
+/// folding shared with loom-simplify, populateCastChainPatterns).
 template <typename OpTy> struct ComputeInLowPrecision : OpRewritePattern<OpTy> {
   ComputeInLowPrecision(MLIRContext *context, Type lowType)
       : OpRewritePattern<OpTy>(context), lowType(lowType) {}
@@ -165,38 +166,6 @@ struct FoldConstantCast : OpRewritePattern<CastOp> {
 // Casts
 //===----------------------------------------------------------------------===//
 
-/// Removes a round trip through a wider float type:
-///
-///   %a = loom.cast %y : tensor<4xf16> to tensor<4xf32>
-///   %b = loom.cast %a : tensor<4xf32> to tensor<4xf16>
-/// ->
-///   %y
-///
-/// Every f16 (or bf16) value is exactly an f32 value, so the second cast
-/// gives back %y unchanged. This joins consecutive contractions without
-/// a pair of casts between them. The reverse, f32 -> f16 -> f32, rounds and
-/// stays.
-struct CancelRoundTrip : OpRewritePattern<CastOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(CastOp outer,
-                                PatternRewriter &rewriter) const override {
-    auto inner = outer.getInput().getDefiningOp<CastOp>();
-    if (!inner)
-      return rewriter.notifyMatchFailure(outer, "input is not a cast");
-    Value y = inner.getInput();
-    if (y.getType() != outer.getType())
-      return rewriter.notifyMatchFailure(outer, "not a round trip");
-    auto from = dyn_cast<FloatType>(getElementTypeOrSelf(y.getType()));
-    auto via = dyn_cast<FloatType>(inner.getType().getElementType());
-    if (!from || !via ||
-        !APFloat::isRepresentableBy(from.getFloatSemantics(),
-                                    via.getFloatSemantics()))
-      return rewriter.notifyMatchFailure(outer, "the first cast rounds");
-    rewriter.replaceOp(outer, y);
-    return success();
-  }
-};
 
 struct LoomPrecisionPass
     : loom::impl::LoomPrecisionPassBase<LoomPrecisionPass> {
@@ -223,5 +192,5 @@ void loom::populatePrecisionPatterns(RewritePatternSet &patterns,
                ComputeInLowPrecision<ConvTransposeOp>,
                ComputeInLowPrecision<AttentionOp>>(context, lowType);
   patterns.add<FoldConstantCast>(context, lowType);
-  patterns.add<CancelRoundTrip>(context);
+  populateCastChainPatterns(patterns);
 }

@@ -434,6 +434,11 @@ void loom::populateSimplificationPatterns(RewritePatternSet &patterns) {
                CollapseReshapes<ReshapeOp>, CollapseReshapes<SqueezeOp>,
                CollapseReshapes<UnsqueezeOp>,
                CancelSqueezeUnsqueeze<SqueezeOp, UnsqueezeOp>,
-               CancelSqueezeUnsqueeze<UnsqueezeOp, SqueezeOp>, FoldCastChain>(
+               CancelSqueezeUnsqueeze<UnsqueezeOp, SqueezeOp>>(
       patterns.getContext());
+  populateCastChainPatterns(patterns);
+}
+
+void loom::populateCastChainPatterns(RewritePatternSet &patterns) {
+  patterns.add<FoldCastChain>(patterns.getContext());
 }

@@ -25,6 +25,11 @@ void populateRecognitionPatterns(mlir::RewritePatternSet &patterns);
 /// Conv + batch-norm folding and data-movement simplifications.
 void populateSimplificationPatterns(mlir::RewritePatternSet &patterns);
 
+/// cast(cast(x)) -> cast(x) (or x) when the first cast is exact; part of the
+/// simplification patterns, and used by the precision patterns to remove
+/// low -> f32 -> low round trips between contractions.
+void populateCastChainPatterns(mlir::RewritePatternSet &patterns);
+
 /// Automatic mixed precision: matmul, conv, conv_transpose and attention on
 /// f32 compute on operands of `lowType` (f16 or bf16) and return f32; casts
 /// of constants fold into `lowType` constants and low -> f32 -> low round
