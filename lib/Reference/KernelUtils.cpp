@@ -51,6 +51,15 @@ int64_t linearIndex(llvm::ArrayRef<int64_t> index,
   return linear;
 }
 
+mlir::FailureOr<int64_t> getAxis(mlir::Operation *op, int64_t axis,
+                                 int64_t rank) {
+  int64_t a = normalizedAxis(axis, rank);
+  if (a < 0 || a >= rank)
+    return op->emitError() << "axis " << axis << " is out of range for rank "
+                           << rank;
+  return a;
+}
+
 llvm::SmallVector<int64_t> toInts(const Tensor &t) {
   llvm::SmallVector<int64_t> values;
   for (int64_t i = 0, n = t.numElements(); i < n; ++i)

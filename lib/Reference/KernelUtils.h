@@ -44,6 +44,10 @@ inline int64_t normalizedAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
+/// `axis` normalized into [0, rank); an error at `op` when out of range.
+mlir::FailureOr<int64_t> getAxis(mlir::Operation *op, int64_t axis,
+                                 int64_t rank);
+
 /// The values of a small integer tensor (shapes, axes, pads, ...).
 llvm::SmallVector<int64_t> toInts(const Tensor &t);
 

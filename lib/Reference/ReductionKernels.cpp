@@ -92,16 +92,6 @@ AxisView viewAround(ArrayRef<int64_t> shape, int64_t axis) {
           product(shape.drop_front(axis + 1))};
 }
 
-/// Normalizes an axis attribute against `rank`; emits an error when it is
-/// out of range.
-FailureOr<int64_t> getAxis(Operation *op, int64_t axis, int64_t rank) {
-  int64_t a = normalizedAxis(axis, rank);
-  if (a < 0 || a >= rank)
-    return op->emitError() << "axis " << axis << " is out of range for rank "
-                           << rank;
-  return a;
-}
-
 //===----------------------------------------------------------------------===//
 // reduce_*
 //===----------------------------------------------------------------------===//

@@ -81,15 +81,6 @@ inline void copyElements(const Tensor &src, int64_t i, Tensor &dst, int64_t j,
     std::copy_n(src.ints().begin() + i, n, dst.ints().begin() + j);
 }
 
-/// Normalizes an axis against `rank`; emits an error when it is out of range.
-FailureOr<int64_t> getAxis(Operation *op, int64_t axis, int64_t rank) {
-  int64_t a = normalizedAxis(axis, rank);
-  if (a < 0 || a >= rank)
-    return op->emitError() << "axis " << axis << " is out of range for rank "
-                           << rank;
-  return a;
-}
-
 /// Normalizes a possibly negative index into [0, extent); emits an error
 /// when it is out of range.
 FailureOr<int64_t> getIndex(Operation *op, int64_t index, int64_t extent,
