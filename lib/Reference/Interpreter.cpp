@@ -36,6 +36,7 @@ const KernelRegistry &KernelRegistry::get() {
     KernelRegistry r;
     registerElementwiseKernels(r);
     registerNNKernels(r);
+    registerQuantKernels(r);
     registerReductionKernels(r);
     registerShapeKernels(r);
     registerShardKernels(r);

@@ -51,6 +51,19 @@ mlir::FailureOr<int64_t> getAxis(mlir::Operation *op, int64_t axis,
 /// The values of a small integer tensor (shapes, axes, pads, ...).
 llvm::SmallVector<int64_t> toInts(const Tensor &t);
 
+/// numpy matmul of `a` and `b` (both float or both integer) into a tensor
+/// of `kind`; run-time shape errors are reported at `op`.
+mlir::FailureOr<Tensor> computeMatMul(mlir::Operation *op, const Tensor &a,
+                                      const Tensor &b, ElementKind kind);
+
+/// loom.conv of `x` and `w` (plus the optional `bias`) into a tensor of
+/// `kind`; run-time shape errors are reported at `op`.
+mlir::FailureOr<Tensor>
+computeConv(mlir::Operation *op, const Tensor &x, const Tensor &w,
+            const Tensor *bias, llvm::ArrayRef<int64_t> strides,
+            llvm::ArrayRef<int64_t> pads, llvm::ArrayRef<int64_t> dilations,
+            int64_t group, ElementKind kind);
+
 } // namespace loom::reference
 
 #endif // LOOM_LIB_REFERENCE_KERNELUTILS_H

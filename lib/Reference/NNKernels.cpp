@@ -155,9 +155,10 @@ void matmulLoops(const Tensor &a, const Tensor &b, Tensor &y,
   });
 }
 
-LogicalResult matmulKernel(Operation *op, ArrayRef<const Tensor *> in,
-                           Results &out) {
-  const Tensor &a = *in[0], &b = *in[1];
+} // namespace
+
+FailureOr<Tensor> computeMatMul(Operation *op, const Tensor &a,
+                                const Tensor &b, ElementKind kind) {
   if (a.rank() == 0 || b.rank() == 0)
     return op->emitError() << "matmul operands must have rank >= 1";
   SmallVector<int64_t> as(a.shape()), bs(b.shape());
@@ -181,12 +182,22 @@ LogicalResult matmulKernel(Operation *op, ArrayRef<const Tensor *> in,
     shape.push_back(m);
   if (!vecB)
     shape.push_back(n);
-  Tensor y(resultKind(op), shape);
+  Tensor y(kind, shape);
   if (a.isFloat())
     matmulLoops<double>(a, b, y, *batch, aBatch, bBatch, m, k, n);
   else
     matmulLoops<int64_t>(a, b, y, *batch, aBatch, bBatch, m, k, n);
-  out.push_back(std::move(y));
+  return y;
+}
+
+namespace {
+
+LogicalResult matmulKernel(Operation *op, ArrayRef<const Tensor *> in,
+                           Results &out) {
+  FailureOr<Tensor> y = computeMatMul(op, *in[0], *in[1], resultKind(op));
+  if (failed(y))
+    return failure();
+  out.push_back(std::move(*y));
   return success();
 }
 
@@ -263,17 +274,17 @@ void convLoops(const Tensor &x, const Tensor &wt, const Tensor *bias, Tensor &y,
     }
 }
 
-LogicalResult convKernel(Operation *op, ArrayRef<const Tensor *> in,
-                         Results &out) {
-  auto conv = cast<ConvOp>(op);
-  const Tensor &x = *in[0], &wt = *in[1];
-  const Tensor *bias = conv.getBias() ? in[2] : nullptr;
-  WindowAttrs w{SmallVector<int64_t>(conv.getStrides()),
-                SmallVector<int64_t>(conv.getPads()),
-                SmallVector<int64_t>(conv.getDilations())};
+} // namespace
+
+FailureOr<Tensor> computeConv(Operation *op, const Tensor &x,
+                              const Tensor &wt, const Tensor *bias,
+                              ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
+                              ArrayRef<int64_t> dilations, int64_t group,
+                              ElementKind kind) {
+  WindowAttrs w{SmallVector<int64_t>(strides), SmallVector<int64_t>(pads),
+                SmallVector<int64_t>(dilations)};
   if (failed(checkWindow(op, x, w)))
     return failure();
-  int64_t group = static_cast<int64_t>(conv.getGroup());
   int64_t spatial = x.rank() - 2;
   if (wt.rank() != x.rank() || group <= 0 || x.dim(1) != wt.dim(1) * group ||
       wt.dim(0) % group != 0)
@@ -295,12 +306,26 @@ LogicalResult convKernel(Operation *op, ArrayRef<const Tensor *> in,
   std::vector<TapList> taps =
       forwardTaps(x.shape().drop_front(2), wt.shape().drop_front(2),
                   ArrayRef<int64_t>(shape).drop_front(2), w);
-  Tensor y(resultKind(op), shape);
+  Tensor y(kind, shape);
   if (x.isFloat())
     convLoops<double>(x, wt, bias, y, group, taps);
   else
     convLoops<int64_t>(x, wt, bias, y, group, taps);
-  out.push_back(std::move(y));
+  return y;
+}
+
+namespace {
+
+LogicalResult convKernel(Operation *op, ArrayRef<const Tensor *> in,
+                         Results &out) {
+  auto conv = cast<ConvOp>(op);
+  FailureOr<Tensor> y = computeConv(
+      op, *in[0], *in[1], conv.getBias() ? in[2] : nullptr, conv.getStrides(),
+      conv.getPads(), conv.getDilations(),
+      static_cast<int64_t>(conv.getGroup()), resultKind(op));
+  if (failed(y))
+    return failure();
+  out.push_back(std::move(*y));
   return success();
 }
 

@@ -13,6 +13,8 @@ using namespace mlir;
 namespace loom::reference {
 
 std::optional<ElementKind> getElementKind(Type type) {
+  if (isa<Float8E4M3FNType>(type))
+    return ElementKind::F8E4M3FN;
   if (type.isF16())
     return ElementKind::F16;
   if (type.isBF16())
@@ -43,6 +45,8 @@ std::optional<ElementKind> getElementKind(Type type) {
 
 Type getMLIRType(MLIRContext *ctx, ElementKind kind) {
   switch (kind) {
+  case ElementKind::F8E4M3FN:
+    return Float8E4M3FNType::get(ctx);
   case ElementKind::F16:
     return Float16Type::get(ctx);
   case ElementKind::BF16:
@@ -69,6 +73,7 @@ Type getMLIRType(MLIRContext *ctx, ElementKind kind) {
 
 const char *getElementKindName(ElementKind kind) {
   switch (kind) {
+  case ElementKind::F8E4M3FN: return "f8E4M3FN";
   case ElementKind::F16: return "f16";
   case ElementKind::BF16: return "bf16";
   case ElementKind::F32: return "f32";
@@ -87,8 +92,9 @@ const char *getElementKindName(ElementKind kind) {
 }
 
 bool isFloatKind(ElementKind kind) {
-  return kind == ElementKind::F16 || kind == ElementKind::BF16 ||
-         kind == ElementKind::F32 || kind == ElementKind::F64;
+  return kind == ElementKind::F8E4M3FN || kind == ElementKind::F16 ||
+         kind == ElementKind::BF16 || kind == ElementKind::F32 ||
+         kind == ElementKind::F64;
 }
 
 bool isUnsignedKind(ElementKind kind) {
@@ -99,6 +105,7 @@ bool isUnsignedKind(ElementKind kind) {
 unsigned getBitWidth(ElementKind kind) {
   switch (kind) {
   case ElementKind::I1: return 1;
+  case ElementKind::F8E4M3FN:
   case ElementKind::I8: case ElementKind::U8: return 8;
   case ElementKind::F16: case ElementKind::BF16:
   case ElementKind::I16: case ElementKind::U16: return 16;
@@ -108,19 +115,31 @@ unsigned getBitWidth(ElementKind kind) {
   return 0;
 }
 
+/// The APFloat semantics of the float kinds narrower than f32.
+static const llvm::fltSemantics &narrowSemantics(ElementKind kind) {
+  switch (kind) {
+  case ElementKind::F8E4M3FN:
+    return llvm::APFloat::Float8E4M3FN();
+  case ElementKind::BF16:
+    return llvm::APFloat::BFloat();
+  default:
+    return llvm::APFloat::IEEEhalf();
+  }
+}
+
 double roundFloat(ElementKind kind, double value) {
   switch (kind) {
   case ElementKind::F64:
     return value;
   case ElementKind::F32:
     return static_cast<double>(static_cast<float>(value));
+  case ElementKind::F8E4M3FN:
   case ElementKind::F16:
   case ElementKind::BF16: {
     llvm::APFloat f(value);
     bool lost;
-    f.convert(kind == ElementKind::F16 ? llvm::APFloat::IEEEhalf()
-                                       : llvm::APFloat::BFloat(),
-              llvm::APFloat::rmNearestTiesToEven, &lost);
+    f.convert(narrowSemantics(kind), llvm::APFloat::rmNearestTiesToEven,
+              &lost);
     f.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
               &lost);
     return f.convertToDouble();
@@ -267,11 +286,11 @@ std::optional<Tensor> tensorFromBytes(ElementKind kind,
       t.setDouble(i, d);
       break;
     }
+    case ElementKind::F8E4M3FN:
     case ElementKind::F16:
     case ElementKind::BF16: {
-      llvm::APFloat f(kind == ElementKind::F16 ? llvm::APFloat::IEEEhalf()
-                                               : llvm::APFloat::BFloat(),
-                      llvm::APInt(16, raw));
+      llvm::APFloat f(narrowSemantics(kind),
+                      llvm::APInt(getBitWidth(kind), raw));
       bool lost;
       f.convert(llvm::APFloat::IEEEdouble(),
                 llvm::APFloat::rmNearestTiesToEven, &lost);
@@ -303,15 +322,15 @@ std::vector<char> tensorToBytes(const Tensor &tensor) {
       std::memcpy(p, &d, 8);
       break;
     }
+    case ElementKind::F8E4M3FN:
     case ElementKind::F16:
     case ElementKind::BF16: {
       llvm::APFloat f(tensor.getDouble(i));
       bool lost;
-      f.convert(tensor.kind() == ElementKind::F16 ? llvm::APFloat::IEEEhalf()
-                                                  : llvm::APFloat::BFloat(),
+      f.convert(narrowSemantics(tensor.kind()),
                 llvm::APFloat::rmNearestTiesToEven, &lost);
-      uint16_t raw = f.bitcastToAPInt().getZExtValue();
-      std::memcpy(p, &raw, 2);
+      uint64_t raw = f.bitcastToAPInt().getZExtValue();
+      std::memcpy(p, &raw, size);
       break;
     }
     default: {

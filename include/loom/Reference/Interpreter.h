@@ -43,6 +43,7 @@ private:
 // One registration function per kernel family (one file each).
 void registerElementwiseKernels(KernelRegistry &registry);
 void registerNNKernels(KernelRegistry &registry);
+void registerQuantKernels(KernelRegistry &registry);
 void registerReductionKernels(KernelRegistry &registry);
 void registerShapeKernels(KernelRegistry &registry);
 void registerShardKernels(KernelRegistry &registry);

@@ -5,8 +5,9 @@
 // element as an int64_t, and kernels compute in those types. At each op
 // boundary a result is rounded to its element type:
 //   - f32 and f64: IEEE round-to-nearest of the double;
-//   - f16 and bf16: computed in double, rounded to the narrow type (so
-//     within one rounding of "computed in f32 and rounded at each op");
+//   - f16, bf16 and f8E4M3FN: computed in double, rounded to the narrow type
+//     (so within one rounding of "computed in f32 and rounded at each op");
+//     f8E4M3FN has no infinity: values beyond its range become NaN;
 //   - signed integers: two's-complement wrap to the width;
 //   - unsigned integers: modulo 2^width (ui64 keeps its bit pattern);
 //   - i1: zero or one.
@@ -28,7 +29,7 @@ namespace loom::reference {
 
 /// Element types the executor supports.
 enum class ElementKind {
-  F16, BF16, F32, F64, I1, I8, I16, I32, I64, U8, U16, U32, U64
+  F8E4M3FN, F16, BF16, F32, F64, I1, I8, I16, I32, I64, U8, U16, U32, U64
 };
 
 /// The element kind of an MLIR type, or nullopt when unsupported.

@@ -1,7 +1,8 @@
 //===- QuantizationBuilders.cpp - QDQ and integer-arithmetic ONNX ops -----===//
 //
-// The quantization ops are decomposed into core loom ops, so that passes see
-// the usual dequantize / compute / quantize pattern:
+// The quantization ops become loom.quantize / loom.dequantize around float
+// compute, so that passes see the usual dequantize / compute / quantize
+// pattern:
 //
 //   QuantizeLinear         saturate(round(x / scale) + zero_point), in the
 //                          scale's float type, cast to the zero point's type
@@ -12,9 +13,9 @@
 //   QLinearMatMul          quantize(dequantize(a) @ dequantize(b)) in float
 //   QLinearConv            quantize(conv(dequantize(x), dequantize(w), b))
 //
-// `round` is loom.round (half to even, as ONNX requires). Saturation is a
-// loom.max / loom.min pair on the float value before the final loom.cast,
-// which is then exact. Per-axis (and per-row / per-column / per-channel)
+// QuantizeLinear and DequantizeLinear become loom.quantize and
+// loom.dequantize, which `-loom-fold-qdq` turns into quantized contractions
+// around matmul and conv. Per-axis (and per-row / per-column / per-channel)
 // scales and zero points are reshaped so that they broadcast along their
 // axis. Shapes are checked before a broadcasting op is created, so a bad
 // model gets a diagnostic, never a failed type inference.
@@ -78,16 +79,6 @@ LogicalResult requireQuantizedInt(NodeBinder &b, Value v, StringRef name) {
   return success();
 }
 
-/// Saturation bounds of a quantized element type: [0, 2^w - 1] for unsigned,
-/// [-2^(w-1), 2^(w-1) - 1] for signless (ONNX's signed) integers.
-std::pair<double, double> saturationRange(IntegerType t) {
-  unsigned w = t.getWidth();
-  if (t.isUnsigned())
-    return {0.0, static_cast<double>((int64_t(1) << w) - 1)};
-  return {-static_cast<double>(int64_t(1) << (w - 1)),
-          static_cast<double>((int64_t(1) << (w - 1)) - 1)};
-}
-
 /// Makes a quantization parameter (scale or zero point) broadcast against
 /// `data`:
 ///  - 0-D, or 1-D with one element: per tensor, made 0-D;
@@ -149,38 +140,53 @@ Value alignParam(NodeBinder &b, Value v, StringRef name, RankedTensorType data,
   return {};
 }
 
-/// saturate(round(x / scale) + zeroPoint) as `resultElement`. `x` and
-/// `scale` share a float type; `zeroPoint` (may be null: 0) is converted to
-/// it. The value is clamped before the cast, so the cast is exact.
-Value quantize(NodeBinder &b, Value x, Value scale, Value zeroPoint,
-               IntegerType resultElement) {
-  if (!x || !scale)
-    return {};
-  Type floatType = typeOf(x).getElementType();
-  Value q = binary<DivOp>(b, x, scale);
-  if (!q)
-    return {};
-  q = createInferred<RoundOp>(b, q);
-  if (zeroPoint)
-    q = binary<AddOp>(b, q, castTo(b, zeroPoint, floatType));
-  if (!q)
-    return {};
-  auto [lo, hi] = saturationRange(resultElement);
-  q = createInferred<MaxOp>(b, q, b.scalar(floatType, lo));
-  q = createInferred<MinOp>(b, q, b.scalar(floatType, hi));
-  return castTo(b, q, resultElement);
+/// Checks what loom.quantize and loom.dequantize require of aligned
+/// parameters: the scale broadcasts to the data, and a zero point has the
+/// scale's shape (ONNX gives both one shape, but a model may not).
+LogicalResult checkParamsFit(NodeBinder &b, Value x, Value scale,
+                             Value zeroPoint) {
+  RankedTensorType data = typeOf(x), scaleType = typeOf(scale);
+  FailureOr<SmallVector<int64_t>> shape =
+      broadcastShapes(data.getShape(), scaleType.getShape());
+  if (failed(shape) || ArrayRef<int64_t>(*shape) != data.getShape())
+    return b.emitError() << "scale of type " << scaleType
+                         << " does not broadcast to " << data;
+  if (zeroPoint && typeOf(zeroPoint).getShape() != scaleType.getShape())
+    return b.emitError() << "zero point of type " << typeOf(zeroPoint)
+                         << " does not have the shape of the scale "
+                         << scaleType;
+  return success();
 }
 
-/// (float(x) - float(zeroPoint)) * scale in the scale's float type;
-/// `zeroPoint` may be null (0).
-Value dequantize(NodeBinder &b, Value x, Value scale, Value zeroPoint) {
-  if (!x || !scale)
+/// loom.quantize: saturate(round(x / scale) + zeroPoint) as `resultElement`.
+/// `x` and `scale` share a float type; `zeroPoint` (may be null: 0) has
+/// `resultElement` and the shape of `scale`.
+Value quantize(NodeBinder &b, Value x, Value scale, Value zeroPoint,
+               IntegerType resultElement) {
+  if (!x || !scale || failed(checkParamsFit(b, x, scale, zeroPoint)))
     return {};
-  Type floatType = typeOf(scale).getElementType();
-  Value v = castTo(b, x, floatType);
-  if (zeroPoint)
-    v = binary<SubOp>(b, v, castTo(b, zeroPoint, floatType));
-  return binary<MulOp>(b, v, scale);
+  return QuantizeOp::create(b.builder(), b.loc(),
+                            typeOf(x).clone(resultElement), x, scale,
+                            zeroPoint);
+}
+
+/// loom.dequantize: (x - zeroPoint) * scale in the scale's float type;
+/// `zeroPoint` (may be null: 0) has `x`'s element type and the shape of
+/// `scale`.
+Value dequantize(NodeBinder &b, Value x, Value scale, Value zeroPoint) {
+  if (!x || !scale || failed(checkParamsFit(b, x, scale, zeroPoint)))
+    return {};
+  if (zeroPoint &&
+      typeOf(zeroPoint).getElementType() != typeOf(x).getElementType()) {
+    b.emitError() << "the zero point's element type "
+                  << typeOf(zeroPoint).getElementType()
+                  << " differs from the quantized value's "
+                  << typeOf(x).getElementType();
+    return {};
+  }
+  return DequantizeOp::create(
+      b.builder(), b.loc(),
+      typeOf(x).clone(typeOf(scale).getElementType()), x, scale, zeroPoint);
 }
 
 /// The integer type of a quantized result: the zero point's element type,
@@ -290,13 +296,14 @@ LogicalResult buildDynamicQuantizeLinear(NodeBinder &b) {
                                           createInferred<DivOp>(b, min, scale));
   zeroPoint = createInferred<MaxOp>(b, zeroPoint, b.scalar(f32, 0.0));
   zeroPoint = createInferred<MinOp>(b, zeroPoint, b.scalar(f32, 255.0));
-  zeroPoint = createInferred<RoundOp>(b, zeroPoint);
+  // Rounded and clamped to [0, 255], so the cast is exact.
+  zeroPoint = castTo(b, createInferred<RoundOp>(b, zeroPoint), u8);
   if (b.hasOutput(0) &&
       failed(finish(b, 0, quantize(b, x, scale, zeroPoint, u8))))
     return failure();
   if (b.hasOutput(1) && failed(finish(b, 1, scale)))
     return failure();
-  if (b.hasOutput(2) && failed(finish(b, 2, castTo(b, zeroPoint, u8))))
+  if (b.hasOutput(2) && failed(finish(b, 2, zeroPoint)))
     return failure();
   return success();
 }

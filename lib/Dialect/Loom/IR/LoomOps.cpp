@@ -217,16 +217,19 @@ LogicalResult MatMulOp::verify() {
 }
 
 /// Result type of loom.conv, checking the operands and attributes it reads.
+/// Quantized convolutions pass `quantized`: their operands may differ in
+/// element type (ui8 activations, i8 weights) and their result is f32.
 template <typename ConvLike>
 static LogicalResult inferConvResult(ConvLike op, const ShapeError &error,
-                                     SmallVectorImpl<Type> &types) {
+                                     SmallVectorImpl<Type> &types,
+                                     bool quantized = false) {
   auto in = tensorTypeOf(op.getInput()), w = tensorTypeOf(op.getWeight());
   if (failed(checkWindowAttrs(error, in.getRank(), op.getStrides(),
                               op.getPads(), op.getDilations())))
     return failure();
   if (w.getRank() != in.getRank())
     return error("input and weight must have the same rank");
-  if (w.getElementType() != in.getElementType())
+  if (!quantized && w.getElementType() != in.getElementType())
     return error("weight must have the element type of the input");
   // Read signed: the I64Attr getter is unsigned.
   int64_t group = op.getGroup();
@@ -255,7 +258,9 @@ static LogicalResult inferConvResult(ConvLike op, const ShapeError &error,
       return failure();
     shape.push_back(*size);
   }
-  types.push_back(RankedTensorType::get(shape, in.getElementType()));
+  Type element =
+      quantized ? Float32Type::get(in.getContext()) : in.getElementType();
+  types.push_back(RankedTensorType::get(shape, element));
   return success();
 }
 
@@ -271,7 +276,8 @@ bool ConvOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
 }
 
 LogicalResult ConvOp::verify() {
-  return verifyResultRule(*this, inferConvResult<ConvOp>);
+  SmallVector<Type> types;
+  return inferConvResult(*this, ShapeError(getOperation()), types);
 }
 
 /// Result type of loom.conv_transpose, checking the operands and attributes
@@ -1355,6 +1361,123 @@ LogicalResult NonMaxSuppressionOp::verify() {
   if (!out.isDynamicDim(0) || !isDynamicOr(out.getDimSize(1), 3) ||
       out.isDynamicDim(1))
     return emitOpError("result must be tensor<?x3xi64>, got ") << out;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Quantization
+//===----------------------------------------------------------------------===//
+
+/// Checks that quantization parameters `scale` (and `zeroPoint`, when
+/// present) broadcast against `data` and that the zero point has the
+/// quantized element type `quantElement`.
+static LogicalResult verifyQuantParams(Operation *op, RankedTensorType data,
+                                       Value scale, Value zeroPoint,
+                                       Type quantElement) {
+  auto scaleType = tensorTypeOf(scale);
+  auto shape = broadcastShapes(data.getShape(), scaleType.getShape());
+  if (failed(shape) || *shape != SmallVector<int64_t>(data.getShape()))
+    return op->emitOpError("scale of type ")
+           << scaleType << " does not broadcast to " << data;
+  if (isa<Float8E4M3FNType>(quantElement) && zeroPoint)
+    return op->emitOpError("f8E4M3FN values take no zero point");
+  if (!zeroPoint)
+    return success();
+  auto zpType = tensorTypeOf(zeroPoint);
+  if (zpType.getElementType() != quantElement)
+    return op->emitOpError("zero point must have element type ")
+           << quantElement << ", got " << zpType.getElementType();
+  if (zpType.getShape() != scaleType.getShape())
+    return op->emitOpError("zero point must have the shape of the scale");
+  return success();
+}
+
+LogicalResult QuantizeOp::verify() {
+  auto in = tensorTypeOf(getInput()), out = tensorTypeOf(getResult());
+  if (in.getShape() != out.getShape())
+    return emitOpError("result must have the shape of the input");
+  if (tensorTypeOf(getScale()).getElementType() != in.getElementType())
+    return emitOpError("scale must have the element type of the input");
+  return verifyQuantParams(*this, in, getScale(), getZeroPoint(),
+                           out.getElementType());
+}
+
+LogicalResult DequantizeOp::verify() {
+  auto in = tensorTypeOf(getInput()), out = tensorTypeOf(getResult());
+  if (in.getShape() != out.getShape())
+    return emitOpError("result must have the shape of the input");
+  if (tensorTypeOf(getScale()).getElementType() != out.getElementType())
+    return emitOpError("scale must have the element type of the result");
+  return verifyQuantParams(*this, in, getScale(), getZeroPoint(),
+                           in.getElementType());
+}
+
+/// Checks the operand pair of a quantized contraction: both 8-bit integers
+/// or both f8E4M3FN, zero points both present or both absent, a 0-D scale
+/// for the activation and a 0-D or [channels] scale for the weight.
+static LogicalResult verifyQuantContraction(Operation *op, Value act,
+                                            Value weight, Value actScale,
+                                            Value weightScale, Value actZp,
+                                            Value weightZp, int64_t channels) {
+  Type a = getElementTypeOrSelf(act.getType());
+  Type w = getElementTypeOrSelf(weight.getType());
+  if (isa<Float8E4M3FNType>(a) != isa<Float8E4M3FNType>(w))
+    return op->emitOpError("operands must both be 8-bit integers or both "
+                           "f8E4M3FN");
+  if (bool(actZp) != bool(weightZp))
+    return op->emitOpError("zero points come both or neither");
+  auto as = tensorTypeOf(actScale), ws = tensorTypeOf(weightScale);
+  if (as.getRank() != 0)
+    return op->emitOpError("activation scale must be 0-D (per tensor)");
+  if (!(ws.getRank() == 0 ||
+        (ws.getRank() == 1 && isDynamicOr(ws.getDimSize(0), channels))))
+    return op->emitOpError("weight scale must be 0-D or one value per output "
+                           "channel (")
+           << channels << ")";
+  if (!isa<Float32Type>(as.getElementType()) ||
+      !isa<Float32Type>(ws.getElementType()))
+    return op->emitOpError("scales must be f32");
+  if (actZp && (failed(verifyQuantParams(op, as, actScale, actZp, a)) ||
+                failed(verifyQuantParams(op, ws, weightScale, weightZp, w))))
+    return failure();
+  if (actZp && (tensorTypeOf(actZp).getShape() != as.getShape() ||
+                tensorTypeOf(weightZp).getShape() != ws.getShape()))
+    return op->emitOpError("zero points must have the shapes of the scales");
+  return success();
+}
+
+LogicalResult QMatMulOp::verify() {
+  auto a = tensorTypeOf(getLhs()), b = tensorTypeOf(getRhs());
+  if (a.getRank() < 2 || b.getRank() != 2)
+    return emitOpError("expects lhs of rank >= 2 and a 2-D rhs");
+  if (!isDynamicOr(a.getShape().back(), b.getDimSize(0)))
+    return emitOpError("contracting dimensions differ: ")
+           << a.getShape().back() << " vs " << b.getDimSize(0);
+  if (failed(verifyQuantContraction(*this, getLhs(), getRhs(), getLhsScale(),
+                                    getRhsScale(), getLhsZeroPoint(),
+                                    getRhsZeroPoint(), b.getDimSize(1))))
+    return failure();
+  SmallVector<int64_t> shape(a.getShape());
+  shape.back() = b.getDimSize(1);
+  auto expected = RankedTensorType::get(shape, Float32Type::get(getContext()));
+  if (!areRefinedTypesCompatible(TypeRange{expected},
+                                 TypeRange{getResult().getType()}))
+    return emitOpError("result type must be ") << expected;
+  return success();
+}
+
+LogicalResult QConvOp::verify() {
+  SmallVector<Type> types;
+  if (failed(inferConvResult(*this, ShapeError(getOperation()), types,
+                             /*quantized=*/true)))
+    return failure();
+  if (failed(verifyQuantContraction(
+          *this, getInput(), getWeight(), getInputScale(), getWeightScale(),
+          getInputZeroPoint(), getWeightZeroPoint(),
+          tensorTypeOf(getWeight()).getDimSize(0))))
+    return failure();
+  if (!areRefinedTypesCompatible(types, TypeRange{getResult().getType()}))
+    return emitOpError("result type must be ") << types.front();
   return success();
 }
 

@@ -1289,3 +1289,75 @@ func.func @yield_outside_fusion(%x: tensor<4xf32>) {
   // expected-error @+1 {{expects parent op 'loom.fusion'}}
   loom.yield %x : tensor<4xf32>
 }
+
+// -----
+
+func.func @quantize_scale_does_not_broadcast(%x: tensor<4x8xf32>, %s: tensor<4xf32>) {
+  // expected-error @+1 {{scale of type 'tensor<4xf32>' does not broadcast to 'tensor<4x8xf32>'}}
+  %0 = loom.quantize %x, %s : (tensor<4x8xf32>, tensor<4xf32>) -> tensor<4x8xi8>
+  return
+}
+
+// -----
+
+func.func @quantize_zero_point_type(%x: tensor<4x8xf32>, %s: tensor<f32>, %z: tensor<ui8>) {
+  // expected-error @+1 {{zero point must have element type 'i8', got 'ui8'}}
+  %0 = loom.quantize %x, %s, %z : (tensor<4x8xf32>, tensor<f32>, tensor<ui8>) -> tensor<4x8xi8>
+  return
+}
+
+// -----
+
+func.func @quantize_fp8_zero_point(%x: tensor<4x8xf32>, %s: tensor<f32>, %z: tensor<f8E4M3FN>) {
+  // expected-error @+1 {{f8E4M3FN values take no zero point}}
+  %0 = loom.quantize %x, %s, %z : (tensor<4x8xf32>, tensor<f32>, tensor<f8E4M3FN>) -> tensor<4x8xf8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @dequantize_shape(%x: tensor<4x8xi8>, %s: tensor<f32>) {
+  // expected-error @+1 {{result must have the shape of the input}}
+  %0 = loom.dequantize %x, %s : (tensor<4x8xi8>, tensor<f32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @qmatmul_mixed_kinds(%a: tensor<4x16xi8>, %b: tensor<16x8xf8E4M3FN>, %s: tensor<f32>) {
+  // expected-error @+1 {{operands must both be 8-bit integers or both f8E4M3FN}}
+  %0 = loom.qmatmul %a, %b scales(%s, %s) : (tensor<4x16xi8>, tensor<16x8xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @qmatmul_per_channel_count(%a: tensor<4x16xi8>, %b: tensor<16x8xi8>, %s: tensor<f32>, %ws: tensor<4xf32>) {
+  // expected-error @+1 {{weight scale must be 0-D or one value per output channel (8)}}
+  %0 = loom.qmatmul %a, %b scales(%s, %ws) : (tensor<4x16xi8>, tensor<16x8xi8>, tensor<f32>, tensor<4xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @qmatmul_contraction(%a: tensor<4x15xi8>, %b: tensor<16x8xi8>, %s: tensor<f32>) {
+  // expected-error @+1 {{contracting dimensions differ: 15 vs 16}}
+  %0 = loom.qmatmul %a, %b scales(%s, %s) : (tensor<4x15xi8>, tensor<16x8xi8>, tensor<f32>, tensor<f32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @qmatmul_one_zero_point(%a: tensor<4x16xi8>, %b: tensor<16x8xi8>, %s: tensor<f32>, %z: tensor<i8>) {
+  // expected-error @+1 {{zero points come both or neither}}
+  %0 = "loom.qmatmul"(%a, %b, %s, %s, %z) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0>} : (tensor<4x16xi8>, tensor<16x8xi8>, tensor<f32>, tensor<f32>, tensor<i8>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @qconv_result(%x: tensor<1x3x8x8xi8>, %w: tensor<16x3x3x3xi8>, %s: tensor<f32>) {
+  // expected-error @+1 {{result type must be 'tensor<1x16x6x6xf32>'}}
+  %0 = loom.qconv %x, %w scales(%s, %s) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x3x8x8xi8>, tensor<16x3x3x3xi8>, tensor<f32>, tensor<f32>) -> tensor<1x16x8x8xf32>
+  return
+}

@@ -352,3 +352,27 @@ func.func @fusion(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>)
   }
   return %0#0, %0#1 : tensor<4x16xf32>, tensor<4x16xf32>
 }
+
+// CHECK-LABEL: func.func @quantization
+func.func @quantization(%x: tensor<4x16xf32>, %s: tensor<f32>, %zp: tensor<ui8>,
+                        %w: tensor<16x8xi8>, %ws: tensor<8xf32>, %wzp: tensor<8xi8>,
+                        %img: tensor<1x3x8x8xui8>, %k: tensor<16x3x3x3xi8>,
+                        %ks: tensor<16xf32>, %kzp: tensor<16xi8>, %b: tensor<16xf32>)
+    -> (tensor<4x8xf32>, tensor<1x16x8x8xf32>, tensor<4x16xf32>, tensor<4x8xf32>) {
+  // CHECK: %[[Q:.*]] = loom.quantize %{{.*}}, %{{.*}}, %{{.*}} : (tensor<4x16xf32>, tensor<f32>, tensor<ui8>) -> tensor<4x16xui8>
+  %q = loom.quantize %x, %s, %zp : (tensor<4x16xf32>, tensor<f32>, tensor<ui8>) -> tensor<4x16xui8>
+  // CHECK: loom.dequantize %[[Q]], %{{.*}}, %{{.*}} : (tensor<4x16xui8>, tensor<f32>, tensor<ui8>) -> tensor<4x16xf32>
+  %d = loom.dequantize %q, %s, %zp : (tensor<4x16xui8>, tensor<f32>, tensor<ui8>) -> tensor<4x16xf32>
+  // CHECK: loom.qmatmul %[[Q]], %{{.*}} scales(%{{.*}}, %{{.*}}) zero_points(%{{.*}}, %{{.*}}) : (tensor<4x16xui8>, tensor<16x8xi8>, tensor<f32>, tensor<8xf32>, tensor<ui8>, tensor<8xi8>) -> tensor<4x8xf32>
+  %y = loom.qmatmul %q, %w scales(%s, %ws) zero_points(%zp, %wzp) : (tensor<4x16xui8>, tensor<16x8xi8>, tensor<f32>, tensor<8xf32>, tensor<ui8>, tensor<8xi8>) -> tensor<4x8xf32>
+  // CHECK: loom.qconv {{.*}} scales({{.*}}) zero_points({{.*}}) bias(%{{.*}}) {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x3x8x8xui8>, tensor<16x3x3x3xi8>, tensor<f32>, tensor<16xf32>, tensor<ui8>, tensor<16xi8>, tensor<16xf32>) -> tensor<1x16x8x8xf32>
+  %c = loom.qconv %img, %k scales(%s, %ks) zero_points(%zp, %kzp) bias(%b) {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x3x8x8xui8>, tensor<16x3x3x3xi8>, tensor<f32>, tensor<16xf32>, tensor<ui8>, tensor<16xi8>, tensor<16xf32>) -> tensor<1x16x8x8xf32>
+  // fp8: no zero points.
+  // CHECK: %[[F8:.*]] = loom.quantize %{{.*}}, %{{.*}} : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf8E4M3FN>
+  %f = loom.quantize %x, %s : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf8E4M3FN>
+  %fw = loom.quantize %d, %s : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf8E4M3FN>
+  %fwt = loom.constant dense<1.0> : tensor<16x8xf8E4M3FN>
+  // CHECK: loom.qmatmul %[[F8]], %{{.*}} scales(%{{.*}}, %{{.*}}) : (tensor<4x16xf8E4M3FN>, tensor<16x8xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<4x8xf32>
+  %g = loom.qmatmul %f, %fwt scales(%s, %s) : (tensor<4x16xf8E4M3FN>, tensor<16x8xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<4x8xf32>
+  return %y, %c, %d, %g : tensor<4x8xf32>, tensor<1x16x8x8xf32>, tensor<4x16xf32>, tensor<4x8xf32>
+}
