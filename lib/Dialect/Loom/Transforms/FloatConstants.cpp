@@ -1,6 +1,6 @@
 //===- FloatConstants.cpp - Reading and writing float constants -----------===//
 
-#include "FloatConstants.h"
+#include "loom/Dialect/Loom/Transforms/FloatConstants.h"
 
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
@@ -62,11 +62,27 @@ std::optional<SmallVector<double>> loom::readFloatConstant(ElementsAttr attr) {
   return values;
 }
 
-/// A float constant of `type` holding `values` rounded to its element type.
-/// It is a resource blob when `like` is one, so that folded weights keep the
-/// importer's choice of storage (small and quick to print), else dense. The
-/// new blob is named after `like`'s, so that it can be traced to the
-/// initializer it came from.
+/// A resource blob of `type` holding the low `bytes` bytes of each of
+/// `bits` (little-endian), named after `like`'s blob plus `suffix`.
+static ElementsAttr makeResource(RankedTensorType type,
+                                 ArrayRef<uint64_t> bits, size_t bytes,
+                                 DenseResourceElementsAttr like,
+                                 StringRef suffix) {
+  std::vector<char> data(bits.size() * bytes);
+  for (auto [i, value] : llvm::enumerate(bits))
+    for (size_t b = 0; b < bytes; ++b)
+      data[i * bytes + b] = static_cast<char>((value >> (8 * b)) & 0xff);
+  AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+      ArrayRef<char>(data), alignof(uint64_t));
+  // The blob manager makes the name unique.
+  std::string name = (like.getRawHandle().getKey() + suffix).str();
+  return DenseResourceElementsAttr::get(type, name, std::move(blob));
+}
+
+/// Constants are resource blobs when `like` is one, so that folded weights
+/// keep the importer's choice of storage (small and quick to print), else
+/// dense. A new blob is named after `like`'s, so that it can be traced to
+/// the initializer it came from.
 ElementsAttr loom::makeFloatConstant(RankedTensorType type,
                                      ArrayRef<double> values, Attribute like,
                                      StringRef suffix) {
@@ -83,20 +99,27 @@ ElementsAttr loom::makeFloatConstant(RankedTensorType type,
   auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(like);
   if (!resource)
     return DenseElementsAttr::get(type, rounded);
+  SmallVector<uint64_t> bits;
+  for (const APFloat &f : rounded)
+    bits.push_back(f.bitcastToAPInt().getZExtValue());
+  return makeResource(type, bits, APFloat::getSizeInBits(semantics) / 8,
+                      resource, suffix);
+}
 
-  unsigned width = APFloat::getSizeInBits(semantics);
-  size_t bytes = width / 8;
-  std::vector<char> data(rounded.size() * bytes);
-  for (auto [i, f] : llvm::enumerate(rounded)) {
-    uint64_t bits = f.bitcastToAPInt().getZExtValue();
-    for (size_t b = 0; b < bytes; ++b)
-      data[i * bytes + b] = static_cast<char>((bits >> (8 * b)) & 0xff);
+ElementsAttr loom::makeIntegerConstant(RankedTensorType type,
+                                       ArrayRef<int64_t> values,
+                                       Attribute like, StringRef suffix) {
+  unsigned width = type.getElementType().getIntOrFloatBitWidth();
+  auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(like);
+  if (!resource) {
+    SmallVector<APInt> ints;
+    for (int64_t v : values)
+      ints.push_back(APInt(width, static_cast<uint64_t>(v), /*isSigned=*/true,
+                           /*implicitTrunc=*/true));
+    return DenseElementsAttr::get(type, ints);
   }
-  AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
-      ArrayRef<char>(data), alignof(uint64_t));
-  // The blob manager makes the name unique.
-  std::string name = (resource.getRawHandle().getKey() + suffix).str();
-  return DenseResourceElementsAttr::get(type, name, std::move(blob));
+  SmallVector<uint64_t> bits(values.begin(), values.end());
+  return makeResource(type, bits, width / 8, resource, suffix);
 }
 
 /// Whether every element of `type` can be read and written by the two

@@ -11,7 +11,7 @@
 
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 
-#include "FloatConstants.h"
+#include "loom/Dialect/Loom/Transforms/FloatConstants.h"
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 

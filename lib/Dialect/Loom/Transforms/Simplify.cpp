@@ -10,7 +10,7 @@
 
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 
-#include "FloatConstants.h"
+#include "loom/Dialect/Loom/Transforms/FloatConstants.h"
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
@@ -193,6 +193,53 @@ struct ComposeTransposes : OpRewritePattern<TransposeOp> {
     }
     rewriter.replaceOpWithNewOp<TransposeOp>(
         outer, outer.getType(), x, rewriter.getDenseI64ArrayAttr(composed));
+    return success();
+  }
+};
+
+/// Transposes a float constant at compile time, whatever its size (the
+/// folder only handles small dense tensors), so that weights stored
+/// transposed (Gemm's transB, PyTorch's Linear) reach the contraction as
+/// plain constants. The result keeps the constant's storage kind.
+struct FoldConstantTranspose : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    ElementsAttr attr;
+    if (!matchPattern(op.getInput(), m_Constant(&attr)))
+      return rewriter.notifyMatchFailure(op, "input is not a constant");
+    auto inType = cast<RankedTensorType>(op.getInput().getType());
+    auto outType = cast<RankedTensorType>(op.getType());
+    if (!isFoldableFloat(inType) || !inType.hasStaticShape() ||
+        !outType.hasStaticShape() ||
+        !isPermutation(op.getPerm(), inType.getRank()))
+      return rewriter.notifyMatchFailure(op, "not a static float transpose");
+    std::optional<SmallVector<double>> in = readFloatConstant(attr);
+    if (!in)
+      return rewriter.notifyMatchFailure(op, "constant has no readable data");
+    ArrayRef<int64_t> perm = op.getPerm();
+    ArrayRef<int64_t> inShape = inType.getShape();
+    int64_t rank = inType.getRank();
+    SmallVector<int64_t> inStrides(rank, 1);
+    for (int64_t d = rank - 2; d >= 0; --d)
+      inStrides[d] = inStrides[d + 1] * inShape[d + 1];
+    SmallVector<double> out(in->size());
+    SmallVector<int64_t> index(rank, 0);
+    for (size_t linear = 0; linear < out.size(); ++linear) {
+      int64_t source = 0;
+      for (int64_t d = 0; d < rank; ++d)
+        source += index[d] * inStrides[perm[d]];
+      out[linear] = (*in)[source];
+      // Advance the output multi-index in row-major order.
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        if (++index[d] < outType.getDimSize(d))
+          break;
+        index[d] = 0;
+      }
+    }
+    rewriter.replaceOpWithNewOp<ConstantOp>(
+        op, makeFloatConstant(outType, out, attr, "_t"));
     return success();
   }
 };
@@ -430,7 +477,8 @@ struct LoomSimplifyPass : loom::impl::LoomSimplifyPassBase<LoomSimplifyPass> {
 } // namespace
 
 void loom::populateSimplificationPatterns(RewritePatternSet &patterns) {
-  patterns.add<FoldConvBatchNorm, ComposeTransposes, RemoveIdentityReshape,
+  patterns.add<FoldConvBatchNorm, ComposeTransposes, FoldConstantTranspose,
+               RemoveIdentityReshape,
                CollapseReshapes<ReshapeOp>, CollapseReshapes<SqueezeOp>,
                CollapseReshapes<UnsqueezeOp>,
                CancelSqueezeUnsqueeze<SqueezeOp, UnsqueezeOp>,

@@ -472,3 +472,40 @@ func.func @cast_lossy(%x: tensor<4xf32>, %i: tensor<4xi64>, %h: tensor<4xf16>, %
   %11 = loom.cast %10 : tensor<4xf64> to tensor<4xi64>
   return %1, %3, %5, %7, %9, %11 : tensor<4xf32>, tensor<4xi64>, tensor<4xf32>, tensor<4xf32>, tensor<4xi32>, tensor<4xi64>
 }
+
+// -----
+
+// A transposed float constant becomes the transposed constant (any size;
+// weights stored transposed, as Gemm's transB gives them).
+// CHECK-LABEL: func.func @transpose_constant
+// CHECK: %[[C:.*]] = loom.constant dense<{{\[}}[1.000000e+00, 4.000000e+00], [2.000000e+00, 5.000000e+00], [3.000000e+00, 6.000000e+00]]> : tensor<3x2xf32>
+// CHECK-NOT: loom.transpose
+// CHECK: return %[[C]]
+func.func @transpose_constant() -> tensor<3x2xf32> {
+  %c = loom.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %t = loom.transpose %c {perm = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<3x2xf32>
+  return %t : tensor<3x2xf32>
+}
+
+// -----
+
+// Rank 3: result[i, j, k] = input[j, k, i] for perm [2, 0, 1].
+// CHECK-LABEL: func.func @transpose_constant_rank3
+// CHECK: loom.constant dense<{{\[}}{{\[}}[0.000000e+00, 2.000000e+00]], {{\[}}[1.000000e+00, 3.000000e+00]]]> : tensor<2x1x2xf32>
+func.func @transpose_constant_rank3() -> tensor<2x1x2xf32> {
+  %c = loom.constant dense<[[[0.0, 1.0]], [[2.0, 3.0]]]> : tensor<2x1x2xf32>
+  %t = loom.transpose %c {perm = array<i64: 2, 0, 1>} : tensor<2x1x2xf32> -> tensor<2x2x1xf32>
+  %r = loom.constant dense<[2, 1, 2]> : tensor<3xi64>
+  %y = loom.reshape %t, %r : (tensor<2x2x1xf32>, tensor<3xi64>) -> tensor<2x1x2xf32>
+  return %y : tensor<2x1x2xf32>
+}
+
+// -----
+
+// Negative: a transpose of a computed value stays.
+// CHECK-LABEL: func.func @transpose_argument
+// CHECK: loom.transpose
+func.func @transpose_argument(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  %t = loom.transpose %x {perm = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<3x2xf32>
+  return %t : tensor<3x2xf32>
+}

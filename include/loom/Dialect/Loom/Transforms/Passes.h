@@ -37,6 +37,10 @@ void populateCastChainPatterns(mlir::RewritePatternSet &patterns);
 void populatePrecisionPatterns(mlir::RewritePatternSet &patterns,
                                mlir::Type lowType);
 
+/// dequantize -> matmul/conv into loom.qmatmul / loom.qconv, and
+/// transposes of dequantized values onto the quantized values.
+void populateQDQFoldingPatterns(mlir::RewritePatternSet &patterns);
+
 #define GEN_PASS_REGISTRATION
 #include "loom/Dialect/Loom/Transforms/Passes.h.inc"
 

@@ -74,4 +74,17 @@ def LoomFormKernelsPass : Pass<"loom-form-kernels", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::loom::LoomDialect"];
 }
 
+def LoomFoldQDQPass : Pass<"loom-fold-qdq", "::mlir::func::FuncOp"> {
+  let summary = "Turn dequantize -> matmul/conv into quantized contractions";
+  let description = [{
+    Rewrites loom.matmul and loom.conv whose operands are both
+    loom.dequantize results (an activation quantized per tensor, a weight
+    per tensor or per output channel, 8-bit integers or f8E4M3FN) into
+    loom.qmatmul and loom.qconv, which consume the quantized values and
+    their parameters directly. Transposes of dequantized weights are moved
+    onto the quantized values first.
+  }];
+  let dependentDialects = ["::loom::LoomDialect"];
+}
+
 #endif // LOOM_DIALECT_LOOM_TRANSFORMS_PASSES_TD

@@ -1,13 +1,14 @@
 //===- FloatConstants.h - Reading and writing float constants --*- C++ -*-===//
 //
 // Passes that compute new weights (batch-norm folding, precision
-// conversion) read float constants, dense or `dense_resource`, as doubles
-// and write the results back in the same kind of storage.
+// conversion, quantization) read float constants, dense or
+// `dense_resource`, as doubles and write the results back in the same kind
+// of storage.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LOOM_LIB_DIALECT_LOOM_TRANSFORMS_FLOATCONSTANTS_H
-#define LOOM_LIB_DIALECT_LOOM_TRANSFORMS_FLOATCONSTANTS_H
+#ifndef LOOM_DIALECT_LOOM_TRANSFORMS_FLOATCONSTANTS_H
+#define LOOM_DIALECT_LOOM_TRANSFORMS_FLOATCONSTANTS_H
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -35,10 +36,17 @@ mlir::ElementsAttr makeFloatConstant(mlir::RankedTensorType type,
                                      mlir::Attribute like,
                                      llvm::StringRef suffix);
 
+/// An integer constant of `type` (at most 64 bits, whole bytes) holding
+/// `values` truncated to its width, stored like `makeFloatConstant` does.
+mlir::ElementsAttr makeIntegerConstant(mlir::RankedTensorType type,
+                                       llvm::ArrayRef<int64_t> values,
+                                       mlir::Attribute like,
+                                       llvm::StringRef suffix);
+
 /// Whether the helpers above can read and write elements of `type`: a float
 /// of whole bytes, at most 64 bits.
 bool isFoldableFloat(mlir::Type type);
 
 } // namespace loom
 
-#endif // LOOM_LIB_DIALECT_LOOM_TRANSFORMS_FLOATCONSTANTS_H
+#endif // LOOM_DIALECT_LOOM_TRANSFORMS_FLOATCONSTANTS_H
