@@ -14,12 +14,14 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <random>
 
 using namespace mlir;
@@ -28,8 +30,9 @@ using namespace loom::reference;
 namespace loom {
 namespace {
 
+/// Loads loom IR (`.mlir`, or `-` for standard input) or an ONNX model.
 OwningOpRef<ModuleOp> loadModule(const std::string &path, MLIRContext *ctx) {
-  if (llvm::StringRef(path).ends_with(".mlir")) {
+  if (path == "-" || llvm::StringRef(path).ends_with(".mlir")) {
     llvm::SourceMgr sourceMgr;
     std::string error;
     auto file = openInputFile(path, &error);
@@ -159,6 +162,65 @@ bool compareTensors(llvm::StringRef name, const Tensor &got,
   return false;
 }
 
+/// Compares the index of the largest element along the last axis (the top-1
+/// class of logits or probabilities); prints the rows that differ.
+bool compareTop1(llvm::StringRef name, const Tensor &got,
+                 const Tensor &expected) {
+  if (got.shape() != expected.shape() || got.rank() == 0) {
+    llvm::errs() << "mismatch: output " << name << " is " << got.typeString()
+                 << " but " << expected.typeString() << " was expected\n";
+    return false;
+  }
+  int64_t classes = got.shape().back();
+  int64_t rows = classes == 0 ? 0 : got.numElements() / classes;
+  auto argmax = [&](const Tensor &t, int64_t row) {
+    int64_t best = 0;
+    for (int64_t c = 1; c < classes; ++c)
+      if (t.getDouble(row * classes + c) > t.getDouble(row * classes + best))
+        best = c;
+    return best;
+  };
+  int64_t differ = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t g = argmax(got, r), e = argmax(expected, r);
+    if (g == e)
+      continue;
+    if (differ++ == 0)
+      llvm::errs() << "mismatch: output " << name << " row " << r
+                   << ": top-1 class " << g << ", expected " << e << "\n";
+  }
+  if (differ)
+    llvm::errs() << "mismatch: output " << name << ": top-1 differs in "
+                 << differ << " of " << rows << " rows\n";
+  return differ == 0;
+}
+
+/// Prints how far `got` is from `reference`: the largest and the mean
+/// absolute error, and the largest error relative to the reference's scale
+/// (its largest magnitude), which stays meaningful where elements are near 0.
+void printErrorStatistics(llvm::StringRef name, const Tensor &got,
+                          const Tensor &reference) {
+  llvm::outs() << "numerics: output " << name << ": ";
+  if (got.shape() != reference.shape()) {
+    llvm::outs() << got.typeString() << " vs " << reference.typeString()
+                 << "\n";
+    return;
+  }
+  double maxAbs = 0, sumAbs = 0, scale = 0;
+  int64_t n = got.numElements();
+  for (int64_t i = 0; i < n; ++i) {
+    double err = std::fabs(got.getDouble(i) - reference.getDouble(i));
+    maxAbs = std::max(maxAbs, err);
+    sumAbs += err;
+    scale = std::max(scale, std::fabs(reference.getDouble(i)));
+  }
+  llvm::outs() << llvm::format("max abs %.3e, mean abs %.3e, max abs / "
+                               "max |ref| %.3e",
+                               maxAbs, n ? sumAbs / n : 0.0,
+                               scale > 0 ? maxAbs / scale : maxAbs)
+               << "\n";
+}
+
 /// ONNX test data stores bfloat16 (and sometimes float16) tensors as their
 /// uint16 bit patterns; reinterpret those as the type the model uses.
 void reinterpretHalfBits(Tensor &t, ElementKind wanted) {
@@ -282,19 +344,69 @@ int runModel(const RunOptions &options) {
         return 1;
       }
       reinterpretHalfBits(expected, outputs[i].kind());
-      ok &= compareTensors(std::to_string(i), outputs[i], expected,
-                           options.rtol, options.atol);
+      ok &= options.compareTop1
+                ? compareTop1(std::to_string(i), outputs[i], expected)
+                : compareTensors(std::to_string(i), outputs[i], expected,
+                                 options.rtol, options.atol);
     }
-    llvm::outs() << (ok ? "all outputs match" : "outputs differ") << "\n";
+    llvm::outs() << (ok ? "all outputs match" : "outputs differ")
+                 << (options.compareTop1 ? " (top-1)" : "") << "\n";
+  }
+
+  // The numerics report: the same inputs through a reference program.
+  if (!options.referenceModel.empty()) {
+    OwningOpRef<ModuleOp> refModule =
+        loadModule(options.referenceModel, &context);
+    func::FuncOp refEntry = refModule ? findEntry(*refModule) : nullptr;
+    if (!refEntry)
+      return 1;
+    FailureOr<SmallVector<Tensor>> refOutputs = execute(refEntry, inputs);
+    if (failed(refOutputs))
+      return 1;
+    if (refOutputs->size() != outputs.size()) {
+      llvm::errs() << "error: the reference program has " << refOutputs->size()
+                   << " outputs, the model " << outputs.size() << "\n";
+      return 1;
+    }
+    for (auto [i, got] : llvm::enumerate(outputs))
+      printErrorStatistics(std::to_string(i), got, (*refOutputs)[i]);
   }
   return ok ? 0 : 1;
+}
+
+int runDataSets(const RunOptions &options, llvm::StringRef directory) {
+  std::error_code ec;
+  std::map<int64_t, std::string> sets;
+  for (llvm::sys::fs::directory_iterator it(directory, ec), end;
+       it != end && !ec; it.increment(ec)) {
+    llvm::StringRef name = llvm::sys::path::filename(it->path());
+    int64_t index;
+    if (name.consume_front("test_data_set_") && !name.getAsInteger(10, index))
+      sets[index] = it->path();
+  }
+  if (ec || sets.empty()) {
+    llvm::errs() << "error: '" << directory
+                 << "' holds no test_data_set_N directories\n";
+    return 1;
+  }
+  int failures = 0;
+  for (auto &[index, path] : sets) {
+    llvm::outs() << "== " << path << "\n";
+    RunOptions one = options;
+    one.inputs = {path};
+    one.expected = {path};
+    failures += runModel(one) != 0;
+  }
+  llvm::outs() << sets.size() << " data sets: " << sets.size() - failures
+               << " match, " << failures << " differ\n";
+  return failures ? 1 : 0;
 }
 
 int loomRunMain(int argc, char **argv) {
   namespace cl = llvm::cl;
   cl::opt<std::string> model(cl::Positional, cl::Required,
                              cl::desc("<model.onnx | model.onnxtxt | "
-                                      "model.mlir>"));
+                                      "model.mlir | - (loom IR on stdin)>"));
   cl::list<std::string> inputs(
       "inputs", cl::CommaSeparated,
       cl::desc("Input tensors (.pb or .npy), or a directory holding them"));
@@ -321,12 +433,27 @@ int loomRunMain(int argc, char **argv) {
       "rank-timeout-ms", cl::init(5000),
       cl::desc("With --ranks: fail (as deadlocked) when a rank waits this long "
                "for its peers"));
+  cl::opt<std::string> dataSets(
+      "data-sets",
+      cl::desc("Run every test_data_set_N directory under this one (ONNX's "
+               "backend-test layout), each with its inputs and expected "
+               "outputs, and count those that match"));
+  cl::opt<bool> top1(
+      "top1", cl::desc("Compare only the index of the largest element along "
+                       "the last axis (the top-1 class)"));
+  cl::opt<std::string> referenceModel(
+      "reference-model",
+      cl::desc("Also run this program (e.g. the f32 original of a "
+               "quantized model) on the same inputs and print each output's "
+               "max and mean absolute error against it"));
   cl::ParseCommandLineOptions(
       argc, argv,
       "loom-run: run a model with Loom's reference executor\n\n"
       "  loom-run model.onnx                      (random inputs)\n"
       "  loom-run model.onnx --inputs DIR --expected DIR\n"
-      "  loom-run partitioned.mlir --ranks 4        (one thread per rank)\n");
+      "  loom-run partitioned.mlir --ranks 4        (one thread per rank)\n"
+      "  loom-run model.onnx --data-sets DIR --top1\n"
+      "  loom-run int8.mlir --reference-model f32.mlir\n");
   RunOptions options;
   options.model = model;
   options.inputs.assign(inputs.begin(), inputs.end());
@@ -336,6 +463,8 @@ int loomRunMain(int argc, char **argv) {
   options.seed = seed;
   options.printValues = printValues;
   options.outputDirectory = outputDir;
+  options.compareTop1 = top1;
+  options.referenceModel = referenceModel;
   if (ranks < 0 || rankTimeout <= 0) {
     llvm::errs() << "error: --ranks must not be negative and "
                     "--rank-timeout-ms must be positive\n";
@@ -343,6 +472,19 @@ int loomRunMain(int argc, char **argv) {
   }
   options.ranks = ranks;
   options.rankTimeoutMs = rankTimeout;
+  if (!dataSets.empty()) {
+    if (!inputs.empty() || !expected.empty()) {
+      llvm::errs() << "error: --data-sets takes the place of --inputs and "
+                      "--expected\n";
+      return 1;
+    }
+    if (options.model == "-") {
+      llvm::errs() << "error: --data-sets runs the model several times; "
+                      "give it as a file, not on standard input\n";
+      return 1;
+    }
+    return runDataSets(options, dataSets);
+  }
   return runModel(options);
 }
 

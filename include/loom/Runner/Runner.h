@@ -3,6 +3,8 @@
 #ifndef LOOM_RUNNER_RUNNER_H
 #define LOOM_RUNNER_RUNNER_H
 
+#include "llvm/ADT/StringRef.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -38,11 +40,20 @@ struct RunOptions {
   /// With `ranks`: how long a rank waits for its peers before the run fails
   /// as deadlocked.
   int64_t rankTimeoutMs = 5000;
+  /// Compare the top-1 index along the last axis instead of the values.
+  bool compareTop1 = false;
+  /// When set, this program also runs on the inputs, and each output's
+  /// error against its outputs is printed (the numerics report).
+  std::string referenceModel;
 };
 
 /// Runs and returns the process exit code: 0 when everything ran and
 /// matched, 1 on a mismatch or an error (reported on stderr).
 int runModel(const RunOptions &options);
+
+/// Runs `options.model` on every `test_data_set_N` under `directory` (its
+/// inputs and expected outputs) and prints how many match.
+int runDataSets(const RunOptions &options, llvm::StringRef directory);
 
 /// Parses loom-run's command line into options and runs.
 int loomRunMain(int argc, char **argv);
