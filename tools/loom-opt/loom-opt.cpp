@@ -8,6 +8,7 @@
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/InitAllDialects.h"
 #include "loom/Pipelines/Pipelines.h"
+#include "loom/Quantization/Quantize.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllPasses.h"
@@ -16,6 +17,7 @@
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   loom::registerLoomPasses();
+  loom::registerLoomQuantizationPasses();
   loom::registerLoomPipelines();
   mlir::DialectRegistry registry;
   loom::registerAllDialects(registry);
