@@ -6,7 +6,10 @@ baseline. Each pipeline of loom-opt passes is applied to it, both programs
 run with loom-run (the reference executor) on the fixture's inputs, and the
 report gives per model and pipeline the max and mean absolute error and the
 max relative error (over elements with |baseline| > 1e-3) against the f32
-program, plus the baseline's own max error against onnxruntime.
+program, plus the baseline's own max error against onnxruntime. Fixtures
+with calibration samples (FIXTURE/calibration) also get the post-training
+int8 and fp8 pipelines, calibrated on those samples (never on the test
+inputs). The QDQ fixtures (FIXTURE_qdq), already quantized, are left out.
 
 usage: /usr/bin/python3 -s scripts/numerics_report.py --build build [--markdown docs/numerics.md]
 """
@@ -25,6 +28,13 @@ PIPELINES = [
     ("recognize+form-kernels", ["-loom-recognize", "-loom-form-kernels"]),
     ("precision fp16", ["-loom-precision=precision=fp16"]),
     ("precision bf16", ["-loom-precision=precision=bf16"]),
+]
+
+
+QUANTIZED_PIPELINES = [
+    ("int8 min-max", "calibration=minmax"),
+    ("int8 percentile 99.99", "calibration=percentile percentile=99.99"),
+    ("fp8 matmuls", "type=fp8"),
 ]
 
 
@@ -68,6 +78,8 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in sorted(os.listdir(args.fixtures)):
+            if name.endswith("_qdq"):
+                continue
             folder = os.path.join(args.fixtures, name)
             data = os.path.join(folder, "test_data_set_0")
             base = os.path.join(tmp, name + ".mlir")
@@ -79,7 +91,13 @@ def main():
             e = [errors(r, o) for r, o in zip(ref, ort)]
             rows.append((name, "f32 vs onnxruntime", max(x[0] for x in e),
                          max(x[1] for x in e), max(x[2] for x in e)))
-            for label, passes in PIPELINES:
+            pipelines = list(PIPELINES)
+            calibration = os.path.join(folder, "calibration")
+            if os.path.isdir(calibration):
+                pipelines += [(label, ["-loom-simplify", "-canonicalize",
+                                       "-loom-quantize=%s inputs=%s" % (options, calibration)])
+                              for label, options in QUANTIZED_PIPELINES]
+            for label, passes in pipelines:
                 out = os.path.join(tmp, "%s_%s.mlir" % (name, label.replace(" ", "_")))
                 run([os.path.join(args.build, "bin", "loom-opt"), base] + passes + ["-o", out])
                 got = outputs(args.build, out, data,
