@@ -268,6 +268,14 @@ void registerElementwiseKernels(KernelRegistry &r) {
                      return a / b; // C++ truncates toward zero, as ONNX.
                    },
                    "integer division by zero"));
+  r.add("loom.swiglu",
+        broadcastBinary([](Operation *, const Tensor &gate, int64_t ig,
+                           const Tensor &up, int64_t iu, Tensor &y,
+                           int64_t i) -> LogicalResult {
+          double g = gate.getDouble(ig);
+          y.setDouble(i, g * sigmoid(g) * up.getDouble(iu));
+          return success();
+        }));
   r.add("loom.pow", broadcastBinary([](Operation *, const Tensor &a,
                                        int64_t ia, const Tensor &b, int64_t ib,
                                        Tensor &y, int64_t i) -> LogicalResult {

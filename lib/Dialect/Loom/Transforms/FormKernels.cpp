@@ -75,7 +75,8 @@ OpClass classify(Operation *op) {
   if (!isa<LoomDialect>(op->getDialect()) ||
       op->hasTrait<OpTrait::ConstantLike>() || isa<FusionOp, YieldOp>(op))
     return OpClass::None;
-  if (isa<MatMulOp, ConvOp, ConvTransposeOp, AttentionOp>(op))
+  if (isa<MatMulOp, ConvOp, ConvTransposeOp, AttentionOp, QMatMulOp, QConvOp>(
+          op))
     return OpClass::Contraction;
   if (isa<ReshapeOp, TransposeOp, SqueezeOp, UnsqueezeOp>(op))
     return OpClass::Layout;
@@ -88,7 +89,7 @@ OpClass classify(Operation *op) {
   if (op->hasTrait<OpTrait::Elementwise>() ||
       isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp, BitShiftOp,
           AndOp, OrOp, XorOp, EqualOp, LessOp, LessEqualOp, GreaterOp,
-          GreaterEqualOp, WhereOp>(op))
+          GreaterEqualOp, WhereOp, SwigluOp, QuantizeOp, DequantizeOp>(op))
     return OpClass::Elementwise;
   return OpClass::None;
 }

@@ -667,6 +667,33 @@ struct SiluPattern : OpRewritePattern<MulOp> {
   }
 };
 
+/// Recognizes SwiGLU gating (after SiLU is recognized):
+///
+///   %s = loom.silu %gate
+///   %y = loom.mul %s, %up                          // or loom.mul %up, %s
+/// ->
+///   %y = loom.swiglu %gate, %up
+struct SwigluPattern : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MulOp root,
+                                PatternRewriter &rewriter) const override {
+    Value gate, up;
+    eitherOrder(root.getLhs(), root.getRhs(), [&](Value s, Value other) {
+      auto silu = s.getDefiningOp<SiluOp>();
+      if (!silu || !s.hasOneUse())
+        return false;
+      gate = silu.getInput();
+      up = other;
+      return true;
+    });
+    if (!gate || !isa<FloatType>(getElementTypeOrSelf(up.getType())))
+      return rewriter.notifyMatchFailure(root, "not silu(gate) * up");
+    rewriter.replaceOpWithNewOp<SwigluOp>(root, root.getType(), gate, up);
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // Softmax
 //===----------------------------------------------------------------------===//
@@ -1225,7 +1252,7 @@ void loom::populateRecognitionPatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<LayerNormPattern<AddOp>, LayerNormPattern<MulOp>,
                LayerNormPattern<DivOp>, RMSNormPattern<MulOp>,
-               RMSNormPattern<DivOp>, GeluPattern, SiluPattern,
+               RMSNormPattern<DivOp>, GeluPattern, SiluPattern, SwigluPattern,
                SoftmaxPattern<DivOp>, SoftmaxPattern<MulOp>, AttentionPattern,
                RotaryEmbeddingPattern>(ctx);
 }

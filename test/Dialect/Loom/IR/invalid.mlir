@@ -1361,3 +1361,11 @@ func.func @qconv_result(%x: tensor<1x3x8x8xi8>, %w: tensor<16x3x3x3xi8>, %s: ten
   %0 = loom.qconv %x, %w scales(%s, %s) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x3x8x8xi8>, tensor<16x3x3x3xi8>, tensor<f32>, tensor<f32>) -> tensor<1x16x8x8xf32>
   return
 }
+
+// -----
+
+func.func @swiglu_of_integers(%g: tensor<4xi32>, %u: tensor<4xi32>) {
+  // expected-error @+1 {{must be ranked tensor of}}
+  %0 = loom.swiglu %g, %u : tensor<4xi32>, tensor<4xi32> -> tensor<4xi32>
+  return
+}

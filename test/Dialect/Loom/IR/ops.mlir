@@ -376,3 +376,10 @@ func.func @quantization(%x: tensor<4x16xf32>, %s: tensor<f32>, %zp: tensor<ui8>,
   %g = loom.qmatmul %f, %fwt scales(%s, %s) : (tensor<4x16xf8E4M3FN>, tensor<16x8xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<4x8xf32>
   return %y, %c, %d, %g : tensor<4x8xf32>, tensor<1x16x8x8xf32>, tensor<4x16xf32>, tensor<4x8xf32>
 }
+
+// CHECK-LABEL: func.func @swiglu
+func.func @swiglu(%g: tensor<4x8xf32>, %u: tensor<8xf32>) -> tensor<4x8xf32> {
+  // CHECK: loom.swiglu %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  %y = loom.swiglu %g, %u : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}

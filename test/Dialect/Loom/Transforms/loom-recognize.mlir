@@ -715,3 +715,33 @@ func.func @rotary_wrong_order(%x: tensor<1x2x2x4xf32>, %z: tensor<1x2x2x4xf32>) 
   %w = loom.add %az, %bz : tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32> -> tensor<1x2x2x4xf32>
   return %y, %w : tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>
 }
+
+// -----
+
+// SwiGLU: silu(gate) * up in either order, after SiLU's own recognition.
+// CHECK-LABEL: func.func @swiglu
+// CHECK-SAME: %[[G:[^:]*]]: tensor<8x64xf32>, %[[U:[^:]*]]: tensor<8x64xf32>
+// CHECK: %[[A:.*]] = loom.swiglu %[[G]], %[[U]] : tensor<8x64xf32>, tensor<8x64xf32> -> tensor<8x64xf32>
+// CHECK: %[[B:.*]] = loom.swiglu %[[U]], %[[G]] : tensor<8x64xf32>, tensor<8x64xf32> -> tensor<8x64xf32>
+// CHECK: return %[[A]], %[[B]]
+func.func @swiglu(%g: tensor<8x64xf32>, %u: tensor<8x64xf32>) -> (tensor<8x64xf32>, tensor<8x64xf32>) {
+  %s = loom.sigmoid %g : tensor<8x64xf32>
+  %silu = loom.mul %g, %s : tensor<8x64xf32>, tensor<8x64xf32> -> tensor<8x64xf32>
+  %a = loom.mul %silu, %u : tensor<8x64xf32>, tensor<8x64xf32> -> tensor<8x64xf32>
+  %silu2 = loom.silu %u : tensor<8x64xf32>
+  %b = loom.mul %g, %silu2 : tensor<8x64xf32>, tensor<8x64xf32> -> tensor<8x64xf32>
+  return %a, %b : tensor<8x64xf32>, tensor<8x64xf32>
+}
+
+// -----
+
+// Negative: a SiLU with another user stays (fusing it would compute it twice).
+// CHECK-LABEL: func.func @swiglu_shared_silu
+// CHECK-NOT: loom.swiglu
+// CHECK: %[[S:.*]] = loom.silu
+// CHECK: loom.mul %[[S]]
+func.func @swiglu_shared_silu(%g: tensor<8xf32>, %u: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %s = loom.silu %g : tensor<8xf32>
+  %a = loom.mul %s, %u : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  return %a, %s : tensor<8xf32>, tensor<8xf32>
+}

@@ -160,6 +160,10 @@ def Loom_DivOp : Loom_ArithBinaryOp<"div", "Div (opset 7-14)",
     "Division (integer division truncates toward zero)"> {
   let hasFolder = 1;
 }
+def Loom_SwigluOp : Loom_BroadcastBinaryOp<"swiglu",
+    "none (SiLU(gate) * up, recognized; SwiGLU opset 24+ splits one input)",
+    "SwiGLU gating: silu(lhs) * rhs, with lhs the gate and rhs the up projection",
+    Loom_FloatTensor, Loom_FloatTensor>;
 def Loom_PowOp : Loom_ArithBinaryOp<"pow", "Pow (opset 7-15)",
     "Power; the exponent may have another element type (ONNX Pow-12)"> {
   let hasVerifier = 0;
