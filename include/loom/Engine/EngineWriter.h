@@ -1,0 +1,65 @@
+//===- EngineWriter.h - Writing engine files --------------------*- C++ -*-===//
+//
+// The compiler's side of runtime/include/loom/abi/engine_format.h: an
+// engine described in memory, written as one file with page-aligned
+// per-rank sections and a SHA-256 digest.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_ENGINE_ENGINEWRITER_H
+#define LOOM_ENGINE_ENGINEWRITER_H
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace loom {
+
+/// An input or output of a rank: its name, dtype name ("f32", "i64", ...,
+/// as loom_dtype_name gives them) and static shape.
+struct EngineTensor {
+  std::string name;
+  std::string dtype;
+  llvm::SmallVector<int64_t> shape;
+};
+
+/// One rank's program: a shared object exporting `entry`
+/// (`void entry(void **buffers)`, inputs then outputs), its signature, and
+/// optionally its weights.
+struct EngineRank {
+  std::vector<char> code;
+  std::string entry = "loom_entry";
+  std::vector<char> weights;
+  std::vector<EngineTensor> inputs, outputs;
+};
+
+struct EngineDescription {
+  std::string compilerVersion;
+  /// "x86_64", "aarch64", ...
+  std::string arch;
+  /// The CPU features the code needs (LLVM names, e.g. "avx2").
+  std::vector<std::string> cpuFeatures;
+  /// The device grid; the product of its sizes is the number of ranks.
+  llvm::SmallVector<int64_t> grid{1};
+  std::vector<EngineRank> ranks;
+};
+
+/// The engine as bytes (what writeEngine stores).
+llvm::Expected<std::vector<char>>
+serializeEngine(const EngineDescription &engine);
+
+/// Writes the engine to `path` atomically: to a temporary file in the same
+/// directory, then renamed over `path`.
+llvm::Error writeEngine(llvm::StringRef path, const EngineDescription &engine);
+
+/// The architecture and CPU features of the machine the compiler runs on,
+/// as an engine compiled for it records them.
+void describeHost(EngineDescription &engine);
+
+} // namespace loom
+
+#endif // LOOM_ENGINE_ENGINEWRITER_H

@@ -1,0 +1,176 @@
+//===- EngineWriter.cpp - Writing engine files ----------------------------===//
+
+#include "loom/Engine/EngineWriter.h"
+
+#include "loom/abi/engine_format.h"
+#include "loom/abi/sha256.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <cstring>
+
+using namespace llvm;
+
+namespace loom {
+namespace {
+
+/// Names go in the manifest's space-separated records percent-encoded.
+std::string percentEncode(StringRef s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '%' || c == ' ' || c == '\n' || c == '\r' || c == '\t' ||
+        static_cast<unsigned char>(c) < 0x20) {
+      out += '%';
+      out += hexdigit((c >> 4) & 0xf, /*LowerCase=*/true);
+      out += hexdigit(c & 0xf, /*LowerCase=*/true);
+    } else {
+      out += c;
+    }
+  }
+  return out.empty() ? "%00" : out;
+}
+
+std::string shapeString(ArrayRef<int64_t> shape) {
+  if (shape.empty())
+    return "scalar";
+  std::string s;
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? "x" : "") + std::to_string(d);
+  return s;
+}
+
+uint64_t alignUp(uint64_t v) {
+  return (v + LOOM_ENGINE_ALIGNMENT - 1) / LOOM_ENGINE_ALIGNMENT *
+         LOOM_ENGINE_ALIGNMENT;
+}
+
+} // namespace
+
+Expected<std::vector<char>> serializeEngine(const EngineDescription &engine) {
+  int64_t devices = 1;
+  for (int64_t d : engine.grid)
+    devices *= d;
+  if (engine.ranks.empty() || devices != (int64_t)engine.ranks.size())
+    return createStringError("the grid " + shapeString(engine.grid) +
+                             " does not hold the engine's " +
+                             std::to_string(engine.ranks.size()) + " ranks");
+
+  std::string manifest;
+  raw_string_ostream os(manifest);
+  os << "compiler " << percentEncode(engine.compilerVersion) << "\n";
+  os << "target " << engine.arch << " "
+     << (engine.cpuFeatures.empty() ? "-" : join(engine.cpuFeatures, ","))
+     << "\n";
+  os << "grid " << shapeString(engine.grid) << "\n";
+  for (auto [r, rank] : llvm::enumerate(engine.ranks)) {
+    os << "rank " << r << " entry " << rank.entry << "\n";
+    for (const EngineTensor &t : rank.inputs)
+      os << "input " << r << " " << percentEncode(t.name) << " " << t.dtype
+         << " " << shapeString(t.shape) << "\n";
+    for (const EngineTensor &t : rank.outputs)
+      os << "output " << r << " " << percentEncode(t.name) << " " << t.dtype
+         << " " << shapeString(t.shape) << "\n";
+  }
+
+  // Layout: header, section table, manifest, then page-aligned payloads.
+  struct Payload {
+    uint32_t kind, rank;
+    const std::vector<char> *bytes;
+  };
+  std::vector<Payload> payloads;
+  for (auto [r, rank] : llvm::enumerate(engine.ranks)) {
+    payloads.push_back({LOOM_SECTION_CODE, (uint32_t)r, &rank.code});
+    if (!rank.weights.empty())
+      payloads.push_back({LOOM_SECTION_WEIGHTS, (uint32_t)r, &rank.weights});
+  }
+  loom_engine_header header{};
+  std::memcpy(header.magic, LOOM_ENGINE_MAGIC, LOOM_ENGINE_MAGIC_SIZE);
+  header.format_version = LOOM_ENGINE_FORMAT_VERSION;
+  header.header_size = sizeof(loom_engine_header);
+  header.section_table_offset = sizeof(loom_engine_header);
+  header.num_sections = payloads.size();
+  header.num_ranks = engine.ranks.size();
+  header.manifest_offset =
+      header.section_table_offset + payloads.size() * sizeof(loom_engine_section);
+  header.manifest_size = manifest.size();
+
+  std::vector<loom_engine_section> sections;
+  uint64_t offset = alignUp(header.manifest_offset + manifest.size());
+  for (const Payload &p : payloads) {
+    sections.push_back({p.kind, p.rank, offset, p.bytes->size()});
+    offset = alignUp(offset + p.bytes->size());
+  }
+  uint64_t size = sections.empty()
+                      ? header.manifest_offset + manifest.size()
+                      : sections.back().offset + sections.back().size;
+  header.file_size = size;
+
+  std::vector<char> file(size, 0);
+  std::memcpy(file.data(), &header, sizeof(header));
+  std::memcpy(file.data() + header.section_table_offset, sections.data(),
+              sections.size() * sizeof(loom_engine_section));
+  std::memcpy(file.data() + header.manifest_offset, manifest.data(),
+              manifest.size());
+  for (auto [p, s] : llvm::zip(payloads, sections))
+    std::memcpy(file.data() + s.offset, p.bytes->data(), p.bytes->size());
+  // The digest covers the file with the digest field zeroed (it is).
+  uint8_t digest[32];
+  loom_sha256(file.data(), file.size(), digest);
+  std::memcpy(file.data() + LOOM_ENGINE_SHA256_OFFSET, digest, sizeof(digest));
+  return file;
+}
+
+Error writeEngine(StringRef path, const EngineDescription &engine) {
+  Expected<std::vector<char>> bytes = serializeEngine(engine);
+  if (!bytes)
+    return bytes.takeError();
+  SmallString<256> model(path);
+  sys::path::remove_filename(model);
+  sys::path::append(model, sys::path::filename(path) + ".tmp-%%%%%%");
+  int fd;
+  SmallString<256> temporary;
+  if (std::error_code ec = sys::fs::createUniqueFile(model, fd, temporary))
+    return createStringError(ec, "cannot create a file next to '" + path +
+                                     "': " + ec.message());
+  {
+    raw_fd_ostream out(fd, /*shouldClose=*/true);
+    out.write(bytes->data(), bytes->size());
+    out.close();
+    if (out.has_error()) {
+      std::string message = out.error().message();
+      out.clear_error();
+      sys::fs::remove(temporary);
+      return createStringError("cannot write '" + temporary + "': " + message);
+    }
+  }
+  if (std::error_code ec = sys::fs::rename(temporary, path)) {
+    sys::fs::remove(temporary);
+    return createStringError(ec, "cannot rename '" + temporary + "' to '" +
+                                     path + "': " + ec.message());
+  }
+  return Error::success();
+}
+
+void describeHost(EngineDescription &engine) {
+  Triple host(sys::getProcessTriple());
+  engine.arch = host.getArchName().str();
+  // The features the runtime can check (see hostHasFeature in the
+  // runtime), when the host has them: code compiled for this host may use
+  // them.
+  static const char *const checkable[] = {
+      "sse4.2",   "avx",      "avx2",     "fma",        "f16c",
+      "bmi2",     "avx512f",  "avx512bw", "avx512dq",   "avx512vl",
+      "avx512bf16", "avx512fp16", "avx512vnni"};
+  StringMap<bool> features = sys::getHostCPUFeatures();
+  for (const char *f : checkable)
+    if (features.lookup(f))
+      engine.cpuFeatures.push_back(f);
+}
+
+} // namespace loom

@@ -1,0 +1,151 @@
+/*===- runtime.h - Loom's runtime: the C API ---------------------*- C -*-===*
+ *
+ * Load an engine (verified before anything in it is trusted), inspect it,
+ * and execute it: one rank at a time, or every rank of its grid at once on
+ * threads of this process.
+ *
+ * Conventions:
+ * - Every function that can fail returns a loom_status; LOOM_OK is 0.
+ *   loom_last_error() then describes the failure (per thread, valid until
+ *   the next call into the runtime on that thread).
+ * - Options structs are initialized with their *_init function, which sets
+ *   every field to its default; callers then change what they need.
+ * - Ownership: an object returned through an out-parameter belongs to the
+ *   caller and is released with the matching *_free function. Strings and
+ *   descriptors returned by inspection functions belong to the engine and
+ *   live as long as it does. Tensor buffers always belong to the caller.
+ * - The runtime is thread-safe for distinct engines; one engine may be
+ *   executed from several threads at once (the code keeps no state).
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef LOOM_RUNTIME_H
+#define LOOM_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum loom_status {
+  LOOM_OK = 0,
+  /* The file could not be opened, read or mapped. */
+  LOOM_ERROR_IO = 1,
+  /* Not an engine, truncated, or its SHA-256 does not match. */
+  LOOM_ERROR_CORRUPT = 2,
+  /* Written by an incompatible format version. */
+  LOOM_ERROR_VERSION = 3,
+  /* Compiled for another architecture or for CPU features this machine
+     lacks. */
+  LOOM_ERROR_TARGET = 4,
+  /* A bad argument: null pointer, rank out of range, ... */
+  LOOM_ERROR_INVALID_ARGUMENT = 5,
+  /* The requested device is not available (e.g. no CUDA device). */
+  LOOM_ERROR_NO_DEVICE = 6,
+  /* A rank failed or timed out, so the others stopped. */
+  LOOM_ERROR_RANK_FAILED = 7,
+  LOOM_ERROR_INTERNAL = 8
+} loom_status;
+
+/* A short name of a status ("LOOM_ERROR_CORRUPT"). */
+const char *loom_status_name(loom_status status);
+
+/* The message of the last failure on this thread ("" when none). */
+const char *loom_last_error(void);
+
+typedef enum loom_dtype {
+  LOOM_DTYPE_F16 = 1,
+  LOOM_DTYPE_BF16 = 2,
+  LOOM_DTYPE_F32 = 3,
+  LOOM_DTYPE_F64 = 4,
+  LOOM_DTYPE_BOOL = 5, /* one byte per element */
+  LOOM_DTYPE_I8 = 6,
+  LOOM_DTYPE_I16 = 7,
+  LOOM_DTYPE_I32 = 8,
+  LOOM_DTYPE_I64 = 9,
+  LOOM_DTYPE_U8 = 10,
+  LOOM_DTYPE_U16 = 11,
+  LOOM_DTYPE_U32 = 12,
+  LOOM_DTYPE_U64 = 13
+} loom_dtype;
+
+/* "f32", "i64", ...; the names the manifest uses. */
+const char *loom_dtype_name(loom_dtype dtype);
+/* Bytes per element. */
+size_t loom_dtype_size(loom_dtype dtype);
+
+#define LOOM_MAX_RANK 16
+
+/* An input or output of a rank: dense, row-major, static shape. */
+typedef struct loom_tensor_desc {
+  const char *name;
+  loom_dtype dtype;
+  int32_t rank;
+  int64_t dims[LOOM_MAX_RANK];
+  /* Elements times the dtype's size: the buffer size execute expects. */
+  size_t byte_size;
+} loom_tensor_desc;
+
+typedef struct loom_engine loom_engine;
+
+typedef struct loom_load_options {
+  /* Verify the SHA-256 digest before parsing (default 1). Turning it off
+     saves one read of the file; only for engines already verified. */
+  int verify_digest;
+  /* Check that this CPU has the features the code was compiled for
+     (default 1). */
+  int check_target;
+} loom_load_options;
+
+void loom_load_options_init(loom_load_options *options);
+
+/* Loads the engine at `path` (`options` may be null: the defaults). On
+   success *engine is the caller's, to release with loom_engine_free. */
+loom_status loom_engine_load(const char *path,
+                             const loom_load_options *options,
+                             loom_engine **engine);
+void loom_engine_free(loom_engine *engine);
+
+/* Inspection. The strings and descriptors belong to the engine. */
+const char *loom_engine_compiler_version(const loom_engine *engine);
+const char *loom_engine_target(const loom_engine *engine);
+int32_t loom_engine_num_ranks(const loom_engine *engine);
+/* The grid's shape: *rank dimensions in dims (at most LOOM_MAX_RANK). */
+void loom_engine_grid(const loom_engine *engine, int32_t *rank,
+                      int64_t dims[LOOM_MAX_RANK]);
+int32_t loom_engine_num_inputs(const loom_engine *engine, int32_t rank);
+int32_t loom_engine_num_outputs(const loom_engine *engine, int32_t rank);
+const loom_tensor_desc *loom_engine_input(const loom_engine *engine,
+                                          int32_t rank, int32_t index);
+const loom_tensor_desc *loom_engine_output(const loom_engine *engine,
+                                           int32_t rank, int32_t index);
+
+/* Runs rank `rank`'s program: `inputs` and `outputs` hold one buffer per
+   input / output of that rank, each of the descriptor's byte_size. */
+loom_status loom_engine_execute(loom_engine *engine, int32_t rank,
+                                const void *const *inputs,
+                                void *const *outputs);
+
+typedef struct loom_execute_options {
+  /* How long a rank may wait for its peers, in milliseconds (default
+     30000); then every rank fails with LOOM_ERROR_RANK_FAILED. */
+  int64_t timeout_ms;
+} loom_execute_options;
+
+void loom_execute_options_init(loom_execute_options *options);
+
+/* Runs every rank of the grid at once, one thread per rank, in this
+   process: inputs[r] and outputs[r] are rank r's buffers. `options` may be
+   null. A failing rank makes the call fail; the message names the rank. */
+loom_status loom_engine_execute_ranks(loom_engine *engine,
+                                      const void *const *const *inputs,
+                                      void *const *const *outputs,
+                                      const loom_execute_options *options);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LOOM_RUNTIME_H */

@@ -1,0 +1,559 @@
+//===- engine.cpp - Loading and running engines ---------------------------===//
+//
+// Load order (each step trusts only what the previous ones checked):
+//   1. map the file; it must be at least a header long and start with the
+//      magic, and the header's file size must be the file's;
+//   2. the SHA-256 of the file (digest field zeroed) must match the digest;
+//   3. the format version and header size must be this runtime's;
+//   4. the section table and manifest must lie inside the file;
+//   5. the manifest is parsed, its target checked against this machine;
+//   6. each rank's code is handed to the dynamic loader from memory (a
+//      memfd), so no file is written and no linker is needed at run time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/runtime.h"
+
+#include "loom/abi/engine_format.h"
+#include "loom/abi/sha256.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+static_assert(offsetof(loom_engine_header, sha256) ==
+                  LOOM_ENGINE_SHA256_OFFSET,
+              "the digest offset is part of the format");
+static_assert(sizeof(loom_engine_header) == 128, "the header is 128 bytes");
+static_assert(sizeof(loom_engine_section) == 24, "a section is 24 bytes");
+
+namespace {
+
+thread_local std::string lastError;
+
+loom_status fail(loom_status status, const std::string &message) {
+  lastError = message;
+  return status;
+}
+
+struct DtypeInfo {
+  loom_dtype dtype;
+  const char *name;
+  size_t size;
+};
+
+constexpr DtypeInfo kDtypes[] = {
+    {LOOM_DTYPE_F16, "f16", 2},   {LOOM_DTYPE_BF16, "bf16", 2},
+    {LOOM_DTYPE_F32, "f32", 4},   {LOOM_DTYPE_F64, "f64", 8},
+    {LOOM_DTYPE_BOOL, "i1", 1},   {LOOM_DTYPE_I8, "i8", 1},
+    {LOOM_DTYPE_I16, "i16", 2},   {LOOM_DTYPE_I32, "i32", 4},
+    {LOOM_DTYPE_I64, "i64", 8},   {LOOM_DTYPE_U8, "ui8", 1},
+    {LOOM_DTYPE_U16, "ui16", 2},  {LOOM_DTYPE_U32, "ui32", 4},
+    {LOOM_DTYPE_U64, "ui64", 8}};
+
+const DtypeInfo *findDtype(const std::string &name) {
+  for (const DtypeInfo &d : kDtypes)
+    if (name == d.name)
+      return &d;
+  return nullptr;
+}
+
+using EntryFn = void (*)(void **);
+
+struct Rank {
+  std::vector<loom_tensor_desc> inputs, outputs;
+  std::string entryName;
+  EntryFn entry = nullptr;
+  void *library = nullptr;
+};
+
+/// The architecture this runtime was built for, as the manifest names it.
+const char *hostArch() {
+#if defined(__x86_64__)
+  return "x86_64";
+#elif defined(__aarch64__)
+  return "aarch64";
+#else
+  return "unknown";
+#endif
+}
+
+/// Whether this CPU has `feature` (LLVM's x86 feature names). Features the
+/// runtime does not know are assumed present: they do not change which
+/// instructions LLVM emits for the kernels Loom generates.
+bool hostHasFeature(const std::string &feature) {
+#if defined(__x86_64__)
+#define LOOM_FEATURE(name)                                                     \
+  if (feature == name)                                                         \
+    return __builtin_cpu_supports(name);
+  LOOM_FEATURE("sse4.2")
+  LOOM_FEATURE("avx")
+  LOOM_FEATURE("avx2")
+  LOOM_FEATURE("fma")
+  LOOM_FEATURE("f16c")
+  LOOM_FEATURE("bmi2")
+  LOOM_FEATURE("avx512f")
+  LOOM_FEATURE("avx512bw")
+  LOOM_FEATURE("avx512dq")
+  LOOM_FEATURE("avx512vl")
+  LOOM_FEATURE("avx512bf16")
+  LOOM_FEATURE("avx512fp16")
+  LOOM_FEATURE("avx512vnni")
+#undef LOOM_FEATURE
+#endif
+  (void)feature;
+  return true;
+}
+
+std::vector<std::string> split(const std::string &s, char separator) {
+  std::vector<std::string> parts;
+  std::string part;
+  std::istringstream in(s);
+  while (std::getline(in, part, separator))
+    parts.push_back(part);
+  return parts;
+}
+
+std::string percentDecode(const std::string &s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      unsigned value = 0;
+      if (std::sscanf(s.c_str() + i + 1, "%2x", &value) == 1) {
+        out.push_back(static_cast<char>(value));
+        i += 2;
+        continue;
+      }
+    }
+    out.push_back(s[i]);
+  }
+  return out;
+}
+
+/// "2x3x4" -> {2, 3, 4}; "scalar" -> {}; false when malformed.
+bool parseShape(const std::string &s, std::vector<int64_t> &dims) {
+  dims.clear();
+  if (s == "scalar")
+    return true;
+  for (const std::string &d : split(s, 'x')) {
+    char *end = nullptr;
+    long long v = std::strtoll(d.c_str(), &end, 10);
+    if (d.empty() || *end || v < 0)
+      return false;
+    dims.push_back(v);
+  }
+  return !dims.empty();
+}
+
+} // namespace
+
+struct loom_engine {
+  void *mapping = nullptr;
+  size_t mappedSize = 0;
+  std::string compilerVersion, target;
+  std::vector<int64_t> grid;
+  std::vector<Rank> ranks;
+  // Names are kept here so that the descriptors' pointers stay valid.
+  std::vector<std::unique_ptr<std::string>> names;
+
+  ~loom_engine() {
+    for (Rank &r : ranks)
+      if (r.library)
+        dlclose(r.library);
+    if (mapping)
+      munmap(mapping, mappedSize);
+  }
+
+  loom_status parseManifest(const std::string &text, bool checkTarget);
+  loom_status loadCode(const loom_engine_section &section);
+};
+
+loom_status loom_engine::parseManifest(const std::string &text,
+                                       bool checkTarget) {
+  int lineNumber = 0;
+  for (const std::string &line : split(text, '\n')) {
+    ++lineNumber;
+    if (line.empty())
+      continue;
+    std::vector<std::string> f = split(line, ' ');
+    auto bad = [&](const std::string &why) {
+      return fail(LOOM_ERROR_CORRUPT, "manifest line " +
+                                          std::to_string(lineNumber) + " ('" +
+                                          line + "'): " + why);
+    };
+    auto rankAt = [&](const std::string &s) -> Rank * {
+      char *end = nullptr;
+      long r = std::strtol(s.c_str(), &end, 10);
+      if (s.empty() || *end || r < 0 || r >= (long)ranks.size())
+        return nullptr;
+      return &ranks[r];
+    };
+    if (f[0] == "compiler" && f.size() == 2) {
+      compilerVersion = f[1];
+    } else if (f[0] == "target" && f.size() == 3) {
+      target = f[1] + " " + f[2];
+      if (!checkTarget)
+        continue;
+      if (f[1] != hostArch())
+        return fail(LOOM_ERROR_TARGET, "the engine was compiled for " + f[1] +
+                                           ", this machine is " + hostArch());
+      if (f[2] != "-")
+        for (const std::string &feature : split(f[2], ','))
+          if (!hostHasFeature(feature))
+            return fail(LOOM_ERROR_TARGET,
+                        "the engine needs the CPU feature '" + feature +
+                            "', which this machine lacks");
+    } else if (f[0] == "grid" && f.size() == 2) {
+      if (!parseShape(f[1], grid))
+        return bad("bad grid");
+      int64_t devices = 1;
+      for (int64_t d : grid)
+        devices *= d;
+      if (devices != (int64_t)ranks.size())
+        return bad("the grid holds " + std::to_string(devices) +
+                   " devices but the engine has " +
+                   std::to_string(ranks.size()) + " ranks");
+    } else if (f[0] == "rank" && f.size() == 4 && f[2] == "entry") {
+      Rank *r = rankAt(f[1]);
+      if (!r)
+        return bad("rank out of range");
+      r->entryName = f[3];
+    } else if ((f[0] == "input" || f[0] == "output") && f.size() == 5) {
+      Rank *r = rankAt(f[1]);
+      const DtypeInfo *dtype = findDtype(f[3]);
+      std::vector<int64_t> dims;
+      if (!r || !dtype || !parseShape(f[4], dims) || dims.size() > LOOM_MAX_RANK)
+        return bad("bad rank, dtype or shape");
+      loom_tensor_desc desc{};
+      names.push_back(std::make_unique<std::string>(percentDecode(f[2])));
+      desc.name = names.back()->c_str();
+      desc.dtype = dtype->dtype;
+      desc.rank = static_cast<int32_t>(dims.size());
+      size_t bytes = dtype->size;
+      for (size_t i = 0; i < dims.size(); ++i) {
+        desc.dims[i] = dims[i];
+        if (dims[i] != 0 && bytes > SIZE_MAX / (size_t)dims[i])
+          return bad("the tensor is too large");
+        bytes *= dims[i];
+      }
+      desc.byte_size = bytes;
+      (f[0] == "input" ? r->inputs : r->outputs).push_back(desc);
+    } else {
+      return bad("unknown record");
+    }
+  }
+  for (size_t i = 0; i < ranks.size(); ++i)
+    if (ranks[i].entryName.empty())
+      return fail(LOOM_ERROR_CORRUPT,
+                  "the manifest names no entry for rank " + std::to_string(i));
+  return LOOM_OK;
+}
+
+loom_status loom_engine::loadCode(const loom_engine_section &section) {
+  Rank &rank = ranks[section.rank];
+  if (rank.library)
+    return fail(LOOM_ERROR_CORRUPT, "two code sections for rank " +
+                                        std::to_string(section.rank));
+  const char *bytes = static_cast<const char *>(mapping) + section.offset;
+  std::string label = "loom-rank-" + std::to_string(section.rank);
+  int fd = memfd_create(label.c_str(), MFD_CLOEXEC);
+  if (fd < 0)
+    return fail(LOOM_ERROR_IO, std::string("memfd_create: ") + strerror(errno));
+  size_t written = 0;
+  while (written < section.size) {
+    ssize_t n = write(fd, bytes + written, section.size - written);
+    if (n <= 0) {
+      close(fd);
+      return fail(LOOM_ERROR_IO, std::string("writing code: ") + strerror(errno));
+    }
+    written += n;
+  }
+  std::string path = "/proc/self/fd/" + std::to_string(fd);
+  rank.library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  close(fd);
+  if (!rank.library)
+    return fail(LOOM_ERROR_CORRUPT, "rank " + std::to_string(section.rank) +
+                                        "'s code does not load: " + dlerror());
+  rank.entry = reinterpret_cast<EntryFn>(
+      dlsym(rank.library, rank.entryName.c_str()));
+  if (!rank.entry)
+    return fail(LOOM_ERROR_CORRUPT, "rank " + std::to_string(section.rank) +
+                                        "'s code has no symbol '" +
+                                        rank.entryName + "'");
+  return LOOM_OK;
+}
+
+extern "C" {
+
+const char *loom_status_name(loom_status status) {
+  switch (status) {
+  case LOOM_OK: return "LOOM_OK";
+  case LOOM_ERROR_IO: return "LOOM_ERROR_IO";
+  case LOOM_ERROR_CORRUPT: return "LOOM_ERROR_CORRUPT";
+  case LOOM_ERROR_VERSION: return "LOOM_ERROR_VERSION";
+  case LOOM_ERROR_TARGET: return "LOOM_ERROR_TARGET";
+  case LOOM_ERROR_INVALID_ARGUMENT: return "LOOM_ERROR_INVALID_ARGUMENT";
+  case LOOM_ERROR_NO_DEVICE: return "LOOM_ERROR_NO_DEVICE";
+  case LOOM_ERROR_RANK_FAILED: return "LOOM_ERROR_RANK_FAILED";
+  case LOOM_ERROR_INTERNAL: return "LOOM_ERROR_INTERNAL";
+  }
+  return "LOOM_ERROR_UNKNOWN";
+}
+
+const char *loom_last_error(void) { return lastError.c_str(); }
+
+const char *loom_dtype_name(loom_dtype dtype) {
+  for (const DtypeInfo &d : kDtypes)
+    if (d.dtype == dtype)
+      return d.name;
+  return "?";
+}
+
+size_t loom_dtype_size(loom_dtype dtype) {
+  for (const DtypeInfo &d : kDtypes)
+    if (d.dtype == dtype)
+      return d.size;
+  return 0;
+}
+
+void loom_load_options_init(loom_load_options *options) {
+  options->verify_digest = 1;
+  options->check_target = 1;
+}
+
+loom_status loom_engine_load(const char *path,
+                             const loom_load_options *options,
+                             loom_engine **engine) {
+  if (!path || !engine)
+    return fail(LOOM_ERROR_INVALID_ARGUMENT, "null path or engine pointer");
+  *engine = nullptr;
+  loom_load_options defaults;
+  loom_load_options_init(&defaults);
+  if (!options)
+    options = &defaults;
+
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return fail(LOOM_ERROR_IO,
+                std::string(path) + ": cannot open: " + strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    close(fd);
+    return fail(LOOM_ERROR_IO, std::string(path) + ": " + strerror(errno));
+  }
+  size_t size = static_cast<size_t>(st.st_size);
+  std::string where = std::string(path) + ": ";
+  if (size < sizeof(loom_engine_header)) {
+    close(fd);
+    return fail(LOOM_ERROR_CORRUPT,
+                where + "not a Loom engine: " + std::to_string(size) +
+                    " bytes, shorter than the header (truncated?)");
+  }
+  auto result = std::make_unique<loom_engine>();
+  result->mapping = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (result->mapping == MAP_FAILED) {
+    result->mapping = nullptr;
+    return fail(LOOM_ERROR_IO, where + "cannot map: " + strerror(errno));
+  }
+  result->mappedSize = size;
+  const auto *bytes = static_cast<const uint8_t *>(result->mapping);
+  loom_engine_header header;
+  std::memcpy(&header, bytes, sizeof(header));
+
+  if (std::memcmp(header.magic, LOOM_ENGINE_MAGIC, LOOM_ENGINE_MAGIC_SIZE))
+    return fail(LOOM_ERROR_CORRUPT, where + "not a Loom engine (bad magic)");
+  if (header.file_size != size)
+    return fail(LOOM_ERROR_CORRUPT,
+                where + "truncated or extended: the header says " +
+                    std::to_string(header.file_size) +
+                    " bytes, the file has " + std::to_string(size));
+  if (options->verify_digest) {
+    static const uint8_t zeros[32] = {0};
+    loom_sha256_context ctx;
+    loom_sha256_init(&ctx);
+    loom_sha256_update(&ctx, bytes, LOOM_ENGINE_SHA256_OFFSET);
+    loom_sha256_update(&ctx, zeros, sizeof(zeros));
+    loom_sha256_update(&ctx, bytes + LOOM_ENGINE_SHA256_OFFSET + 32,
+                       size - LOOM_ENGINE_SHA256_OFFSET - 32);
+    uint8_t digest[32];
+    loom_sha256_final(&ctx, digest);
+    if (std::memcmp(digest, header.sha256, sizeof(digest)))
+      return fail(LOOM_ERROR_CORRUPT,
+                  where + "SHA-256 mismatch: the file is corrupted");
+  }
+  if (header.format_version != LOOM_ENGINE_FORMAT_VERSION ||
+      header.header_size != sizeof(loom_engine_header))
+    return fail(LOOM_ERROR_VERSION,
+                where + "engine format version " +
+                    std::to_string(header.format_version) +
+                    ", this runtime reads version " +
+                    std::to_string(LOOM_ENGINE_FORMAT_VERSION) +
+                    ": recompile the model");
+
+  auto inside = [&](uint64_t offset, uint64_t length) {
+    return offset <= size && length <= size - offset;
+  };
+  if (header.num_ranks == 0 || header.num_ranks > 65536 ||
+      header.num_sections > 2 * header.num_ranks ||
+      !inside(header.section_table_offset,
+              uint64_t(header.num_sections) * sizeof(loom_engine_section)) ||
+      !inside(header.manifest_offset, header.manifest_size))
+    return fail(LOOM_ERROR_CORRUPT,
+                where + "the section table or manifest lies outside the file");
+  result->ranks.resize(header.num_ranks);
+  std::string manifest(
+      reinterpret_cast<const char *>(bytes + header.manifest_offset),
+      header.manifest_size);
+  if (loom_status s = result->parseManifest(manifest, options->check_target))
+    return fail(s, where + lastError);
+
+  for (uint32_t i = 0; i < header.num_sections; ++i) {
+    loom_engine_section section;
+    std::memcpy(&section,
+                bytes + header.section_table_offset + i * sizeof(section),
+                sizeof(section));
+    if (section.rank >= header.num_ranks ||
+        section.offset % LOOM_ENGINE_ALIGNMENT != 0 ||
+        !inside(section.offset, section.size))
+      return fail(LOOM_ERROR_CORRUPT,
+                  where + "section " + std::to_string(i) + " is malformed");
+    if (section.kind == LOOM_SECTION_CODE) {
+      if (loom_status s = result->loadCode(section))
+        return fail(s, where + lastError);
+    } else if (section.kind != LOOM_SECTION_WEIGHTS) {
+      return fail(LOOM_ERROR_CORRUPT,
+                  where + "section " + std::to_string(i) + " has unknown kind " +
+                      std::to_string(section.kind));
+    }
+  }
+  for (size_t r = 0; r < result->ranks.size(); ++r)
+    if (!result->ranks[r].entry)
+      return fail(LOOM_ERROR_CORRUPT,
+                  where + "no code for rank " + std::to_string(r));
+  *engine = result.release();
+  return LOOM_OK;
+}
+
+void loom_engine_free(loom_engine *engine) { delete engine; }
+
+const char *loom_engine_compiler_version(const loom_engine *engine) {
+  return engine->compilerVersion.c_str();
+}
+
+const char *loom_engine_target(const loom_engine *engine) {
+  return engine->target.c_str();
+}
+
+int32_t loom_engine_num_ranks(const loom_engine *engine) {
+  return static_cast<int32_t>(engine->ranks.size());
+}
+
+void loom_engine_grid(const loom_engine *engine, int32_t *rank,
+                      int64_t dims[LOOM_MAX_RANK]) {
+  *rank = static_cast<int32_t>(engine->grid.size());
+  for (size_t i = 0; i < engine->grid.size() && i < LOOM_MAX_RANK; ++i)
+    dims[i] = engine->grid[i];
+}
+
+static const Rank *rankOf(const loom_engine *engine, int32_t rank) {
+  if (!engine || rank < 0 || rank >= (int32_t)engine->ranks.size())
+    return nullptr;
+  return &engine->ranks[rank];
+}
+
+int32_t loom_engine_num_inputs(const loom_engine *engine, int32_t rank) {
+  const Rank *r = rankOf(engine, rank);
+  return r ? static_cast<int32_t>(r->inputs.size()) : -1;
+}
+
+int32_t loom_engine_num_outputs(const loom_engine *engine, int32_t rank) {
+  const Rank *r = rankOf(engine, rank);
+  return r ? static_cast<int32_t>(r->outputs.size()) : -1;
+}
+
+const loom_tensor_desc *loom_engine_input(const loom_engine *engine,
+                                          int32_t rank, int32_t index) {
+  const Rank *r = rankOf(engine, rank);
+  if (!r || index < 0 || index >= (int32_t)r->inputs.size())
+    return nullptr;
+  return &r->inputs[index];
+}
+
+const loom_tensor_desc *loom_engine_output(const loom_engine *engine,
+                                           int32_t rank, int32_t index) {
+  const Rank *r = rankOf(engine, rank);
+  if (!r || index < 0 || index >= (int32_t)r->outputs.size())
+    return nullptr;
+  return &r->outputs[index];
+}
+
+loom_status loom_engine_execute(loom_engine *engine, int32_t rank,
+                                const void *const *inputs,
+                                void *const *outputs) {
+  const Rank *r = rankOf(engine, rank);
+  if (!r)
+    return fail(LOOM_ERROR_INVALID_ARGUMENT,
+                "rank " + std::to_string(rank) + " is out of range");
+  if ((!inputs && !r->inputs.empty()) || (!outputs && !r->outputs.empty()))
+    return fail(LOOM_ERROR_INVALID_ARGUMENT, "null buffer array");
+  std::vector<void *> buffers;
+  for (size_t i = 0; i < r->inputs.size(); ++i) {
+    if (!inputs[i] && r->inputs[i].byte_size)
+      return fail(LOOM_ERROR_INVALID_ARGUMENT,
+                  "input " + std::to_string(i) + " is null");
+    buffers.push_back(const_cast<void *>(inputs[i]));
+  }
+  for (size_t i = 0; i < r->outputs.size(); ++i) {
+    if (!outputs[i] && r->outputs[i].byte_size)
+      return fail(LOOM_ERROR_INVALID_ARGUMENT,
+                  "output " + std::to_string(i) + " is null");
+    buffers.push_back(outputs[i]);
+  }
+  r->entry(buffers.data());
+  return LOOM_OK;
+}
+
+void loom_execute_options_init(loom_execute_options *options) {
+  options->timeout_ms = 30000;
+}
+
+loom_status loom_engine_execute_ranks(loom_engine *engine,
+                                      const void *const *const *inputs,
+                                      void *const *const *outputs,
+                                      const loom_execute_options *options) {
+  if (!engine || !inputs || !outputs)
+    return fail(LOOM_ERROR_INVALID_ARGUMENT, "null engine or buffer arrays");
+  (void)options; // Ranks do not communicate yet: nothing waits.
+  size_t n = engine->ranks.size();
+  std::vector<loom_status> status(n, LOOM_OK);
+  std::vector<std::string> messages(n);
+  std::vector<std::thread> threads;
+  for (size_t r = 0; r < n; ++r)
+    threads.emplace_back([&, r] {
+      status[r] = loom_engine_execute(engine, static_cast<int32_t>(r),
+                                      inputs[r], outputs[r]);
+      if (status[r] != LOOM_OK)
+        messages[r] = lastError;
+    });
+  for (std::thread &t : threads)
+    t.join();
+  for (size_t r = 0; r < n; ++r)
+    if (status[r] != LOOM_OK)
+      return fail(LOOM_ERROR_RANK_FAILED,
+                  "rank " + std::to_string(r) + ": " + messages[r]);
+  return LOOM_OK;
+}
+
+} // extern "C"
