@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "loom/Conversion/Passes.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/InitAllDialects.h"
 #include "loom/Pipelines/Pipelines.h"
@@ -16,6 +17,7 @@
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   loom::registerLoomPasses();
+  loom::registerLoomConversionPasses();
   loom::registerLoomPipelines();
   mlir::DialectRegistry registry;
   loom::registerAllDialects(registry);
