@@ -38,6 +38,9 @@ struct RunOptions {
   /// With `ranks`: how long a rank waits for its peers before the run fails
   /// as deadlocked.
   int64_t rankTimeoutMs = 5000;
+  /// "reference": the reference executor; "cpu": compile the program to
+  /// native code for this machine (lib/Target/CPU) and run that.
+  std::string backend = "reference";
 };
 
 /// Runs and returns the process exit code: 0 when everything ran and
