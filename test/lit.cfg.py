@@ -30,4 +30,4 @@ config.substitutions.append(
     ("%onnx_node_suite", "/usr/share/libonnx-testdata/data/node"))
 
 tool_dirs = [config.loom_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["loom-opt", "loom-translate", "loom-run"], tool_dirs)
+llvm_config.add_tool_substitutions(["loom-opt", "loom-translate", "loom-run", "loomc"], tool_dirs)

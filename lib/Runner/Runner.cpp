@@ -2,7 +2,7 @@
 
 #include "loom/Runner/Runner.h"
 
-#include "loom/Importer/ONNX/Importer.h"
+#include "loom/Compiler/Compiler.h"
 #include "loom/InitAllDialects.h"
 #include "loom/Reference/Interpreter.h"
 #include "loom/Runner/TensorIO.h"
@@ -29,21 +29,6 @@ using namespace loom::reference;
 
 namespace loom {
 namespace {
-
-OwningOpRef<ModuleOp> loadModule(const std::string &path, MLIRContext *ctx) {
-  if (llvm::StringRef(path).ends_with(".mlir")) {
-    llvm::SourceMgr sourceMgr;
-    std::string error;
-    auto file = openInputFile(path, &error);
-    if (!file) {
-      llvm::errs() << path << ": " << error << "\n";
-      return nullptr;
-    }
-    sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-    return parseSourceFile<ModuleOp>(sourceMgr, ctx);
-  }
-  return importONNXModelFile(path, ctx);
-}
 
 /// The function to run: @main, or the only function of the module.
 func::FuncOp findEntry(ModuleOp module) {
@@ -228,7 +213,7 @@ int runModel(const RunOptions &options) {
   registerAllDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
-  OwningOpRef<ModuleOp> module = loadModule(options.model, &context);
+  OwningOpRef<ModuleOp> module = loadModel(options.model, &context);
   if (!module)
     return 1;
   func::FuncOp entry = findEntry(*module);

@@ -33,13 +33,14 @@ using namespace mlir;
 
 namespace loom::cpu {
 
-void buildLoomToLinalgPipeline(OpPassManager &pm,
-                               const CompileOptions &options) {
-  if (options.optimizeGraph) {
-    GraphOptimizationOptions graph;
-    graph.formKernels = true;
-    buildGraphOptimizationPipeline(pm, graph);
-  }
+void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
+  GraphOptimizationOptions graph;
+  graph.precision = options.precision;
+  graph.formKernels = true;
+  buildGraphOptimizationPipeline(pm, graph);
+}
+
+void buildLoomToLinalgPipeline(OpPassManager &pm) {
   OpPassManager &func = pm.nest<func::FuncOp>();
   func.addPass(createConvertLoomToLinalgPass());
   func.addPass(createCanonicalizerPass());
@@ -204,11 +205,18 @@ std::string emitObject(llvm::Module &module, unsigned optLevel,
 
 LogicalResult lowerModule(ModuleOp module, Stage stopAfter,
                           const CompileOptions &options) {
+  Clock::time_point start = Clock::now();
+  if (options.optimizeGraph) {
+    PassManager graph(module.getContext());
+    buildGraphPipeline(graph, options);
+    if (failed(graph.run(module)))
+      return failure();
+    phaseDone(options, "optimize graph", start);
+  }
   if (stopAfter == Stage::Loom)
     return success();
-  Clock::time_point start = Clock::now();
   PassManager toLinalg(module.getContext());
-  buildLoomToLinalgPipeline(toLinalg, options);
+  buildLoomToLinalgPipeline(toLinalg);
   if (failed(toLinalg.run(module)))
     return failure();
   phaseDone(options, "lower to linalg", start);

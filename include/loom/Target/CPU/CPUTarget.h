@@ -10,6 +10,8 @@
 #ifndef LOOM_TARGET_CPU_CPUTARGET_H
 #define LOOM_TARGET_CPU_CPUTARGET_H
 
+#include "loom/Pipelines/Pipelines.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/SmallVector.h"
@@ -36,16 +38,21 @@ struct CompileOptions {
   /// Run the graph pipeline (recognition, simplification, kernel
   /// formation) before lowering.
   bool optimizeGraph = true;
+  /// With `optimizeGraph`: the type contractions compute in.
+  ContractionPrecision precision = ContractionPrecision::F32;
   /// LLVM optimization level (0-3) of the object code.
   unsigned optLevel = 3;
   /// Called after each phase with its name and wall time in milliseconds.
   std::function<void(llvm::StringRef phase, double milliseconds)> onPhase;
 };
 
-/// The passes from loom ops to linalg on tensors (graph pipeline when
-/// asked, convert-loom-to-linalg, canonicalization).
-void buildLoomToLinalgPipeline(mlir::OpPassManager &pm,
-                               const CompileOptions &options);
+/// The graph pipeline the CPU target runs first: loom-graph-optimize with
+/// the chosen precision and kernel formation.
+void buildGraphPipeline(mlir::OpPassManager &pm, const CompileOptions &options);
+
+/// The passes from loom ops to linalg on tensors (convert-loom-to-linalg,
+/// canonicalization).
+void buildLoomToLinalgPipeline(mlir::OpPassManager &pm);
 
 /// The passes from linalg on tensors to the LLVM dialect: elementwise
 /// fusion, one-shot bufferization with identity layouts at the function
@@ -77,8 +84,9 @@ std::string hostCPUFeatures();
 std::string emitObject(llvm::Module &module, unsigned optLevel,
                        llvm::SmallVectorImpl<char> &object);
 
-/// Runs the pipeline on `module` in place up to `stopAfter` (Loom, Linalg
-/// or LLVMDialect). Diagnostics go to the context's handler.
+/// Runs the pipeline on `module` in place up to `stopAfter` (Loom: after
+/// the graph pipeline; Linalg; LLVMDialect). Diagnostics go to the
+/// context's handler.
 mlir::LogicalResult lowerModule(mlir::ModuleOp module, Stage stopAfter,
                                 const CompileOptions &options);
 
