@@ -714,6 +714,78 @@ public:
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Rotary embeddings
+//===----------------------------------------------------------------------===//
+
+/// out[j] = x[j] * cos[i] -/+ x[partner(j)] * sin[i] over pairs (j,
+/// partner(j)): halves (i, i + D/2) or, interleaved, (2i, 2i + 1). The
+/// partner is a second affine view of x, so one generic does it all.
+class RotaryEmbeddingLowering : public LoomLowering<RotaryEmbeddingOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(RotaryEmbeddingOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type || type.getShape().back() % 2 != 0)
+      return failure();
+    MLIRContext *ctx = rewriter.getContext();
+    int64_t rank = type.getRank(), dim = type.getShape().back(),
+            half = dim / 2;
+    bool interleaved = op.getInterleaved();
+    AffineExpr j = getAffineDimExpr(rank - 1, ctx);
+    AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
+    AffineExpr partner = interleaved ? j + 1 - (j % 2) * 2 : (j + half) % dim;
+    AffineExpr pair = interleaved ? j.floorDiv(2) : j % half;
+    SmallVector<int64_t> tableShape(type.getShape());
+    tableShape.back() = half;
+    auto tableMap = [&](Value table) {
+      auto shape = cast<RankedTensorType>(table.getType()).getShape();
+      AffineMap map = broadcastMap(ctx, shape, tableShape);
+      if (shape.back() == 1)
+        return map;
+      return map.replace(j, pair, rank, 0);
+    };
+    SmallVector<AffineMap> maps{identity, identity.replace(j, partner, rank, 0),
+                                tableMap(adaptor.getCos()),
+                                tableMap(adaptor.getSin()), identity};
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    Value x = adaptor.getInput();
+    auto generic = linalg::GenericOp::create(
+        rewriter, op.getLoc(), TypeRange{type},
+        ValueRange{x, x, adaptor.getCos(), adaptor.getSin()},
+        ValueRange{emptyTensor(rewriter, op.getLoc(), type)}, maps, iterators,
+        [&](B &b, L loc, V args) {
+          Value index = linalg::IndexOp::create(b, loc, rank - 1);
+          Value first;
+          if (interleaved) {
+            Value odd = arith::RemUIOp::create(
+                b, loc, index, arith::ConstantIndexOp::create(b, loc, 2));
+            first = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::eq, odd,
+                arith::ConstantIndexOp::create(b, loc, 0));
+          } else {
+            first = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::ult, index,
+                arith::ConstantIndexOp::create(b, loc, half));
+          }
+          Type t = args[0].getType();
+          Value cos = castScalar(b, loc, args[2], t);
+          Value sin = castScalar(b, loc, args[3], t);
+          Value direct = arith::MulFOp::create(b, loc, args[0], cos);
+          Value cross = arith::MulFOp::create(b, loc, args[1], sin);
+          Value result = arith::SelectOp::create(
+              b, loc, first, arith::SubFOp::create(b, loc, direct, cross),
+              arith::AddFOp::create(b, loc, direct, cross));
+          linalg::YieldOp::create(b, loc, result);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
 } // namespace
 
 void populateLoomNNToLinalgPatterns(const TypeConverter &converter,
@@ -724,7 +796,8 @@ void populateLoomNNToLinalgPatterns(const TypeConverter &converter,
                ReduceLowering<ReduceMinOp>, ReduceLowering<ReduceProdOp>,
                SoftmaxLowering<SoftmaxOp>, SoftmaxLowering<LogSoftmaxOp>,
                LayerNormLowering, InstanceNormLowering, RMSNormLowering,
-               BatchNormLowering, AttentionLowering>(converter,
+               BatchNormLowering, AttentionLowering,
+               RotaryEmbeddingLowering>(converter,
                                                      patterns.getContext());
 }
 

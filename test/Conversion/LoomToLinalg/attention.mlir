@@ -44,3 +44,38 @@ func.func @attention_bool_mask(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>,
   %o = loom.attention %q, %k, %v, %m {scale = 0.5 : f32} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<4x4xi1>) -> tensor<1x2x4x8xf32>
   return %o : tensor<1x2x4x8xf32>
 }
+
+// -----
+
+// Rotary embedding: x is read twice, directly and at its pair partner
+// (j + D/2) mod D; the tables are indexed by j mod D/2. The first half
+// subtracts the cross term, the second adds it.
+// CHECK-DAG: #[[PARTNER:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, (d3 + 4) mod 8)>
+// CHECK-DAG: #[[TABLE:.+]] = affine_map<(d0, d1, d2, d3) -> (d2, d3 mod 4)>
+// CHECK-LABEL: func.func @rotary
+// CHECK-SAME: (%[[X:.+]]: tensor<1x2x4x8xf32>, %[[C:.+]]: tensor<4x4xf32>, %[[S:.+]]: tensor<4x4xf32>)
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[PARTNER]], #[[TABLE]], #[[TABLE]], #{{.+}}], {{.+}} ins(%[[X]], %[[X]], %[[C]], %[[S]] :
+// CHECK: ^bb0(%[[XV:.+]]: f32, %[[PV:.+]]: f32, %[[CV:.+]]: f32, %[[SV:.+]]: f32, %{{.+}}: f32):
+// CHECK: %[[J:.+]] = linalg.index 3 : index
+// CHECK: %[[FIRST:.+]] = arith.cmpi ult, %[[J]], %{{.+}} : index
+// CHECK: %[[D:.+]] = arith.mulf %[[XV]], %[[CV]]
+// CHECK: %[[CR:.+]] = arith.mulf %[[PV]], %[[SV]]
+// CHECK: %[[SUB:.+]] = arith.subf %[[D]], %[[CR]]
+// CHECK: %[[ADD:.+]] = arith.addf %[[D]], %[[CR]]
+// CHECK: arith.select %[[FIRST]], %[[SUB]], %[[ADD]]
+func.func @rotary(%x: tensor<1x2x4x8xf32>, %c: tensor<4x4xf32>, %s: tensor<4x4xf32>) -> tensor<1x2x4x8xf32> {
+  %y = loom.rotary_embedding %x, %c, %s : tensor<1x2x4x8xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<1x2x4x8xf32>
+  return %y : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Interleaved pairs (2i, 2i + 1): partner j + 1 - 2 (j mod 2), table j floordiv 2.
+// CHECK-DAG: #[[PARTNER:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3 - (d3 mod 2) * 2 + 1)>
+// CHECK-DAG: #[[TABLE:.+]] = affine_map<(d0, d1, d2, d3) -> (d2, d3 floordiv 2)>
+// CHECK-LABEL: func.func @rotary_interleaved
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[PARTNER]], #[[TABLE]], #[[TABLE]], #{{.+}}]
+func.func @rotary_interleaved(%x: tensor<1x2x4x8xf32>, %c: tensor<4x4xf32>, %s: tensor<4x4xf32>) -> tensor<1x2x4x8xf32> {
+  %y = loom.rotary_embedding %x, %c, %s {interleaved = true} : tensor<1x2x4x8xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<1x2x4x8xf32>
+  return %y : tensor<1x2x4x8xf32>
+}
