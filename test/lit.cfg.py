@@ -31,4 +31,5 @@ config.substitutions.append(
 
 tool_dirs = [config.loom_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(
-    ["loom-opt", "loom-translate", "loom-run", "loom-runtime-tests"], tool_dirs)
+    ["loom-opt", "loom-translate", "loom-run", "loomc", "loom-runtime-tests"],
+    tool_dirs)

@@ -2,10 +2,12 @@
 
 #include "loom/Runner/Runner.h"
 
-#include "loom/Importer/ONNX/Importer.h"
+#include "loom/Compiler/Compiler.h"
 #include "loom/InitAllDialects.h"
 #include "loom/Reference/Interpreter.h"
 #include "loom/Runner/TensorIO.h"
+#include "loom/Target/CPU/CPUTarget.h"
+#include "loom/Target/CPU/Executable.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -29,22 +31,6 @@ using namespace loom::reference;
 
 namespace loom {
 namespace {
-
-/// Loads loom IR (`.mlir`, or `-` for standard input) or an ONNX model.
-OwningOpRef<ModuleOp> loadModule(const std::string &path, MLIRContext *ctx) {
-  if (path == "-" || llvm::StringRef(path).ends_with(".mlir")) {
-    llvm::SourceMgr sourceMgr;
-    std::string error;
-    auto file = openInputFile(path, &error);
-    if (!file) {
-      llvm::errs() << path << ": " << error << "\n";
-      return nullptr;
-    }
-    sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-    return parseSourceFile<ModuleOp>(sourceMgr, ctx);
-  }
-  return importONNXModelFile(path, ctx);
-}
 
 /// The function to run: @main, or the only function of the module.
 func::FuncOp findEntry(ModuleOp module) {
@@ -229,6 +215,58 @@ void reinterpretHalfBits(Tensor &t, ElementKind wanted) {
     t = *tensorFromBytes(wanted, t.shape(), tensorToBytes(t));
 }
 
+/// Compiles `module` (a copy) for this CPU, runs it once on `inputs` and
+/// returns the outputs in the types of `entry`'s results.
+FailureOr<SmallVector<Tensor>> executeCompiled(ModuleOp module,
+                                               func::FuncOp entry,
+                                               ArrayRef<Tensor> inputs) {
+  FunctionType signature = entry.getFunctionType();
+  OwningOpRef<ModuleOp> copy = module.clone();
+  llvm::SmallVector<char> object;
+  if (std::string error = cpu::compileToObject(*copy, {}, object);
+      !error.empty()) {
+    llvm::errs() << "error: " << error << "\n";
+    return failure();
+  }
+  std::string error;
+  std::unique_ptr<cpu::Executable> exe = cpu::Executable::load(object, error);
+  if (!exe) {
+    llvm::errs() << "error: " << error << "\n";
+    return failure();
+  }
+  std::vector<std::vector<char>> buffers;
+  for (auto [input, type] : llvm::zip(inputs, signature.getInputs())) {
+    auto tensorType = cast<RankedTensorType>(type);
+    ElementKind kind = *getElementKind(tensorType.getElementType());
+    if (input.shape() != tensorType.getShape()) {
+      llvm::errs() << "error: input " << buffers.size() << " is "
+                   << input.typeString() << " but the model takes " << type
+                   << "\n";
+      return failure();
+    }
+    buffers.push_back(tensorToBytes(
+        input.kind() == kind ? input : castTensor(input, kind)));
+  }
+  SmallVector<ElementKind> outputKinds;
+  for (Type type : signature.getResults()) {
+    auto tensorType = cast<RankedTensorType>(type);
+    outputKinds.push_back(*getElementKind(tensorType.getElementType()));
+    buffers.push_back(tensorToBytes(Tensor(outputKinds.back(),
+                                           tensorType.getShape())));
+  }
+  std::vector<void *> pointers;
+  for (std::vector<char> &buffer : buffers)
+    pointers.push_back(buffer.data());
+  exe->run(pointers.data());
+  SmallVector<Tensor> outputs;
+  for (auto [i, type] : llvm::enumerate(signature.getResults())) {
+    auto shape = cast<RankedTensorType>(type).getShape();
+    outputs.push_back(*tensorFromBytes(outputKinds[i], shape,
+                                       buffers[inputs.size() + i]));
+  }
+  return outputs;
+}
+
 } // namespace
 
 int runModel(const RunOptions &options) {
@@ -236,7 +274,7 @@ int runModel(const RunOptions &options) {
   registerAllDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
-  OwningOpRef<ModuleOp> module = loadModule(options.model, &context);
+  OwningOpRef<ModuleOp> module = loadModel(options.model, &context);
   if (!module)
     return 1;
   func::FuncOp entry = findEntry(*module);
@@ -285,7 +323,17 @@ int runModel(const RunOptions &options) {
 
   // One plain run, or one run per rank with the same inputs.
   SmallVector<SmallVector<Tensor>> rankOutputs;
-  if (options.ranks > 0) {
+  if (options.backend == "cpu") {
+    if (options.ranks > 0) {
+      llvm::errs() << "error: --ranks needs the reference backend\n";
+      return 1;
+    }
+    FailureOr<SmallVector<Tensor>> outputs =
+        executeCompiled(*module, entry, inputs);
+    if (failed(outputs))
+      return 1;
+    rankOutputs.push_back(std::move(*outputs));
+  } else if (options.ranks > 0) {
     RankOptions rankOptions;
     rankOptions.timeout = std::chrono::milliseconds(options.rankTimeoutMs);
     SmallVector<SmallVector<Tensor>> rankInputs(options.ranks, inputs);
@@ -356,7 +404,7 @@ int runModel(const RunOptions &options) {
   // The numerics report: the same inputs through a reference program.
   if (!options.referenceModel.empty()) {
     OwningOpRef<ModuleOp> refModule =
-        loadModule(options.referenceModel, &context);
+        loadModel(options.referenceModel, &context);
     func::FuncOp refEntry = refModule ? findEntry(*refModule) : nullptr;
     if (!refEntry)
       return 1;
@@ -446,9 +494,14 @@ int loomRunMain(int argc, char **argv) {
       cl::desc("Also run this program (e.g. the f32 original of a "
                "quantized model) on the same inputs and print each output's "
                "max and mean absolute error against it"));
+  cl::opt<std::string> backend(
+      "backend", cl::init("reference"),
+      cl::desc("reference: Loom's reference executor; cpu: compile to native "
+               "code for this machine and run it"));
   cl::ParseCommandLineOptions(
       argc, argv,
-      "loom-run: run a model with Loom's reference executor\n\n"
+      "loom-run: run a model with Loom's reference executor, or compiled "
+      "for this CPU (--backend=cpu)\n\n"
       "  loom-run model.onnx                      (random inputs)\n"
       "  loom-run model.onnx --inputs DIR --expected DIR\n"
       "  loom-run partitioned.mlir --ranks 4        (one thread per rank)\n"
@@ -470,6 +523,11 @@ int loomRunMain(int argc, char **argv) {
                     "--rank-timeout-ms must be positive\n";
     return 1;
   }
+  if (backend != "reference" && backend != "cpu") {
+    llvm::errs() << "error: --backend must be reference or cpu\n";
+    return 1;
+  }
+  options.backend = backend;
   options.ranks = ranks;
   options.rankTimeoutMs = rankTimeout;
   if (!dataSets.empty()) {

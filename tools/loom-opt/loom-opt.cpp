@@ -5,10 +5,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "loom/Conversion/Passes.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/InitAllDialects.h"
 #include "loom/Pipelines/Pipelines.h"
 #include "loom/Quantization/Quantize.h"
+#include "loom/Target/CPU/CPUTarget.h"
+#include "loom/Target/CPU/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllPasses.h"
@@ -18,6 +21,9 @@ int main(int argc, char **argv) {
   mlir::registerAllPasses();
   loom::registerLoomPasses();
   loom::registerLoomQuantizationPasses();
+  loom::registerLoomConversionPasses();
+  loom::cpu::registerLoomCPUPasses();
+  loom::cpu::registerCPUPipelines();
   loom::registerLoomPipelines();
   mlir::DialectRegistry registry;
   loom::registerAllDialects(registry);

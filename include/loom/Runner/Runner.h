@@ -45,6 +45,9 @@ struct RunOptions {
   /// When set, this program also runs on the inputs, and each output's
   /// error against its outputs is printed (the numerics report).
   std::string referenceModel;
+  /// "reference": the reference executor; "cpu": compile the program to
+  /// native code for this machine (lib/Target/CPU) and run that.
+  std::string backend = "reference";
 };
 
 /// Runs and returns the process exit code: 0 when everything ran and

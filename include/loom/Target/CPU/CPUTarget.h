@@ -1,0 +1,101 @@
+//===- CPUTarget.h - Compiling loom programs to host object code -*- C++ -*-===//
+//
+// The CPU pipeline, stage by stage: loom (graph) -> linalg on tensors ->
+// LLVM dialect (bufferized, loops) -> LLVM IR -> object code for the host.
+// Each stage is a library call so that tools and tests can stop anywhere.
+// The entry point's calling convention is in docs/design/cpu-abi.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_TARGET_CPU_CPUTARGET_H
+#define LOOM_TARGET_CPU_CPUTARGET_H
+
+#include "loom/Pipelines/Pipelines.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace loom::cpu {
+
+/// The symbol of the packed entry point: `void loom_entry(void **buffers)`,
+/// buffers holding the inputs, then the outputs, in signature order.
+inline constexpr const char *kEntrySymbol = "loom_entry";
+/// The symbol the model's function gets: `void loom_main(T0 *in0, ...,
+/// U0 *out0, ...)` (bare pointers to dense row-major buffers).
+inline constexpr const char *kMainSymbol = "loom_main";
+
+/// Where `compile` stops.
+enum class Stage { Loom, Linalg, LLVMDialect, LLVMIR, Object };
+
+struct CompileOptions {
+  /// Run the graph pipeline (recognition, simplification, kernel
+  /// formation) before lowering.
+  bool optimizeGraph = true;
+  /// With `optimizeGraph`: the type contractions compute in.
+  ContractionPrecision precision = ContractionPrecision::F32;
+  /// LLVM optimization level (0-3) of the object code.
+  unsigned optLevel = 3;
+  /// Called after each phase with its name and wall time in milliseconds.
+  std::function<void(llvm::StringRef phase, double milliseconds)> onPhase;
+};
+
+/// The graph pipeline the CPU target runs first: loom-graph-optimize with
+/// the chosen precision and kernel formation.
+void buildGraphPipeline(mlir::OpPassManager &pm, const CompileOptions &options);
+
+/// The passes from loom ops to linalg on tensors (convert-loom-to-linalg,
+/// canonicalization).
+void buildLoomToLinalgPipeline(mlir::OpPassManager &pm);
+
+/// The passes from linalg on tensors to the LLVM dialect: elementwise
+/// fusion, one-shot bufferization with identity layouts at the function
+/// boundary, results as out-parameters, deallocation, loops, and the
+/// conversions to LLVM with the bare-pointer calling convention.
+void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm);
+
+/// Registers `loom-cpu-lower-to-llvm` (buildLinalgToLLVMPipeline) with
+/// mlir-opt style drivers.
+void registerCPUPipelines();
+
+/// Renames the entry function (@main, or the only function) to
+/// `kMainSymbol`; fails with a diagnostic when there is none or it is not
+/// statically shaped.
+mlir::LogicalResult prepareEntry(mlir::ModuleOp module);
+
+/// Translates an LLVM-dialect module to LLVM IR and adds the packed entry
+/// `kEntrySymbol`. Null (with a diagnostic) on failure.
+std::unique_ptr<llvm::Module> translateToLLVMIR(mlir::ModuleOp module,
+                                                llvm::LLVMContext &context);
+
+/// The host's CPU name and LLVM feature string (`+avx2,...`).
+std::string hostCPUName();
+std::string hostCPUFeatures();
+
+/// Optimizes `module` at `optLevel` and emits a relocatable,
+/// position-independent object for the host CPU into `object`. Returns an
+/// error message, empty on success.
+std::string emitObject(llvm::Module &module, unsigned optLevel,
+                       llvm::SmallVectorImpl<char> &object);
+
+/// Runs the pipeline on `module` in place up to `stopAfter` (Loom: after
+/// the graph pipeline; Linalg; LLVMDialect). Diagnostics go to the
+/// context's handler.
+mlir::LogicalResult lowerModule(mlir::ModuleOp module, Stage stopAfter,
+                                const CompileOptions &options);
+
+/// The whole pipeline: `module` (loom IR, lowered in place) to object code.
+/// Returns an error message, empty on success.
+std::string compileToObject(mlir::ModuleOp module,
+                            const CompileOptions &options,
+                            llvm::SmallVectorImpl<char> &object);
+
+} // namespace loom::cpu
+
+#endif // LOOM_TARGET_CPU_CPUTARGET_H

@@ -1,0 +1,39 @@
+//===- Executable.h - Loading compiled CPU code in-process ------*- C++ -*-===//
+
+#ifndef LOOM_TARGET_CPU_EXECUTABLE_H
+#define LOOM_TARGET_CPU_EXECUTABLE_H
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <memory>
+#include <string>
+
+namespace loom::cpu {
+
+/// An object file produced by `compileToObject`, linked into a shared
+/// object (ld.lld from LLVM 22) in a private temporary directory and
+/// loaded with dlopen. The object's undefined symbols (malloc, free, libm)
+/// resolve against the loading process.
+class Executable {
+public:
+  /// Links and loads `object`; null with `error` set on failure.
+  static std::unique_ptr<Executable> load(llvm::ArrayRef<char> object,
+                                          std::string &error);
+  ~Executable();
+  Executable(const Executable &) = delete;
+  Executable &operator=(const Executable &) = delete;
+
+  /// Calls the entry: `buffers` holds one pointer per input, then one per
+  /// output, each to a dense row-major buffer of the signature's type.
+  void run(void **buffers) const;
+
+private:
+  Executable() = default;
+  std::string directory;
+  void *handle = nullptr;
+  void (*entry)(void **) = nullptr;
+};
+
+} // namespace loom::cpu
+
+#endif // LOOM_TARGET_CPU_EXECUTABLE_H

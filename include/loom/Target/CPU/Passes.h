@@ -1,0 +1,22 @@
+//===- Passes.h - Passes of the CPU target ----------------------*- C++ -*-===//
+
+#ifndef LOOM_TARGET_CPU_PASSES_H
+#define LOOM_TARGET_CPU_PASSES_H
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace loom::cpu {
+
+#define GEN_PASS_DECL
+#include "loom/Target/CPU/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "loom/Target/CPU/Passes.h.inc"
+
+} // namespace loom::cpu
+
+#endif // LOOM_TARGET_CPU_PASSES_H

@@ -1,0 +1,173 @@
+//===- Compiler.cpp - The library behind loomc ----------------------------===//
+
+#include "loom/Compiler/Compiler.h"
+
+#include "loom/Importer/ONNX/Importer.h"
+#include "loom/InitAllDialects.h"
+#include "loom/Target/CPU/CPUTarget.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+using namespace mlir;
+
+namespace loom {
+
+OwningOpRef<ModuleOp> loadModel(llvm::StringRef path, MLIRContext *context) {
+  // Loom IR from a `.mlir` file or standard input ("-"); else ONNX.
+  if (path != "-" && !path.ends_with(".mlir"))
+    return importONNXModelFile(path, context);
+  std::string error;
+  auto file = openInputFile(path, &error);
+  if (!file) {
+    llvm::errs() << path << ": " << error << "\n";
+    return nullptr;
+  }
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  return parseSourceFile<ModuleOp>(sourceMgr, context);
+}
+
+namespace {
+
+using Stage = cpu::Stage;
+
+/// What one loomc invocation does.
+struct CompileRequest {
+  std::string model;
+  std::string output;
+  Stage emit = Stage::Object;
+  bool report = false;
+  cpu::CompileOptions options;
+};
+
+int compile(CompileRequest request) {
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point start = Clock::now();
+  double total = 0;
+  auto report = [&](llvm::StringRef phase, double ms) {
+    total += ms;
+    if (request.report)
+      llvm::errs() << llvm::format("loomc: %-40s %9.1f ms\n",
+                                   phase.str().c_str(), ms);
+  };
+  request.options.onPhase = report;
+
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  OwningOpRef<ModuleOp> module = loadModel(request.model, &context);
+  if (!module)
+    return 1;
+  report("import", std::chrono::duration<double, std::milli>(
+                       Clock::now() - start)
+                       .count());
+
+  std::string error;
+  auto output = openOutputFile(request.output, &error);
+  if (!output) {
+    llvm::errs() << "error: " << error << "\n";
+    return 1;
+  }
+  if (request.emit == Stage::Object) {
+    llvm::SmallVector<char> object;
+    if (std::string message =
+            cpu::compileToObject(*module, request.options, object);
+        !message.empty()) {
+      llvm::errs() << "error: " << message << "\n";
+      return 1;
+    }
+    output->os().write(object.data(), object.size());
+  } else {
+    Stage stopAfter =
+        request.emit == Stage::LLVMIR ? Stage::LLVMDialect : request.emit;
+    if (failed(cpu::lowerModule(*module, stopAfter, request.options)))
+      return 1;
+    if (request.emit == Stage::LLVMIR) {
+      Clock::time_point translateStart = Clock::now();
+      llvm::LLVMContext llvmContext;
+      auto llvmModule = cpu::translateToLLVMIR(*module, llvmContext);
+      if (!llvmModule)
+        return 1;
+      report("translate to LLVM IR",
+             std::chrono::duration<double, std::milli>(Clock::now() -
+                                                       translateStart)
+                 .count());
+      llvmModule->print(output->os(), nullptr);
+    } else {
+      module->print(output->os());
+      output->os() << "\n";
+    }
+  }
+  output->keep();
+  if (request.report)
+    llvm::errs() << llvm::format("loomc: %-40s %9.1f ms\n", "total", total);
+  return 0;
+}
+
+} // namespace
+
+int loomcMain(int argc, char **argv) {
+  namespace cl = llvm::cl;
+  cl::opt<std::string> model(cl::Positional, cl::Required,
+                             cl::desc("<model.onnx | model.onnxtxt | "
+                                      "model.mlir>"));
+  cl::opt<std::string> output("o", cl::desc("Output file ('-': stdout)"),
+                              cl::value_desc("file"), cl::init("-"));
+  cl::opt<Stage> emit(
+      "emit", cl::desc("What to write"), cl::init(Stage::Object),
+      cl::values(
+          clEnumValN(Stage::Loom, "loom", "loom IR after the graph pipeline"),
+          clEnumValN(Stage::Linalg, "linalg", "linalg on tensors"),
+          clEnumValN(Stage::LLVMDialect, "llvm-dialect",
+                     "the LLVM dialect (bufferized, loops)"),
+          clEnumValN(Stage::LLVMIR, "llvm", "LLVM IR"),
+          clEnumValN(Stage::Object, "obj",
+                     "an object file for this CPU (the default)")));
+  cl::opt<ContractionPrecision> precision(
+      "precision", cl::desc("Precision of matmul, convolution and attention"),
+      cl::init(ContractionPrecision::F32),
+      cl::values(clEnumValN(ContractionPrecision::F32, "f32", "keep f32"),
+                 clEnumValN(ContractionPrecision::FP16, "fp16", "f16"),
+                 clEnumValN(ContractionPrecision::BF16, "bf16", "bfloat16")));
+  cl::opt<bool> noGraph("no-graph-optimize",
+                        cl::desc("Lower the program as imported, without "
+                                 "the graph pipeline"));
+  cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level (0-3)"),
+                             cl::Prefix, cl::init(3));
+  cl::opt<bool> report("report",
+                       cl::desc("Print the time of each phase to stderr"));
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "loomc: compile a model ahead of time for this CPU\n\n"
+      "  loomc model.onnx -o model.o\n"
+      "  loomc model.onnx --emit=linalg --report\n");
+  if (optLevel > 3) {
+    llvm::errs() << "error: -O must be 0, 1, 2 or 3\n";
+    return 1;
+  }
+  if (emit == Stage::Object && output == "-") {
+    llvm::errs() << "error: object code needs an output file (-o)\n";
+    return 1;
+  }
+  CompileRequest request;
+  request.model = model;
+  request.output = output;
+  request.emit = emit;
+  request.report = report;
+  request.options.optimizeGraph = !noGraph;
+  request.options.precision = precision;
+  request.options.optLevel = optLevel;
+  return compile(std::move(request));
+}
+
+} // namespace loom

@@ -1,0 +1,677 @@
+//===- ElementwiseToLinalg.cpp - Elementwise and data-movement lowerings --===//
+//
+// Broadcasting elementwise ops become one linalg.generic each (later
+// fusion merges chains of them); constants become arith.constant, and
+// data movement becomes tensor views, slices and linalg.transpose.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Conversion/LoomToLinalg/LoomToLinalg.h"
+
+#include "Utils.h"
+
+#include "loom/Dialect/Loom/IR/LoomOps.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Matchers.h"
+
+#include <cmath>
+#include <functional>
+
+using namespace mlir;
+using namespace loom::lowering;
+
+namespace loom {
+namespace {
+
+/// The converted type of a result, or null when it has no conversion.
+RankedTensorType convertedType(const TypeConverter *converter, Value value) {
+  return dyn_cast_or_null<RankedTensorType>(
+      converter->convertType(value.getType()));
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise ops
+//===----------------------------------------------------------------------===//
+
+/// Scalar semantics of one elementwise op: the op, the operands' scalars and
+/// the result's element type.
+template <typename OpTy>
+using ScalarFn =
+    std::function<Value(OpTy, OpBuilder &, Location, ValueRange, Type)>;
+
+/// Any elementwise op with broadcasting operands, given its scalar form.
+template <typename OpTy>
+class ElementwiseLowering : public OpConversionPattern<OpTy> {
+public:
+  ElementwiseLowering(const TypeConverter &converter, MLIRContext *ctx,
+                      ScalarFn<OpTy> scalar)
+      : OpConversionPattern<OpTy>(converter, ctx), scalar(std::move(scalar)) {}
+
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type =
+        convertedType(this->getTypeConverter(), op->getResult(0));
+    if (!type)
+      return rewriter.notifyMatchFailure(op, "unsupported result type");
+    for (Value operand : adaptor.getOperands())
+      if (!convertedType(this->getTypeConverter(), operand))
+        return rewriter.notifyMatchFailure(op, "unsupported operand type");
+    Value result = buildElementwise(
+        rewriter, op.getLoc(), type, adaptor.getOperands(),
+        [&](OpBuilder &b, Location loc, ValueRange x) {
+          return scalar(op, b, loc, x, type.getElementType());
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+private:
+  ScalarFn<OpTy> scalar;
+};
+
+template <typename OpTy>
+void addElementwise(RewritePatternSet &patterns,
+                    const TypeConverter &converter, ScalarFn<OpTy> scalar) {
+  patterns.add<ElementwiseLowering<OpTy>>(converter, patterns.getContext(),
+                                          std::move(scalar));
+}
+
+/// A binary op with a float and an integer form.
+template <typename OpTy, typename FloatOp, typename IntOp>
+void addBinary(RewritePatternSet &patterns, const TypeConverter &converter) {
+  addElementwise<OpTy>(patterns, converter,
+                       [](OpTy, OpBuilder &b, Location loc, ValueRange x,
+                          Type) -> Value {
+                         return floatOrInt<FloatOp, IntOp>(b, loc, x[0], x[1]);
+                       });
+}
+
+/// A float unary op that is one math op.
+template <typename OpTy, typename MathOp>
+void addMath(RewritePatternSet &patterns, const TypeConverter &converter) {
+  addElementwise<OpTy>(
+      patterns, converter,
+      [](OpTy, OpBuilder &b, Location loc, ValueRange x, Type) -> Value {
+        return MathOp::create(b, loc, x[0]);
+      });
+}
+
+/// A comparison with its float and integer predicates.
+template <typename OpTy>
+void addCompare(RewritePatternSet &patterns, const TypeConverter &converter,
+                arith::CmpFPredicate floatPredicate,
+                arith::CmpIPredicate intPredicate) {
+  addElementwise<OpTy>(patterns, converter,
+                       [=](OpTy, OpBuilder &b, Location loc, ValueRange x,
+                           Type) -> Value {
+                         if (isa<FloatType>(x[0].getType()))
+                           return arith::CmpFOp::create(b, loc, floatPredicate,
+                                                        x[0], x[1]);
+                         return arith::CmpIOp::create(b, loc, intPredicate,
+                                                      x[0], x[1]);
+                       });
+}
+
+Value constant(OpBuilder &b, Location loc, Value like, double value) {
+  return scalarConstant(b, loc, like.getType(), value);
+}
+
+Value sigmoid(OpBuilder &b, Location loc, Value x) {
+  Value one = constant(b, loc, x, 1);
+  Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
+  return arith::DivFOp::create(b, loc, one,
+                               arith::AddFOp::create(b, loc, one, e));
+}
+
+/// `x > 0 ? x : negative(x)` for the exponential-linear family.
+Value selectPositive(OpBuilder &b, Location loc, Value x, Value negative,
+                     arith::CmpFPredicate predicate = arith::CmpFPredicate::OGT) {
+  Value positive =
+      arith::CmpFOp::create(b, loc, predicate, x, constant(b, loc, x, 0));
+  return arith::SelectOp::create(b, loc, positive, x, negative);
+}
+
+void populateUnaryPatterns(RewritePatternSet &patterns,
+                           const TypeConverter &converter) {
+  addMath<ExpOp, math::ExpOp>(patterns, converter);
+  addMath<LogOp, math::LogOp>(patterns, converter);
+  addMath<SqrtOp, math::SqrtOp>(patterns, converter);
+  addMath<RsqrtOp, math::RsqrtOp>(patterns, converter);
+  addMath<SinOp, math::SinOp>(patterns, converter);
+  addMath<CosOp, math::CosOp>(patterns, converter);
+  addMath<TanOp, math::TanOp>(patterns, converter);
+  addMath<AsinOp, math::AsinOp>(patterns, converter);
+  addMath<AcosOp, math::AcosOp>(patterns, converter);
+  addMath<AtanOp, math::AtanOp>(patterns, converter);
+  addMath<SinhOp, math::SinhOp>(patterns, converter);
+  addMath<CoshOp, math::CoshOp>(patterns, converter);
+  addMath<AsinhOp, math::AsinhOp>(patterns, converter);
+  addMath<AcoshOp, math::AcoshOp>(patterns, converter);
+  addMath<AtanhOp, math::AtanhOp>(patterns, converter);
+  addMath<TanhOp, math::TanhOp>(patterns, converter);
+  addMath<ErfOp, math::ErfOp>(patterns, converter);
+  addMath<FloorOp, math::FloorOp>(patterns, converter);
+  addMath<CeilOp, math::CeilOp>(patterns, converter);
+  addMath<RoundOp, math::RoundEvenOp>(patterns, converter);
+
+  using B = OpBuilder;
+  using L = Location;
+  using V = ValueRange;
+  addElementwise<AbsOp>(patterns, converter,
+                        [](AbsOp, B &b, L loc, V x, Type) -> Value {
+                          if (isa<FloatType>(x[0].getType()))
+                            return math::AbsFOp::create(b, loc, x[0]);
+                          return math::AbsIOp::create(b, loc, x[0]);
+                        });
+  addElementwise<NegOp>(patterns, converter,
+                        [](NegOp, B &b, L loc, V x, Type) -> Value {
+                          if (isa<FloatType>(x[0].getType()))
+                            return arith::NegFOp::create(b, loc, x[0]);
+                          return arith::SubIOp::create(
+                              b, loc, constant(b, loc, x[0], 0), x[0]);
+                        });
+  addElementwise<SignOp>(
+      patterns, converter, [](SignOp, B &b, L loc, V x, Type) -> Value {
+        Value zero = constant(b, loc, x[0], 0);
+        Value one = constant(b, loc, x[0], 1);
+        Value minusOne = constant(b, loc, x[0], -1);
+        bool isFloat = isa<FloatType>(x[0].getType());
+        Value positive =
+            isFloat ? Value(arith::CmpFOp::create(
+                          b, loc, arith::CmpFPredicate::OGT, x[0], zero))
+                    : Value(arith::CmpIOp::create(
+                          b, loc, arith::CmpIPredicate::sgt, x[0], zero));
+        Value negative =
+            isFloat ? Value(arith::CmpFOp::create(
+                          b, loc, arith::CmpFPredicate::OLT, x[0], zero))
+                    : Value(arith::CmpIOp::create(
+                          b, loc, arith::CmpIPredicate::slt, x[0], zero));
+        return arith::SelectOp::create(
+            b, loc, positive, one,
+            arith::SelectOp::create(b, loc, negative, minusOne, zero));
+      });
+  addElementwise<ReciprocalOp>(
+      patterns, converter, [](ReciprocalOp, B &b, L loc, V x, Type) -> Value {
+        return arith::DivFOp::create(b, loc, constant(b, loc, x[0], 1), x[0]);
+      });
+  addElementwise<NotOp>(patterns, converter,
+                        [](NotOp, B &b, L loc, V x, Type) -> Value {
+                          return arith::XOrIOp::create(
+                              b, loc, x[0], constant(b, loc, x[0], 1));
+                        });
+  addElementwise<BitwiseNotOp>(
+      patterns, converter, [](BitwiseNotOp, B &b, L loc, V x, Type) -> Value {
+        return arith::XOrIOp::create(b, loc, x[0], constant(b, loc, x[0], -1));
+      });
+  addElementwise<ReluOp>(patterns, converter,
+                         [](ReluOp, B &b, L loc, V x, Type) -> Value {
+                           Value zero = constant(b, loc, x[0], 0);
+                           if (!isa<FloatType>(x[0].getType()))
+                             return arith::MaxSIOp::create(b, loc, x[0], zero);
+                           // NaN gives 0, as the reference's x > 0 ? x : 0.
+                           return selectPositive(b, loc, x[0], zero);
+                         });
+  addElementwise<SigmoidOp>(patterns, converter,
+                            [](SigmoidOp, B &b, L loc, V x, Type) -> Value {
+                              return sigmoid(b, loc, x[0]);
+                            });
+  addElementwise<SiluOp>(patterns, converter,
+                         [](SiluOp, B &b, L loc, V x, Type) -> Value {
+                           return arith::MulFOp::create(
+                               b, loc, x[0], sigmoid(b, loc, x[0]));
+                         });
+  addElementwise<SoftplusOp>(
+      patterns, converter, [](SoftplusOp, B &b, L loc, V x, Type) -> Value {
+        return math::Log1pOp::create(b, loc, math::ExpOp::create(b, loc, x[0]));
+      });
+  addElementwise<SoftsignOp>(
+      patterns, converter, [](SoftsignOp, B &b, L loc, V x, Type) -> Value {
+        Value denominator = arith::AddFOp::create(
+            b, loc, constant(b, loc, x[0], 1), math::AbsFOp::create(b, loc, x[0]));
+        return arith::DivFOp::create(b, loc, x[0], denominator);
+      });
+  addElementwise<LeakyReluOp>(
+      patterns, converter, [](LeakyReluOp op, B &b, L loc, V x, Type) -> Value {
+        Value alpha = constant(b, loc, x[0], op.getAlpha().convertToDouble());
+        return selectPositive(b, loc, x[0],
+                              arith::MulFOp::create(b, loc, alpha, x[0]),
+                              arith::CmpFPredicate::OGE);
+      });
+  auto expLinear = [](B &b, L loc, Value x, double alpha) -> Value {
+    Value expm1 = arith::SubFOp::create(b, loc, math::ExpOp::create(b, loc, x),
+                                        constant(b, loc, x, 1));
+    return selectPositive(
+        b, loc, x,
+        arith::MulFOp::create(b, loc, constant(b, loc, x, alpha), expm1));
+  };
+  addElementwise<EluOp>(patterns, converter,
+                        [=](EluOp op, B &b, L loc, V x, Type) -> Value {
+                          return expLinear(b, loc, x[0],
+                                           op.getAlpha().convertToDouble());
+                        });
+  addElementwise<SeluOp>(
+      patterns, converter, [=](SeluOp op, B &b, L loc, V x, Type) -> Value {
+        Value gamma = constant(b, loc, x[0], op.getGamma().convertToDouble());
+        return arith::MulFOp::create(
+            b, loc, gamma,
+            expLinear(b, loc, x[0], op.getAlpha().convertToDouble()));
+      });
+  addElementwise<HardSigmoidOp>(
+      patterns, converter,
+      [](HardSigmoidOp op, B &b, L loc, V x, Type) -> Value {
+        Value v = arith::AddFOp::create(
+            b, loc,
+            arith::MulFOp::create(
+                b, loc,
+                constant(b, loc, x[0], op.getAlpha().convertToDouble()), x[0]),
+            constant(b, loc, x[0], op.getBeta().convertToDouble()));
+        v = arith::MinimumFOp::create(b, loc, constant(b, loc, x[0], 1), v);
+        return arith::MaximumFOp::create(b, loc, constant(b, loc, x[0], 0), v);
+      });
+  addElementwise<GeluOp>(
+      patterns, converter, [](GeluOp op, B &b, L loc, V x, Type) -> Value {
+        Value v = x[0];
+        Value half = arith::MulFOp::create(b, loc, constant(b, loc, v, 0.5), v);
+        Value inner;
+        if (op.getApproximate() == "tanh") {
+          Value cube = arith::MulFOp::create(
+              b, loc, v, arith::MulFOp::create(b, loc, v, v));
+          Value poly = arith::AddFOp::create(
+              b, loc, v,
+              arith::MulFOp::create(b, loc, constant(b, loc, v, 0.044715),
+                                    cube));
+          inner = math::TanhOp::create(
+              b, loc,
+              arith::MulFOp::create(
+                  b, loc, constant(b, loc, v, std::sqrt(2.0 / M_PI)), poly));
+        } else {
+          inner = math::ErfOp::create(
+              b, loc,
+              arith::MulFOp::create(b, loc, v, constant(b, loc, v, M_SQRT1_2)));
+        }
+        return arith::MulFOp::create(
+            b, loc, half,
+            arith::AddFOp::create(b, loc, constant(b, loc, v, 1), inner));
+      });
+  addElementwise<IsNaNOp>(patterns, converter,
+                          [](IsNaNOp, B &b, L loc, V x, Type) -> Value {
+                            return arith::CmpFOp::create(
+                                b, loc, arith::CmpFPredicate::UNO, x[0], x[0]);
+                          });
+  addElementwise<IsInfOp>(
+      patterns, converter, [](IsInfOp op, B &b, L loc, V x, Type) -> Value {
+        Type type = x[0].getType();
+        Value positive = arith::CmpFOp::create(
+            b, loc, arith::CmpFPredicate::OEQ, x[0],
+            extremeValue(b, loc, type, /*lowest=*/false));
+        Value negative = arith::CmpFOp::create(
+            b, loc, arith::CmpFPredicate::OEQ, x[0],
+            extremeValue(b, loc, type, /*lowest=*/true));
+        Value no = arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
+        return arith::OrIOp::create(
+            b, loc,
+            op.getDetectPositive() ? positive : no,
+            op.getDetectNegative() ? negative : no);
+      });
+  addElementwise<CastOp>(patterns, converter,
+                         [](CastOp, B &b, L loc, V x, Type to) -> Value {
+                           return castScalar(b, loc, x[0], to);
+                         });
+}
+
+void populateBinaryPatterns(RewritePatternSet &patterns,
+                            const TypeConverter &converter) {
+  addBinary<AddOp, arith::AddFOp, arith::AddIOp>(patterns, converter);
+  addBinary<SubOp, arith::SubFOp, arith::SubIOp>(patterns, converter);
+  addBinary<MulOp, arith::MulFOp, arith::MulIOp>(patterns, converter);
+  addBinary<DivOp, arith::DivFOp, arith::DivSIOp>(patterns, converter);
+  addBinary<MaxOp, arith::MaximumFOp, arith::MaxSIOp>(patterns, converter);
+  addBinary<MinOp, arith::MinimumFOp, arith::MinSIOp>(patterns, converter);
+  addBinary<AndOp, arith::AndIOp, arith::AndIOp>(patterns, converter);
+  addBinary<OrOp, arith::OrIOp, arith::OrIOp>(patterns, converter);
+  addBinary<XorOp, arith::XOrIOp, arith::XOrIOp>(patterns, converter);
+  addCompare<EqualOp>(patterns, converter, arith::CmpFPredicate::OEQ,
+                      arith::CmpIPredicate::eq);
+  addCompare<LessOp>(patterns, converter, arith::CmpFPredicate::OLT,
+                     arith::CmpIPredicate::slt);
+  addCompare<LessEqualOp>(patterns, converter, arith::CmpFPredicate::OLE,
+                          arith::CmpIPredicate::sle);
+  addCompare<GreaterOp>(patterns, converter, arith::CmpFPredicate::OGT,
+                        arith::CmpIPredicate::sgt);
+  addCompare<GreaterEqualOp>(patterns, converter, arith::CmpFPredicate::OGE,
+                             arith::CmpIPredicate::sge);
+  addElementwise<SwigluOp>(
+      patterns, converter,
+      [](SwigluOp, OpBuilder &b, Location loc, ValueRange x, Type) -> Value {
+        // silu(gate) * up.
+        Value silu = arith::MulFOp::create(b, loc, x[0], sigmoid(b, loc, x[0]));
+        return arith::MulFOp::create(b, loc, silu, x[1]);
+      });
+  addElementwise<PowOp>(
+      patterns, converter,
+      [](PowOp, OpBuilder &b, Location loc, ValueRange x, Type to) -> Value {
+        // The exponent may have another element type (ONNX Pow-12).
+        if (isa<FloatType>(to))
+          return math::PowFOp::create(b, loc, x[0], castScalar(b, loc, x[1], to));
+        return math::IPowIOp::create(b, loc, x[0], castScalar(b, loc, x[1], to));
+      });
+  addElementwise<ModOp>(
+      patterns, converter,
+      [](ModOp op, OpBuilder &b, Location loc, ValueRange x, Type) -> Value {
+        bool isFloat = isa<FloatType>(x[0].getType());
+        Value remainder =
+            floatOrInt<arith::RemFOp, arith::RemSIOp>(b, loc, x[0], x[1]);
+        if (op.getFmod())
+          return remainder;
+        // Python's %: the sign follows the divisor.
+        Value zero = constant(b, loc, x[0], 0);
+        auto less = [&](Value a, Value c) -> Value {
+          if (isFloat)
+            return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, a,
+                                         c);
+          return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, a, c);
+        };
+        Value nonZero =
+            isFloat ? Value(arith::CmpFOp::create(
+                          b, loc, arith::CmpFPredicate::ONE, remainder, zero))
+                    : Value(arith::CmpIOp::create(
+                          b, loc, arith::CmpIPredicate::ne, remainder, zero));
+        Value signsDiffer = arith::XOrIOp::create(
+            b, loc, less(remainder, zero), less(x[1], zero));
+        Value adjust = arith::AndIOp::create(b, loc, nonZero, signsDiffer);
+        return arith::SelectOp::create(
+            b, loc, adjust,
+            floatOrInt<arith::AddFOp, arith::AddIOp>(b, loc, remainder, x[1]),
+            remainder);
+      });
+  addElementwise<WhereOp>(patterns, converter,
+                          [](WhereOp, OpBuilder &b, Location loc, ValueRange x,
+                             Type) -> Value {
+                            return arith::SelectOp::create(b, loc, x[0], x[1],
+                                                           x[2]);
+                          });
+}
+
+//===----------------------------------------------------------------------===//
+// Constants and data movement
+//===----------------------------------------------------------------------===//
+
+/// A base for the patterns below: the converted type of the first result.
+template <typename OpTy>
+class LoomLowering : public OpConversionPattern<OpTy> {
+public:
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+
+protected:
+  RankedTensorType resultType(OpTy op) const {
+    return convertedType(this->getTypeConverter(), op->getResult(0));
+  }
+};
+
+class ConstantLowering : public LoomLowering<ConstantOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(ConstantOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto value = dyn_cast<TypedAttr>(op.getValue());
+    if (!resultType(op) || !value)
+      return failure();
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, value);
+    return success();
+  }
+};
+
+/// Reshape, squeeze, unsqueeze: a view with the result's static shape.
+template <typename OpTy>
+class ReshapeLowering : public LoomLowering<OpTy> {
+public:
+  using LoomLowering<OpTy>::LoomLowering;
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = this->resultType(op);
+    if (!type)
+      return failure();
+    rewriter.replaceOp(
+        op, reshapeTo(rewriter, op.getLoc(), adaptor.getInput(), type));
+    return success();
+  }
+};
+
+class TransposeLowering : public LoomLowering<TransposeOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(TransposeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
+    Value init = emptyTensor(rewriter, op.getLoc(), type);
+    auto transpose = linalg::TransposeOp::create(
+        rewriter, op.getLoc(), adaptor.getInput(), init, op.getPerm());
+    rewriter.replaceOp(op, transpose->getResult(0));
+    return success();
+  }
+};
+
+class ExpandLowering : public LoomLowering<ExpandOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(ExpandOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
+    rewriter.replaceOp(op, buildElementwise(rewriter, op.getLoc(), type,
+                                            ValueRange{adaptor.getInput()},
+                                            [](OpBuilder &, Location,
+                                               ValueRange x) { return x[0]; }));
+    return success();
+  }
+};
+
+SmallVector<OpFoldResult> indexAttrs(OpBuilder &b, ArrayRef<int64_t> values) {
+  return llvm::map_to_vector(values, [&](int64_t v) -> OpFoldResult {
+    return b.getIndexAttr(v);
+  });
+}
+
+class ConcatLowering : public LoomLowering<ConcatOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(ConcatOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
+    int64_t rank = type.getRank();
+    int64_t axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
+    Value result = emptyTensor(rewriter, op.getLoc(), type);
+    SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
+    for (Value input : adaptor.getInputs()) {
+      auto shape = cast<RankedTensorType>(input.getType()).getShape();
+      result = tensor::InsertSliceOp::create(
+          rewriter, op.getLoc(), input, result, indexAttrs(rewriter, offsets),
+          indexAttrs(rewriter, shape), indexAttrs(rewriter, strides));
+      offsets[axis] += shape[axis];
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+class SplitLowering : public LoomLowering<SplitOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(SplitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto inputType = cast<RankedTensorType>(adaptor.getInput().getType());
+    int64_t rank = inputType.getRank();
+    int64_t axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
+    SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
+    SmallVector<Value> results;
+    for (Value result : op.getResults()) {
+      auto type = convertedType(getTypeConverter(), result);
+      if (!type)
+        return failure();
+      results.push_back(tensor::ExtractSliceOp::create(
+          rewriter, op.getLoc(), type, adaptor.getInput(),
+          indexAttrs(rewriter, offsets), indexAttrs(rewriter, type.getShape()),
+          indexAttrs(rewriter, strides)));
+      offsets[axis] += type.getDimSize(axis);
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+/// The values of a constant integer tensor.
+std::optional<SmallVector<int64_t>> constantInts(Value value) {
+  DenseIntElementsAttr attr;
+  if (!value || !matchPattern(value, m_Constant(&attr)))
+    return std::nullopt;
+  return llvm::map_to_vector(attr.getValues<APInt>(), [](const APInt &v) {
+    return v.getSExtValue();
+  });
+}
+
+class SliceLowering : public LoomLowering<SliceOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(SliceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    auto inputType = cast<RankedTensorType>(adaptor.getInput().getType());
+    auto starts = constantInts(op.getStarts());
+    std::optional<SmallVector<int64_t>> axes, steps;
+    if (op.getAxes())
+      axes = constantInts(op.getAxes());
+    if (op.getSteps())
+      steps = constantInts(op.getSteps());
+    if (!type || !starts || (op.getAxes() && !axes) || (op.getSteps() && !steps))
+      return rewriter.notifyMatchFailure(op, "non-constant slice bounds");
+    int64_t rank = inputType.getRank();
+    SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
+    for (auto [i, start] : llvm::enumerate(*starts)) {
+      int64_t axis = axes ? (*axes)[i] : static_cast<int64_t>(i);
+      axis = axis < 0 ? axis + rank : axis;
+      int64_t step = steps ? (*steps)[i] : 1;
+      if (step <= 0)
+        return rewriter.notifyMatchFailure(op, "negative steps");
+      int64_t dim = inputType.getDimSize(axis);
+      start = start < 0 ? start + dim : start;
+      offsets[axis] = std::clamp<int64_t>(start, 0, dim);
+      strides[axis] = step;
+    }
+    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+        op, type, adaptor.getInput(), indexAttrs(rewriter, offsets),
+        indexAttrs(rewriter, type.getShape()), indexAttrs(rewriter, strides));
+    return success();
+  }
+};
+
+class PadLowering : public LoomLowering<PadOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(PadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    auto pads = constantInts(op.getPads());
+    if (!type || !pads || op.getMode() != "constant" ||
+        llvm::any_of(*pads, [](int64_t p) { return p < 0; }))
+      return rewriter.notifyMatchFailure(
+          op, "only constant mode with constant non-negative pads");
+    Location loc = op.getLoc();
+    Value padValue;
+    if (Value given = adaptor.getConstantValue()) {
+      auto givenType = cast<RankedTensorType>(given.getType());
+      SmallVector<Value> zeros(givenType.getRank(),
+                               arith::ConstantIndexOp::create(rewriter, loc, 0));
+      padValue = tensor::ExtractOp::create(rewriter, loc, given, zeros);
+    } else {
+      padValue = scalarConstant(rewriter, loc, type.getElementType(), 0);
+    }
+    int64_t rank = type.getRank();
+    ArrayRef<int64_t> all(*pads);
+    rewriter.replaceOp(op, padStatic(rewriter, loc, adaptor.getInput(),
+                                     all.take_front(rank), all.drop_front(rank),
+                                     padValue));
+    return success();
+  }
+};
+
+/// out[d..., i..., e...] = data[d..., indices[i...], e...].
+class GatherLowering : public LoomLowering<GatherOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(GatherOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
+    Value data = adaptor.getData(), indices = adaptor.getIndices();
+    auto dataType = cast<RankedTensorType>(data.getType());
+    int64_t indexRank = cast<RankedTensorType>(indices.getType()).getRank();
+    int64_t axis = op.getAxis() < 0 ? op.getAxis() + dataType.getRank()
+                                    : op.getAxis();
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<AffineExpr> indexExprs;
+    for (int64_t d = 0; d < indexRank; ++d)
+      indexExprs.push_back(getAffineDimExpr(axis + d, ctx));
+    SmallVector<AffineMap> maps{
+        AffineMap::get(type.getRank(), 0, indexExprs, ctx),
+        rewriter.getMultiDimIdentityMap(type.getRank())};
+    SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                               utils::IteratorType::parallel);
+    int64_t axisSize = dataType.getDimSize(axis);
+    auto generic = linalg::GenericOp::create(
+        rewriter, op.getLoc(), TypeRange{type}, ValueRange{indices},
+        ValueRange{emptyTensor(rewriter, op.getLoc(), type)}, maps, iterators,
+        [&](OpBuilder &b, Location loc, ValueRange args) {
+          Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                                   args[0]);
+          // Negative indices count from the end.
+          Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+          Value negative = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::slt, index, zero);
+          Value wrapped = arith::AddIOp::create(
+              b, loc, index, arith::ConstantIndexOp::create(b, loc, axisSize));
+          index = arith::SelectOp::create(b, loc, negative, wrapped, index);
+          SmallVector<Value> coords;
+          for (int64_t d = 0; d < axis; ++d)
+            coords.push_back(linalg::IndexOp::create(b, loc, d));
+          coords.push_back(index);
+          for (int64_t d = axis + 1; d < dataType.getRank(); ++d)
+            coords.push_back(linalg::IndexOp::create(b, loc, d + indexRank - 1));
+          linalg::YieldOp::create(
+              b, loc, Value(tensor::ExtractOp::create(b, loc, data, coords)));
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+} // namespace
+
+void populateLoomElementwiseToLinalgPatterns(const TypeConverter &converter,
+                                             RewritePatternSet &patterns) {
+  populateUnaryPatterns(patterns, converter);
+  populateBinaryPatterns(patterns, converter);
+  patterns.add<ConstantLowering, ReshapeLowering<ReshapeOp>,
+               ReshapeLowering<SqueezeOp>, ReshapeLowering<UnsqueezeOp>,
+               TransposeLowering, ExpandLowering, ConcatLowering, SplitLowering,
+               SliceLowering, PadLowering, GatherLowering>(
+      converter, patterns.getContext());
+}
+
+} // namespace loom

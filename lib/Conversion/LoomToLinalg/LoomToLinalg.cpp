@@ -1,0 +1,104 @@
+//===- LoomToLinalg.cpp - The convert-loom-to-linalg pass -----------------===//
+
+#include "loom/Conversion/LoomToLinalg/LoomToLinalg.h"
+
+#include "loom/Conversion/Passes.h"
+#include "loom/Dialect/Loom/IR/LoomOps.h"
+
+namespace loom {
+#define GEN_PASS_DEF_CONVERTLOOMTOLINALGPASS
+#include "loom/Conversion/Passes.h.inc"
+} // namespace loom
+
+using namespace mlir;
+
+namespace loom {
+namespace {
+
+/// A kernel group lowers as its body: the ops move in front of the fusion
+/// op, which the yielded values replace; the moved ops lower on their own.
+class FusionLowering : public OpConversionPattern<FusionOp> {
+public:
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(FusionOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Block &body = op.getBody().front();
+    auto yield = cast<YieldOp>(body.getTerminator());
+    SmallVector<Value> results(yield.getValues());
+    rewriter.inlineBlockBefore(&body, op, adaptor.getInputs());
+    rewriter.replaceOp(op, results);
+    rewriter.eraseOp(yield);
+    return success();
+  }
+};
+
+bool isSupportedElement(Type type) {
+  return isa<FloatType>(type) || type.isSignlessInteger();
+}
+
+class ConvertLoomToLinalgPass
+    : public impl::ConvertLoomToLinalgPassBase<ConvertLoomToLinalgPass> {
+public:
+  void runOnOperation() override {
+    // Say which op stops the lowering and why, rather than leaving only the
+    // driver's generic "failed to legalize".
+    WalkResult unsupported = getOperation().walk([](Operation *op) {
+      if (!isa<LoomDialect>(op->getDialect()))
+        return WalkResult::advance();
+      for (Type type : llvm::concat<Type>(op->getOperandTypes(),
+                                          op->getResultTypes())) {
+        auto tensor = dyn_cast<RankedTensorType>(type);
+        if (tensor && !tensor.hasStaticShape()) {
+          op->emitOpError("has a dynamic shape (")
+              << type << "); lowering to linalg needs static shapes";
+          return WalkResult::interrupt();
+        }
+        if (tensor && !isSupportedElement(tensor.getElementType())) {
+          op->emitOpError("has elements of type ")
+              << tensor.getElementType()
+              << ", which the lowering to linalg does not support yet";
+          return WalkResult::interrupt();
+        }
+      }
+      return WalkResult::advance();
+    });
+    if (unsupported.wasInterrupted())
+      return signalPassFailure();
+
+    ConversionTarget target(getContext());
+    configureLoomToLinalgTarget(target);
+    LoomToLinalgTypeConverter converter;
+    RewritePatternSet patterns(&getContext());
+    populateLoomToLinalgPatterns(converter, patterns);
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+LoomToLinalgTypeConverter::LoomToLinalgTypeConverter() {
+  addConversion([](Type type) { return type; });
+  addConversion([](RankedTensorType type) -> Type {
+    if (!type.hasStaticShape() || !isSupportedElement(type.getElementType()))
+      return nullptr;
+    return type;
+  });
+}
+
+void configureLoomToLinalgTarget(ConversionTarget &target) {
+  target.addIllegalDialect<LoomDialect>();
+  target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
+                         math::MathDialect, tensor::TensorDialect>();
+}
+
+void populateLoomToLinalgPatterns(const TypeConverter &converter,
+                                  RewritePatternSet &patterns) {
+  populateLoomElementwiseToLinalgPatterns(converter, patterns);
+  populateLoomNNToLinalgPatterns(converter, patterns);
+  patterns.add<FusionLowering>(converter, patterns.getContext());
+}
+
+} // namespace loom

@@ -1,0 +1,804 @@
+//===- NNToLinalg.cpp - Contractions, convolutions, norms, attention ------===//
+//
+// Matrix products become linalg.matmul when the right operand is a matrix
+// (the case tiling and vectorization recipes target) and a batched
+// linalg.generic otherwise; 2-D ungrouped convolutions become
+// linalg.conv_2d_nchw_fchw, other convolutions and pooling a generic with
+// window dimensions. Reductions, softmax, normalizations and attention are
+// decomposed into reduction and elementwise generics.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Conversion/LoomToLinalg/LoomToLinalg.h"
+
+#include "Utils.h"
+
+#include "loom/Dialect/Loom/IR/LoomOps.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace loom::lowering;
+
+namespace loom {
+namespace {
+
+using B = OpBuilder;
+using L = Location;
+using V = ValueRange;
+
+template <typename OpTy>
+class LoomLowering : public OpConversionPattern<OpTy> {
+public:
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+
+protected:
+  /// The converted result type; null when a type has no conversion.
+  RankedTensorType resultType(OpTy op) const {
+    for (Type t : op->getOperandTypes())
+      if (!this->getTypeConverter()->convertType(t))
+        return nullptr;
+    return dyn_cast_or_null<RankedTensorType>(
+        this->getTypeConverter()->convertType(op->getResult(0).getType()));
+  }
+};
+
+int64_t normalizeAxis(int64_t axis, int64_t rank) {
+  return axis < 0 ? axis + rank : axis;
+}
+
+SmallVector<int64_t> axesFrom(int64_t first, int64_t rank) {
+  SmallVector<int64_t> axes;
+  for (int64_t d = first; d < rank; ++d)
+    axes.push_back(d);
+  return axes;
+}
+
+/// acc + cast(x) * cast(y) in the accumulator's type.
+Value multiplyAccumulate(B &b, L loc, Value x, Value y, Value acc) {
+  Type type = acc.getType();
+  Value product = floatOrInt<arith::MulFOp, arith::MulIOp>(
+      b, loc, castScalar(b, loc, x, type), castScalar(b, loc, y, type));
+  return floatOrInt<arith::AddFOp, arith::AddIOp>(b, loc, acc, product);
+}
+
+Value zeroFilled(B &b, L loc, RankedTensorType type) {
+  return filledTensor(b, loc, type,
+                      scalarConstant(b, loc, type.getElementType(), 0));
+}
+
+/// A tensor of shape [n, 1, ..., 1] (`trailing` ones) viewing a [n] vector,
+/// so that per-channel parameters broadcast over NC... tensors.
+Value channelVector(B &b, L loc, Value vector, int64_t trailing) {
+  auto type = cast<RankedTensorType>(vector.getType());
+  SmallVector<int64_t> shape{type.getNumElements()};
+  shape.append(trailing, 1);
+  return reshapeTo(b, loc, vector,
+                   RankedTensorType::get(shape, type.getElementType()));
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix products
+//===----------------------------------------------------------------------===//
+
+class MatMulLowering : public LoomLowering<MatMulOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(MatMulOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
+    Location loc = op.getLoc();
+    Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
+    auto lhsType = cast<RankedTensorType>(lhs.getType());
+    auto rhsType = cast<RankedTensorType>(rhs.getType());
+    Type element = type.getElementType();
+    if (lhsType.getRank() >= 2 && rhsType.getRank() == 2) {
+      // [..., M, K] x [K, N]: one matmul on the flattened rows.
+      int64_t k = lhsType.getShape().back();
+      int64_t rows = lhsType.getNumElements() / std::max<int64_t>(k, 1);
+      Value lhs2 = reshapeTo(rewriter, loc, lhs,
+                             RankedTensorType::get({rows, k},
+                                                   lhsType.getElementType()));
+      auto flatType =
+          RankedTensorType::get({rows, rhsType.getDimSize(1)}, element);
+      auto matmul = linalg::MatmulOp::create(
+          rewriter, loc, TypeRange{flatType}, ValueRange{lhs2, rhs},
+          ValueRange{zeroFilled(rewriter, loc, flatType)});
+      rewriter.replaceOp(
+          op, reshapeTo(rewriter, loc, matmul->getResult(0), type));
+      return success();
+    }
+    rewriter.replaceOp(op, buildBatched(rewriter, loc, lhs, rhs, type));
+    return success();
+  }
+
+private:
+  /// numpy.matmul as one generic: result dimensions, then K.
+  static Value buildBatched(B &b, L loc, Value lhs, Value rhs,
+                            RankedTensorType type) {
+    MLIRContext *ctx = b.getContext();
+    auto lhsShape = cast<RankedTensorType>(lhs.getType()).getShape();
+    auto rhsShape = cast<RankedTensorType>(rhs.getType()).getShape();
+    int64_t rank = type.getRank(), kDim = rank;
+    bool hasM = lhsShape.size() >= 2, hasN = rhsShape.size() >= 2;
+    int64_t batch = rank - hasM - hasN;
+    auto batchExprs = [&](ArrayRef<int64_t> shape) {
+      SmallVector<AffineExpr> exprs;
+      int64_t operandBatch = shape.size() - 2;
+      for (int64_t i = 0; i < operandBatch; ++i) {
+        int64_t j = batch - operandBatch + i;
+        exprs.push_back(shape[i] == 1 && type.getDimSize(j) != 1
+                            ? getAffineConstantExpr(0, ctx)
+                            : getAffineDimExpr(j, ctx));
+      }
+      return exprs;
+    };
+    SmallVector<AffineExpr> lhsExprs, rhsExprs, outExprs;
+    if (hasM) {
+      lhsExprs = batchExprs(lhsShape);
+      lhsExprs.push_back(getAffineDimExpr(batch, ctx));
+    }
+    lhsExprs.push_back(getAffineDimExpr(kDim, ctx));
+    if (hasN)
+      rhsExprs = batchExprs(rhsShape);
+    rhsExprs.push_back(getAffineDimExpr(kDim, ctx));
+    if (hasN)
+      rhsExprs.push_back(getAffineDimExpr(batch + hasM, ctx));
+    for (int64_t d = 0; d < rank; ++d)
+      outExprs.push_back(getAffineDimExpr(d, ctx));
+    SmallVector<AffineMap> maps{AffineMap::get(rank + 1, 0, lhsExprs, ctx),
+                                AffineMap::get(rank + 1, 0, rhsExprs, ctx),
+                                AffineMap::get(rank + 1, 0, outExprs, ctx)};
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{type}, ValueRange{lhs, rhs},
+               ValueRange{zeroFilled(b, loc, type)}, maps, iterators,
+               [](B &b, L loc, V args) {
+                 linalg::YieldOp::create(
+                     b, loc, multiplyAccumulate(b, loc, args[0], args[1],
+                                                args[2]));
+               })
+        .getResult(0);
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------===//
+
+/// Input index expressions o*stride + k*dilation of a sliding window.
+AffineExpr windowExpr(MLIRContext *ctx, int64_t outDim, int64_t kernelDim,
+                      int64_t stride, int64_t dilation) {
+  return getAffineDimExpr(outDim, ctx) * stride +
+         getAffineDimExpr(kernelDim, ctx) * dilation;
+}
+
+class ConvLowering : public LoomLowering<ConvOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(ConvOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput(), weight = adaptor.getWeight();
+    int64_t spatial = type.getRank() - 2;
+    ArrayRef<int64_t> pads = op.getPads();
+    SmallVector<int64_t> low{0, 0}, high{0, 0};
+    low.append(pads.begin(), pads.begin() + spatial);
+    high.append(pads.begin() + spatial, pads.end());
+    Type element = type.getElementType();
+    if (llvm::any_of(pads, [](int64_t p) { return p != 0; }))
+      input = padStatic(rewriter, loc, input, low, high,
+                        scalarConstant(rewriter, loc, elementType(input), 0));
+    Value result;
+    if (spatial == 2 && op.getGroup() == 1) {
+      result = linalg::Conv2DNchwFchwOp::create(
+                   rewriter, loc, TypeRange{type}, ValueRange{input, weight},
+                   ValueRange{zeroFilled(rewriter, loc, type)},
+                   rewriter.getI64TensorAttr(op.getStrides()),
+                   rewriter.getI64TensorAttr(op.getDilations()))
+                   ->getResult(0);
+    } else {
+      result = buildGeneric(rewriter, loc, op, input, weight, type);
+    }
+    if (Value bias = adaptor.getBias())
+      result = buildElementwise(
+          rewriter, loc, type,
+          ValueRange{result, channelVector(rewriter, loc, bias, spatial)},
+          [&](B &b, L loc, V x) {
+            return floatOrInt<arith::AddFOp, arith::AddIOp>(
+                b, loc, x[0], castScalar(b, loc, x[1], element));
+          });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+private:
+  /// Dimensions (n, m, o..., c, k...); with groups, the input channel is
+  /// (m floordiv M/group) * C/group + c.
+  static Value buildGeneric(B &b, L loc, ConvOp op, Value input, Value weight,
+                            RankedTensorType type) {
+    MLIRContext *ctx = b.getContext();
+    int64_t spatial = type.getRank() - 2;
+    auto weightShape = cast<RankedTensorType>(weight.getType()).getShape();
+    int64_t group = op.getGroup();
+    int64_t outPerGroup = type.getDimSize(1) / group;
+    int64_t inPerGroup = weightShape[1];
+    int64_t numDims = 3 + 2 * spatial;
+    int64_t cDim = 2 + spatial;
+    auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
+    AffineExpr channel = dim(cDim);
+    if (group > 1)
+      channel = dim(1).floorDiv(outPerGroup) * inPerGroup + channel;
+    SmallVector<AffineExpr> inputExprs{dim(0), channel}, weightExprs{dim(1),
+                                                                     dim(cDim)},
+        outExprs{dim(0), dim(1)};
+    for (int64_t i = 0; i < spatial; ++i) {
+      inputExprs.push_back(windowExpr(ctx, 2 + i, cDim + 1 + i,
+                                      op.getStrides()[i],
+                                      op.getDilations()[i]));
+      weightExprs.push_back(dim(cDim + 1 + i));
+      outExprs.push_back(dim(2 + i));
+    }
+    SmallVector<AffineMap> maps{AffineMap::get(numDims, 0, inputExprs, ctx),
+                                AffineMap::get(numDims, 0, weightExprs, ctx),
+                                AffineMap::get(numDims, 0, outExprs, ctx)};
+    SmallVector<utils::IteratorType> iterators(2 + spatial,
+                                               utils::IteratorType::parallel);
+    iterators.append(1 + spatial, utils::IteratorType::reduction);
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{type}, ValueRange{input, weight},
+               ValueRange{zeroFilled(b, loc, type)}, maps, iterators,
+               [](B &b, L loc, V args) {
+                 linalg::YieldOp::create(
+                     b, loc, multiplyAccumulate(b, loc, args[0], args[1],
+                                                args[2]));
+               })
+        .getResult(0);
+  }
+};
+
+/// Max and average pooling: a generic over (n, c, o..., k...) whose window
+/// dimensions come from an empty tensor of the kernel's shape.
+template <typename OpTy>
+class PoolLowering : public LoomLowering<OpTy> {
+public:
+  using LoomLowering<OpTy>::LoomLowering;
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    constexpr bool isMax = std::is_same_v<OpTy, MaxPoolOp>;
+    RankedTensorType type = this->resultType(op);
+    if (!type)
+      return failure();
+    ArrayRef<int64_t> kernel = op.getKernelShape(), strides = op.getStrides(),
+                      dilations = op.getDilations(), pads = op.getPads();
+    if (!isMax && llvm::any_of(dilations, [](int64_t d) { return d != 1; }))
+      return rewriter.notifyMatchFailure(op, "dilated average pooling");
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value input = adaptor.getInput();
+    auto inputShape = cast<RankedTensorType>(input.getType()).getShape();
+    Type element = type.getElementType();
+    int64_t spatial = type.getRank() - 2;
+
+    // Pad the begin by `pads`, the end as far as the last window reaches
+    // (ceil_mode can need more than the end pads, or less).
+    SmallVector<int64_t> low{0, 0}, high{0, 0};
+    for (int64_t i = 0; i < spatial; ++i) {
+      int64_t reach = (type.getDimSize(2 + i) - 1) * strides[i] +
+                      (kernel[i] - 1) * dilations[i] + 1;
+      low.push_back(pads[i]);
+      high.push_back(std::max<int64_t>(0, reach - inputShape[2 + i] - pads[i]));
+    }
+    Value padValue = isMax ? extremeValue(rewriter, loc, element, true)
+                           : scalarConstant(rewriter, loc, element, 0);
+    if (llvm::any_of(low, [](int64_t p) { return p; }) ||
+        llvm::any_of(high, [](int64_t p) { return p; }))
+      input = padStatic(rewriter, loc, input, low, high, padValue);
+
+    int64_t numDims = 2 + 2 * spatial;
+    auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
+    SmallVector<AffineExpr> inputExprs{dim(0), dim(1)}, windowExprs,
+        outExprs{dim(0), dim(1)};
+    for (int64_t i = 0; i < spatial; ++i) {
+      inputExprs.push_back(
+          windowExpr(ctx, 2 + i, 2 + spatial + i, strides[i], dilations[i]));
+      windowExprs.push_back(dim(2 + spatial + i));
+      outExprs.push_back(dim(2 + i));
+    }
+    SmallVector<AffineMap> maps{AffineMap::get(numDims, 0, inputExprs, ctx),
+                                AffineMap::get(numDims, 0, windowExprs, ctx),
+                                AffineMap::get(numDims, 0, outExprs, ctx)};
+    SmallVector<utils::IteratorType> iterators(2 + spatial,
+                                               utils::IteratorType::parallel);
+    iterators.append(spatial, utils::IteratorType::reduction);
+    Value window = tensor::EmptyOp::create(rewriter, loc, kernel, element);
+    Value result =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{type}, ValueRange{input, window},
+            ValueRange{filledTensor(rewriter, loc, type, padValue)}, maps,
+            iterators,
+            [&](B &b, L loc, V args) {
+              Value v =
+                  isMax ? (isa<FloatType>(element)
+                               ? Value(arith::MaximumFOp::create(b, loc, args[0],
+                                                                 args[2]))
+                               : Value(arith::MaxSIOp::create(b, loc, args[0],
+                                                              args[2])))
+                        : floatOrInt<arith::AddFOp, arith::AddIOp>(
+                              b, loc, args[0], args[2]);
+              linalg::YieldOp::create(b, loc, v);
+            })
+            .getResult(0);
+    if constexpr (!isMax)
+      result = divideByCount(rewriter, loc, op, result,
+                             inputShape.drop_front(2));
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+private:
+  /// Divides window sums by the number of positions each window counted:
+  /// per axis, the overlap of [o*s, o*s + k) with the input (or, with
+  /// count_include_pad, with the padded input).
+  static Value divideByCount(B &rewriter, L loc, AvgPoolOp op, Value sums,
+                             ArrayRef<int64_t> inputShape) {
+    auto type = cast<RankedTensorType>(sums.getType());
+    int64_t spatial = inputShape.size();
+    ArrayRef<int64_t> kernel = op.getKernelShape(), strides = op.getStrides(),
+                      pads = op.getPads();
+    bool includePad = op.getCountIncludePad();
+    return buildElementwise(
+        rewriter, loc, type, ValueRange{sums}, [&](B &b, L loc, V x) -> Value {
+          auto index = [&](int64_t v) -> Value {
+            return arith::ConstantIndexOp::create(b, loc, v);
+          };
+          Value count = index(1);
+          for (int64_t i = 0; i < spatial; ++i) {
+            Value start = arith::MulIOp::create(
+                b, loc, linalg::IndexOp::create(b, loc, 2 + i),
+                index(strides[i]));
+            Value end = arith::AddIOp::create(b, loc, start, index(kernel[i]));
+            int64_t lo = includePad ? 0 : pads[i];
+            int64_t hi = includePad ? inputShape[i] + pads[i] + pads[spatial + i]
+                                    : pads[i] + inputShape[i];
+            Value clippedEnd = arith::MinSIOp::create(b, loc, end, index(hi));
+            Value clippedStart =
+                arith::MaxSIOp::create(b, loc, start, index(lo));
+            count = arith::MulIOp::create(
+                b, loc, count,
+                arith::SubIOp::create(b, loc, clippedEnd, clippedStart));
+          }
+          Type element = x[0].getType();
+          Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), count);
+          return floatOrInt<arith::DivFOp, arith::DivSIOp>(
+              b, loc, x[0], castScalar(b, loc, asInt, element));
+        });
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy>
+class ReduceLowering : public LoomLowering<OpTy> {
+public:
+  using LoomLowering<OpTy>::LoomLowering;
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = this->resultType(op);
+    if (!type)
+      return failure();
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput();
+    int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+    SmallVector<int64_t> axes;
+    for (int64_t axis : op.getAxes())
+      axes.push_back(normalizeAxis(axis, rank));
+    if (axes.empty())
+      axes = axesFrom(0, rank);
+    llvm::sort(axes);
+    bool keep = op.getKeepdims();
+    Type element = type.getElementType();
+    Value result;
+    if constexpr (std::is_same_v<OpTy, ReduceMeanOp>) {
+      result = buildMean(rewriter, loc, input, axes, keep);
+    } else if constexpr (std::is_same_v<OpTy, ReduceSumOp>) {
+      result = buildReduction(
+          rewriter, loc, input, axes, keep,
+          scalarConstant(rewriter, loc, element, 0), [](B &b, L loc, V x) {
+            return floatOrInt<arith::AddFOp, arith::AddIOp>(b, loc, x[0], x[1]);
+          });
+    } else if constexpr (std::is_same_v<OpTy, ReduceProdOp>) {
+      result = buildReduction(
+          rewriter, loc, input, axes, keep,
+          scalarConstant(rewriter, loc, element, 1), [](B &b, L loc, V x) {
+            return floatOrInt<arith::MulFOp, arith::MulIOp>(b, loc, x[0], x[1]);
+          });
+    } else if constexpr (std::is_same_v<OpTy, ReduceMaxOp>) {
+      result = buildReduction(
+          rewriter, loc, input, axes, keep,
+          extremeValue(rewriter, loc, element, true), [](B &b, L loc, V x) {
+            return floatOrInt<arith::MaximumFOp, arith::MaxSIOp>(b, loc, x[0],
+                                                                 x[1]);
+          });
+    } else {
+      result = buildReduction(
+          rewriter, loc, input, axes, keep,
+          extremeValue(rewriter, loc, element, false), [](B &b, L loc, V x) {
+            return floatOrInt<arith::MinimumFOp, arith::MinSIOp>(b, loc, x[0],
+                                                                 x[1]);
+          });
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+template <typename OpTy>
+class SoftmaxLowering : public LoomLowering<OpTy> {
+public:
+  using LoomLowering<OpTy>::LoomLowering;
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = this->resultType(op);
+    if (!type)
+      return failure();
+    rewriter.replaceOp(
+        op, buildSoftmax(rewriter, op.getLoc(), adaptor.getInput(),
+                         normalizeAxis(op.getAxis(), type.getRank()),
+                         std::is_same_v<OpTy, LogSoftmaxOp>));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Normalizations
+//===----------------------------------------------------------------------===//
+
+/// (x - mean) * rsqrt(var + eps) with statistics over `axes`, kept as
+/// size-1 dimensions; `affine` then applies scale and bias.
+Value normalize(B &b, L loc, Value x, ArrayRef<int64_t> axes, double epsilon,
+                ValueRange params, ScalarBody affine) {
+  auto type = cast<RankedTensorType>(x.getType());
+  Value mean = buildMean(b, loc, x, axes, /*keepdims=*/true);
+  Value squares = buildElementwise(b, loc, type, ValueRange{x, mean},
+                                   [](B &b, L loc, V v) -> Value {
+                                     Value d =
+                                         arith::SubFOp::create(b, loc, v[0], v[1]);
+                                     return arith::MulFOp::create(b, loc, d, d);
+                                   });
+  Value variance = buildMean(b, loc, squares, axes, /*keepdims=*/true);
+  SmallVector<Value> inputs{x, mean, variance};
+  inputs.append(params.begin(), params.end());
+  return buildElementwise(
+      b, loc, type, inputs, [&](B &b, L loc, V v) -> Value {
+        Value eps = scalarConstant(b, loc, v[0].getType(), epsilon);
+        Value centered = arith::SubFOp::create(b, loc, v[0], v[1]);
+        Value inv = math::RsqrtOp::create(
+            b, loc, arith::AddFOp::create(b, loc, v[2], eps));
+        Value normalized = arith::MulFOp::create(b, loc, centered, inv);
+        SmallVector<Value> operands{normalized};
+        operands.append(v.begin() + 3, v.end());
+        return affine(b, loc, operands);
+      });
+}
+
+/// v[0] * v[1] + v[2] (the bias is optional).
+Value scaleAndShift(B &b, L loc, V v) {
+  Value scaled = arith::MulFOp::create(b, loc, v[0], v[1]);
+  if (v.size() < 3)
+    return scaled;
+  return arith::AddFOp::create(b, loc, scaled, v[2]);
+}
+
+class LayerNormLowering : public LoomLowering<LayerNormOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(LayerNormOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
+    SmallVector<Value> params{adaptor.getScale()};
+    if (adaptor.getBias())
+      params.push_back(adaptor.getBias());
+    int64_t rank = type.getRank();
+    rewriter.replaceOp(
+        op, normalize(rewriter, op.getLoc(), adaptor.getInput(),
+                      axesFrom(normalizeAxis(op.getAxis(), rank), rank),
+                      op.getEpsilon().convertToDouble(), params,
+                      scaleAndShift));
+    return success();
+  }
+};
+
+class InstanceNormLowering : public LoomLowering<InstanceNormOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(InstanceNormOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
+    Location loc = op.getLoc();
+    int64_t rank = type.getRank();
+    SmallVector<Value> params{
+        channelVector(rewriter, loc, adaptor.getScale(), rank - 2),
+        channelVector(rewriter, loc, adaptor.getBias(), rank - 2)};
+    rewriter.replaceOp(op, normalize(rewriter, loc, adaptor.getInput(),
+                                     axesFrom(2, rank),
+                                     op.getEpsilon().convertToDouble(), params,
+                                     scaleAndShift));
+    return success();
+  }
+};
+
+class RMSNormLowering : public LoomLowering<RMSNormOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(RMSNormOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
+    Location loc = op.getLoc();
+    Value x = adaptor.getInput();
+    Value squares = buildElementwise(rewriter, loc, type, ValueRange{x},
+                                     [](B &b, L loc, V v) -> Value {
+                                       return arith::MulFOp::create(b, loc, v[0],
+                                                                    v[0]);
+                                     });
+    int64_t rank = type.getRank();
+    Value meanSquare = buildMean(
+        rewriter, loc, squares,
+        axesFrom(normalizeAxis(op.getAxis(), rank), rank), /*keepdims=*/true);
+    double epsilon = op.getEpsilon().convertToDouble();
+    rewriter.replaceOp(
+        op, buildElementwise(
+                rewriter, loc, type, ValueRange{x, meanSquare, adaptor.getScale()},
+                [&](B &b, L loc, V v) -> Value {
+                  Value eps = scalarConstant(b, loc, v[0].getType(), epsilon);
+                  Value inv = math::RsqrtOp::create(
+                      b, loc, arith::AddFOp::create(b, loc, v[1], eps));
+                  return arith::MulFOp::create(
+                      b, loc, arith::MulFOp::create(b, loc, v[0], inv), v[2]);
+                }));
+    return success();
+  }
+};
+
+class BatchNormLowering : public LoomLowering<BatchNormOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(BatchNormOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
+    Location loc = op.getLoc();
+    int64_t trailing = type.getRank() - 2;
+    SmallVector<Value> inputs{adaptor.getInput()};
+    for (Value v : {adaptor.getScale(), adaptor.getBias(), adaptor.getMean(),
+                    adaptor.getVariance()})
+      inputs.push_back(channelVector(rewriter, loc, v, trailing));
+    double epsilon = op.getEpsilon().convertToDouble();
+    rewriter.replaceOp(
+        op, buildElementwise(
+                rewriter, loc, type, inputs, [&](B &b, L loc, V v) -> Value {
+                  Type t = v[0].getType();
+                  Value eps = scalarConstant(b, loc, t, epsilon);
+                  Value inv = math::RsqrtOp::create(
+                      b, loc,
+                      arith::AddFOp::create(b, loc, castScalar(b, loc, v[4], t),
+                                            eps));
+                  Value centered = arith::SubFOp::create(
+                      b, loc, v[0], castScalar(b, loc, v[3], t));
+                  Value scaled = arith::MulFOp::create(
+                      b, loc, arith::MulFOp::create(b, loc, centered, inv),
+                      castScalar(b, loc, v[1], t));
+                  return arith::AddFOp::create(b, loc, scaled,
+                                               castScalar(b, loc, v[2], t));
+                }));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+/// softmax(Q K^T * scale + mask) V as two batched contractions around a
+/// masked softmax; grouped-query heads index K and V with h floordiv group.
+class AttentionLowering : public LoomLowering<AttentionOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(AttentionOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type || type.getRank() != 4)
+      return failure();
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value q = adaptor.getQuery(), k = adaptor.getKey(), v = adaptor.getValue();
+    auto qShape = cast<RankedTensorType>(q.getType()).getShape();
+    auto kShape = cast<RankedTensorType>(k.getType()).getShape();
+    int64_t batch = qShape[0], heads = qShape[1], s = qShape[2], d = qShape[3];
+    int64_t t = kShape[2];
+    int64_t group = heads / kShape[1];
+    Type element = type.getElementType();
+    auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+    AffineExpr kvHead = group == 1 ? dim(1) : dim(1).floorDiv(group);
+    SmallVector<utils::IteratorType> iterators(4,
+                                               utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    auto contract = [&](Value lhs, Value rhs, RankedTensorType resultType,
+                        ArrayRef<AffineExpr> lhsExprs,
+                        ArrayRef<AffineExpr> rhsExprs) {
+      SmallVector<AffineMap> maps{
+          AffineMap::get(5, 0, lhsExprs, ctx),
+          AffineMap::get(5, 0, rhsExprs, ctx),
+          AffineMap::get(5, 0, {dim(0), dim(1), dim(2), dim(3)}, ctx)};
+      return linalg::GenericOp::create(
+                 rewriter, loc, TypeRange{resultType}, ValueRange{lhs, rhs},
+                 ValueRange{zeroFilled(rewriter, loc, resultType)}, maps,
+                 iterators,
+                 [](B &b, L loc, V args) {
+                   linalg::YieldOp::create(
+                       b, loc,
+                       multiplyAccumulate(b, loc, args[0], args[1], args[2]));
+                 })
+          .getResult(0);
+    };
+    // scores[b, h, s, t] = sum_d q[b, h, s, d] * k[b, h/g, t, d]
+    auto scoreType = RankedTensorType::get({batch, heads, s, t}, element);
+    Value scores = contract(q, k, scoreType,
+                            {dim(0), dim(1), dim(2), dim(4)},
+                            {dim(0), kvHead, dim(3), dim(4)});
+    double scale = op.getScale() ? op.getScale()->convertToDouble()
+                                 : 1.0 / std::sqrt(static_cast<double>(d));
+    bool causal = op.getIsCausal();
+    SmallVector<Value> maskInputs{scores};
+    if (adaptor.getMask())
+      maskInputs.push_back(adaptor.getMask());
+    scores = buildElementwise(
+        rewriter, loc, scoreType, maskInputs, [&](B &b, L loc, V x) -> Value {
+          Value score = arith::MulFOp::create(
+              b, loc, x[0], scalarConstant(b, loc, element, scale));
+          Value minusInf = extremeValue(b, loc, element, /*lowest=*/true);
+          if (x.size() > 1) {
+            if (x[1].getType().isInteger(1))
+              score = arith::SelectOp::create(b, loc, x[1], score, minusInf);
+            else
+              score = arith::AddFOp::create(b, loc, score,
+                                            castScalar(b, loc, x[1], element));
+          }
+          if (causal) {
+            // Keys after the query position (aligned to the end) are masked.
+            Value row = linalg::IndexOp::create(b, loc, 2);
+            Value col = linalg::IndexOp::create(b, loc, 3);
+            Value last = arith::AddIOp::create(
+                b, loc, row, arith::ConstantIndexOp::create(b, loc, t - s));
+            Value future = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::sgt, col, last);
+            score = arith::SelectOp::create(b, loc, future, minusInf, score);
+          }
+          return score;
+        });
+    Value probabilities =
+        buildSoftmax(rewriter, loc, scores, 3, /*logarithm=*/false);
+    // out[b, h, s, e] = sum_t p[b, h, s, t] * v[b, h/g, t, e]
+    rewriter.replaceOp(op, contract(probabilities, v, type,
+                                    {dim(0), dim(1), dim(2), dim(4)},
+                                    {dim(0), kvHead, dim(4), dim(3)}));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Rotary embeddings
+//===----------------------------------------------------------------------===//
+
+/// out[j] = x[j] * cos[i] -/+ x[partner(j)] * sin[i] over pairs (j,
+/// partner(j)): halves (i, i + D/2) or, interleaved, (2i, 2i + 1). The
+/// partner is a second affine view of x, so one generic does it all.
+class RotaryEmbeddingLowering : public LoomLowering<RotaryEmbeddingOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(RotaryEmbeddingOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type || type.getShape().back() % 2 != 0)
+      return failure();
+    MLIRContext *ctx = rewriter.getContext();
+    int64_t rank = type.getRank(), dim = type.getShape().back(),
+            half = dim / 2;
+    bool interleaved = op.getInterleaved();
+    AffineExpr j = getAffineDimExpr(rank - 1, ctx);
+    AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
+    AffineExpr partner = interleaved ? j + 1 - (j % 2) * 2 : (j + half) % dim;
+    AffineExpr pair = interleaved ? j.floorDiv(2) : j % half;
+    SmallVector<int64_t> tableShape(type.getShape());
+    tableShape.back() = half;
+    auto tableMap = [&](Value table) {
+      auto shape = cast<RankedTensorType>(table.getType()).getShape();
+      AffineMap map = broadcastMap(ctx, shape, tableShape);
+      if (shape.back() == 1)
+        return map;
+      return map.replace(j, pair, rank, 0);
+    };
+    SmallVector<AffineMap> maps{identity, identity.replace(j, partner, rank, 0),
+                                tableMap(adaptor.getCos()),
+                                tableMap(adaptor.getSin()), identity};
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    Value x = adaptor.getInput();
+    auto generic = linalg::GenericOp::create(
+        rewriter, op.getLoc(), TypeRange{type},
+        ValueRange{x, x, adaptor.getCos(), adaptor.getSin()},
+        ValueRange{emptyTensor(rewriter, op.getLoc(), type)}, maps, iterators,
+        [&](B &b, L loc, V args) {
+          Value index = linalg::IndexOp::create(b, loc, rank - 1);
+          Value first;
+          if (interleaved) {
+            Value odd = arith::RemUIOp::create(
+                b, loc, index, arith::ConstantIndexOp::create(b, loc, 2));
+            first = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::eq, odd,
+                arith::ConstantIndexOp::create(b, loc, 0));
+          } else {
+            first = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::ult, index,
+                arith::ConstantIndexOp::create(b, loc, half));
+          }
+          Type t = args[0].getType();
+          Value cos = castScalar(b, loc, args[2], t);
+          Value sin = castScalar(b, loc, args[3], t);
+          Value direct = arith::MulFOp::create(b, loc, args[0], cos);
+          Value cross = arith::MulFOp::create(b, loc, args[1], sin);
+          Value result = arith::SelectOp::create(
+              b, loc, first, arith::SubFOp::create(b, loc, direct, cross),
+              arith::AddFOp::create(b, loc, direct, cross));
+          linalg::YieldOp::create(b, loc, result);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+} // namespace
+
+void populateLoomNNToLinalgPatterns(const TypeConverter &converter,
+                                    RewritePatternSet &patterns) {
+  patterns.add<MatMulLowering, ConvLowering, PoolLowering<MaxPoolOp>,
+               PoolLowering<AvgPoolOp>, ReduceLowering<ReduceSumOp>,
+               ReduceLowering<ReduceMeanOp>, ReduceLowering<ReduceMaxOp>,
+               ReduceLowering<ReduceMinOp>, ReduceLowering<ReduceProdOp>,
+               SoftmaxLowering<SoftmaxOp>, SoftmaxLowering<LogSoftmaxOp>,
+               LayerNormLowering, InstanceNormLowering, RMSNormLowering,
+               BatchNormLowering, AttentionLowering,
+               RotaryEmbeddingLowering>(converter,
+                                                     patterns.getContext());
+}
+
+} // namespace loom

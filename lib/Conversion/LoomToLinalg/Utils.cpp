@@ -1,0 +1,252 @@
+//===- Utils.cpp - Builders shared by the loom-to-linalg lowerings --------===//
+
+#include "Utils.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+
+namespace loom::lowering {
+
+Type elementType(Value value) {
+  return cast<ShapedType>(value.getType()).getElementType();
+}
+
+Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type) {
+  return tensor::EmptyOp::create(b, loc, type.getShape(),
+                                 type.getElementType());
+}
+
+Value scalarConstant(OpBuilder &b, Location loc, Type type, double value) {
+  if (isa<FloatType>(type))
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
+  return arith::ConstantOp::create(
+      b, loc, b.getIntegerAttr(type, static_cast<int64_t>(value)));
+}
+
+Value extremeValue(OpBuilder &b, Location loc, Type type, bool lowest) {
+  if (auto floatType = dyn_cast<FloatType>(type))
+    return arith::ConstantOp::create(
+        b, loc,
+        b.getFloatAttr(type, APFloat::getInf(floatType.getFloatSemantics(),
+                                             /*Negative=*/lowest)));
+  unsigned width = type.getIntOrFloatBitWidth();
+  // i1 is a boolean: false < true.
+  APInt value = width == 1 ? APInt(1, lowest ? 0 : 1)
+                : lowest   ? APInt::getSignedMinValue(width)
+                           : APInt::getSignedMaxValue(width);
+  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, value));
+}
+
+Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                   Value value) {
+  return linalg::FillOp::create(b, loc, ValueRange{value},
+                                ValueRange{emptyTensor(b, loc, type)})
+      .getResult(0);
+}
+
+Value castScalar(OpBuilder &b, Location loc, Value x, Type to) {
+  Type from = x.getType();
+  if (from == to)
+    return x;
+  auto fromFloat = dyn_cast<FloatType>(from);
+  auto toFloat = dyn_cast<FloatType>(to);
+  if (fromFloat && toFloat) {
+    if (fromFloat.getWidth() == toFloat.getWidth()) // f16 <-> bf16
+      x = arith::ExtFOp::create(b, loc, b.getF32Type(), x);
+    if (cast<FloatType>(x.getType()).getWidth() < toFloat.getWidth())
+      return arith::ExtFOp::create(b, loc, to, x);
+    return arith::TruncFOp::create(b, loc, to, x);
+  }
+  if (fromFloat) {
+    if (to.isInteger(1))
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, x,
+                                   scalarConstant(b, loc, from, 0));
+    return arith::FPToSIOp::create(b, loc, to, x);
+  }
+  if (toFloat) {
+    if (from.isInteger(1))
+      return arith::UIToFPOp::create(b, loc, to, x);
+    return arith::SIToFPOp::create(b, loc, to, x);
+  }
+  unsigned fromWidth = from.getIntOrFloatBitWidth();
+  unsigned toWidth = to.getIntOrFloatBitWidth();
+  if (toWidth == 1)
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x,
+                                 scalarConstant(b, loc, from, 0));
+  if (fromWidth == 1)
+    return arith::ExtUIOp::create(b, loc, to, x);
+  if (fromWidth < toWidth)
+    return arith::ExtSIOp::create(b, loc, to, x);
+  return arith::TruncIOp::create(b, loc, to, x);
+}
+
+Value padStatic(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> low,
+                ArrayRef<int64_t> high, Value padValue) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  SmallVector<OpFoldResult> lowFolds, highFolds;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    shape[d] += low[d] + high[d];
+    lowFolds.push_back(b.getIndexAttr(low[d]));
+    highFolds.push_back(b.getIndexAttr(high[d]));
+  }
+  return tensor::PadOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), value,
+      lowFolds, highFolds, padValue);
+}
+
+AffineMap broadcastMap(MLIRContext *ctx, ArrayRef<int64_t> operand,
+                       ArrayRef<int64_t> result) {
+  int64_t offset = result.size() - operand.size();
+  SmallVector<AffineExpr> exprs;
+  for (auto [i, size] : llvm::enumerate(operand)) {
+    int64_t j = offset + i;
+    exprs.push_back(size == 1 && result[j] != 1
+                        ? getAffineConstantExpr(0, ctx)
+                        : getAffineDimExpr(j, ctx));
+  }
+  return AffineMap::get(result.size(), 0, exprs, ctx);
+}
+
+Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
+                       ValueRange inputs, ScalarBody body) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineMap> maps;
+  for (Value input : inputs)
+    maps.push_back(broadcastMap(
+        ctx, cast<RankedTensorType>(input.getType()).getShape(),
+        resultType.getShape()));
+  maps.push_back(b.getMultiDimIdentityMap(resultType.getRank()));
+  SmallVector<utils::IteratorType> iterators(resultType.getRank(),
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{resultType}, inputs,
+      ValueRange{emptyTensor(b, loc, resultType)}, maps, iterators,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        Value value = body(nested, nestedLoc, args.drop_back());
+        linalg::YieldOp::create(nested, nestedLoc, value);
+      });
+  return generic.getResult(0);
+}
+
+Value buildReduction(OpBuilder &b, Location loc, Value input,
+                     ArrayRef<int64_t> axes, bool keepdims, Value init,
+                     ScalarBody combine) {
+  MLIRContext *ctx = b.getContext();
+  auto inputType = cast<RankedTensorType>(input.getType());
+  int64_t rank = inputType.getRank();
+  SmallVector<int64_t> shape;
+  SmallVector<AffineExpr> exprs;
+  SmallVector<utils::IteratorType> iterators;
+  for (int64_t d = 0; d < rank; ++d) {
+    bool reduced = llvm::is_contained(axes, d);
+    iterators.push_back(reduced ? utils::IteratorType::reduction
+                                : utils::IteratorType::parallel);
+    if (reduced && !keepdims)
+      continue;
+    shape.push_back(reduced ? 1 : inputType.getDimSize(d));
+    exprs.push_back(reduced ? getAffineConstantExpr(0, ctx)
+                            : getAffineDimExpr(d, ctx));
+  }
+  auto resultType = RankedTensorType::get(shape, init.getType());
+  SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(rank),
+                              AffineMap::get(rank, 0, exprs, ctx)};
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{resultType}, ValueRange{input},
+      ValueRange{filledTensor(b, loc, resultType, init)}, maps, iterators,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        linalg::YieldOp::create(nested, nestedLoc,
+                                combine(nested, nestedLoc, args));
+      });
+  return generic.getResult(0);
+}
+
+Value buildMean(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
+                bool keepdims) {
+  Type type = elementType(input);
+  Value sum = buildReduction(
+      b, loc, input, axes, keepdims, scalarConstant(b, loc, type, 0),
+      [](OpBuilder &b, Location loc, ValueRange x) {
+        return floatOrInt<arith::AddFOp, arith::AddIOp>(b, loc, x[0], x[1]);
+      });
+  int64_t count = 1;
+  auto shape = cast<RankedTensorType>(input.getType()).getShape();
+  for (int64_t axis : axes)
+    count *= shape[axis];
+  return buildElementwise(
+      b, loc, cast<RankedTensorType>(sum.getType()), ValueRange{sum},
+      [&](OpBuilder &b, Location loc, ValueRange x) {
+        Value n = scalarConstant(b, loc, type, count);
+        return floatOrInt<arith::DivFOp, arith::DivSIOp>(b, loc, x[0], n);
+      });
+}
+
+Value buildSoftmax(OpBuilder &b, Location loc, Value input, int64_t axis,
+                   bool logarithm) {
+  auto type = cast<RankedTensorType>(input.getType());
+  Type element = type.getElementType();
+  Value max = buildReduction(
+      b, loc, input, {axis}, /*keepdims=*/true,
+      extremeValue(b, loc, element, /*lowest=*/true),
+      [](OpBuilder &b, Location loc, ValueRange x) -> Value {
+        return arith::MaximumFOp::create(b, loc, x[0], x[1]);
+      });
+  Value exp = buildElementwise(
+      b, loc, type, ValueRange{input, max},
+      [](OpBuilder &b, Location loc, ValueRange x) -> Value {
+        return math::ExpOp::create(b, loc,
+                                   arith::SubFOp::create(b, loc, x[0], x[1]));
+      });
+  Value sum = buildReduction(
+      b, loc, exp, {axis}, /*keepdims=*/true, scalarConstant(b, loc, element, 0),
+      [](OpBuilder &b, Location loc, ValueRange x) -> Value {
+        return arith::AddFOp::create(b, loc, x[0], x[1]);
+      });
+  if (!logarithm)
+    return buildElementwise(
+        b, loc, type, ValueRange{exp, sum},
+        [](OpBuilder &b, Location loc, ValueRange x) -> Value {
+          return arith::DivFOp::create(b, loc, x[0], x[1]);
+        });
+  return buildElementwise(
+      b, loc, type, ValueRange{input, max, sum},
+      [](OpBuilder &b, Location loc, ValueRange x) -> Value {
+        Value shifted = arith::SubFOp::create(b, loc, x[0], x[1]);
+        return arith::SubFOp::create(b, loc, shifted,
+                                     math::LogOp::create(b, loc, x[2]));
+      });
+}
+
+Value reshapeTo(OpBuilder &b, Location loc, Value value,
+                RankedTensorType type) {
+  auto source = cast<RankedTensorType>(value.getType());
+  if (source == type)
+    return value;
+  // One element: every dimension is 1 and a rank-0 side needs no grouping.
+  if (type.getRank() == 0)
+    return tensor::CollapseShapeOp::create(b, loc, type, value,
+                                           ArrayRef<ReassociationIndices>{});
+  if (source.getRank() == 0)
+    return tensor::ExpandShapeOp::create(b, loc, type, value,
+                                         ArrayRef<ReassociationIndices>{});
+  auto allDims = [](int64_t rank) {
+    ReassociationIndices all;
+    for (int64_t d = 0; d < rank; ++d)
+      all.push_back(d);
+    return SmallVector<ReassociationIndices>{all};
+  };
+  Value flat = value;
+  if (source.getRank() > 1)
+    flat = tensor::CollapseShapeOp::create(
+        b, loc,
+        RankedTensorType::get({source.getNumElements()},
+                              source.getElementType()),
+        value, allDims(source.getRank()));
+  if (type.getRank() == 1)
+    return flat;
+  return tensor::ExpandShapeOp::create(b, loc, type, flat,
+                                       allDims(type.getRank()));
+}
+
+} // namespace loom::lowering

@@ -1,0 +1,94 @@
+//===- Utils.h - Builders shared by the loom-to-linalg lowerings -*- C++ -*-===//
+
+#ifndef LOOM_LIB_CONVERSION_LOOMTOLINALG_UTILS_H
+#define LOOM_LIB_CONVERSION_LOOMTOLINALG_UTILS_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace loom::lowering {
+
+/// Computes one scalar of an elementwise region from the operands' scalars.
+using ScalarBody = llvm::function_ref<mlir::Value(
+    mlir::OpBuilder &, mlir::Location, mlir::ValueRange)>;
+
+/// The element type of a shaped value.
+mlir::Type elementType(mlir::Value value);
+
+/// An uninitialized tensor of a static type.
+mlir::Value emptyTensor(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::RankedTensorType type);
+
+/// A scalar constant of a float or integer type.
+mlir::Value scalarConstant(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Type type, double value);
+
+/// The lowest (-inf, or the least signed integer) or the highest value of a
+/// type: the identity of max or of min.
+mlir::Value extremeValue(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Type type, bool lowest);
+
+/// `x` converted to the float or signless integer type `to` as loom.cast
+/// does: floats to integers truncate, non-zero becomes true.
+mlir::Value castScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                       mlir::Type to);
+
+/// `value` padded with `padValue` by static amounts before and after each
+/// dimension.
+mlir::Value padStatic(mlir::OpBuilder &b, mlir::Location loc,
+                      mlir::Value value, llvm::ArrayRef<int64_t> low,
+                      llvm::ArrayRef<int64_t> high, mlir::Value padValue);
+
+/// A tensor of `type` filled with `value`.
+mlir::Value filledTensor(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::RankedTensorType type, mlir::Value value);
+
+/// The indexing map of an operand of shape `operand` broadcast
+/// numpy-style (right-aligned, size-1 dimensions stretched) to `result`.
+mlir::AffineMap broadcastMap(mlir::MLIRContext *ctx,
+                             llvm::ArrayRef<int64_t> operand,
+                             llvm::ArrayRef<int64_t> result);
+
+/// A linalg.generic over the iteration space of `resultType` whose inputs
+/// broadcast numpy-style and whose scalar is `body(inputs)`.
+mlir::Value buildElementwise(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::RankedTensorType resultType,
+                             mlir::ValueRange inputs, ScalarBody body);
+
+/// A reduction of `input` over the sorted `axes` with dimensions of size 1
+/// kept (`keepdims`) or dropped: the accumulator starts at `init` and
+/// `combine(b, loc, {element, accumulator})` updates it.
+mlir::Value buildReduction(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value input, llvm::ArrayRef<int64_t> axes,
+                           bool keepdims, mlir::Value init,
+                           ScalarBody combine);
+
+/// The sum of `input` over `axes` divided by the number of elements summed.
+mlir::Value buildMean(mlir::OpBuilder &b, mlir::Location loc,
+                      mlir::Value input, llvm::ArrayRef<int64_t> axes,
+                      bool keepdims);
+
+/// Softmax (or log-softmax) of `input` along `axis`.
+mlir::Value buildSoftmax(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value input, int64_t axis, bool logarithm);
+
+/// `value` reshaped to the static `type` (same number of elements) through
+/// collapse_shape/expand_shape views.
+mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc,
+                      mlir::Value value, mlir::RankedTensorType type);
+
+/// The float or integer form of a binary arith op.
+template <typename FloatOp, typename IntOp>
+mlir::Value floatOrInt(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                       mlir::Value y) {
+  if (llvm::isa<mlir::FloatType>(x.getType()))
+    return FloatOp::create(b, loc, x, y);
+  return IntOp::create(b, loc, x, y);
+}
+
+} // namespace loom::lowering
+
+#endif // LOOM_LIB_CONVERSION_LOOMTOLINALG_UTILS_H

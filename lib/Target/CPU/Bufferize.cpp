@@ -1,0 +1,55 @@
+//===- Bufferize.cpp - One-shot bufferization for the CPU target ----------===//
+
+#include "loom/Target/CPU/Passes.h"
+
+#include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
+#include "mlir/Dialect/Bufferization/Transforms/OneShotModuleBufferize.h"
+#include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+
+namespace loom::cpu {
+#define GEN_PASS_DEF_LOOMCPUBUFFERIZEPASS
+#include "loom/Target/CPU/Passes.h.inc"
+} // namespace loom::cpu
+
+using namespace mlir;
+
+namespace loom::cpu {
+namespace {
+
+class LoomCPUBufferizePass
+    : public impl::LoomCPUBufferizePassBase<LoomCPUBufferizePass> {
+public:
+  void getDependentDialects(DialectRegistry &registry) const override {
+    LoomCPUBufferizePassBase::getDependentDialects(registry);
+    arith::registerBufferizableOpInterfaceExternalModels(registry);
+    bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
+        registry);
+    linalg::registerBufferizableOpInterfaceExternalModels(registry);
+    tensor::registerBufferizableOpInterfaceExternalModels(registry);
+    // Lets later passes see memref.alloc as an allocation (hoisting result
+    // buffers into out-parameters, deallocation).
+    memref::registerAllocationOpInterfaceExternalModels(registry);
+  }
+
+  void runOnOperation() override {
+    bufferization::OneShotBufferizationOptions options;
+    options.bufferizeFunctionBoundaries = true;
+    options.setFunctionBoundaryTypeConversion(
+        bufferization::LayoutMapOption::IdentityLayoutMap);
+    options.memCpyFn = [](OpBuilder &b, Location loc, Value from, Value to) {
+      linalg::CopyOp::create(b, loc, from, to);
+      return success();
+    };
+    bufferization::BufferizationState state;
+    if (failed(bufferization::runOneShotModuleBufferize(getOperation(),
+                                                        options, state)))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace loom::cpu

@@ -1,0 +1,250 @@
+//===- CPUTarget.cpp - Compiling loom programs to host object code --------===//
+
+#include "loom/Target/CPU/CPUTarget.h"
+
+#include "loom/Conversion/Passes.h"
+#include "loom/Pipelines/Pipelines.h"
+#include "loom/Target/CPU/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+
+#include <chrono>
+
+using namespace mlir;
+
+namespace loom::cpu {
+
+void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
+  GraphOptimizationOptions graph;
+  graph.precision = options.precision;
+  graph.formKernels = true;
+  buildGraphOptimizationPipeline(pm, graph);
+}
+
+void buildLoomToLinalgPipeline(OpPassManager &pm) {
+  OpPassManager &func = pm.nest<func::FuncOp>();
+  func.addPass(createConvertLoomToLinalgPass());
+  func.addPass(createCanonicalizerPass());
+}
+
+void buildLinalgToLLVMPipeline(OpPassManager &pm) {
+  // Merge producer-consumer chains of elementwise generics into one loop
+  // nest each before buffers exist.
+  pm.addPass(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createLoomCPUBufferizePass());
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  ConvertFuncToLLVMPassOptions funcOptions;
+  funcOptions.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(funcOptions));
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void registerCPUPipelines() {
+  PassPipelineRegistration<>(
+      "loom-cpu-lower-to-llvm",
+      "The CPU target's pipeline from linalg on tensors to the LLVM dialect "
+      "(bufferization, loops, bare-pointer calling convention)",
+      buildLinalgToLLVMPipeline);
+}
+
+LogicalResult prepareEntry(ModuleOp module) {
+  func::FuncOp entry = module.lookupSymbol<func::FuncOp>("main");
+  if (!entry) {
+    auto funcs = module.getOps<func::FuncOp>();
+    if (!llvm::hasSingleElement(funcs))
+      return module.emitError(
+          "no @main function (or more than one function) to compile");
+    entry = *funcs.begin();
+  }
+  for (Type type : llvm::concat<const Type>(entry.getArgumentTypes(),
+                                            entry.getResultTypes())) {
+    auto shaped = dyn_cast<ShapedType>(type);
+    if (!shaped || !shaped.hasStaticShape())
+      return entry.emitError("the entry's inputs and outputs must be "
+                             "statically shaped tensors, got ")
+             << type;
+  }
+  SymbolTable(module).setSymbolName(entry, kMainSymbol);
+  entry.setPublic();
+  return success();
+}
+
+namespace {
+
+/// void loom_entry(void **buffers) { loom_main(buffers[0], buffers[1], ...); }
+LogicalResult addPackedEntry(llvm::Module &module) {
+  llvm::Function *main = module.getFunction(kMainSymbol);
+  if (!main)
+    return failure();
+  llvm::LLVMContext &ctx = module.getContext();
+  auto *ptr = llvm::PointerType::getUnqual(ctx);
+  auto *entry = llvm::Function::Create(
+      llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false),
+      llvm::Function::ExternalLinkage, kEntrySymbol, module);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+  llvm::SmallVector<llvm::Value *> args;
+  for (unsigned i = 0; i < main->arg_size(); ++i)
+    args.push_back(
+        b.CreateLoad(ptr, b.CreateConstGEP1_64(ptr, entry->getArg(0), i)));
+  b.CreateCall(main, args);
+  b.CreateRetVoid();
+  return success();
+}
+
+std::unique_ptr<llvm::TargetMachine> hostTargetMachine(unsigned optLevel,
+                                                       std::string &error) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple(llvm::sys::getProcessTriple());
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return nullptr;
+  llvm::CodeGenOptLevel level = optLevel == 0   ? llvm::CodeGenOptLevel::None
+                                : optLevel == 1 ? llvm::CodeGenOptLevel::Less
+                                : optLevel == 2
+                                    ? llvm::CodeGenOptLevel::Default
+                                    : llvm::CodeGenOptLevel::Aggressive;
+  return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
+      triple, hostCPUName(), hostCPUFeatures(), llvm::TargetOptions(),
+      llvm::Reloc::PIC_, std::nullopt, level));
+}
+
+using Clock = std::chrono::steady_clock;
+
+/// Reports the time since `start` as `phase` and restarts the clock.
+void phaseDone(const CompileOptions &options, llvm::StringRef phase,
+               Clock::time_point &start) {
+  Clock::time_point now = Clock::now();
+  if (options.onPhase)
+    options.onPhase(
+        phase, std::chrono::duration<double, std::milli>(now - start).count());
+  start = now;
+}
+
+} // namespace
+
+std::unique_ptr<llvm::Module> translateToLLVMIR(ModuleOp module,
+                                                llvm::LLVMContext &context) {
+  registerBuiltinDialectTranslation(*module.getContext());
+  registerLLVMDialectTranslation(*module.getContext());
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, context);
+  if (!llvmModule)
+    return nullptr;
+  if (failed(addPackedEntry(*llvmModule))) {
+    module.emitError("the module has no @") << kMainSymbol << " function";
+    return nullptr;
+  }
+  return llvmModule;
+}
+
+std::string hostCPUName() { return llvm::sys::getHostCPUName().str(); }
+
+std::string hostCPUFeatures() {
+  llvm::SubtargetFeatures features;
+  for (const auto &feature : llvm::sys::getHostCPUFeatures())
+    features.AddFeature(feature.getKey(), feature.getValue());
+  return features.getString();
+}
+
+std::string emitObject(llvm::Module &module, unsigned optLevel,
+                       llvm::SmallVectorImpl<char> &object) {
+  std::string error;
+  std::unique_ptr<llvm::TargetMachine> machine =
+      hostTargetMachine(optLevel, error);
+  if (!machine)
+    return "no LLVM target for the host: " + error;
+  module.setDataLayout(machine->createDataLayout());
+  module.setTargetTriple(machine->getTargetTriple());
+  auto optimize = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
+                                            machine.get());
+  if (llvm::Error err = optimize(&module))
+    return "LLVM optimization failed: " + llvm::toString(std::move(err));
+  llvm::raw_svector_ostream os(object);
+  llvm::legacy::PassManager codegen;
+  if (machine->addPassesToEmitFile(codegen, os, nullptr,
+                                   llvm::CodeGenFileType::ObjectFile))
+    return "the host target cannot emit object files";
+  codegen.run(module);
+  return "";
+}
+
+LogicalResult lowerModule(ModuleOp module, Stage stopAfter,
+                          const CompileOptions &options) {
+  Clock::time_point start = Clock::now();
+  if (options.optimizeGraph) {
+    PassManager graph(module.getContext());
+    buildGraphPipeline(graph, options);
+    if (failed(graph.run(module)))
+      return failure();
+    phaseDone(options, "optimize graph", start);
+  }
+  if (stopAfter == Stage::Loom)
+    return success();
+  PassManager toLinalg(module.getContext());
+  buildLoomToLinalgPipeline(toLinalg);
+  if (failed(toLinalg.run(module)))
+    return failure();
+  phaseDone(options, "lower to linalg", start);
+  if (stopAfter == Stage::Linalg)
+    return success();
+  if (failed(prepareEntry(module)))
+    return failure();
+  PassManager toLLVM(module.getContext());
+  buildLinalgToLLVMPipeline(toLLVM);
+  if (failed(toLLVM.run(module)))
+    return failure();
+  phaseDone(options, "bufferize and lower to LLVM dialect", start);
+  return success();
+}
+
+std::string compileToObject(ModuleOp module, const CompileOptions &options,
+                            llvm::SmallVectorImpl<char> &object) {
+  if (failed(lowerModule(module, Stage::LLVMDialect, options)))
+    return "lowering failed (see the diagnostics above)";
+  Clock::time_point start = Clock::now();
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> llvmModule = translateToLLVMIR(module, context);
+  if (!llvmModule)
+    return "translation to LLVM IR failed";
+  phaseDone(options, "translate to LLVM IR", start);
+  std::string error = emitObject(*llvmModule, options.optLevel, object);
+  phaseDone(options, "optimize and emit object code", start);
+  return error;
+}
+
+} // namespace loom::cpu

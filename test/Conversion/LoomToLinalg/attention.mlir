@@ -1,0 +1,81 @@
+// RUN: loom-opt %s --split-input-file --convert-loom-to-linalg | FileCheck %s
+
+// Grouped-query attention (8 query heads over 2 key/value heads): K and V
+// are indexed with h floordiv 4; scores are scaled by 1/sqrt(64) and
+// causally masked with -inf before a softmax over the keys.
+// CHECK-DAG: #[[Q:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+// CHECK-DAG: #[[K:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 floordiv 4, d3, d4)>
+// CHECK-DAG: #[[V:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 floordiv 4, d4, d3)>
+// CHECK-LABEL: func.func @attention
+// CHECK-SAME: (%[[QA:.+]]: tensor<1x8x16x64xf32>, %[[KA:.+]]: tensor<1x2x16x64xf32>, %[[VA:.+]]: tensor<1x2x16x64xf32>)
+// CHECK: %[[S:.+]] = linalg.generic {indexing_maps = [#[[Q]], #[[K]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[QA]], %[[KA]] : {{.+}}) outs(%{{.+}} : tensor<1x8x16x16xf32>)
+// CHECK: %[[M:.+]] = linalg.generic {{.+}} ins(%[[S]] : tensor<1x8x16x16xf32>)
+// CHECK: ^bb0(%[[SV:.+]]: f32, %{{.+}}: f32):
+// CHECK: %[[SCALE:.+]] = arith.constant 1.250000e-01 : f32
+// CHECK: %[[SCALED:.+]] = arith.mulf %[[SV]], %[[SCALE]]
+// CHECK: %[[NEGINF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[ROW:.+]] = linalg.index 2 : index
+// CHECK: %[[COL:.+]] = linalg.index 3 : index
+// CHECK: %[[LAST:.+]] = arith.addi %[[ROW]], %{{.+}} : index
+// CHECK: %[[FUT:.+]] = arith.cmpi sgt, %[[COL]], %[[LAST]] : index
+// CHECK: arith.select %[[FUT]], %[[NEGINF]], %[[SCALED]] : f32
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: linalg.generic
+// CHECK: arith.addf
+// CHECK: %[[P:.+]] = linalg.generic
+// CHECK: arith.divf
+// CHECK: %[[O:.+]] = linalg.generic {indexing_maps = [#{{.+}}, #[[V]], #{{.+}}], {{.+}} ins(%[[P]], %[[VA]] : {{.+}}) outs(%{{.+}} : tensor<1x8x16x64xf32>)
+// CHECK: return %[[O]]
+func.func @attention(%q: tensor<1x8x16x64xf32>, %k: tensor<1x2x16x64xf32>, %v: tensor<1x2x16x64xf32>) -> tensor<1x8x16x64xf32> {
+  %o = loom.attention %q, %k, %v {is_causal = true} : (tensor<1x8x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>) -> tensor<1x8x16x64xf32>
+  return %o : tensor<1x8x16x64xf32>
+}
+
+// -----
+
+// A boolean mask keeps the scores where it is true.
+// CHECK-LABEL: func.func @attention_bool_mask
+// CHECK: ^bb0(%[[SV:.+]]: f32, %[[KEEP:.+]]: i1, %{{.+}}: f32):
+// CHECK: %[[SCALED:.+]] = arith.mulf %[[SV]]
+// CHECK: %[[NEGINF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK: arith.select %[[KEEP]], %[[SCALED]], %[[NEGINF]] : f32
+func.func @attention_bool_mask(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %m: tensor<4x4xi1>) -> tensor<1x2x4x8xf32> {
+  %o = loom.attention %q, %k, %v, %m {scale = 0.5 : f32} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<4x4xi1>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Rotary embedding: x is read twice, directly and at its pair partner
+// (j + D/2) mod D; the tables are indexed by j mod D/2. The first half
+// subtracts the cross term, the second adds it.
+// CHECK-DAG: #[[PARTNER:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, (d3 + 4) mod 8)>
+// CHECK-DAG: #[[TABLE:.+]] = affine_map<(d0, d1, d2, d3) -> (d2, d3 mod 4)>
+// CHECK-LABEL: func.func @rotary
+// CHECK-SAME: (%[[X:.+]]: tensor<1x2x4x8xf32>, %[[C:.+]]: tensor<4x4xf32>, %[[S:.+]]: tensor<4x4xf32>)
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[PARTNER]], #[[TABLE]], #[[TABLE]], #{{.+}}], {{.+}} ins(%[[X]], %[[X]], %[[C]], %[[S]] :
+// CHECK: ^bb0(%[[XV:.+]]: f32, %[[PV:.+]]: f32, %[[CV:.+]]: f32, %[[SV:.+]]: f32, %{{.+}}: f32):
+// CHECK: %[[J:.+]] = linalg.index 3 : index
+// CHECK: %[[FIRST:.+]] = arith.cmpi ult, %[[J]], %{{.+}} : index
+// CHECK: %[[D:.+]] = arith.mulf %[[XV]], %[[CV]]
+// CHECK: %[[CR:.+]] = arith.mulf %[[PV]], %[[SV]]
+// CHECK: %[[SUB:.+]] = arith.subf %[[D]], %[[CR]]
+// CHECK: %[[ADD:.+]] = arith.addf %[[D]], %[[CR]]
+// CHECK: arith.select %[[FIRST]], %[[SUB]], %[[ADD]]
+func.func @rotary(%x: tensor<1x2x4x8xf32>, %c: tensor<4x4xf32>, %s: tensor<4x4xf32>) -> tensor<1x2x4x8xf32> {
+  %y = loom.rotary_embedding %x, %c, %s : tensor<1x2x4x8xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<1x2x4x8xf32>
+  return %y : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Interleaved pairs (2i, 2i + 1): partner j + 1 - 2 (j mod 2), table j floordiv 2.
+// CHECK-DAG: #[[PARTNER:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3 - (d3 mod 2) * 2 + 1)>
+// CHECK-DAG: #[[TABLE:.+]] = affine_map<(d0, d1, d2, d3) -> (d2, d3 floordiv 2)>
+// CHECK-LABEL: func.func @rotary_interleaved
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[PARTNER]], #[[TABLE]], #[[TABLE]], #{{.+}}]
+func.func @rotary_interleaved(%x: tensor<1x2x4x8xf32>, %c: tensor<4x4xf32>, %s: tensor<4x4xf32>) -> tensor<1x2x4x8xf32> {
+  %y = loom.rotary_embedding %x, %c, %s {interleaved = true} : tensor<1x2x4x8xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<1x2x4x8xf32>
+  return %y : tensor<1x2x4x8xf32>
+}

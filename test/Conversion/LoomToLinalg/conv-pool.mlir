@@ -1,0 +1,73 @@
+// RUN: loom-opt %s --split-input-file --convert-loom-to-linalg | FileCheck %s
+
+// Ungrouped 2-D convolution: zero padding, the named op, then the bias
+// broadcast per channel.
+// CHECK-DAG: #[[CHAN:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>
+// CHECK-LABEL: func.func @conv
+// CHECK-SAME: (%[[X:.+]]: tensor<1x3x8x8xf32>, %[[W:.+]]: tensor<16x3x3x3xf32>, %[[B:.+]]: tensor<16xf32>)
+// CHECK: %[[P:.+]] = tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: } : tensor<1x3x8x8xf32> to tensor<1x3x10x10xf32>
+// CHECK: %[[ACC:.+]] = linalg.fill
+// CHECK: %[[C:.+]] = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%[[P]], %[[W]] : tensor<1x3x10x10xf32>, tensor<16x3x3x3xf32>) outs(%[[ACC]] : tensor<1x16x8x8xf32>)
+// CHECK: %[[BV:.+]] = tensor.expand_shape %[[B]] {{.+}} output_shape [16, 1, 1]
+// CHECK: %[[R:.+]] = linalg.generic {indexing_maps = [#{{.+}}, #[[CHAN]], #{{.+}}], {{.+}} ins(%[[C]], %[[BV]] : tensor<1x16x8x8xf32>, tensor<16x1x1xf32>)
+// CHECK: arith.addf
+// CHECK: return %[[R]]
+func.func @conv(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3x3xf32>, %b: tensor<16xf32>) -> tensor<1x16x8x8xf32> {
+  %y = loom.conv %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>) -> tensor<1x16x8x8xf32>
+  return %y : tensor<1x16x8x8xf32>
+}
+
+// -----
+
+// Grouped: the input channel of output channel m is
+// (m floordiv M/group) * C/group + c.
+// CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, (d1 floordiv 2) * 2 + d4, d2 + d5, d3 + d6)>
+// CHECK-DAG: #[[WT:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
+// CHECK-LABEL: func.func @conv_grouped
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[WT]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+func.func @conv_grouped(%x: tensor<1x4x8x8xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  %y = loom.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 2 : i64} : (tensor<1x4x8x8xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return %y : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+// Max pooling: the window dimensions come from an empty kernel-shaped
+// tensor; the accumulator starts at -inf.
+// CHECK-DAG: #[[WIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 2 + d4, d3 * 2 + d5)>
+// CHECK-DAG: #[[KER:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>
+// CHECK-LABEL: func.func @max_pool
+// CHECK-SAME: (%[[X:.+]]: tensor<1x3x8x8xf32>)
+// CHECK: %[[NEGINF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[K:.+]] = tensor.empty() : tensor<2x2xf32>
+// CHECK: %[[ACC:.+]] = linalg.fill ins(%[[NEGINF]] : f32)
+// CHECK: linalg.generic {indexing_maps = [#[[WIN]], #[[KER]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[X]], %[[K]] : tensor<1x3x8x8xf32>, tensor<2x2xf32>) outs(%[[ACC]] : tensor<1x3x4x4xf32>)
+// CHECK: arith.maximumf
+func.func @max_pool(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32> {
+  %y = loom.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>
+  return %y : tensor<1x3x4x4xf32>
+}
+
+// -----
+
+// Average pooling without counting pads: each window sum is divided by
+// the overlap of its window with the unpadded input, per axis
+// min(o*s + k, pad + size) - max(o*s, pad).
+// CHECK-LABEL: func.func @avg_pool
+// CHECK: tensor.pad %{{.+}} low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: arith.addf
+// CHECK: linalg.generic
+// CHECK: %[[O:.+]] = linalg.index 2 : index
+// CHECK: %[[START:.+]] = arith.muli %[[O]], %{{.+}} : index
+// CHECK: %[[END:.+]] = arith.addi %[[START]], %{{.+}} : index
+// CHECK: %[[HI:.+]] = arith.minsi %[[END]], %{{.+}} : index
+// CHECK: %[[LO:.+]] = arith.maxsi %[[START]], %{{.+}} : index
+// CHECK: arith.subi %[[HI]], %[[LO]] : index
+// CHECK: linalg.index 3 : index
+// CHECK: arith.sitofp
+// CHECK: arith.divf
+func.func @avg_pool(%x: tensor<1x3x5x5xf32>) -> tensor<1x3x3x3xf32> {
+  %y = loom.avg_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : tensor<1x3x5x5xf32> -> tensor<1x3x3x3xf32>
+  return %y : tensor<1x3x3x3xf32>
+}

@@ -1,0 +1,33 @@
+// RUN: loom-opt %s --split-input-file --verify-diagnostics --convert-loom-to-linalg
+
+// An op without a lowering fails the pass and is named.
+func.func @no_lowering(%x: tensor<3x8xf32>, %k: tensor<1xi64>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{failed to legalize operation 'loom.topk'}}
+  %v, %i = loom.topk %x, %k {axis = -1 : i64} : tensor<3x8xf32>, tensor<1xi64> -> tensor<3x2xf32>, tensor<3x2xi64>
+  return %v : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @dynamic(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'loom.exp' op has a dynamic shape ('tensor<?x8xf32>'); lowering to linalg needs static shapes}}
+  %y = loom.exp %x : tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+func.func @unsigned(%x: tensor<4xui8>) -> tensor<4xui8> {
+  // expected-error @+1 {{'loom.abs' op has elements of type 'ui8', which the lowering to linalg does not support yet}}
+  %y = loom.abs %x : tensor<4xui8>
+  return %y : tensor<4xui8>
+}
+
+// -----
+
+// Constant slice bounds are required.
+func.func @dynamic_slice(%x: tensor<8xf32>, %s: tensor<1xi64>, %e: tensor<1xi64>) -> tensor<4xf32> {
+  // expected-error @+1 {{failed to legalize operation 'loom.slice'}}
+  %y = loom.slice %x, %s, %e : (tensor<8xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}

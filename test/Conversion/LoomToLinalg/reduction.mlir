@@ -1,0 +1,68 @@
+// RUN: loom-opt %s --split-input-file --convert-loom-to-linalg | FileCheck %s
+
+// A kept reduced dimension reads index 0 in the accumulator's map; the
+// mean divides the sum by the element count.
+// CHECK-DAG: #[[ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[KEEP:.+]] = affine_map<(d0, d1) -> (d0, 0)>
+// CHECK-LABEL: func.func @reduce_mean
+// CHECK-SAME: (%[[X:.+]]: tensor<2x8xf32>)
+// CHECK: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[ACC:.+]] = linalg.fill ins(%[[ZERO]] : f32)
+// CHECK: %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[ID]], #[[KEEP]]], iterator_types = ["parallel", "reduction"]} ins(%[[X]] : tensor<2x8xf32>) outs(%[[ACC]] : tensor<2x1xf32>)
+// CHECK: arith.addf
+// CHECK: %[[MEAN:.+]] = linalg.generic {{.+}} ins(%[[SUM]] : tensor<2x1xf32>)
+// CHECK: %[[N:.+]] = arith.constant 8.000000e+00 : f32
+// CHECK: arith.divf %{{.+}}, %[[N]] : f32
+// CHECK: return %[[MEAN]]
+func.func @reduce_mean(%x: tensor<2x8xf32>) -> tensor<2x1xf32> {
+  %y = loom.reduce_mean %x {axes = array<i64: 1>, keepdims = true} : tensor<2x8xf32> -> tensor<2x1xf32>
+  return %y : tensor<2x1xf32>
+}
+
+// -----
+
+// Without keepdims the reduced dimension is dropped; an empty axis list
+// reduces everything. Max starts at the type's lowest value.
+// CHECK-DAG: #[[ALL:.+]] = affine_map<(d0, d1) -> ()>
+// CHECK-LABEL: func.func @reduce_max_all
+// CHECK: %[[LOW:.+]] = arith.constant -2147483648 : i32
+// CHECK: linalg.fill ins(%[[LOW]] : i32)
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[ALL]]], iterator_types = ["reduction", "reduction"]}
+// CHECK: arith.maxsi
+func.func @reduce_max_all(%x: tensor<2x8xi32>) -> tensor<i32> {
+  %y = loom.reduce_max %x {axes = array<i64>, keepdims = false} : tensor<2x8xi32> -> tensor<i32>
+  return %y : tensor<i32>
+}
+
+// -----
+
+// softmax = exp(x - max) / sum(exp(x - max)) along the axis.
+// CHECK-LABEL: func.func @softmax
+// CHECK-SAME: (%[[X:.+]]: tensor<2x10xf32>)
+// CHECK: %[[MAX:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]} ins(%[[X]] : tensor<2x10xf32>)
+// CHECK: arith.maximumf
+// CHECK: %[[EXP:.+]] = linalg.generic {{.+}} ins(%[[X]], %[[MAX]] : tensor<2x10xf32>, tensor<2x1xf32>)
+// CHECK: arith.subf
+// CHECK: math.exp
+// CHECK: %[[SUM:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]} ins(%[[EXP]] : tensor<2x10xf32>)
+// CHECK: arith.addf
+// CHECK: %[[R:.+]] = linalg.generic {{.+}} ins(%[[EXP]], %[[SUM]] : tensor<2x10xf32>, tensor<2x1xf32>)
+// CHECK: arith.divf
+// CHECK: return %[[R]]
+func.func @softmax(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
+  %y = loom.softmax %x {axis = -1 : i64} : tensor<2x10xf32>
+  return %y : tensor<2x10xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @log_softmax
+// CHECK: math.exp
+// CHECK: %[[R:.+]] = linalg.generic
+// CHECK: %[[SHIFTED:.+]] = arith.subf
+// CHECK: %[[LOG:.+]] = math.log
+// CHECK: arith.subf %[[SHIFTED]], %[[LOG]]
+func.func @log_softmax(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
+  %y = loom.log_softmax %x {axis = 1 : i64} : tensor<2x10xf32>
+  return %y : tensor<2x10xf32>
+}

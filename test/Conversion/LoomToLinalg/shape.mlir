@@ -1,0 +1,120 @@
+// RUN: loom-opt %s --split-input-file --convert-loom-to-linalg | FileCheck %s
+
+// A reshape is a collapse to one dimension and an expansion to the result
+// (canonicalization merges the pair where a single view suffices).
+// CHECK-LABEL: func.func @reshape
+// CHECK-SAME: (%[[A:.+]]: tensor<2x3x4xf32>)
+// CHECK: %[[FLAT:.+]] = tensor.collapse_shape %[[A]] {{\[\[}}0, 1, 2]] : tensor<2x3x4xf32> into tensor<24xf32>
+// CHECK: %[[R:.+]] = tensor.expand_shape %[[FLAT]] {{\[\[}}0, 1]] output_shape [6, 4] : tensor<24xf32> into tensor<6x4xf32>
+// CHECK: return %[[R]]
+func.func @reshape(%a: tensor<2x3x4xf32>) -> tensor<6x4xf32> {
+  %s = loom.constant dense<[6, 4]> : tensor<2xi64>
+  %0 = loom.reshape %a, %s : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<6x4xf32>
+  return %0 : tensor<6x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @unsqueeze
+// CHECK: tensor.expand_shape %{{.+}} {{\[\[}}0, 1]] output_shape [1, 3] : tensor<3xf32> into tensor<1x3xf32>
+func.func @unsqueeze(%a: tensor<3xf32>) -> tensor<1x3xf32> {
+  %0 = loom.unsqueeze %a {axes = array<i64: 0>} : tensor<3xf32> -> tensor<1x3xf32>
+  return %0 : tensor<1x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @transpose
+// CHECK-SAME: (%[[A:.+]]: tensor<2x3x4xf32>)
+// CHECK: %[[INIT:.+]] = tensor.empty() : tensor<2x4x3xf32>
+// CHECK: %[[T:.+]] = linalg.transpose ins(%[[A]] : tensor<2x3x4xf32>) outs(%[[INIT]] : tensor<2x4x3xf32>) permutation = [0, 2, 1]
+// CHECK: return %[[T]]
+func.func @transpose(%a: tensor<2x3x4xf32>) -> tensor<2x4x3xf32> {
+  %0 = loom.transpose %a {perm = array<i64: 0, 2, 1>} : tensor<2x3x4xf32> -> tensor<2x4x3xf32>
+  return %0 : tensor<2x4x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @concat
+// CHECK-SAME: (%[[A:.+]]: tensor<2x4xf32>, %[[B:.+]]: tensor<3x4xf32>)
+// CHECK: %[[INIT:.+]] = tensor.empty() : tensor<5x4xf32>
+// CHECK: %[[I0:.+]] = tensor.insert_slice %[[A]] into %[[INIT]][0, 0] [2, 4] [1, 1]
+// CHECK: %[[I1:.+]] = tensor.insert_slice %[[B]] into %[[I0]][2, 0] [3, 4] [1, 1]
+// CHECK: return %[[I1]]
+func.func @concat(%a: tensor<2x4xf32>, %b: tensor<3x4xf32>) -> tensor<5x4xf32> {
+  %0 = loom.concat %a, %b {axis = 0 : i64} : (tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<5x4xf32>
+  return %0 : tensor<5x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @split
+// CHECK-SAME: (%[[A:.+]]: tensor<4x8xf32>)
+// CHECK: %[[S0:.+]] = tensor.extract_slice %[[A]][0, 0] [4, 2] [1, 1]
+// CHECK: %[[S1:.+]] = tensor.extract_slice %[[A]][0, 2] [4, 6] [1, 1]
+// CHECK: return %[[S0]], %[[S1]]
+func.func @split(%a: tensor<4x8xf32>) -> (tensor<4x2xf32>, tensor<4x6xf32>) {
+  %0, %1 = loom.split %a {axis = 1 : i64, sizes = array<i64: 2, 6>} : tensor<4x8xf32> -> tensor<4x2xf32>, tensor<4x6xf32>
+  return %0, %1 : tensor<4x2xf32>, tensor<4x6xf32>
+}
+
+// -----
+
+// Negative starts count from the end; ends clamp to the dimension.
+// CHECK-LABEL: func.func @slice
+// CHECK-SAME: (%[[A:.+]]: tensor<8x16xf32>)
+// CHECK: %[[S:.+]] = tensor.extract_slice %[[A]][0, 8] [8, 4] [1, 2] : tensor<8x16xf32> to tensor<8x4xf32>
+// CHECK: return %[[S]]
+func.func @slice(%a: tensor<8x16xf32>) -> tensor<8x4xf32> {
+  %s = loom.constant dense<[-8]> : tensor<1xi64>
+  %e = loom.constant dense<[100]> : tensor<1xi64>
+  %x = loom.constant dense<[1]> : tensor<1xi64>
+  %t = loom.constant dense<[2]> : tensor<1xi64>
+  %0 = loom.slice %a, %s, %e, %x, %t : (tensor<8x16xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+// Gather reads the data with tensor.extract at the (wrapped) index.
+// CHECK-DAG: #[[IDX:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @gather
+// CHECK-SAME: (%[[E:.+]]: tensor<10x4xf32>, %[[I:.+]]: tensor<2x3xi64>)
+// CHECK: linalg.generic {indexing_maps = [#[[IDX]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[I]] : tensor<2x3xi64>)
+// CHECK: ^bb0(%[[IN:.+]]: i64, %{{.+}}: f32):
+// CHECK: %[[CAST:.+]] = arith.index_cast %[[IN]] : i64 to index
+// CHECK: %[[NEG:.+]] = arith.cmpi slt, %[[CAST]]
+// CHECK: %[[WRAP:.+]] = arith.addi %[[CAST]]
+// CHECK: %[[ROW:.+]] = arith.select %[[NEG]], %[[WRAP]], %[[CAST]] : index
+// CHECK: %[[COL:.+]] = linalg.index 2 : index
+// CHECK: %[[V:.+]] = tensor.extract %[[E]][%[[ROW]], %[[COL]]] : tensor<10x4xf32>
+// CHECK: linalg.yield %[[V]]
+func.func @gather(%e: tensor<10x4xf32>, %i: tensor<2x3xi64>) -> tensor<2x3x4xf32> {
+  %0 = loom.gather %e, %i {axis = 0 : i64} : tensor<10x4xf32>, tensor<2x3xi64> -> tensor<2x3x4xf32>
+  return %0 : tensor<2x3x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @pad
+// CHECK: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK: tensor.pad %{{.+}} low[1, 2] high[1, 2]
+// CHECK: tensor.yield %[[ZERO]] : f32
+// CHECK: } : tensor<2x3xf32> to tensor<4x7xf32>
+func.func @pad(%a: tensor<2x3xf32>) -> tensor<4x7xf32> {
+  %p = loom.constant dense<[1, 2, 1, 2]> : tensor<4xi64>
+  %0 = loom.pad %a, %p : (tensor<2x3xf32>, tensor<4xi64>) -> tensor<4x7xf32>
+  return %0 : tensor<4x7xf32>
+}
+
+// -----
+
+// Constants keep their (resource) storage.
+// CHECK-LABEL: func.func @constant
+// CHECK: %[[C:.+]] = arith.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
+// CHECK: return %[[C]]
+func.func @constant() -> tensor<2xf32> {
+  %0 = loom.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}

@@ -1,0 +1,53 @@
+// RUN: loom-opt %s --split-input-file --loom-cpu-lower-to-llvm | FileCheck %s
+
+// Results become out-parameters and every memref a bare pointer: the
+// entry is void(ptr in, ptr out). The result buffer is the out-parameter
+// itself (no allocation, no copy).
+// CHECK-LABEL: llvm.func @main
+// CHECK-SAME: (%{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr)
+// CHECK-NOT: llvm.call @malloc
+// CHECK: llvm.fadd
+// CHECK-NOT: llvm.call @malloc
+// CHECK: llvm.return
+func.func @main(%a: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
+  %e = tensor.empty() : tensor<4x3xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%a, %b : tensor<4x3xf32>, tensor<3xf32>) outs(%e : tensor<4x3xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<4x3xf32>
+  return %r : tensor<4x3xf32>
+}
+
+// -----
+
+// Temporaries are freed; math functions without an LLVM intrinsic call
+// libm; constants become globals.
+// CHECK-DAG: llvm.mlir.global private constant @{{.+}}(dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>)
+// CHECK-DAG: llvm.func @erff(f32) -> f32
+// CHECK-LABEL: llvm.func @temporaries
+// CHECK: %[[BUF:.+]] = llvm.call @malloc
+// CHECK: llvm.call @erff
+// CHECK: llvm.call @free(%[[BUF]])
+func.func @temporaries(%a: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %w = arith.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2xf32>) -> tensor<2xf32>
+  // A row sum: a reduction does not fuse into its consumer, so its result
+  // is a temporary buffer.
+  %t = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]} ins(%a : tensor<2x4xf32>) outs(%f : tensor<2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %s = arith.addf %x, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<2xf32>
+  %e2 = tensor.empty() : tensor<2x4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%a, %t, %w : tensor<2x4xf32>, tensor<2xf32>, tensor<2xf32>) outs(%e2 : tensor<2x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32, %o: f32):
+    %s = arith.divf %x, %y : f32
+    %u = arith.addf %s, %z : f32
+    %v = math.erf %u : f32
+    linalg.yield %v : f32
+  } -> tensor<2x4xf32>
+  return %r : tensor<2x4xf32>
+}
