@@ -266,14 +266,14 @@ int runModel(const RunOptions &options) {
     }
   }
 
-  SmallVector<Tensor> &outputs = rankOutputs.front();
   if (!expectedFiles.empty()) {
-    if (expectedFiles.size() != outputs.size()) {
-      llvm::errs() << "error: the model has " << outputs.size()
+    if (expectedFiles.size() != rankOutputs.front().size()) {
+      llvm::errs() << "error: the model has " << rankOutputs.front().size()
                    << " outputs but " << expectedFiles.size()
                    << " expected tensors were given\n";
       return 1;
     }
+    size_t comparedRanks = options.compareAllRanks ? rankOutputs.size() : 1;
     for (auto [i, file] : llvm::enumerate(expectedFiles)) {
       Tensor expected;
       if (std::string error = readTensorFile(file, &context, expected);
@@ -281,9 +281,15 @@ int runModel(const RunOptions &options) {
         llvm::errs() << "error: " << error << "\n";
         return 1;
       }
-      reinterpretHalfBits(expected, outputs[i].kind());
-      ok &= compareTensors(std::to_string(i), outputs[i], expected,
-                           options.rtol, options.atol);
+      for (size_t rank = 0; rank < comparedRanks; ++rank) {
+        Tensor &output = rankOutputs[rank][i];
+        reinterpretHalfBits(expected, output.kind());
+        std::string name = std::to_string(i);
+        if (rank > 0)
+          name += " of rank " + std::to_string(rank);
+        ok &= compareTensors(name, output, expected, options.rtol,
+                             options.atol);
+      }
     }
     llvm::outs() << (ok ? "all outputs match" : "outputs differ") << "\n";
   }
@@ -321,6 +327,10 @@ int loomRunMain(int argc, char **argv) {
       "rank-timeout-ms", cl::init(5000),
       cl::desc("With --ranks: fail (as deadlocked) when a rank waits this long "
                "for its peers"));
+  cl::opt<bool> allRanks(
+      "all-ranks",
+      cl::desc("With --ranks: compare every rank's outputs with --expected, "
+               "not only rank 0's (programs with replicated results)"));
   cl::ParseCommandLineOptions(
       argc, argv,
       "loom-run: run a model with Loom's reference executor\n\n"
@@ -343,6 +353,7 @@ int loomRunMain(int argc, char **argv) {
   }
   options.ranks = ranks;
   options.rankTimeoutMs = rankTimeout;
+  options.compareAllRanks = allRanks;
   return runModel(options);
 }
 
