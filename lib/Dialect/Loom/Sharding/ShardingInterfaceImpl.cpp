@@ -98,12 +98,12 @@ LoopNest replicated(Operation *op) {
   return nest;
 }
 
-/// Loops of a dimension `dim` of `value` broadcast (numpy style, aligned to
-/// the right) against `shape`, whose dimensions run over `loops`: the shared
-/// loop when the sizes are the same static size, else a pinned loop.
-int64_t broadcastLoop(LoopNest &nest, Value value, int64_t dim,
+/// The loop of dimension `dim` of a tensor of shape `own` broadcast (numpy
+/// style, aligned to the right) against `shape`, whose dimensions run over
+/// `loops`: the shared loop when the sizes are the same static size, else a
+/// pinned loop.
+int64_t broadcastLoop(LoopNest &nest, ArrayRef<int64_t> own, int64_t dim,
                       ArrayRef<int64_t> shape, ArrayRef<int64_t> loops) {
-  ArrayRef<int64_t> own = shapeOf(value);
   int64_t target = dim + static_cast<int64_t>(shape.size()) -
                    static_cast<int64_t>(own.size());
   if (target < 0 || ShapedType::isDynamic(own[dim]) ||
@@ -117,7 +117,7 @@ void addBroadcastTensor(LoopNest &nest, Value value, ArrayRef<int64_t> shape,
                         ArrayRef<int64_t> loops) {
   SmallVector<int64_t> dims;
   for (int64_t i = 0, e = LoopNest::rankOf(value); i < e; ++i)
-    dims.push_back(broadcastLoop(nest, value, i, shape, loops));
+    dims.push_back(broadcastLoop(nest, shapeOf(value), i, shape, loops));
   nest.tensors.push_back(dims);
 }
 
@@ -189,7 +189,8 @@ std::optional<LoopNest> matmul(MatMulOp op) {
     loops.push_back(nest.addLoop());
   int64_t k = nest.addLoop(IteratorType::reduction, false, ReductionKind::Sum);
   auto batch = [&](Value value, int64_t dim) {
-    return broadcastLoop(nest, value, dim, shape.drop_back(2),
+    return broadcastLoop(nest, shapeOf(value).drop_back(2), dim,
+                         shape.drop_back(2),
                          ArrayRef<int64_t>(loops).drop_back(2));
   };
   SmallVector<int64_t> lhsLoops, rhsLoops;

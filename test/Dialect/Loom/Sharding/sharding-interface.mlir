@@ -167,3 +167,21 @@ func.func @replicated(%x: tensor<4x6xf32>, %y: tensor<1x2x4x4xf32>, %w: tensor<2
   %r1 = shard.shard %c to %rep annotate_for_users : tensor<1x2x4x4xf32>
   return %r0, %r1 : tensor<4x3x2xf32>, tensor<1x2x4x4xf32>
 }
+
+// -----
+
+shard.grid @grid(shape = 2)
+
+// A batch split passes through a batched matmul whose weight broadcasts.
+// CHECK-LABEL: func.func @batch
+// CHECK-SAME: (%[[X:.*]]: tensor<1x4x8xf32>, %[[W:.*]]: tensor<8x6xf32>)
+// CHECK-NEXT: %[[Y:.*]] = loom.matmul %[[X]], %[[W]] : tensor<1x4x8xf32>, tensor<8x6xf32> -> tensor<1x4x6xf32>
+// CHECK-NEXT: shard.all_gather %[[Y]] on @grid grid_axes = [0] gather_axis = 0 : tensor<1x4x6xf32> -> tensor<2x4x6xf32>
+func.func @batch(%x: tensor<2x4x8xf32>, %w: tensor<8x6xf32>) -> tensor<2x4x6xf32> {
+  %split = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %rep = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %xs = shard.shard %x to %split annotate_for_users : tensor<2x4x8xf32>
+  %y = loom.matmul %xs, %w : tensor<2x4x8xf32>, tensor<8x6xf32> -> tensor<2x4x6xf32>
+  %r = shard.shard %y to %rep annotate_for_users : tensor<2x4x6xf32>
+  return %r : tensor<2x4x6xf32>
+}
