@@ -21,6 +21,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace loom;
 using shard::GridAxis;
@@ -201,15 +203,21 @@ FailureOr<TensorParallelPlan> planTensorParallel(func::FuncOp func,
                         .getDimSize(1);
     int64_t kvHeads =
         cast<RankedTensorType>(attention.getKey().getType()).getDimSize(1);
+    // More devices than key/value heads: keys and values stay whole and
+    // each device takes the heads of its query groups (grouped-query aware).
+    bool splitKeyValues = kvHeads % degree == 0;
     if (ShapedType::isDynamic(heads) || ShapedType::isDynamic(kvHeads) ||
-        heads % degree != 0 || kvHeads % degree != 0) {
+        heads % degree != 0 ||
+        (!splitKeyValues && heads % std::lcm(kvHeads, degree) != 0)) {
       attention.emitError() << "tp=" << degree
                             << " does not divide the attention's " << heads
                             << " query heads and " << kvHeads
                             << " key/value heads";
       return WalkResult::interrupt();
     }
-    plan.columns.insert(inputs.begin(), inputs.end());
+    plan.columns.insert(inputs.front());
+    if (splitKeyValues)
+      plan.columns.insert(inputs.begin() + 1, inputs.end());
     plan.rows.insert(output);
     return WalkResult::advance();
   });

@@ -29,6 +29,9 @@
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <functional>
+#include <numeric>
+
 using namespace mlir;
 using namespace loom;
 using shard::GridAxis;
@@ -48,6 +51,15 @@ struct LoopNest {
   SmallVector<bool> pinned;
   /// For each operand, then each result: the loop of each dimension.
   SmallVector<SmallVector<int64_t>> tensors;
+  /// (tensor, dimension) pairs that follow their loop's split only where it
+  /// divides them, and otherwise stay whole (the op's partitioning adapts),
+  /// as long as `acceptsWhole(device count)` holds.
+  SmallVector<std::pair<int64_t, int64_t>> optional;
+  std::function<bool(int64_t)> acceptsWhole;
+
+  bool isOptional(int64_t tensor, int64_t dim) const {
+    return llvm::is_contained(optional, std::make_pair(tensor, dim));
+  }
 
   int64_t addLoop(IteratorType type = IteratorType::parallel, bool pin = false,
                   ReductionKind kind = ReductionKind::Sum) {
@@ -367,6 +379,16 @@ std::optional<LoopNest> attention(AttentionOp op) {
     addBroadcastTensor(nest, mask, full, {b, h, s, t});
   }
   nest.tensors.push_back({b, h, s, dv});
+  // Grouped-query attention on more devices than key/value heads: each
+  // device takes whole query groups and the key/value heads they read.
+  int64_t heads = q[1], kvHeads = k[1];
+  if (heads != kvHeads && !ShapedType::isDynamic(heads) &&
+      !ShapedType::isDynamic(kvHeads)) {
+    nest.optional = {{1, 1}, {2, 1}};
+    nest.acceptsWhole = [heads, kvHeads](int64_t count) {
+      return heads % std::lcm(kvHeads, count) == 0;
+    };
+  }
   return nest;
 }
 
@@ -528,17 +550,84 @@ FailureOr<ShardingOption> chooseLoopSharding(Operation *op,
       continue;
     std::optional<int64_t> count = deviceCount(gridOp, axes);
     bool divides = count.has_value();
-    for (auto [value, loops] : llvm::zip_equal(values, nest.tensors))
-      for (auto [dim, dimLoop] : llvm::enumerate(loops))
-        if (divides && dimLoop == static_cast<int64_t>(loop)) {
-          int64_t size = shapeOf(value)[dim];
-          divides = !ShapedType::isDynamic(size) && size % *count == 0;
-        }
+    for (auto [tensor, loops] : llvm::enumerate(nest.tensors))
+      for (auto [dim, dimLoop] : llvm::enumerate(loops)) {
+        if (!divides || dimLoop != static_cast<int64_t>(loop))
+          continue;
+        int64_t size = shapeOf(values[tensor])[dim];
+        divides = !ShapedType::isDynamic(size) && size % *count == 0;
+        if (!divides && nest.isOptional(tensor, dim))
+          divides = nest.acceptsWhole && nest.acceptsWhole(*count);
+      }
     if (!divides)
       axes.clear();
   }
   option.grid = grid;
   return option;
+}
+
+/// The shardings of `op`'s operands and results for `option`: upstream's,
+/// except that optional dimensions the split does not divide stay whole.
+FailureOr<std::vector<Sharding>>
+annotationsFor(Operation *op, const LoopNest &nest,
+               const ShardingOption &option) {
+  FailureOr<std::vector<Sharding>> shardings =
+      shard::detail::defaultGetShardingAnnotations(op, option);
+  if (failed(shardings) || nest.optional.empty())
+    return shardings;
+  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op,
+                                                                  option.grid);
+  if (!grid)
+    return failure();
+  for (auto [tensor, dim] : nest.optional) {
+    Sharding &sharding = (*shardings)[tensor];
+    if (!sharding || static_cast<int64_t>(sharding.getSplitAxes().size()) <= dim)
+      continue;
+    SmallVector<shard::GridAxesAttr> axes(sharding.getSplitAxes());
+    std::optional<int64_t> count = deviceCount(grid, axes[dim].asArrayRef());
+    int64_t size = shapeOf(op->getOperand(tensor))[dim];
+    if (count && size % *count == 0)
+      continue;
+    axes[dim] = shard::GridAxesAttr::get(op->getContext(), {});
+    sharding = Sharding::get(sharding.getGridAttr(), axes);
+  }
+  return shardings;
+}
+
+/// Repeats each key/value head of the local `kv` (`[B, Hkv, T, D]`, whole
+/// heads) as often as the `count` devices of `axes` need to each take the
+/// heads of their query groups, and slices this device's.
+Value localKeyValueHeads(OpBuilder &builder, Location loc, Value kv,
+                         shard::GridOp grid, ArrayRef<GridAxis> axes,
+                         int64_t count) {
+  auto type = cast<RankedTensorType>(kv.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t heads = shape[1];
+  int64_t repeat = count / std::gcd(heads, count);
+  auto shapeConstant = [&](ArrayRef<int64_t> dims) -> Value {
+    auto shapeType = RankedTensorType::get({static_cast<int64_t>(dims.size())},
+                                           builder.getI64Type());
+    return ConstantOp::create(builder, loc,
+                              DenseIntElementsAttr::get(shapeType, dims));
+  };
+  if (repeat > 1) {
+    SmallVector<int64_t> single = {shape[0], heads, 1, shape[2], shape[3]};
+    SmallVector<int64_t> repeated = {shape[0], heads, repeat, shape[2],
+                                     shape[3]};
+    SmallVector<int64_t> merged = {shape[0], heads * repeat, shape[2],
+                                   shape[3]};
+    Type elementType = type.getElementType();
+    kv = ReshapeOp::create(builder, loc,
+                           RankedTensorType::get(single, elementType), kv,
+                           shapeConstant(single), builder.getBoolAttr(false));
+    kv = ExpandOp::create(builder, loc,
+                          RankedTensorType::get(repeated, elementType), kv,
+                          shapeConstant(repeated));
+    kv = ReshapeOp::create(builder, loc,
+                           RankedTensorType::get(merged, elementType), kv,
+                           shapeConstant(merged), builder.getBoolAttr(false));
+  }
+  return shard::AllSliceOp::create(builder, loc, kv, grid, axes, 1);
 }
 
 /// Replaces the shape operand `index` of the partitioned `op` with a
@@ -583,10 +672,32 @@ LogicalResult partitionLoopNest(Operation *op, const LoopNest &nest,
     }
   }
 
-  shard::partitionTriviallyShardableOperation(*op, partitionedOperands,
-                                              operandShardings, resultShardings,
-                                              partitionMap, symbolTable,
-                                              builder);
+  // Grouped-query attention with query heads split and key/value heads
+  // whole: each device picks the key/value heads of its query groups.
+  SmallVector<Value> operands(partitionedOperands);
+  if (isa<AttentionOp>(op) && operandShardings[0] && operandShardings[1] &&
+      operandShardings[0].getSplitAxes().size() > 1 &&
+      !operandShardings[0].getSplitAxes()[1].empty() &&
+      (operandShardings[1].getSplitAxes().size() <= 1 ||
+       operandShardings[1].getSplitAxes()[1].empty())) {
+    ArrayRef<GridAxis> axes = operandShardings[0].getSplitAxes()[1].asArrayRef();
+    shard::GridOp gridOp =
+        shard::getGrid(op, operandShardings[0].getGridAttr(), symbolTable);
+    std::optional<int64_t> count = deviceCount(gridOp, axes);
+    if (!count)
+      return op->emitOpError("needs a static grid to split heads");
+    for (unsigned i : {1u, 2u})
+      operands[i] = localKeyValueHeads(builder, op->getLoc(), operands[i],
+                                       gridOp, axes, *count);
+  }
+  IRMapping localMap;
+  for (auto [operand, partitioned] : llvm::zip(op->getOperands(), operands))
+    localMap.map(operand, partitioned);
+  shard::partitionTriviallyShardableOperation(*op, operands, operandShardings,
+                                              resultShardings, localMap,
+                                              symbolTable, builder);
+  for (Value result : op->getResults())
+    partitionMap.map(result, localMap.lookup(result));
   if (op->getNumResults() == 0)
     return success();
   Operation *clone = partitionMap.lookup(op->getResult(0)).getDefiningOp();
@@ -631,6 +742,28 @@ struct LoomShardingModel
                     ArrayRef<Sharding> resultShardings) const {
     return chooseLoopSharding(op, describe(op), operandShardings,
                               resultShardings);
+  }
+
+  FailureOr<std::vector<Sharding>>
+  getShardingAnnotations(Operation *op, const ShardingOption &option) const {
+    return annotationsFor(op, describe(op), option);
+  }
+
+  LogicalResult addShardingAnnotations(Operation *op, OpBuilder &builder,
+                                       const ShardingOption &option) const {
+    FailureOr<std::vector<Sharding>> shardings =
+        annotationsFor(op, describe(op), option);
+    if (failed(shardings))
+      return failure();
+    size_t numOperands = op->getNumOperands();
+    for (OpResult result : op->getResults())
+      shard::maybeInsertTargetShardingAnnotation(
+          (*shardings)[numOperands + result.getResultNumber()], result,
+          builder);
+    for (OpOperand &operand : op->getOpOperands())
+      shard::maybeInsertSourceShardingAnnotation(
+          (*shardings)[operand.getOperandNumber()], operand, builder);
+    return success();
   }
 
   LogicalResult partition(Operation *op, ArrayRef<Value> partitionedOperands,

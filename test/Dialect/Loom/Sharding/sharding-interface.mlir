@@ -185,3 +185,26 @@ func.func @batch(%x: tensor<2x4x8xf32>, %w: tensor<8x6xf32>) -> tensor<2x4x6xf32
   %r = shard.shard %y to %rep annotate_for_users : tensor<2x4x6xf32>
   return %r : tensor<2x4x6xf32>
 }
+
+// -----
+
+shard.grid @grid(shape = 4)
+
+// Grouped-query attention over more devices than key/value heads (4 query
+// heads, 2 key/value heads, 4 devices): keys and values stay whole, and each
+// device repeats the key/value heads and keeps the one of its query head.
+// CHECK-LABEL: func.func @more_devices_than_kv_heads
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x1x8x8xf32>, %[[K:.*]]: tensor<1x2x8x8xf32>, %[[V:.*]]: tensor<1x2x8x8xf32>)
+// CHECK: %[[K1:.*]] = loom.reshape %[[K]], %{{.*}} : (tensor<1x2x8x8xf32>, tensor<5xi64>) -> tensor<1x2x1x8x8xf32>
+// CHECK: %[[K2:.*]] = loom.expand %[[K1]], %{{.*}} : (tensor<1x2x1x8x8xf32>, tensor<5xi64>) -> tensor<1x2x2x8x8xf32>
+// CHECK: %[[K3:.*]] = loom.reshape %[[K2]], %{{.*}} : (tensor<1x2x2x8x8xf32>, tensor<4xi64>) -> tensor<1x4x8x8xf32>
+// CHECK: %[[KL:.*]] = shard.all_slice %[[K3]] on @grid grid_axes = [0] slice_axis = 1 : tensor<1x4x8x8xf32> -> tensor<1x1x8x8xf32>
+// CHECK: %[[VL:.*]] = shard.all_slice %{{.*}} on @grid grid_axes = [0] slice_axis = 1 : tensor<1x4x8x8xf32> -> tensor<1x1x8x8xf32>
+// CHECK: loom.attention %[[Q]], %[[KL]], %[[VL]] : (tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+func.func @more_devices_than_kv_heads(%q: tensor<1x4x8x8xf32>, %k: tensor<1x2x8x8xf32>, %v: tensor<1x2x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %heads = shard.sharding @grid split_axes = [[], [0]] : !shard.sharding
+  %qs = shard.shard %q to %heads annotate_for_users : tensor<1x4x8x8xf32>
+  %o = loom.attention %qs, %k, %v : (tensor<1x4x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %os = shard.shard %o to %heads annotate_for_users : tensor<1x4x8x8xf32>
+  return %os : tensor<1x4x8x8xf32>
+}
