@@ -17,7 +17,10 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/CSE.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -257,15 +260,24 @@ shard::ShardOp createShard(OpBuilder &builder, Location loc, Value value,
   return shard::ShardOp::create(builder, loc, value, shardingValue, forUsers);
 }
 
-/// A sharding of `grid` that splits dimension `dim` over `axis` (nothing for
-/// a negative `dim`).
-Sharding splitSharding(FlatSymbolRefAttr grid, int64_t dim, GridAxis axis) {
+/// A sharding of `grid` that splits each given dimension over its axis.
+Sharding splitSharding(FlatSymbolRefAttr grid,
+                       ArrayRef<std::pair<int64_t, GridAxis>> splits) {
   MLIRContext *ctx = grid.getContext();
+  SmallVector<SmallVector<GridAxis>> axes;
+  for (auto [dim, axis] : splits) {
+    if (static_cast<int64_t>(axes.size()) <= dim)
+      axes.resize(dim + 1);
+    axes[dim].push_back(axis);
+  }
   SmallVector<GridAxesAttr> split;
-  for (int64_t i = 0; i <= dim; ++i)
-    split.push_back(GridAxesAttr::get(ctx, i == dim ? ArrayRef<GridAxis>(axis)
-                                                    : ArrayRef<GridAxis>()));
+  for (ArrayRef<GridAxis> dimAxes : axes)
+    split.push_back(GridAxesAttr::get(ctx, dimAxes));
   return Sharding::get(grid, split);
+}
+
+Sharding splitSharding(FlatSymbolRefAttr grid, int64_t dim, GridAxis axis) {
+  return splitSharding(grid, {{dim, axis}});
 }
 
 /// Annotates `value` (an argument or a constant) as replicated for all its
@@ -299,11 +311,48 @@ void annotateUse(OpOperand &use, const Sharding &sharding, OpBuilder &builder) {
                       true));
 }
 
+/// Sequence parallelism: the output of each row-parallel projection leaves
+/// split along the sequence (dimension 1 of `[B, S, D]`), so that what runs
+/// between blocks (bias, residual, norms) runs on sequence shards and the
+/// block's all-reduce becomes a reduce-scatter (the next column-parallel
+/// projections all-gather their input).
+LogicalResult annotateSequenceParallel(const TensorParallelPlan &plan,
+                                       FlatSymbolRefAttr grid,
+                                       std::optional<GridAxis> dpAxis,
+                                       GridAxis tpAxis, int64_t tp,
+                                       OpBuilder &builder) {
+  for (Operation *op : plan.rows) {
+    Value result = op->getResult(0);
+    auto type = cast<RankedTensorType>(result.getType());
+    if (type.getRank() != 3)
+      continue;
+    int64_t sequence = type.getDimSize(1);
+    if (ShapedType::isDynamic(sequence) || sequence % tp != 0)
+      return op->emitError() << "tp=" << tp
+                             << " does not divide the sequence length "
+                             << sequence << " (sequence parallelism)";
+    SmallVector<std::pair<int64_t, GridAxis>> batch;
+    if (dpAxis)
+      batch.push_back({0, *dpAxis});
+    SmallVector<std::pair<int64_t, GridAxis>> split(batch);
+    split.push_back({1, tpAxis});
+    builder.setInsertionPointAfter(op);
+    shard::ShardOp produced = createShard(builder, op->getLoc(), result,
+                                          splitSharding(grid, batch), false);
+    result.replaceAllUsesExcept(produced.getResult(), produced);
+    shard::ShardOp used =
+        createShard(builder, op->getLoc(), produced.getResult(),
+                    splitSharding(grid, split), true);
+    produced.getResult().replaceAllUsesExcept(used.getResult(), used);
+  }
+  return success();
+}
+
 LogicalResult annotateFunction(func::FuncOp func, FlatSymbolRefAttr grid,
-                               ArrayRef<GridAxisSpec> axes) {
+                               const PartitionOptions &options) {
   std::optional<GridAxis> dpAxis, tpAxis;
   int64_t dp = 1, tp = 1;
-  for (auto [i, axis] : llvm::enumerate(axes)) {
+  for (auto [i, axis] : llvm::enumerate(options.axes)) {
     if (axis.name == "dp")
       dpAxis = i, dp = axis.size;
     else if (axis.name == "tp")
@@ -347,6 +396,14 @@ LogicalResult annotateFunction(func::FuncOp func, FlatSymbolRefAttr grid,
     annotateUse(op->getOpOperand(1), splitSharding(grid, 1, *tpAxis), builder);
   for (Operation *op : plan.rows)
     annotateUse(op->getOpOperand(1), splitSharding(grid, 0, *tpAxis), builder);
+  if (options.sequenceParallel) {
+    if (!tpAxis)
+      return func.emitError()
+             << "sequence parallelism needs a tensor-parallel (tp) grid axis";
+    if (failed(annotateSequenceParallel(plan, grid, dpAxis, *tpAxis, tp,
+                                        builder)))
+      return failure();
+  }
 
   // Results leave replicated.
   Operation *terminator = body.getTerminator();
@@ -378,19 +435,19 @@ bool isFullyAnnotated(Operation *op) {
 } // namespace
 
 LogicalResult loom::annotateForGrid(ModuleOp module,
-                                    ArrayRef<GridAxisSpec> axes) {
+                                    const PartitionOptions &options) {
   if (!module.getOps<shard::GridOp>().empty())
     return module.emitError()
            << "the module already has a device grid; it is partitioned once";
   OpBuilder builder(module.getBodyRegion());
   SmallVector<int64_t> shape;
-  for (const GridAxisSpec &axis : axes)
+  for (const GridAxisSpec &axis : options.axes)
     shape.push_back(axis.size);
   shard::GridOp::create(builder, module.getLoc(), kGridName, shape);
   auto grid = FlatSymbolRefAttr::get(module.getContext(), kGridName);
   for (func::FuncOp func : module.getOps<func::FuncOp>())
     if (!func.isExternal() &&
-        failed(annotateFunction(func, grid, axes)))
+        failed(annotateFunction(func, grid, options)))
       return failure();
   return success();
 }
@@ -402,12 +459,95 @@ void loom::cleanUpPartitioned(ModuleOp module) {
       cast.erase();
     }
   });
+  // One collective per value, not one per use.
+  IRRewriter rewriter(module.getContext());
+  DominanceInfo dominance(module);
+  eliminateCommonSubExpressions(rewriter, dominance, module);
+  // Reducing everywhere and then keeping one slice is a reduce-scatter.
+  module.walk([](shard::AllSliceOp slice) {
+    auto reduce = slice.getInput().getDefiningOp<shard::AllReduceOp>();
+    if (!reduce || !reduce->hasOneUse() ||
+        reduce.getGridAttr() != slice.getGridAttr() ||
+        reduce.getGridAxes() != slice.getGridAxes())
+      return;
+    OpBuilder builder(slice);
+    Value scattered = shard::ReduceScatterOp::create(
+        builder, slice.getLoc(), slice.getType(), reduce.getGridAttr(),
+        reduce.getGridAxesAttr(), reduce.getInput(), reduce.getReductionAttr(),
+        slice.getSliceAxisAttr());
+    slice.replaceAllUsesWith(scattered);
+    slice.erase();
+    reduce.erase();
+  });
   // Shape constants that partitioning replaced, and whatever fed only them.
   for (func::FuncOp func : module.getOps<func::FuncOp>())
     for (Block &block : func.getBody())
       for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
         if (isOpTriviallyDead(&op))
           op.erase();
+}
+
+void loom::splitReshardings(ModuleOp module) {
+  SmallVector<shard::ShardOp> targets;
+  module.walk([&](shard::ShardOp target) {
+    if (target.getSrc().getDefiningOp<shard::ShardOp>())
+      targets.push_back(target);
+  });
+  for (shard::ShardOp target : targets) {
+    auto source = target.getSrc().getDefiningOp<shard::ShardOp>();
+    Sharding from(source.getSharding()), to(target.getSharding());
+    auto type = dyn_cast<RankedTensorType>(target.getType());
+    if (!type || !from.getStaticHaloSizes().empty() ||
+        !to.getStaticHaloSizes().empty() ||
+        !from.getStaticShardedDimsOffsets().empty() ||
+        !to.getStaticShardedDimsOffsets().empty())
+      continue;
+    auto axesOf = [&](const Sharding &sharding) {
+      SmallVector<SmallVector<GridAxis>> axes(type.getRank());
+      for (auto [dim, dimAxes] : llvm::enumerate(sharding.getSplitAxes()))
+        if (dim < axes.size())
+          axes[dim].assign(dimAxes.asArrayRef().begin(),
+                           dimAxes.asArrayRef().end());
+      return axes;
+    };
+    SmallVector<SmallVector<GridAxis>> current = axesOf(from),
+                                       wanted = axesOf(to);
+    // Unsplit down to the common prefix of each dimension, then split up.
+    SmallVector<SmallVector<SmallVector<GridAxis>>> steps;
+    SmallVector<GridAxis> removed, added;
+    for (auto [have, want] : llvm::zip(current, wanted)) {
+      size_t prefix = 0;
+      while (prefix < have.size() && prefix < want.size() &&
+             have[prefix] == want[prefix])
+        ++prefix;
+      while (have.size() > prefix) {
+        removed.push_back(have.back());
+        have.pop_back();
+        steps.push_back(current);
+      }
+    }
+    for (auto [have, want] : llvm::zip(current, wanted))
+      while (have.size() < want.size()) {
+        added.push_back(want[have.size()]);
+        have.push_back(want[have.size()]);
+        steps.push_back(current);
+      }
+    // One step, or one axis moving between dimensions (an all-to-all):
+    // upstream handles it directly.
+    if (steps.size() <= 1 || (steps.size() == 2 && removed == added))
+      continue;
+    OpBuilder builder(target);
+    Value value = source.getResult();
+    for (ArrayRef<SmallVector<GridAxis>> step : ArrayRef(steps).drop_back()) {
+      SmallVector<GridAxesAttr> split;
+      for (ArrayRef<GridAxis> dimAxes : step)
+        split.push_back(GridAxesAttr::get(module.getContext(), dimAxes));
+      value = createShard(builder, target.getLoc(), value,
+                          Sharding::get(from.getGridAttr(), split), true)
+                  .getResult();
+    }
+    target.getSrcMutable().assign(value);
+  }
 }
 
 void loom::completeShardings(ModuleOp module) {

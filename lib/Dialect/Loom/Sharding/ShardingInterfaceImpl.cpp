@@ -495,10 +495,12 @@ std::optional<int64_t> deviceCount(shard::GridOp grid,
   return count;
 }
 
-/// Which loops the given shardings split: results first, then operands,
-/// as upstream. Splits of pinned loops are ignored (the value is gathered),
-/// as are splits that do not divide every dimension on the loop. Conflicting
-/// splits of one loop, or one grid axis on two loops, fail.
+/// Which loops the given shardings split: results first, then operands from
+/// the last (weights come after activations: a weight's split wins over an
+/// activation's). A split that conflicts with one already taken (another
+/// split of the loop, or its grid axis on another loop) is dropped, and so
+/// are splits of pinned loops and splits that do not divide every dimension
+/// on the loop: the operand is resharded for the op.
 FailureOr<ShardingOption> chooseLoopSharding(Operation *op,
                                              const LoopNest &nest,
                                              ArrayRef<Sharding> operandShardings,
@@ -517,16 +519,16 @@ FailureOr<ShardingOption> chooseLoopSharding(Operation *op,
       if (axes.empty() || dim >= loops.size() || nest.pinned[loops[dim]])
         continue;
       SmallVector<GridAxis> &slot = option.shardingArray[loops[dim]];
-      if (!slot.empty()) {
-        if (!llvm::equal(slot, axes.asArrayRef()))
-          return failure();
+      if (!slot.empty())
         continue;
-      }
-      for (ArrayRef<GridAxis> other : option.shardingArray)
-        for (GridAxis axis : axes.asArrayRef())
-          if (llvm::is_contained(other, axis))
-            return failure();
-      slot.assign(axes.asArrayRef().begin(), axes.asArrayRef().end());
+      ArrayRef<GridAxis> wanted = axes.asArrayRef();
+      bool taken = llvm::any_of(option.shardingArray, [&](auto &other) {
+        return llvm::any_of(wanted, [&](GridAxis axis) {
+          return llvm::is_contained(other, axis);
+        });
+      });
+      if (!taken)
+        slot.assign(wanted.begin(), wanted.end());
     }
     return success();
   };
@@ -534,8 +536,9 @@ FailureOr<ShardingOption> chooseLoopSharding(Operation *op,
   for (auto [i, sharding] : llvm::enumerate(resultShardings))
     if (failed(visit(sharding, nest.tensors[numOperands + i])))
       return failure();
-  for (auto [i, sharding] : llvm::enumerate(operandShardings))
-    if (failed(visit(sharding, nest.tensors[i])))
+  for (int64_t i = static_cast<int64_t>(operandShardings.size()) - 1; i >= 0;
+       --i)
+    if (failed(visit(operandShardings[i], nest.tensors[i])))
       return failure();
   if (!grid)
     return ShardingOption::makeEmpty();

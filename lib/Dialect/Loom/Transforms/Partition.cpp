@@ -30,7 +30,12 @@ struct LoomPartitionPass
     ModuleOp module = getOperation();
     FailureOr<SmallVector<GridAxisSpec>> axes =
         parseGridSpec(grid, [&] { return module.emitError(); });
-    if (failed(axes) || failed(annotateForGrid(module, *axes)))
+    if (failed(axes))
+      return signalPassFailure();
+    PartitionOptions options;
+    options.axes = std::move(*axes);
+    options.sequenceParallel = sequenceParallel;
+    if (failed(annotateForGrid(module, options)))
       return signalPassFailure();
 
     // Forward only: the plan's annotations flow from inputs and weights to
@@ -41,6 +46,7 @@ struct LoomPartitionPass
     if (failed(runPipeline(propagate, module)))
       return signalPassFailure();
     completeShardings(module);
+    splitReshardings(module);
 
     OpPassManager partition(ModuleOp::getOperationName());
     partition.addNestedPass<func::FuncOp>(shard::createPartition());

@@ -1,6 +1,9 @@
 // RUN: loom-opt %s -split-input-file --loom-partition="grid=tp=2" | FileCheck %s --check-prefix=TP
 // RUN: loom-opt %s -split-input-file --loom-partition="grid=dp=2" | FileCheck %s --check-prefix=DP
 // RUN: loom-opt %s -split-input-file --loom-partition="grid=dp=2,tp=2" | FileCheck %s --check-prefix=MIX
+// RUN: loom-opt %s -split-input-file --loom-partition="grid=tp=2 sequence-parallel=true" | FileCheck %s --check-prefix=SP
+// RUN: not loom-opt %s --loom-partition="grid=dp=2 sequence-parallel=true" 2>&1 | FileCheck %s --check-prefix=SPNOTP
+// SPNOTP: error: sequence parallelism needs a tensor-parallel (tp) grid axis
 
 // Degrees that do not divide what they split are errors.
 // RUN: not loom-opt %s -split-input-file --loom-partition="grid=tp=3" 2>&1 | FileCheck %s --check-prefix=TP3
@@ -58,6 +61,10 @@
 // MIX:       %[[P:.*]] = loom.matmul %{{.*}}, %{{.*}} : tensor<2x16xf32>, tensor<16x8xf32> -> tensor<2x8xf32>
 // MIX-NEXT:  shard.all_reduce %[[P]] on @grid grid_axes = [1] : tensor<2x8xf32> -> tensor<2x8xf32>
 // MIX:       shard.all_gather %{{.*}} on @grid grid_axes = [0] gather_axis = 0 : tensor<2x8xf32> -> tensor<4x8xf32>
+// Sequence parallelism leaves 2-D activations (no sequence) alone.
+// SP-LABEL: func.func @mlp
+// SP:       shard.all_reduce
+// SP-NOT:   shard.reduce_scatter
 func.func @mlp(%x: tensor<4x16xf32>) -> tensor<4x8xf32> {
   %w1 = loom.constant dense<0.1> : tensor<16x32xf32>
   %b1 = loom.constant dense<0.2> : tensor<32xf32>
@@ -101,6 +108,16 @@ func.func @mlp(%x: tensor<4x16xf32>) -> tensor<4x8xf32> {
 // MIX:       loom.attention %{{.*}} : (tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32>
 // MIX-COUNT-1: shard.all_reduce %{{.*}} on @grid grid_axes = [1]
 // MIX-NOT:   shard.all_reduce
+// Sequence parallelism: the block's all-reduce becomes a reduce-scatter
+// along the sequence; the residual add runs on sequence shards (the
+// replicated input is sliced locally) and the result is gathered.
+// SP-LABEL: func.func @attention_block
+// SP-NOT:   shard.all_reduce
+// SP:       %[[RS:.*]] = shard.reduce_scatter %{{.*}} on @grid grid_axes = [0] scatter_axis = 1 : tensor<2x4x16xf32> -> tensor<2x2x16xf32>
+// SP-NEXT:  %[[X:.*]] = shard.all_slice %{{.*}} on @grid grid_axes = [0] slice_axis = 1 : tensor<2x4x16xf32> -> tensor<2x2x16xf32>
+// SP-NEXT:  %[[Y:.*]] = loom.add %[[X]], %[[RS]] : tensor<2x2x16xf32>, tensor<2x2x16xf32> -> tensor<2x2x16xf32>
+// SP-NEXT:  %[[G:.*]] = shard.all_gather %[[Y]] on @grid grid_axes = [0] gather_axis = 1 : tensor<2x2x16xf32> -> tensor<2x4x16xf32>
+// SP-NEXT:  return %[[G]]
 func.func @attention_block(%x: tensor<2x4x16xf32>) -> tensor<2x4x16xf32> {
   %wq = loom.constant dense<0.1> : tensor<16x16xf32>
   %wk = loom.constant dense<0.2> : tensor<16x8xf32>

@@ -36,10 +36,18 @@ mlir::FailureOr<llvm::SmallVector<GridAxisSpec>>
 parseGridSpec(llvm::StringRef spec,
               llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
 
+/// What to partition for.
+struct PartitionOptions {
+  /// The grid axes in order.
+  llvm::SmallVector<GridAxisSpec> axes;
+  /// With "tp": sequence parallelism between the tensor-parallel blocks.
+  bool sequenceParallel = false;
+};
+
 /// The symbol of the grid that `annotateForGrid` creates.
 inline constexpr llvm::StringLiteral kGridName = "grid";
 
-/// Creates `shard.grid @grid` for `axes` in `module` and annotates every
+/// Creates `shard.grid @grid` for the axes in `module` and annotates every
 /// function for the plan:
 ///  - arguments and constants are replicated (every rank receives the whole
 ///    input, so the program keeps the unpartitioned interface);
@@ -49,18 +57,29 @@ inline constexpr llvm::StringLiteral kGridName = "grid";
 ///    MLP blocks (projections feeding the hidden activation column-parallel,
 ///    the one after it row-parallel), so that each block ends in one
 ///    all-reduce;
+///  - with `sequenceParallel`, what runs between those blocks (biases,
+///    residual adds, norms) runs on sequence shards of the tp axis;
 ///  - results are returned replicated.
 /// Fails with a diagnostic when a degree does not divide what it splits.
 mlir::LogicalResult annotateForGrid(mlir::ModuleOp module,
-                                    llvm::ArrayRef<GridAxisSpec> axes);
+                                    const PartitionOptions &options);
 
 /// Gives every op of `module`'s functions that propagation left without
 /// shardings replicated ones, so that partitioning sees a fully annotated
 /// program.
 void completeShardings(mlir::ModuleOp module);
 
-/// Removes what partitioning leaves behind: casts to the same type and
-/// values nothing uses any more (shape constants it replaced).
+/// Upstream partitioning reshards a value in one step: one grid axis split,
+/// unsplit or moved to another dimension. Inserts intermediate annotations
+/// where a resharding needs more (unsplitting down to the common axes, then
+/// splitting up), so that every resharding is one step.
+void splitReshardings(mlir::ModuleOp module);
+
+/// Removes what partitioning leaves behind: casts to the same type, repeated
+/// collectives of one value (common subexpressions), values nothing uses
+/// any more (shape constants it replaced); an
+/// all-reduce whose only use is a slice over the same axes becomes one
+/// reduce-scatter.
 void cleanUpPartitioned(mlir::ModuleOp module);
 
 } // namespace loom

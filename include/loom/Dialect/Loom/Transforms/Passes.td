@@ -92,6 +92,11 @@ def LoomPartitionPass : Pass<"loom-partition", "::mlir::ModuleOp"> {
       hidden size (the projections feeding the hidden activation
       column-parallel, the one after it row-parallel): one `shard.all_reduce`
       per block.
+    - `sequence-parallel=true` (with `tp`): the output of each block leaves
+      split along the sequence over the `tp` axis, so biases, residual adds
+      and norms between blocks run on sequence shards; each all-reduce
+      becomes a `shard.reduce_scatter`, and the next block all-gathers its
+      input (`shard.all_gather`).
 
     The plan is a few `shard.shard` annotations; upstream
     `sharding-propagation` (forward) carries them through the program using
@@ -108,6 +113,10 @@ def LoomPartitionPass : Pass<"loom-partition", "::mlir::ModuleOp"> {
     Option<"grid", "grid", "std::string", /*default=*/"\"\"",
            "Grid axes and degrees in grid order, e.g. \"dp=2,tp=4\" "
            "(known axes: dp, tp)">,
+    Option<"sequenceParallel", "sequence-parallel", "bool", /*default=*/"false",
+           "With tp: run biases, residual adds and norms between the "
+           "tensor-parallel blocks on sequence shards (reduce-scatter and "
+           "all-gather instead of all-reduce)">,
   ];
   let dependentDialects = ["::loom::LoomDialect", "::mlir::shard::ShardDialect",
                            "::mlir::tensor::TensorDialect"];
