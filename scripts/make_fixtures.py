@@ -10,7 +10,7 @@ Reference outputs come from onnxruntime, never from Loom.
 
 Run with an interpreter that has onnx and onnxruntime from PyPI:
     python -m venv /tmp/venv && /tmp/venv/bin/pip install onnx onnxruntime
-    /tmp/venv/bin/python scripts/make_fixtures.py test/fixtures
+    /tmp/venv/bin/python scripts/make_fixtures.py test/fixtures [NAME...]
 Models use IR version 8 and opset 17 so that Debian's ONNX 1.12 reads them.
 """
 
@@ -77,14 +77,18 @@ def gelu_erf(g, x):
                         g.op("Add", [e, g.const(np.float32(1.0))])])
 
 
-def split_heads(g, x, seq, heads, dh):
-    r = g.op("Reshape", [x, g.const(np.array([1, seq, heads, dh], np.int64))])
+def suffix(batch):
+    return "" if batch == 1 else "_b%d" % batch
+
+
+def split_heads(g, x, seq, heads, dh, batch=1):
+    r = g.op("Reshape", [x, g.const(np.array([batch, seq, heads, dh], np.int64))])
     return g.op("Transpose", [r], perm=[0, 2, 1, 3])
 
 
-def merge_heads(g, x, seq, d):
+def merge_heads(g, x, seq, d, batch=1):
     t = g.op("Transpose", [x], perm=[0, 2, 1, 3])
-    return g.op("Reshape", [t, g.const(np.array([1, seq, d], np.int64))])
+    return g.op("Reshape", [t, g.const(np.array([batch, seq, d], np.int64))])
 
 
 def attention(g, q, k, v, dh, mask=None):
@@ -129,30 +133,30 @@ def cnn():
         {"x": g.rng.standard_normal((1, 3, 16, 16)).astype(np.float32)}
 
 
-def encoder_block(g, x, seq, d, heads, mask=None):
+def encoder_block(g, x, seq, d, heads, mask=None, batch=1):
     dh = d // heads
     h = layer_norm(g, x, d)
-    q = split_heads(g, linear(g, h, d, d), seq, heads, dh)
-    k = split_heads(g, linear(g, h, d, d), seq, heads, dh)
-    v = split_heads(g, linear(g, h, d, d), seq, heads, dh)
-    a = merge_heads(g, attention(g, q, k, v, dh, mask), seq, d)
+    q = split_heads(g, linear(g, h, d, d), seq, heads, dh, batch)
+    k = split_heads(g, linear(g, h, d, d), seq, heads, dh, batch)
+    v = split_heads(g, linear(g, h, d, d), seq, heads, dh, batch)
+    a = merge_heads(g, attention(g, q, k, v, dh, mask), seq, d, batch)
     x = g.op("Add", [x, linear(g, a, d, d)])
     h = gelu_erf(g, linear(g, layer_norm(g, x, d), d, 4 * d))
     return g.op("Add", [x, linear(g, h, 4 * d, d)])
 
 
-def transformer_encoder():
+def transformer_encoder(batch=1):
     g = Graph(3)
     seq, d = 8, 32
-    y = encoder_block(g, "x", seq, d, 4)
+    y = encoder_block(g, "x", seq, d, 4, batch=batch)
     g.nodes[-1].output[0] = "y"
-    return g.model("transformer_encoder",
-                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, seq, d])],
-                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, seq, d])]), \
-        {"x": g.rng.standard_normal((1, seq, d)).astype(np.float32)}
+    return g.model("transformer_encoder" + suffix(batch),
+                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, seq, d])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, seq, d])]), \
+        {"x": g.rng.standard_normal((batch, seq, d)).astype(np.float32)}
 
 
-def gpt_decoder():
+def gpt_decoder(batch=1):
     g = Graph(4)
     seq, d, vocab = 8, 32, 50
     tok = g.op("Gather", [g.weight([vocab, d], 0.5, "wte"), "ids"], axis=0)
@@ -161,12 +165,13 @@ def gpt_decoder():
     x = g.op("Add", [tok, pos])
     mask = causal_mask(g, seq)
     for _ in range(2):
-        x = encoder_block(g, x, seq, d, 4, mask)
+        x = encoder_block(g, x, seq, d, 4, mask, batch)
     g.op("MatMul", [layer_norm(g, x, d), g.weight([d, vocab])])
     g.nodes[-1].output[0] = "logits"
-    ids = g.rng.integers(0, vocab, (1, seq)).astype(np.int64)
-    return g.model("gpt_decoder", [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, seq])],
-                   [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, seq, vocab])]), \
+    ids = g.rng.integers(0, vocab, (batch, seq)).astype(np.int64)
+    return g.model("gpt_decoder" + suffix(batch),
+                   [helper.make_tensor_value_info("ids", TensorProto.INT64, [batch, seq])],
+                   [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, seq, vocab])]), \
         {"ids": ids}
 
 
@@ -190,7 +195,7 @@ def rotary(g, x, cos, sin, dh):
     return g.op("Add", [g.op("Mul", [x, cos]), g.op("Mul", [rotated, sin])])
 
 
-def llama_block():
+def llama_block(batch=1):
     g = Graph(5)
     seq, d, heads, kv_heads = 8, 32, 4, 2
     dh = d // heads
@@ -200,18 +205,19 @@ def llama_block():
     cos = g.const(np.cos(emb).astype(np.float32), "cos")
     sin = g.const(np.sin(emb).astype(np.float32), "sin")
     h = rms_norm(g, "x", d)
-    q = rotary(g, split_heads(g, linear(g, h, d, d, False), seq, heads, dh), cos, sin, dh)
-    k = rotary(g, split_heads(g, linear(g, h, d, kv_heads * dh, False), seq, kv_heads, dh),
+    q = rotary(g, split_heads(g, linear(g, h, d, d, False), seq, heads, dh, batch), cos, sin, dh)
+    k = rotary(g, split_heads(g, linear(g, h, d, kv_heads * dh, False), seq, kv_heads, dh, batch),
                cos, sin, dh)
-    v = split_heads(g, linear(g, h, d, kv_heads * dh, False), seq, kv_heads, dh)
+    v = split_heads(g, linear(g, h, d, kv_heads * dh, False), seq, kv_heads, dh, batch)
 
     def repeat_kv(t):
         # [1, Hkv, S, D] -> [1, Hkv, rep, S, D] -> [1, H, S, D], as exported.
         u = g.op("Unsqueeze", [t, g.const(np.array([2], np.int64))])
-        e = g.op("Expand", [u, g.const(np.array([1, kv_heads, heads // kv_heads, seq, dh], np.int64))])
-        return g.op("Reshape", [e, g.const(np.array([1, heads, seq, dh], np.int64))])
+        e = g.op("Expand", [u, g.const(np.array([batch, kv_heads, heads // kv_heads, seq, dh], np.int64))])
+        return g.op("Reshape", [e, g.const(np.array([batch, heads, seq, dh], np.int64))])
 
-    a = merge_heads(g, attention(g, q, repeat_kv(k), repeat_kv(v), dh, causal_mask(g, seq)), seq, d)
+    a = merge_heads(g, attention(g, q, repeat_kv(k), repeat_kv(v), dh, causal_mask(g, seq)), seq, d,
+                    batch)
     x = g.op("Add", ["x", linear(g, a, d, d, False)])
     h = rms_norm(g, x, d)
     gate = linear(g, h, d, 64, False)
@@ -219,9 +225,10 @@ def llama_block():
     up = g.op("Mul", [silu, linear(g, h, d, 64, False)])
     g.op("Add", [x, linear(g, up, 64, d, False)])
     g.nodes[-1].output[0] = "y"
-    return g.model("llama_block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, seq, d])],
-                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, seq, d])]), \
-        {"x": g.rng.standard_normal((1, seq, d)).astype(np.float32)}
+    return g.model("llama_block" + suffix(batch),
+                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, seq, d])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, seq, d])]), \
+        {"x": g.rng.standard_normal((batch, seq, d)).astype(np.float32)}
 
 
 def moe_top2():
@@ -252,14 +259,20 @@ def moe_top2():
         {"x": g.rng.standard_normal((tokens, d)).astype(np.float32)}
 
 
-FIXTURES = [mlp, cnn, transformer_encoder, gpt_decoder, llama_block, moe_top2]
+FIXTURES = [mlp, cnn, transformer_encoder, gpt_decoder, llama_block, moe_top2,
+            # Batch 2, for data parallelism.
+            lambda: transformer_encoder(2), lambda: gpt_decoder(2), lambda: llama_block(2)]
 
 
 def main():
     out_root = sys.argv[1]
+    # Optional names: make only those fixtures.
+    only = set(sys.argv[2:])
     for make in FIXTURES:
         model, feeds = make()
         name = model.graph.name
+        if only and name not in only:
+            continue
         folder = os.path.join(out_root, name)
         shutil.rmtree(folder, ignore_errors=True)
         os.makedirs(os.path.join(folder, "test_data_set_0"))

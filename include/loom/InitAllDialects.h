@@ -8,7 +8,8 @@
 namespace loom {
 
 /// Registers the loom dialect and the upstream dialects Loom programs use
-/// (func, arith, math, tensor, linalg, bufferization, scf, shard, ...).
+/// (func, arith, math, tensor, linalg, bufferization, scf, shard, ...) and
+/// the ShardingInterface models of the loom ops.
 void registerAllDialects(mlir::DialectRegistry &registry);
 
 } // namespace loom

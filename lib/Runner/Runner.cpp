@@ -376,14 +376,14 @@ int runModel(const RunOptions &options) {
     }
   }
 
-  SmallVector<Tensor> &outputs = rankOutputs.front();
   if (!expectedFiles.empty()) {
-    if (expectedFiles.size() != outputs.size()) {
-      llvm::errs() << "error: the model has " << outputs.size()
+    if (expectedFiles.size() != rankOutputs.front().size()) {
+      llvm::errs() << "error: the model has " << rankOutputs.front().size()
                    << " outputs but " << expectedFiles.size()
                    << " expected tensors were given\n";
       return 1;
     }
+    size_t comparedRanks = options.compareAllRanks ? rankOutputs.size() : 1;
     for (auto [i, file] : llvm::enumerate(expectedFiles)) {
       Tensor expected;
       if (std::string error = readTensorFile(file, &context, expected);
@@ -391,11 +391,17 @@ int runModel(const RunOptions &options) {
         llvm::errs() << "error: " << error << "\n";
         return 1;
       }
-      reinterpretHalfBits(expected, outputs[i].kind());
-      ok &= options.compareTop1
-                ? compareTop1(std::to_string(i), outputs[i], expected)
-                : compareTensors(std::to_string(i), outputs[i], expected,
-                                 options.rtol, options.atol);
+      for (size_t rank = 0; rank < comparedRanks; ++rank) {
+        Tensor &output = rankOutputs[rank][i];
+        reinterpretHalfBits(expected, output.kind());
+        std::string name = std::to_string(i);
+        if (rank > 0)
+          name += " of rank " + std::to_string(rank);
+        ok &= options.compareTop1
+                  ? compareTop1(name, output, expected)
+                  : compareTensors(name, output, expected, options.rtol,
+                                   options.atol);
+      }
     }
     llvm::outs() << (ok ? "all outputs match" : "outputs differ")
                  << (options.compareTop1 ? " (top-1)" : "") << "\n";
@@ -411,12 +417,12 @@ int runModel(const RunOptions &options) {
     FailureOr<SmallVector<Tensor>> refOutputs = execute(refEntry, inputs);
     if (failed(refOutputs))
       return 1;
-    if (refOutputs->size() != outputs.size()) {
+    if (refOutputs->size() != rankOutputs.front().size()) {
       llvm::errs() << "error: the reference program has " << refOutputs->size()
-                   << " outputs, the model " << outputs.size() << "\n";
+                   << " outputs, the model " << rankOutputs.front().size() << "\n";
       return 1;
     }
-    for (auto [i, got] : llvm::enumerate(outputs))
+    for (auto [i, got] : llvm::enumerate(rankOutputs.front()))
       printErrorStatistics(std::to_string(i), got, (*refOutputs)[i]);
   }
   return ok ? 0 : 1;
@@ -498,6 +504,10 @@ int loomRunMain(int argc, char **argv) {
       "backend", cl::init("reference"),
       cl::desc("reference: Loom's reference executor; cpu: compile to native "
                "code for this machine and run it"));
+  cl::opt<bool> allRanks(
+      "all-ranks",
+      cl::desc("With --ranks: compare every rank's outputs with --expected, "
+               "not only rank 0's (programs with replicated results)"));
   cl::ParseCommandLineOptions(
       argc, argv,
       "loom-run: run a model with Loom's reference executor, or compiled "
@@ -530,6 +540,7 @@ int loomRunMain(int argc, char **argv) {
   options.backend = backend;
   options.ranks = ranks;
   options.rankTimeoutMs = rankTimeout;
+  options.compareAllRanks = allRanks;
   if (!dataSets.empty()) {
     if (!inputs.empty() || !expected.empty()) {
       llvm::errs() << "error: --data-sets takes the place of --inputs and "

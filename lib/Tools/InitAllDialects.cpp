@@ -3,6 +3,7 @@
 #include "loom/InitAllDialects.h"
 
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "loom/Dialect/Loom/Sharding/ShardingInterfaceImpl.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -21,4 +22,5 @@ void loom::registerAllDialects(mlir::DialectRegistry &registry) {
                   mlir::bufferization::BufferizationDialect,
                   mlir::memref::MemRefDialect, mlir::scf::SCFDialect,
                   mlir::shard::ShardDialect>();
+  loom::registerShardingInterfaceExternalModels(registry);
 }

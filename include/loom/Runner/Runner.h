@@ -37,6 +37,10 @@ struct RunOptions {
   /// each with the same inputs; every rank's outputs are printed and rank
   /// 0's are compared with `expected`. Zero: one plain run.
   int64_t ranks = 0;
+  /// With `ranks`: compare every rank's outputs with `expected`, not only
+  /// rank 0's (for programs that return replicated results, such as those
+  /// of `-loom-partition`).
+  bool compareAllRanks = false;
   /// With `ranks`: how long a rank waits for its peers before the run fails
   /// as deadlocked.
   int64_t rankTimeoutMs = 5000;

@@ -87,4 +87,52 @@ def LoomFoldQDQPass : Pass<"loom-fold-qdq", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::loom::LoomDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Partitioning
+//===----------------------------------------------------------------------===//
+
+def LoomPartitionPass : Pass<"loom-partition", "::mlir::ModuleOp"> {
+  let summary = "Partition a program over a device grid (SPMD)";
+  let description = [{
+    Creates `shard.grid @grid` with the axes of `grid` (in order) and turns
+    every function into one SPMD program for all ranks of the grid:
+
+    - `dp`: data parallelism; dimension 0 (the batch) of every argument is
+      split over the axis. No collectives in the body.
+    - `tp`: Megatron-style tensor parallelism. Attention blocks are split by
+      heads (query, key and value projections column-parallel, grouped-query
+      aware; the output projection row-parallel) and MLP blocks by their
+      hidden size (the projections feeding the hidden activation
+      column-parallel, the one after it row-parallel): one `shard.all_reduce`
+      per block.
+    - `sequence-parallel=true` (with `tp`): the output of each block leaves
+      split along the sequence over the `tp` axis, so biases, residual adds
+      and norms between blocks run on sequence shards; each all-reduce
+      becomes a `shard.reduce_scatter`, and the next block all-gathers its
+      input (`shard.all_gather`).
+
+    The plan is a few `shard.shard` annotations; upstream
+    `sharding-propagation` (forward) carries them through the program using
+    the ShardingInterface models of the loom ops, and `shard-partition`
+    rewrites it with local shapes and collectives. The function interface
+    stays the unpartitioned one: every rank receives the whole inputs and
+    slices its part (`shard.all_slice`), and every rank returns the whole
+    results (`shard.all_gather` where they are split), so
+    `loom-run --ranks N` compares each rank with the unpartitioned outputs.
+
+    Example: `loom-opt --loom-partition="grid=dp=2,tp=2" model.mlir`.
+  }];
+  let options = [
+    Option<"grid", "grid", "std::string", /*default=*/"\"\"",
+           "Grid axes and degrees in grid order, e.g. \"dp=2,tp=4\" "
+           "(known axes: dp, tp)">,
+    Option<"sequenceParallel", "sequence-parallel", "bool", /*default=*/"false",
+           "With tp: run biases, residual adds and norms between the "
+           "tensor-parallel blocks on sequence shards (reduce-scatter and "
+           "all-gather instead of all-reduce)">,
+  ];
+  let dependentDialects = ["::loom::LoomDialect", "::mlir::shard::ShardDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // LOOM_DIALECT_LOOM_TRANSFORMS_PASSES_TD

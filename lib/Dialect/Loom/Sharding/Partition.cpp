@@ -1,0 +1,573 @@
+//===- Partition.cpp - Plans for partitioning loom programs ---------------===//
+//
+// A plan is a handful of sharding annotations: the grid, the inputs, and the
+// weights of the projections that Megatron-style tensor parallelism splits.
+// Upstream propagation carries them through the rest of the program (each
+// loom op describes how through its ShardingInterface model), and upstream
+// partitioning turns the annotated program into SPMD form with collectives.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Dialect/Loom/Sharding/Partition.h"
+
+#include "loom/Dialect/Loom/IR/LoomOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/CSE.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace loom;
+using shard::GridAxis;
+using shard::GridAxesAttr;
+using shard::Sharding;
+
+ArrayRef<StringRef> loom::knownGridAxisNames() {
+  static const StringRef names[] = {"dp", "tp"};
+  return names;
+}
+
+FailureOr<SmallVector<GridAxisSpec>>
+loom::parseGridSpec(StringRef spec,
+                    function_ref<InFlightDiagnostic()> emitError) {
+  SmallVector<GridAxisSpec> axes;
+  if (spec.trim().empty()) {
+    emitError() << "empty grid: expected name=degree pairs such as "
+                   "\"dp=2,tp=2\"";
+    return failure();
+  }
+  SmallVector<StringRef> items;
+  spec.split(items, ',');
+  for (StringRef item : items) {
+    StringRef name = item.split('=').first.trim();
+    StringRef degree = item.split('=').second.trim();
+    GridAxisSpec axis;
+    axis.name = name.str();
+    if (!llvm::is_contained(knownGridAxisNames(), name)) {
+      InFlightDiagnostic diag = emitError();
+      diag << "unknown grid axis '" << name << "' in \"" << spec
+           << "\"; known:";
+      for (StringRef known : knownGridAxisNames())
+        diag << " " << known;
+      return failure();
+    }
+    if (degree.getAsInteger(10, axis.size) || axis.size < 1) {
+      emitError() << "grid axis '" << name
+                  << "' needs a positive integer degree, got '" << degree
+                  << "'";
+      return failure();
+    }
+    if (llvm::any_of(axes, [&](const GridAxisSpec &a) { return a.name == name; })) {
+      emitError() << "grid axis '" << name << "' given twice in \"" << spec
+                  << "\"";
+      return failure();
+    }
+    axes.push_back(axis);
+  }
+  return axes;
+}
+
+namespace {
+
+/// Whether `value` is computed from constants alone (a weight).
+bool isWeight(Value value) {
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getNumRegions() != 0)
+    return false;
+  if (isa<ConstantOp>(def))
+    return true;
+  return def->getNumOperands() > 0 &&
+         llvm::all_of(def->getOperands(), [](Value v) { return isWeight(v); });
+}
+
+int64_t rankOf(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type ? type.getRank() : -1;
+}
+
+/// `op` as a projection: a matmul of an activation with a 2-D weight.
+MatMulOp asProjection(Operation *op) {
+  auto matmul = dyn_cast_or_null<MatMulOp>(op);
+  if (!matmul || rankOf(matmul.getRhs()) != 2 || !isWeight(matmul.getRhs()) ||
+      isWeight(matmul.getLhs()))
+    return nullptr;
+  return matmul;
+}
+
+/// The operand of a binary op that is not a weight, if the other one is.
+Value activationOperand(Operation *op) {
+  if (!isa<AddOp, SubOp, MulOp, DivOp>(op))
+    return nullptr;
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  if (isWeight(rhs) && !isWeight(lhs))
+    return lhs;
+  if (isWeight(lhs) && !isWeight(rhs))
+    return rhs;
+  return nullptr;
+}
+
+/// The projection that `value` (an attention query, key or value) comes
+/// from, through head reshapes, transposes, casts, rotary embeddings and
+/// bias or scale by weights.
+MatMulOp traceInputProjection(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (MatMulOp projection = asProjection(def))
+      return projection;
+    if (isa<TransposeOp, ReshapeOp, CastOp, RotaryEmbeddingOp>(def))
+      value = def->getOperand(0);
+    else if (Value activation = activationOperand(def))
+      value = activation;
+    else
+      return nullptr;
+  }
+  return nullptr;
+}
+
+/// The projection that consumes `value` (an attention result) through head
+/// transposes, reshapes and casts.
+MatMulOp traceOutputProjection(Value value) {
+  while (value.hasOneUse()) {
+    Operation *user = *value.getUsers().begin();
+    if (MatMulOp projection = asProjection(user))
+      return projection.getLhs() == value ? projection : nullptr;
+    if (!isa<TransposeOp, ReshapeOp, CastOp>(user))
+      return nullptr;
+    value = user->getResult(0);
+  }
+  return nullptr;
+}
+
+/// Collects the projections that produce the hidden activation `value` of an
+/// MLP through elementwise ops (activations, gating products, biases).
+bool traceHidden(Value value, SmallVectorImpl<MatMulOp> &projections) {
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return false;
+  if (MatMulOp projection = asProjection(def)) {
+    projections.push_back(projection);
+    return true;
+  }
+  if (def->hasTrait<OpTrait::Elementwise>() && def->getNumOperands() == 1)
+    return traceHidden(def->getOperand(0), projections);
+  // SwiGLU gates one projection with another.
+  if (isa<SwigluOp>(def))
+    return traceHidden(def->getOperand(0), projections) &&
+           traceHidden(def->getOperand(1), projections);
+  if (!isa<AddOp, SubOp, MulOp, DivOp>(def))
+    return false;
+  if (Value activation = activationOperand(def)) {
+    // Only a bias or scale broadcast along the hidden dimension.
+    Value weight = def->getOperand(0) == activation ? def->getOperand(1)
+                                                    : def->getOperand(0);
+    auto type = cast<RankedTensorType>(weight.getType());
+    if (llvm::any_of(type.getShape().drop_back(),
+                     [](int64_t size) { return size != 1; }))
+      return false;
+    return traceHidden(activation, projections);
+  }
+  return traceHidden(def->getOperand(0), projections) &&
+         traceHidden(def->getOperand(1), projections);
+}
+
+/// The projections that tensor parallelism splits by columns (their outputs
+/// are split) and by rows (their contraction is split, then all-reduced).
+struct TensorParallelPlan {
+  llvm::SetVector<Operation *> columns, rows;
+};
+
+/// Finds attention and MLP blocks and checks that `degree` divides the heads
+/// and hidden sizes they split.
+FailureOr<TensorParallelPlan> planTensorParallel(func::FuncOp func,
+                                                 int64_t degree) {
+  TensorParallelPlan plan;
+  auto taken = [&](Operation *op) {
+    return plan.columns.contains(op) || plan.rows.contains(op);
+  };
+  WalkResult walk = func.walk([&](AttentionOp attention) -> WalkResult {
+    SmallVector<Operation *> inputs;
+    for (Value operand :
+         {attention.getQuery(), attention.getKey(), attention.getValue()}) {
+      MatMulOp projection = traceInputProjection(operand);
+      // A fused QKV projection is not split by heads here.
+      if (!projection || llvm::is_contained(inputs, projection.getOperation()))
+        return WalkResult::advance();
+      inputs.push_back(projection);
+    }
+    MatMulOp output = traceOutputProjection(attention.getResult());
+    if (!output || llvm::any_of(inputs, taken) || taken(output))
+      return WalkResult::advance();
+    int64_t heads = cast<RankedTensorType>(attention.getQuery().getType())
+                        .getDimSize(1);
+    int64_t kvHeads =
+        cast<RankedTensorType>(attention.getKey().getType()).getDimSize(1);
+    // More devices than key/value heads: keys and values stay whole and
+    // each device takes the heads of its query groups (grouped-query aware).
+    bool splitKeyValues = kvHeads % degree == 0;
+    if (ShapedType::isDynamic(heads) || ShapedType::isDynamic(kvHeads) ||
+        heads % degree != 0 ||
+        (!splitKeyValues && heads % std::lcm(kvHeads, degree) != 0)) {
+      attention.emitError() << "tp=" << degree
+                            << " does not divide the attention's " << heads
+                            << " query heads and " << kvHeads
+                            << " key/value heads";
+      return WalkResult::interrupt();
+    }
+    plan.columns.insert(inputs.front());
+    if (splitKeyValues)
+      plan.columns.insert(inputs.begin() + 1, inputs.end());
+    plan.rows.insert(output);
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+
+  walk = func.walk([&](MatMulOp matmul) -> WalkResult {
+    if (!asProjection(matmul) || taken(matmul))
+      return WalkResult::advance();
+    SmallVector<MatMulOp> inputs;
+    if (!traceHidden(matmul.getLhs(), inputs) ||
+        llvm::any_of(inputs, [&](MatMulOp m) { return taken(m); }))
+      return WalkResult::advance();
+    int64_t hidden =
+        cast<RankedTensorType>(matmul.getRhs().getType()).getDimSize(0);
+    if (ShapedType::isDynamic(hidden) || hidden % degree != 0) {
+      matmul.emitError() << "tp=" << degree
+                         << " does not divide the MLP's hidden size "
+                         << hidden;
+      return WalkResult::interrupt();
+    }
+    for (MatMulOp input : inputs)
+      plan.columns.insert(input);
+    plan.rows.insert(matmul);
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  return plan;
+}
+
+/// Builds `shard.shard %value to sharding`.
+shard::ShardOp createShard(OpBuilder &builder, Location loc, Value value,
+                           const Sharding &sharding, bool forUsers) {
+  Value shardingValue = shard::ShardingOp::create(
+      builder, loc, sharding.getGridAttr(), sharding.getSplitAxes());
+  return shard::ShardOp::create(builder, loc, value, shardingValue, forUsers);
+}
+
+/// A sharding of `grid` that splits each given dimension over its axis.
+Sharding splitSharding(FlatSymbolRefAttr grid,
+                       ArrayRef<std::pair<int64_t, GridAxis>> splits) {
+  MLIRContext *ctx = grid.getContext();
+  SmallVector<SmallVector<GridAxis>> axes;
+  for (auto [dim, axis] : splits) {
+    if (static_cast<int64_t>(axes.size()) <= dim)
+      axes.resize(dim + 1);
+    axes[dim].push_back(axis);
+  }
+  SmallVector<GridAxesAttr> split;
+  for (ArrayRef<GridAxis> dimAxes : axes)
+    split.push_back(GridAxesAttr::get(ctx, dimAxes));
+  return Sharding::get(grid, split);
+}
+
+Sharding splitSharding(FlatSymbolRefAttr grid, int64_t dim, GridAxis axis) {
+  return splitSharding(grid, {{dim, axis}});
+}
+
+/// Annotates `value` (an argument or a constant) as replicated for all its
+/// users.
+shard::ShardOp annotateReplicated(OpBuilder &builder, Value value,
+                                  FlatSymbolRefAttr grid) {
+  shard::ShardOp shardOp =
+      createShard(builder, value.getLoc(), value, Sharding(grid), false);
+  value.replaceAllUsesExcept(shardOp.getResult(), shardOp);
+  return shardOp;
+}
+
+/// Makes `use` see its value with `sharding`. A value that is annotated
+/// (arguments, constants) is resharded for this use; an op result whose only
+/// use this is is produced with the sharding.
+void annotateUse(OpOperand &use, const Sharding &sharding, OpBuilder &builder) {
+  Value value = use.get();
+  Operation *user = use.getOwner();
+  builder.setInsertionPoint(user);
+  auto source = value.getDefiningOp<shard::ShardOp>();
+  if (!source || source.getAnnotateForUsers()) {
+    bool single = value.hasOneUse();
+    builder.setInsertionPointAfterValue(value);
+    source = createShard(builder, value.getLoc(), value,
+                         single ? sharding : Sharding(sharding.getGridAttr()),
+                         false);
+    value.replaceAllUsesExcept(source.getResult(), source);
+    builder.setInsertionPoint(user);
+  }
+  use.set(createShard(builder, value.getLoc(), source.getResult(), sharding,
+                      true));
+}
+
+/// Sequence parallelism: the output of each row-parallel projection leaves
+/// split along the sequence (dimension 1 of `[B, S, D]`), so that what runs
+/// between blocks (bias, residual, norms) runs on sequence shards and the
+/// block's all-reduce becomes a reduce-scatter (the next column-parallel
+/// projections all-gather their input).
+LogicalResult annotateSequenceParallel(const TensorParallelPlan &plan,
+                                       FlatSymbolRefAttr grid,
+                                       std::optional<GridAxis> dpAxis,
+                                       GridAxis tpAxis, int64_t tp,
+                                       OpBuilder &builder) {
+  for (Operation *op : plan.rows) {
+    Value result = op->getResult(0);
+    auto type = cast<RankedTensorType>(result.getType());
+    if (type.getRank() != 3)
+      continue;
+    int64_t sequence = type.getDimSize(1);
+    if (ShapedType::isDynamic(sequence) || sequence % tp != 0)
+      return op->emitError() << "tp=" << tp
+                             << " does not divide the sequence length "
+                             << sequence << " (sequence parallelism)";
+    SmallVector<std::pair<int64_t, GridAxis>> batch;
+    if (dpAxis)
+      batch.push_back({0, *dpAxis});
+    SmallVector<std::pair<int64_t, GridAxis>> split(batch);
+    split.push_back({1, tpAxis});
+    builder.setInsertionPointAfter(op);
+    shard::ShardOp produced = createShard(builder, op->getLoc(), result,
+                                          splitSharding(grid, batch), false);
+    result.replaceAllUsesExcept(produced.getResult(), produced);
+    shard::ShardOp used =
+        createShard(builder, op->getLoc(), produced.getResult(),
+                    splitSharding(grid, split), true);
+    produced.getResult().replaceAllUsesExcept(used.getResult(), used);
+  }
+  return success();
+}
+
+LogicalResult annotateFunction(func::FuncOp func, FlatSymbolRefAttr grid,
+                               const PartitionOptions &options) {
+  std::optional<GridAxis> dpAxis, tpAxis;
+  int64_t dp = 1, tp = 1;
+  for (auto [i, axis] : llvm::enumerate(options.axes)) {
+    if (axis.name == "dp")
+      dpAxis = i, dp = axis.size;
+    else if (axis.name == "tp")
+      tpAxis = i, tp = axis.size;
+  }
+  // Plan on the program as it is, before annotations sit between ops.
+  TensorParallelPlan plan;
+  if (tpAxis) {
+    FailureOr<TensorParallelPlan> found = planTensorParallel(func, tp);
+    if (failed(found))
+      return failure();
+    plan = std::move(*found);
+  }
+
+  OpBuilder builder(func.getContext());
+  Block &body = func.getBody().front();
+  builder.setInsertionPointToStart(&body);
+  for (BlockArgument arg : body.getArguments()) {
+    if (!isa<RankedTensorType>(arg.getType()) || arg.use_empty())
+      continue;
+    shard::ShardOp replicated = annotateReplicated(builder, arg, grid);
+    if (!dpAxis || rankOf(arg) < 1)
+      continue;
+    int64_t batch = cast<RankedTensorType>(arg.getType()).getDimSize(0);
+    if (ShapedType::isDynamic(batch) || batch % dp != 0)
+      return emitError(arg.getLoc()) << "dp=" << dp
+                              << " does not divide the batch dimension ("
+                              << batch << ") of argument "
+                              << arg.getArgNumber();
+    shard::ShardOp split =
+        createShard(builder, arg.getLoc(), replicated.getResult(),
+                    splitSharding(grid, 0, *dpAxis), true);
+    replicated.getResult().replaceAllUsesExcept(split.getResult(), split);
+  }
+  for (ConstantOp constant : llvm::to_vector(body.getOps<ConstantOp>())) {
+    builder.setInsertionPointAfter(constant);
+    annotateReplicated(builder, constant.getResult(), grid);
+  }
+
+  for (Operation *op : plan.columns)
+    annotateUse(op->getOpOperand(1), splitSharding(grid, 1, *tpAxis), builder);
+  for (Operation *op : plan.rows)
+    annotateUse(op->getOpOperand(1), splitSharding(grid, 0, *tpAxis), builder);
+  if (options.sequenceParallel) {
+    if (!tpAxis)
+      return func.emitError()
+             << "sequence parallelism needs a tensor-parallel (tp) grid axis";
+    if (failed(annotateSequenceParallel(plan, grid, dpAxis, *tpAxis, tp,
+                                        builder)))
+      return failure();
+  }
+
+  // Results leave replicated.
+  Operation *terminator = body.getTerminator();
+  builder.setInsertionPoint(terminator);
+  for (OpOperand &operand : terminator->getOpOperands())
+    if (isa<RankedTensorType>(operand.get().getType()))
+      operand.set(createShard(builder, operand.get().getLoc(), operand.get(),
+                              Sharding(grid), true));
+  return success();
+}
+
+/// Whether propagation annotated every tensor operand and result of `op`.
+bool isFullyAnnotated(Operation *op) {
+  for (Value operand : op->getOperands()) {
+    auto shardOp = operand.getDefiningOp<shard::ShardOp>();
+    if (rankOf(operand) > 0 && (!shardOp || !shardOp.getAnnotateForUsers()))
+      return false;
+  }
+  for (Value result : op->getResults()) {
+    if (!result.hasOneUse())
+      return false;
+    auto shardOp = dyn_cast<shard::ShardOp>(*result.getUsers().begin());
+    if (!shardOp || shardOp.getAnnotateForUsers())
+      return false;
+  }
+  return true;
+}
+
+} // namespace
+
+LogicalResult loom::annotateForGrid(ModuleOp module,
+                                    const PartitionOptions &options) {
+  if (!module.getOps<shard::GridOp>().empty())
+    return module.emitError()
+           << "the module already has a device grid; it is partitioned once";
+  OpBuilder builder(module.getBodyRegion());
+  SmallVector<int64_t> shape;
+  for (const GridAxisSpec &axis : options.axes)
+    shape.push_back(axis.size);
+  shard::GridOp::create(builder, module.getLoc(), kGridName, shape);
+  auto grid = FlatSymbolRefAttr::get(module.getContext(), kGridName);
+  for (func::FuncOp func : module.getOps<func::FuncOp>())
+    if (!func.isExternal() &&
+        failed(annotateFunction(func, grid, options)))
+      return failure();
+  return success();
+}
+
+void loom::cleanUpPartitioned(ModuleOp module) {
+  module.walk([](tensor::CastOp cast) {
+    if (cast.getSource().getType() == cast.getType()) {
+      cast.replaceAllUsesWith(cast.getSource());
+      cast.erase();
+    }
+  });
+  // One collective per value, not one per use.
+  IRRewriter rewriter(module.getContext());
+  DominanceInfo dominance(module);
+  eliminateCommonSubExpressions(rewriter, dominance, module);
+  // Reducing everywhere and then keeping one slice is a reduce-scatter.
+  module.walk([](shard::AllSliceOp slice) {
+    auto reduce = slice.getInput().getDefiningOp<shard::AllReduceOp>();
+    if (!reduce || !reduce->hasOneUse() ||
+        reduce.getGridAttr() != slice.getGridAttr() ||
+        reduce.getGridAxes() != slice.getGridAxes())
+      return;
+    OpBuilder builder(slice);
+    Value scattered = shard::ReduceScatterOp::create(
+        builder, slice.getLoc(), slice.getType(), reduce.getGridAttr(),
+        reduce.getGridAxesAttr(), reduce.getInput(), reduce.getReductionAttr(),
+        slice.getSliceAxisAttr());
+    slice.replaceAllUsesWith(scattered);
+    slice.erase();
+    reduce.erase();
+  });
+  // Shape constants that partitioning replaced, and whatever fed only them.
+  for (func::FuncOp func : module.getOps<func::FuncOp>())
+    for (Block &block : func.getBody())
+      for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
+        if (isOpTriviallyDead(&op))
+          op.erase();
+}
+
+void loom::splitReshardings(ModuleOp module) {
+  SmallVector<shard::ShardOp> targets;
+  module.walk([&](shard::ShardOp target) {
+    if (target.getSrc().getDefiningOp<shard::ShardOp>())
+      targets.push_back(target);
+  });
+  for (shard::ShardOp target : targets) {
+    auto source = target.getSrc().getDefiningOp<shard::ShardOp>();
+    Sharding from(source.getSharding()), to(target.getSharding());
+    auto type = dyn_cast<RankedTensorType>(target.getType());
+    if (!type || !from.getStaticHaloSizes().empty() ||
+        !to.getStaticHaloSizes().empty() ||
+        !from.getStaticShardedDimsOffsets().empty() ||
+        !to.getStaticShardedDimsOffsets().empty())
+      continue;
+    auto axesOf = [&](const Sharding &sharding) {
+      SmallVector<SmallVector<GridAxis>> axes(type.getRank());
+      for (auto [dim, dimAxes] : llvm::enumerate(sharding.getSplitAxes()))
+        if (dim < axes.size())
+          axes[dim].assign(dimAxes.asArrayRef().begin(),
+                           dimAxes.asArrayRef().end());
+      return axes;
+    };
+    SmallVector<SmallVector<GridAxis>> current = axesOf(from),
+                                       wanted = axesOf(to);
+    // Unsplit down to the common prefix of each dimension, then split up.
+    SmallVector<SmallVector<SmallVector<GridAxis>>> steps;
+    SmallVector<GridAxis> removed, added;
+    for (auto [have, want] : llvm::zip(current, wanted)) {
+      size_t prefix = 0;
+      while (prefix < have.size() && prefix < want.size() &&
+             have[prefix] == want[prefix])
+        ++prefix;
+      while (have.size() > prefix) {
+        removed.push_back(have.back());
+        have.pop_back();
+        steps.push_back(current);
+      }
+    }
+    for (auto [have, want] : llvm::zip(current, wanted))
+      while (have.size() < want.size()) {
+        added.push_back(want[have.size()]);
+        have.push_back(want[have.size()]);
+        steps.push_back(current);
+      }
+    // One step, or one axis moving between dimensions (an all-to-all):
+    // upstream handles it directly.
+    if (steps.size() <= 1 || (steps.size() == 2 && removed == added))
+      continue;
+    OpBuilder builder(target);
+    Value value = source.getResult();
+    for (ArrayRef<SmallVector<GridAxis>> step : ArrayRef(steps).drop_back()) {
+      SmallVector<GridAxesAttr> split;
+      for (ArrayRef<GridAxis> dimAxes : step)
+        split.push_back(GridAxesAttr::get(module.getContext(), dimAxes));
+      value = createShard(builder, target.getLoc(), value,
+                          Sharding::get(from.getGridAttr(), split), true)
+                  .getResult();
+    }
+    target.getSrcMutable().assign(value);
+  }
+}
+
+void loom::completeShardings(ModuleOp module) {
+  auto grid = FlatSymbolRefAttr::get(module.getContext(), kGridName);
+  OpBuilder builder(module.getContext());
+  for (func::FuncOp func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal())
+      continue;
+    for (Operation &op : llvm::make_early_inc_range(func.getBody().front())) {
+      auto shardingOp = dyn_cast<shard::ShardingInterface>(&op);
+      if (!shardingOp || op.hasTrait<OpTrait::IsTerminator>() ||
+          isFullyAnnotated(&op))
+        continue;
+      builder.setInsertionPoint(&op);
+      (void)shardingOp.addShardingAnnotations(
+          builder, shard::ShardingOption({}, grid));
+    }
+  }
+}

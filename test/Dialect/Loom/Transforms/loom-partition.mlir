@@ -1,0 +1,146 @@
+// RUN: loom-opt %s -split-input-file --loom-partition="grid=tp=2" | FileCheck %s --check-prefix=TP
+// RUN: loom-opt %s -split-input-file --loom-partition="grid=dp=2" | FileCheck %s --check-prefix=DP
+// RUN: loom-opt %s -split-input-file --loom-partition="grid=dp=2,tp=2" | FileCheck %s --check-prefix=MIX
+// RUN: loom-opt %s -split-input-file --loom-partition="grid=tp=2 sequence-parallel=true" | FileCheck %s --check-prefix=SP
+// RUN: not loom-opt %s --loom-partition="grid=dp=2 sequence-parallel=true" 2>&1 | FileCheck %s --check-prefix=SPNOTP
+// SPNOTP: error: sequence parallelism needs a tensor-parallel (tp) grid axis
+
+// Degrees that do not divide what they split are errors.
+// RUN: not loom-opt %s -split-input-file --loom-partition="grid=tp=3" 2>&1 | FileCheck %s --check-prefix=TP3
+// TP3: error: tp=3 does not divide the MLP's hidden size 32
+// TP3: error: tp=3 does not divide the attention's 4 query heads and 2 key/value heads
+// RUN: not loom-opt %s -split-input-file --loom-partition="grid=dp=3" 2>&1 | FileCheck %s --check-prefix=DP3
+// DP3: error: dp=3 does not divide the batch dimension (4) of argument 0
+// DP3: error: dp=3 does not divide the batch dimension (2) of argument 0
+
+// Malformed grids, and a second partitioning.
+// RUN: not loom-opt %s --loom-partition 2>&1 | FileCheck %s --check-prefix=EMPTY
+// EMPTY: error: empty grid: expected name=degree pairs such as "dp=2,tp=2"
+// RUN: not loom-opt %s --loom-partition="grid=tp=0" 2>&1 | FileCheck %s --check-prefix=ZERO
+// ZERO: error: grid axis 'tp' needs a positive integer degree, got '0'
+// RUN: not loom-opt %s --loom-partition="grid=tp" 2>&1 | FileCheck %s --check-prefix=NODEGREE
+// NODEGREE: error: grid axis 'tp' needs a positive integer degree, got ''
+// RUN: not loom-opt %s --loom-partition="grid=xp=2" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// UNKNOWN: error: unknown grid axis 'xp' in "xp=2"; known: dp tp
+// RUN: not loom-opt %s --loom-partition="grid=tp=2,tp=2" 2>&1 | FileCheck %s --check-prefix=TWICE
+// TWICE: error: grid axis 'tp' given twice in "tp=2,tp=2"
+// RUN: not loom-opt %s -split-input-file --loom-partition="grid=tp=2" --loom-partition="grid=tp=2" 2>&1 | FileCheck %s --check-prefix=AGAIN
+// AGAIN: error: the module already has a device grid; it is partitioned once
+
+// An MLP: the first projection is column-parallel (weight and bias sliced by
+// columns), the second row-parallel; exactly one all-reduce. Inputs and
+// results keep the unpartitioned types.
+// TP:       shard.grid @grid(shape = 2)
+// TP-LABEL: func.func @mlp(%{{.*}}: tensor<4x16xf32>) -> tensor<4x8xf32>
+// TP:       %[[W1:.*]] = shard.all_slice %{{.*}} on @grid grid_axes = [0] slice_axis = 1 : tensor<16x32xf32> -> tensor<16x16xf32>
+// TP:       %[[H:.*]] = loom.matmul %{{.*}}, %[[W1]] : tensor<4x16xf32>, tensor<16x16xf32> -> tensor<4x16xf32>
+// TP:       %[[B1:.*]] = shard.all_slice %{{.*}} on @grid grid_axes = [0] slice_axis = 0 : tensor<32xf32> -> tensor<16xf32>
+// TP:       loom.add %[[H]], %[[B1]] : tensor<4x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
+// TP:       loom.gelu %{{.*}} : tensor<4x16xf32>
+// TP:       %[[W2:.*]] = shard.all_slice %{{.*}} on @grid grid_axes = [0] slice_axis = 0 : tensor<32x8xf32> -> tensor<16x8xf32>
+// TP:       %[[P:.*]] = loom.matmul %{{.*}}, %[[W2]] : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xf32>
+// TP:       %[[S:.*]] = shard.all_reduce %[[P]] on @grid grid_axes = [0] : tensor<4x8xf32> -> tensor<4x8xf32>
+// TP-NOT:   shard.all_
+// TP:       return
+
+// Data parallel: the batch is sliced once and gathered once; nothing
+// communicates in between.
+// DP:       shard.grid @grid(shape = 2)
+// DP-LABEL: func.func @mlp
+// DP:       shard.all_slice %{{.*}} on @grid grid_axes = [0] slice_axis = 0 : tensor<4x16xf32> -> tensor<2x16xf32>
+// DP-NOT:   shard.all_
+// DP:       %[[Y:.*]] = loom.add %{{.*}}, %{{.*}} : tensor<2x8xf32>, tensor<8xf32> -> tensor<2x8xf32>
+// DP-NEXT:  %[[G:.*]] = shard.all_gather %[[Y]] on @grid grid_axes = [0] gather_axis = 0 : tensor<2x8xf32> -> tensor<4x8xf32>
+// DP-NEXT:  return %[[G]]
+
+// Both on a 2x2 grid: the batch over axis 0, the hidden size over axis 1.
+// MIX:       shard.grid @grid(shape = 2x2)
+// MIX-LABEL: func.func @mlp
+// MIX:       shard.all_slice %{{.*}} on @grid grid_axes = [0] slice_axis = 0 : tensor<4x16xf32> -> tensor<2x16xf32>
+// MIX:       loom.matmul %{{.*}}, %{{.*}} : tensor<2x16xf32>, tensor<16x16xf32> -> tensor<2x16xf32>
+// MIX:       %[[P:.*]] = loom.matmul %{{.*}}, %{{.*}} : tensor<2x16xf32>, tensor<16x8xf32> -> tensor<2x8xf32>
+// MIX-NEXT:  shard.all_reduce %[[P]] on @grid grid_axes = [1] : tensor<2x8xf32> -> tensor<2x8xf32>
+// MIX:       shard.all_gather %{{.*}} on @grid grid_axes = [0] gather_axis = 0 : tensor<2x8xf32> -> tensor<4x8xf32>
+// Sequence parallelism leaves 2-D activations (no sequence) alone.
+// SP-LABEL: func.func @mlp
+// SP:       shard.all_reduce
+// SP-NOT:   shard.reduce_scatter
+func.func @mlp(%x: tensor<4x16xf32>) -> tensor<4x8xf32> {
+  %w1 = loom.constant dense<0.1> : tensor<16x32xf32>
+  %b1 = loom.constant dense<0.2> : tensor<32xf32>
+  %w2 = loom.constant dense<0.3> : tensor<32x8xf32>
+  %b2 = loom.constant dense<0.4> : tensor<8xf32>
+  %h0 = loom.matmul %x, %w1 : tensor<4x16xf32>, tensor<16x32xf32> -> tensor<4x32xf32>
+  %h1 = loom.add %h0, %b1 : tensor<4x32xf32>, tensor<32xf32> -> tensor<4x32xf32>
+  %h = loom.gelu %h1 : tensor<4x32xf32>
+  %y0 = loom.matmul %h, %w2 : tensor<4x32xf32>, tensor<32x8xf32> -> tensor<4x8xf32>
+  %y = loom.add %y0, %b2 : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// An attention block with grouped-query heads (4 query heads, 2 key/value
+// heads): the projections are split by heads, the head reshapes get local
+// shapes, attention runs on the local heads, and the output projection ends
+// the block with its one all-reduce.
+// TP-LABEL: func.func @attention_block
+// TP:       %[[Q:.*]] = loom.transpose %{{.*}} {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x2x4xf32> -> tensor<2x2x4x4xf32>
+// TP:       %[[KVSHAPE:.*]] = loom.constant dense<[2, 4, 1, 4]> : tensor<4xi64>
+// TP:       loom.reshape %{{.*}}, %[[KVSHAPE]] : (tensor<2x4x4xf32>, tensor<4xi64>) -> tensor<2x4x1x4xf32>
+// TP:       %[[A:.*]] = loom.attention %[[Q]], %{{.*}}, %{{.*}} {is_causal = true} : (tensor<2x2x4x4xf32>, tensor<2x1x4x4xf32>, tensor<2x1x4x4xf32>) -> tensor<2x2x4x4xf32>
+// TP:       %[[M:.*]] = loom.reshape %{{.*}}, %{{.*}} : (tensor<2x4x2x4xf32>, tensor<3xi64>) -> tensor<2x4x8xf32>
+// TP:       %[[O:.*]] = loom.matmul %[[M]], %{{.*}} : tensor<2x4x8xf32>, tensor<8x16xf32> -> tensor<2x4x16xf32>
+// TP-NEXT:  %[[R:.*]] = shard.all_reduce %[[O]] on @grid grid_axes = [0] : tensor<2x4x16xf32> -> tensor<2x4x16xf32>
+// TP-NEXT:  loom.add %{{.*}}, %[[R]]
+// TP-NOT:   shard.all_
+// TP:       return
+
+// DP-LABEL: func.func @attention_block
+// DP:       shard.all_slice
+// DP-NOT:   shard.all_
+// DP:       loom.attention %{{.*}} : (tensor<1x4x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x4x4x4xf32>
+// DP-NOT:   shard.all_
+// DP:       shard.all_gather
+// DP-NEXT:  return
+
+// MIX-LABEL: func.func @attention_block
+// MIX:       loom.attention %{{.*}} : (tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32>
+// MIX-COUNT-1: shard.all_reduce %{{.*}} on @grid grid_axes = [1]
+// MIX-NOT:   shard.all_reduce
+// Sequence parallelism: the block's all-reduce becomes a reduce-scatter
+// along the sequence; the residual add runs on sequence shards (the
+// replicated input is sliced locally) and the result is gathered.
+// SP-LABEL: func.func @attention_block
+// SP-NOT:   shard.all_reduce
+// SP:       %[[RS:.*]] = shard.reduce_scatter %{{.*}} on @grid grid_axes = [0] scatter_axis = 1 : tensor<2x4x16xf32> -> tensor<2x2x16xf32>
+// SP-NEXT:  %[[X:.*]] = shard.all_slice %{{.*}} on @grid grid_axes = [0] slice_axis = 1 : tensor<2x4x16xf32> -> tensor<2x2x16xf32>
+// SP-NEXT:  %[[Y:.*]] = loom.add %[[X]], %[[RS]] : tensor<2x2x16xf32>, tensor<2x2x16xf32> -> tensor<2x2x16xf32>
+// SP-NEXT:  %[[G:.*]] = shard.all_gather %[[Y]] on @grid grid_axes = [0] gather_axis = 1 : tensor<2x2x16xf32> -> tensor<2x4x16xf32>
+// SP-NEXT:  return %[[G]]
+func.func @attention_block(%x: tensor<2x4x16xf32>) -> tensor<2x4x16xf32> {
+  %wq = loom.constant dense<0.1> : tensor<16x16xf32>
+  %wk = loom.constant dense<0.2> : tensor<16x8xf32>
+  %wv = loom.constant dense<0.3> : tensor<16x8xf32>
+  %wo = loom.constant dense<0.4> : tensor<16x16xf32>
+  %bq = loom.constant dense<0.5> : tensor<16xf32>
+  %sq = loom.constant dense<[2, 4, 4, 4]> : tensor<4xi64>
+  %skv = loom.constant dense<[2, 4, 2, 4]> : tensor<4xi64>
+  %so = loom.constant dense<[2, 4, 16]> : tensor<3xi64>
+  %q0 = loom.matmul %x, %wq : tensor<2x4x16xf32>, tensor<16x16xf32> -> tensor<2x4x16xf32>
+  %q1 = loom.add %q0, %bq : tensor<2x4x16xf32>, tensor<16xf32> -> tensor<2x4x16xf32>
+  %q2 = loom.reshape %q1, %sq : (tensor<2x4x16xf32>, tensor<4xi64>) -> tensor<2x4x4x4xf32>
+  %q = loom.transpose %q2 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x4x4xf32> -> tensor<2x4x4x4xf32>
+  %k0 = loom.matmul %x, %wk : tensor<2x4x16xf32>, tensor<16x8xf32> -> tensor<2x4x8xf32>
+  %k1 = loom.reshape %k0, %skv : (tensor<2x4x8xf32>, tensor<4xi64>) -> tensor<2x4x2x4xf32>
+  %k = loom.transpose %k1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x2x4xf32> -> tensor<2x2x4x4xf32>
+  %v0 = loom.matmul %x, %wv : tensor<2x4x16xf32>, tensor<16x8xf32> -> tensor<2x4x8xf32>
+  %v1 = loom.reshape %v0, %skv : (tensor<2x4x8xf32>, tensor<4xi64>) -> tensor<2x4x2x4xf32>
+  %v = loom.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x2x4xf32> -> tensor<2x2x4x4xf32>
+  %a = loom.attention %q, %k, %v {is_causal = true} : (tensor<2x4x4x4xf32>, tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>) -> tensor<2x4x4x4xf32>
+  %a1 = loom.transpose %a {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x4x4xf32> -> tensor<2x4x4x4xf32>
+  %a2 = loom.reshape %a1, %so : (tensor<2x4x4x4xf32>, tensor<3xi64>) -> tensor<2x4x16xf32>
+  %o = loom.matmul %a2, %wo : tensor<2x4x16xf32>, tensor<16x16xf32> -> tensor<2x4x16xf32>
+  %y = loom.add %x, %o : tensor<2x4x16xf32>, tensor<2x4x16xf32> -> tensor<2x4x16xf32>
+  return %y : tensor<2x4x16xf32>
+}
