@@ -2,6 +2,7 @@
 
 #include "loom/Compiler/Compiler.h"
 
+#include "loom/Compiler/EngineBuilder.h"
 #include "loom/Importer/ONNX/Importer.h"
 #include "loom/InitAllDialects.h"
 #include "loom/Target/CPU/CPUTarget.h"
@@ -40,11 +41,14 @@ namespace {
 
 using Stage = cpu::Stage;
 
+/// What loomc writes: a stage of the CPU pipeline, or the engine.
+enum class Emit { Loom, Linalg, LLVMDialect, LLVMIR, Object, Engine };
+
 /// What one loomc invocation does.
 struct CompileRequest {
   std::string model;
   std::string output;
-  Stage emit = Stage::Object;
+  Emit emit = Emit::Engine;
   bool report = false;
   cpu::CompileOptions options;
 };
@@ -72,13 +76,33 @@ int compile(CompileRequest request) {
                        Clock::now() - start)
                        .count());
 
+  if (request.emit == Emit::Engine) {
+    EngineDescription engine;
+    if (failed(buildEngine(*module, request.options, engine)))
+      return 1;
+    Clock::time_point writeStart = Clock::now();
+    if (llvm::Error error = writeEngine(request.output, engine)) {
+      llvm::errs() << "error: " << llvm::toString(std::move(error)) << "\n";
+      return 1;
+    }
+    report("write engine", std::chrono::duration<double, std::milli>(
+                               Clock::now() - writeStart)
+                               .count());
+    if (request.report)
+      llvm::errs() << llvm::format("loomc: %-40s %9.1f ms\n", "total", total)
+                   << "loomc: wrote " << request.output << " (1 rank, "
+                   << engine.arch << ", code "
+                   << engine.ranks.front().code.size() << " bytes)\n";
+    return 0;
+  }
+
   std::string error;
   auto output = openOutputFile(request.output, &error);
   if (!output) {
     llvm::errs() << "error: " << error << "\n";
     return 1;
   }
-  if (request.emit == Stage::Object) {
+  if (request.emit == Emit::Object) {
     llvm::SmallVector<char> object;
     if (std::string message =
             cpu::compileToObject(*module, request.options, object);
@@ -88,11 +112,12 @@ int compile(CompileRequest request) {
     }
     output->os().write(object.data(), object.size());
   } else {
-    Stage stopAfter =
-        request.emit == Stage::LLVMIR ? Stage::LLVMDialect : request.emit;
+    Stage stopAfter = request.emit == Emit::Loom     ? Stage::Loom
+                      : request.emit == Emit::Linalg ? Stage::Linalg
+                                                      : Stage::LLVMDialect;
     if (failed(cpu::lowerModule(*module, stopAfter, request.options)))
       return 1;
-    if (request.emit == Stage::LLVMIR) {
+    if (request.emit == Emit::LLVMIR) {
       Clock::time_point translateStart = Clock::now();
       llvm::LLVMContext llvmContext;
       auto llvmModule = cpu::translateToLLVMIR(*module, llvmContext);
@@ -123,16 +148,17 @@ int loomcMain(int argc, char **argv) {
                                       "model.mlir>"));
   cl::opt<std::string> output("o", cl::desc("Output file ('-': stdout)"),
                               cl::value_desc("file"), cl::init("-"));
-  cl::opt<Stage> emit(
-      "emit", cl::desc("What to write"), cl::init(Stage::Object),
+  cl::opt<Emit> emit(
+      "emit", cl::desc("What to write"), cl::init(Emit::Engine),
       cl::values(
-          clEnumValN(Stage::Loom, "loom", "loom IR after the graph pipeline"),
-          clEnumValN(Stage::Linalg, "linalg", "linalg on tensors"),
-          clEnumValN(Stage::LLVMDialect, "llvm-dialect",
+          clEnumValN(Emit::Loom, "loom", "loom IR after the graph pipeline"),
+          clEnumValN(Emit::Linalg, "linalg", "linalg on tensors"),
+          clEnumValN(Emit::LLVMDialect, "llvm-dialect",
                      "the LLVM dialect (bufferized, loops)"),
-          clEnumValN(Stage::LLVMIR, "llvm", "LLVM IR"),
-          clEnumValN(Stage::Object, "obj",
-                     "an object file for this CPU (the default)")));
+          clEnumValN(Emit::LLVMIR, "llvm", "LLVM IR"),
+          clEnumValN(Emit::Object, "obj", "an object file for this CPU"),
+          clEnumValN(Emit::Engine, "engine",
+                     "an engine for loom-run and the runtime (the default)")));
   cl::opt<ContractionPrecision> precision(
       "precision", cl::desc("Precision of matmul, convolution and attention"),
       cl::init(ContractionPrecision::F32),
@@ -145,18 +171,21 @@ int loomcMain(int argc, char **argv) {
   cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level (0-3)"),
                              cl::Prefix, cl::init(3));
   cl::opt<bool> report("report",
-                       cl::desc("Print the time of each phase to stderr"));
+                       cl::desc("Print the time of each phase and the fusion "
+                                "report to stderr"));
   cl::ParseCommandLineOptions(
       argc, argv,
       "loomc: compile a model ahead of time for this CPU\n\n"
-      "  loomc model.onnx -o model.o\n"
+      "  loomc model.onnx -o model.engine --report\n"
+      "  loomc model.onnx --emit=obj -o model.o\n"
       "  loomc model.onnx --emit=linalg --report\n");
   if (optLevel > 3) {
     llvm::errs() << "error: -O must be 0, 1, 2 or 3\n";
     return 1;
   }
-  if (emit == Stage::Object && output == "-") {
-    llvm::errs() << "error: object code needs an output file (-o)\n";
+  if ((emit == Emit::Object || emit == Emit::Engine) && output == "-") {
+    llvm::errs() << "error: object code and engines need an output file "
+                    "(-o)\n";
     return 1;
   }
   CompileRequest request;
@@ -167,6 +196,7 @@ int loomcMain(int argc, char **argv) {
   request.options.optimizeGraph = !noGraph;
   request.options.precision = precision;
   request.options.optLevel = optLevel;
+  request.options.reportKernels = report;
   return compile(std::move(request));
 }
 

@@ -27,8 +27,11 @@ void buildGraphOptimizationPipeline(OpPassManager &pm,
                               : Precision::BF16;
     func.addPass(createLoomPrecisionPass(precision));
   }
-  if (options.formKernels)
-    func.addPass(createLoomFormKernelsPass());
+  if (options.formKernels) {
+    LoomFormKernelsPassOptions kernels;
+    kernels.report = options.reportKernels;
+    func.addPass(createLoomFormKernelsPass(kernels));
+  }
 }
 
 void registerLoomPipelines() {

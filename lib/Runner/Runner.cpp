@@ -2,6 +2,8 @@
 
 #include "loom/Runner/Runner.h"
 
+#include "RunnerSupport.h"
+
 #include "loom/Compiler/Compiler.h"
 #include "loom/InitAllDialects.h"
 #include "loom/Reference/Interpreter.h"
@@ -30,7 +32,7 @@ using namespace mlir;
 using namespace loom::reference;
 
 namespace loom {
-namespace {
+namespace runner {
 
 /// The function to run: @main, or the only function of the module.
 func::FuncOp findEntry(ModuleOp module) {
@@ -267,9 +269,13 @@ FailureOr<SmallVector<Tensor>> executeCompiled(ModuleOp module,
   return outputs;
 }
 
-} // namespace
+} // namespace runner
+
+using namespace runner;
 
 int runModel(const RunOptions &options) {
+  if (llvm::StringRef(options.model).ends_with(".engine"))
+    return runEngine(options);
   DialectRegistry registry;
   registerAllDialects(registry);
   MLIRContext context(registry);
@@ -504,6 +510,13 @@ int loomRunMain(int argc, char **argv) {
       "backend", cl::init("reference"),
       cl::desc("reference: Loom's reference executor; cpu: compile to native "
                "code for this machine and run it"));
+  cl::opt<bool> benchmark(
+      "benchmark", cl::desc("Engines: time repeated runs and print latency "
+                            "(mean, p50, p90, p99) and throughput"));
+  cl::opt<int64_t> warmup("warmup", cl::init(5),
+                          cl::desc("With --benchmark: untimed runs first"));
+  cl::opt<int64_t> iterations("iterations", cl::init(50),
+                              cl::desc("With --benchmark: timed runs"));
   cl::opt<bool> allRanks(
       "all-ranks",
       cl::desc("With --ranks: compare every rank's outputs with --expected, "
@@ -516,6 +529,7 @@ int loomRunMain(int argc, char **argv) {
       "  loom-run model.onnx --inputs DIR --expected DIR\n"
       "  loom-run partitioned.mlir --ranks 4        (one thread per rank)\n"
       "  loom-run model.onnx --data-sets DIR --top1\n"
+      "  loom-run model.engine --inputs DIR --benchmark --iterations 100\n"
       "  loom-run int8.mlir --reference-model f32.mlir\n");
   RunOptions options;
   options.model = model;
@@ -541,6 +555,20 @@ int loomRunMain(int argc, char **argv) {
   options.ranks = ranks;
   options.rankTimeoutMs = rankTimeout;
   options.compareAllRanks = allRanks;
+  if (benchmark) {
+    if (iterations <= 0 || warmup < 0) {
+      llvm::errs() << "error: --iterations must be positive and --warmup "
+                      "not negative\n";
+      return 1;
+    }
+    if (!llvm::StringRef(options.model).ends_with(".engine")) {
+      llvm::errs() << "error: --benchmark runs engines (compile the model "
+                      "with loomc first)\n";
+      return 1;
+    }
+    options.benchmarkIterations = iterations;
+    options.benchmarkWarmup = warmup;
+  }
   if (!dataSets.empty()) {
     if (!inputs.empty() || !expected.empty()) {
       llvm::errs() << "error: --data-sets takes the place of --inputs and "

@@ -200,7 +200,7 @@ loom_status loom_engine::parseManifest(const std::string &text,
       return &ranks[r];
     };
     if (f[0] == "compiler" && f.size() == 2) {
-      compilerVersion = f[1];
+      compilerVersion = percentDecode(f[1]);
     } else if (f[0] == "target" && f.size() == 3) {
       target = f[1] + " " + f[2];
       if (!checkTarget)

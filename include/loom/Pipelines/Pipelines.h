@@ -31,6 +31,11 @@ struct GraphOptimizationOptions
       llvm::cl::desc("Group ops into loom.fusion kernels (only for programs "
                      "that will not be partitioned any more)"),
       llvm::cl::init(false)};
+  Option<bool> reportKernels{
+      *this, "report-kernels",
+      llvm::cl::desc("With form-kernels: print the fusion report (ONNX nodes "
+                     "in, loom ops, kernels out by kind) to stderr"),
+      llvm::cl::init(false)};
 };
 
 /// The graph-level pipeline on a module of loom functions, in the order

@@ -44,6 +44,10 @@ struct RunOptions {
   /// With `ranks`: how long a rank waits for its peers before the run fails
   /// as deadlocked.
   int64_t rankTimeoutMs = 5000;
+  /// With engines: time this many runs after `benchmarkWarmup` untimed
+  /// ones and print latency percentiles and throughput (0: no benchmark).
+  int64_t benchmarkIterations = 0;
+  int64_t benchmarkWarmup = 5;
   /// Compare the top-1 index along the last axis instead of the values.
   bool compareTop1 = false;
   /// When set, this program also runs on the inputs, and each output's
@@ -57,6 +61,11 @@ struct RunOptions {
 /// Runs and returns the process exit code: 0 when everything ran and
 /// matched, 1 on a mismatch or an error (reported on stderr).
 int runModel(const RunOptions &options);
+
+/// Runs an engine file (`options.model`) through the runtime's C API, with
+/// the same inputs, printing, comparison and --ranks as runModel, plus the
+/// benchmark.
+int runEngine(const RunOptions &options);
 
 /// Runs `options.model` on every `test_data_set_N` under `directory` (its
 /// inputs and expected outputs) and prints how many match.

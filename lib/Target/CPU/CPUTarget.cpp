@@ -37,6 +37,7 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   GraphOptimizationOptions graph;
   graph.precision = options.precision;
   graph.formKernels = true;
+  graph.reportKernels = options.reportKernels;
   buildGraphOptimizationPipeline(pm, graph);
 }
 

@@ -4,7 +4,9 @@
 
 #include "loom/Target/CPU/CPUTarget.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
@@ -25,7 +27,61 @@ std::string findLinker() {
   return "";
 }
 
+/// The C math library, recorded as a dependency of the shared object so
+/// that any process can load it (the code calls erff, tanhf, ...).
+std::string findLibm() {
+  for (const char *dir : {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+                          "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+                          "/lib64", "/usr/lib64"}) {
+    std::string path = std::string(dir) + "/libm.so.6";
+    if (llvm::sys::fs::exists(path))
+      return path;
+  }
+  return "";
+}
+
 } // namespace
+
+std::string linkSharedObject(llvm::ArrayRef<char> object,
+                             llvm::SmallVectorImpl<char> &sharedObject) {
+  llvm::SmallString<128> dir;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("loom-link", dir))
+    return "cannot create a temporary directory: " + ec.message();
+  std::string objectPath = (dir + "/program.o").str();
+  std::string libraryPath = (dir + "/program.so").str();
+  llvm::scope_exit cleanup([&] {
+    llvm::sys::fs::remove(objectPath);
+    llvm::sys::fs::remove(libraryPath);
+    llvm::sys::fs::remove(dir);
+  });
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(objectPath, ec);
+    if (ec)
+      return "cannot write " + objectPath + ": " + ec.message();
+    os.write(object.data(), object.size());
+  }
+  std::string linker = findLinker();
+  if (linker.empty())
+    return "ld.lld (LLVM 22) not found";
+  llvm::SmallVector<llvm::StringRef> args = {linker, "-shared", "-o",
+                                             libraryPath, objectPath};
+  std::string libm = findLibm();
+  if (!libm.empty())
+    args.push_back(libm);
+  std::string message;
+  int status = llvm::sys::ExecuteAndWait(linker, args, std::nullopt, {}, 0, 0,
+                                         &message);
+  if (status != 0)
+    return "linking the object failed: " +
+           (message.empty() ? "status " + std::to_string(status) : message);
+  auto buffer = llvm::MemoryBuffer::getFile(libraryPath);
+  if (!buffer)
+    return "cannot read " + libraryPath + ": " + buffer.getError().message();
+  sharedObject.assign((*buffer)->getBufferStart(), (*buffer)->getBufferEnd());
+  return "";
+}
 
 std::unique_ptr<Executable> Executable::load(llvm::ArrayRef<char> object,
                                              std::string &error) {
@@ -37,30 +93,21 @@ std::unique_ptr<Executable> Executable::load(llvm::ArrayRef<char> object,
     return nullptr;
   }
   exe->directory = dir.str().str();
-  std::string objectPath = exe->directory + "/program.o";
   std::string libraryPath = exe->directory + "/program.so";
+  llvm::SmallVector<char> sharedObject;
+  if (std::string message = linkSharedObject(object, sharedObject);
+      !message.empty()) {
+    error = message;
+    return nullptr;
+  }
   {
     std::error_code ec;
-    llvm::raw_fd_ostream os(objectPath, ec);
+    llvm::raw_fd_ostream os(libraryPath, ec);
     if (ec) {
-      error = "cannot write " + objectPath + ": " + ec.message();
+      error = "cannot write " + libraryPath + ": " + ec.message();
       return nullptr;
     }
-    os.write(object.data(), object.size());
-  }
-  std::string linker = findLinker();
-  if (linker.empty()) {
-    error = "ld.lld (LLVM 22) not found";
-    return nullptr;
-  }
-  std::string message;
-  int status = llvm::sys::ExecuteAndWait(
-      linker, {linker, "-shared", "-o", libraryPath, objectPath}, std::nullopt,
-      {}, 0, 0, &message);
-  if (status != 0) {
-    error = "linking the object failed: " +
-            (message.empty() ? "status " + std::to_string(status) : message);
-    return nullptr;
+    os.write(sharedObject.data(), sharedObject.size());
   }
   exe->handle = dlopen(libraryPath.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!exe->handle) {
@@ -80,7 +127,6 @@ Executable::~Executable() {
   if (handle)
     dlclose(handle);
   if (!directory.empty()) {
-    llvm::sys::fs::remove(directory + "/program.o");
     llvm::sys::fs::remove(directory + "/program.so");
     llvm::sys::fs::remove(directory);
   }

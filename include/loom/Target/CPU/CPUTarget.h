@@ -42,6 +42,9 @@ struct CompileOptions {
   ContractionPrecision precision = ContractionPrecision::F32;
   /// LLVM optimization level (0-3) of the object code.
   unsigned optLevel = 3;
+  /// Print kernel formation's fusion report (ONNX nodes in, kernels out by
+  /// kind) to stderr.
+  bool reportKernels = false;
   /// Called after each phase with its name and wall time in milliseconds.
   std::function<void(llvm::StringRef phase, double milliseconds)> onPhase;
 };

@@ -4,6 +4,7 @@
 #define LOOM_TARGET_CPU_EXECUTABLE_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <memory>
 #include <string>
@@ -14,6 +15,13 @@ namespace loom::cpu {
 /// object (ld.lld from LLVM 22) in a private temporary directory and
 /// loaded with dlopen. The object's undefined symbols (malloc, free, libm)
 /// resolve against the loading process.
+/// Links a relocatable object of compiled code into a shared object (with
+/// LLD 22, depending on libm) and returns its bytes in `sharedObject`: what
+/// an engine stores and the runtime loads. An error message, or "" on
+/// success.
+std::string linkSharedObject(llvm::ArrayRef<char> object,
+                             llvm::SmallVectorImpl<char> &sharedObject);
+
 class Executable {
 public:
   /// Links and loads `object`; null with `error` set on failure.

@@ -1,0 +1,127 @@
+//===- EngineBuilder.cpp - Compiled programs into engines -----------------===//
+//
+// The step between the CPU target (an object file per program) and the
+// engine file: the entry's signature is read before lowering (afterwards it
+// is a list of pointers), the object is linked into a shared object, and
+// the host's architecture and features are recorded for the runtime's
+// target check.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Compiler/EngineBuilder.h"
+
+#include "loom/Target/CPU/CPUTarget.h"
+#include "loom/Target/CPU/Executable.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "llvm/Config/llvm-config.h"
+
+using namespace mlir;
+
+namespace loom {
+namespace {
+
+/// The runtime's name of an element type ("f32", "ui8", "i1", ...), or ""
+/// when the runtime has no such dtype.
+std::string dtypeName(Type type) {
+  if (type.isF16())
+    return "f16";
+  if (type.isBF16())
+    return "bf16";
+  if (type.isF32())
+    return "f32";
+  if (type.isF64())
+    return "f64";
+  auto integer = dyn_cast<IntegerType>(type);
+  if (!integer)
+    return "";
+  unsigned width = integer.getWidth();
+  if (width == 1)
+    return "i1";
+  if (width != 8 && width != 16 && width != 32 && width != 64)
+    return "";
+  return (integer.isUnsigned() ? "ui" : "i") + std::to_string(width);
+}
+
+/// The engine's description of value `i` of `types`, named by its
+/// `onnx.name` attribute when it has one.
+FailureOr<EngineTensor> describe(func::FuncOp func, Type type,
+                                 DictionaryAttr attrs, StringRef fallback) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return func.emitError("engines need static shapes; ")
+           << fallback << " is " << type;
+  EngineTensor t;
+  t.dtype = dtypeName(tensor.getElementType());
+  if (t.dtype.empty())
+    return func.emitError("the runtime has no element type ")
+           << tensor.getElementType() << " (" << fallback << ")";
+  t.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+  StringAttr name =
+      attrs ? dyn_cast_or_null<StringAttr>(attrs.get("onnx.name")) : nullptr;
+  t.name = name ? name.getValue().str() : fallback.str();
+  return t;
+}
+
+/// The function an engine runs: @main, or the module's only function.
+func::FuncOp findEntry(ModuleOp module) {
+  if (auto main = module.lookupSymbol<func::FuncOp>("main"))
+    return main;
+  auto funcs = module.getOps<func::FuncOp>();
+  if (std::distance(funcs.begin(), funcs.end()) == 1)
+    return *funcs.begin();
+  return nullptr;
+}
+
+} // namespace
+
+std::string compilerVersion() {
+  return std::string("loom-0.1 (LLVM ") + LLVM_VERSION_STRING + ")";
+}
+
+LogicalResult buildEngine(ModuleOp module, const cpu::CompileOptions &options,
+                          EngineDescription &engine) {
+  func::FuncOp entry = findEntry(module);
+  if (!entry)
+    return module.emitError("an engine needs @main or a single function");
+  if (!module.getOps<shard::GridOp>().empty())
+    return module.emitError(
+        "partitioned programs (shard ops) do not compile to engines yet");
+  EngineRank rank;
+  FunctionType signature = entry.getFunctionType();
+  for (auto [i, type] : llvm::enumerate(signature.getInputs())) {
+    FailureOr<EngineTensor> t = describe(entry, type, entry.getArgAttrDict(i),
+                                         "input_" + std::to_string(i));
+    if (failed(t))
+      return failure();
+    rank.inputs.push_back(std::move(*t));
+  }
+  for (auto [i, type] : llvm::enumerate(signature.getResults())) {
+    FailureOr<EngineTensor> t = describe(
+        entry, type, entry.getResultAttrDict(i), "output_" + std::to_string(i));
+    if (failed(t))
+      return failure();
+    rank.outputs.push_back(std::move(*t));
+  }
+
+  SmallVector<char> object;
+  if (std::string error = cpu::compileToObject(module, options, object);
+      !error.empty())
+    return module.emitError(error);
+  SmallVector<char> shared;
+  if (std::string error = cpu::linkSharedObject(object, shared);
+      !error.empty())
+    return module.emitError(error);
+  rank.code.assign(shared.begin(), shared.end());
+  rank.entry = cpu::kEntrySymbol;
+
+  engine.compilerVersion = compilerVersion();
+  describeHost(engine);
+  engine.grid = {1};
+  engine.ranks.clear();
+  engine.ranks.push_back(std::move(rank));
+  return success();
+}
+
+} // namespace loom

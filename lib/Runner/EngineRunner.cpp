@@ -1,0 +1,269 @@
+//===- EngineRunner.cpp - loom-run on engine files ------------------------===//
+//
+// Engines run through the runtime's C API only, exactly as an application
+// would run them: load (verified), inspect, execute. Inputs, outputs and
+// comparisons are the reference runner's.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Runner/Runner.h"
+
+#include "RunnerSupport.h"
+
+#include "loom/Runner/TensorIO.h"
+#include "loom/runtime.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+
+using namespace mlir;
+using namespace loom::reference;
+
+namespace loom {
+namespace {
+
+/// The reference executor's kind of a runtime dtype (they share names).
+std::optional<ElementKind> kindOf(loom_dtype dtype) {
+  for (ElementKind kind :
+       {ElementKind::F16, ElementKind::BF16, ElementKind::F32, ElementKind::F64,
+        ElementKind::I1, ElementKind::I8, ElementKind::I16, ElementKind::I32,
+        ElementKind::I64, ElementKind::U8, ElementKind::U16, ElementKind::U32,
+        ElementKind::U64})
+    if (llvm::StringRef(getElementKindName(kind)) == loom_dtype_name(dtype))
+      return kind;
+  return std::nullopt;
+}
+
+llvm::ArrayRef<int64_t> shapeOf(const loom_tensor_desc &d) {
+  return llvm::ArrayRef<int64_t>(d.dims, d.rank);
+}
+
+std::string describe(const loom_tensor_desc &d) {
+  std::string s = std::string(loom_dtype_name(d.dtype)) + "[";
+  for (int32_t i = 0; i < d.rank; ++i)
+    s += (i ? ", " : "") + std::to_string(d.dims[i]);
+  return s + "]";
+}
+
+/// Prints `values` (milliseconds per run) as latency percentiles.
+void printLatency(std::vector<double> values, int64_t ranks) {
+  std::sort(values.begin(), values.end());
+  auto percentile = [&](double p) {
+    size_t i = static_cast<size_t>(p / 100.0 * (values.size() - 1) + 0.5);
+    return values[std::min(i, values.size() - 1)];
+  };
+  double mean =
+      std::accumulate(values.begin(), values.end(), 0.0) / values.size();
+  // Microseconds for fast programs, so that the figures keep their digits.
+  bool micro = mean < 1.0;
+  double scale = micro ? 1000.0 : 1.0;
+  const char *unit = micro ? "us" : "ms";
+  std::string rankNote =
+      ranks > 0 ? " (" + std::to_string(ranks) + " ranks)" : "";
+  llvm::outs() << llvm::format(
+      "benchmark: %zu iterations%s: mean %.3f %s, p50 %.3f %s, p90 %.3f %s, "
+      "p99 %.3f %s, min %.3f %s; throughput %.1f runs/s\n",
+      values.size(), rankNote.c_str(), mean * scale, unit,
+      percentile(50) * scale, unit, percentile(90) * scale, unit,
+      percentile(99) * scale, unit, values.front() * scale, unit,
+      1000.0 / mean);
+}
+
+} // namespace
+
+int runEngine(const RunOptions &options) {
+  loom_engine *raw = nullptr;
+  if (loom_status status =
+          loom_engine_load(options.model.c_str(), nullptr, &raw)) {
+    llvm::errs() << "error: " << loom_last_error() << " ("
+                 << loom_status_name(status) << ")\n";
+    return 1;
+  }
+  std::unique_ptr<loom_engine, void (*)(loom_engine *)> engine(
+      raw, loom_engine_free);
+  int32_t numRanks = loom_engine_num_ranks(raw);
+  llvm::outs() << "engine: " << loom_engine_compiler_version(raw)
+               << ", target " << loom_engine_target(raw) << ", " << numRanks
+               << (numRanks == 1 ? " rank" : " ranks") << "\n";
+  if (options.ranks > 0 && options.ranks != numRanks) {
+    llvm::errs() << "error: --ranks " << options.ranks << " but the engine "
+                 << "was compiled for " << numRanks << " ranks\n";
+    return 1;
+  }
+  if (options.ranks == 0 && numRanks != 1) {
+    llvm::errs() << "error: the engine has " << numRanks
+                 << " ranks: run it with --ranks " << numRanks << "\n";
+    return 1;
+  }
+
+  MLIRContext context;
+  std::vector<std::string> inputFiles, expectedFiles;
+  if (!runner::expandFiles(options.inputs, "input_", inputFiles) ||
+      !runner::expandFiles(options.expected, "output_", expectedFiles))
+    return 1;
+
+  // Every rank gets the same inputs (the partitioned programs keep the
+  // unpartitioned interface).
+  int32_t numInputs = loom_engine_num_inputs(raw, 0);
+  int32_t numOutputs = loom_engine_num_outputs(raw, 0);
+  std::vector<std::vector<char>> inputBytes;
+  std::mt19937_64 rng(options.seed);
+  if (!inputFiles.empty() && (int32_t)inputFiles.size() != numInputs) {
+    llvm::errs() << "error: the engine takes " << numInputs << " inputs but "
+                 << inputFiles.size() << " were given\n";
+    return 1;
+  }
+  for (int32_t i = 0; i < numInputs; ++i) {
+    const loom_tensor_desc &d = *loom_engine_input(raw, 0, i);
+    std::optional<ElementKind> kind = kindOf(d.dtype);
+    if (!kind) {
+      llvm::errs() << "error: input " << i << " has an unsupported dtype\n";
+      return 1;
+    }
+    Tensor t;
+    if (inputFiles.empty()) {
+      t = runner::randomTensor(
+          RankedTensorType::get(shapeOf(d), getMLIRType(&context, *kind)), rng,
+          options.dynamicDimSize);
+    } else {
+      if (std::string error = readTensorFile(inputFiles[i], &context, t);
+          !error.empty()) {
+        llvm::errs() << "error: " << error << "\n";
+        return 1;
+      }
+      runner::reinterpretHalfBits(t, *kind);
+      if (t.kind() != *kind || t.shape() != shapeOf(d)) {
+        llvm::errs() << "error: input " << i << " ('" << d.name << "') is "
+                     << t.typeString() << " but the engine takes "
+                     << describe(d) << "\n";
+        return 1;
+      }
+    }
+    llvm::outs() << "input " << i << ": ";
+    runner::printTensor(llvm::outs(), t, options.printValues);
+    llvm::outs() << "\n";
+    inputBytes.push_back(tensorToBytes(t));
+  }
+
+  size_t ranks = std::max<int64_t>(options.ranks, 1);
+  std::vector<std::vector<std::vector<char>>> outputBytes(ranks);
+  std::vector<std::vector<const void *>> inputPointers(ranks);
+  std::vector<std::vector<void *>> outputPointers(ranks);
+  for (size_t r = 0; r < ranks; ++r) {
+    for (std::vector<char> &bytes : inputBytes)
+      inputPointers[r].push_back(bytes.data());
+    for (int32_t i = 0; i < numOutputs; ++i)
+      outputBytes[r].emplace_back(
+          loom_engine_output(raw, static_cast<int32_t>(r), i)->byte_size);
+    for (std::vector<char> &bytes : outputBytes[r])
+      outputPointers[r].push_back(bytes.data());
+  }
+  std::vector<const void *const *> rankInputs;
+  std::vector<void *const *> rankOutputs;
+  for (size_t r = 0; r < ranks; ++r) {
+    rankInputs.push_back(inputPointers[r].data());
+    rankOutputs.push_back(outputPointers[r].data());
+  }
+  loom_execute_options executeOptions;
+  loom_execute_options_init(&executeOptions);
+  executeOptions.timeout_ms = options.rankTimeoutMs;
+  auto runOnce = [&]() -> loom_status {
+    if (options.ranks > 0)
+      return loom_engine_execute_ranks(raw, rankInputs.data(),
+                                       rankOutputs.data(), &executeOptions);
+    return loom_engine_execute(raw, 0, rankInputs[0], rankOutputs[0]);
+  };
+  if (loom_status status = runOnce()) {
+    llvm::errs() << "error: " << loom_last_error() << " ("
+                 << loom_status_name(status) << ")\n";
+    return 1;
+  }
+
+  bool ok = true;
+  std::vector<Tensor> outputs;
+  for (size_t r = 0; r < ranks; ++r)
+    for (int32_t i = 0; i < numOutputs; ++i) {
+      const loom_tensor_desc &d =
+          *loom_engine_output(raw, static_cast<int32_t>(r), i);
+      Tensor t = *tensorFromBytes(*kindOf(d.dtype), shapeOf(d),
+                                  outputBytes[r][i]);
+      llvm::outs() << (options.ranks > 0 ? "rank " + std::to_string(r) + " "
+                                         : "")
+                   << "output " << i << " '" << d.name << "': ";
+      runner::printTensor(llvm::outs(), t, options.printValues);
+      llvm::outs() << "\n";
+      if (!options.outputDirectory.empty()) {
+        std::string file = "output_" + std::to_string(i) + ".npy";
+        if (r > 0)
+          file = "rank" + std::to_string(r) + "_" + file;
+        if (std::string error =
+                writeNpyFile(options.outputDirectory + "/" + file, t);
+            !error.empty()) {
+          llvm::errs() << "error: " << error << "\n";
+          ok = false;
+        }
+      }
+      outputs.push_back(std::move(t));
+    }
+
+  if (!expectedFiles.empty()) {
+    if ((int32_t)expectedFiles.size() != numOutputs) {
+      llvm::errs() << "error: the engine has " << numOutputs
+                   << " outputs but " << expectedFiles.size()
+                   << " expected tensors were given\n";
+      return 1;
+    }
+    size_t comparedRanks = options.compareAllRanks ? ranks : 1;
+    for (auto [i, file] : llvm::enumerate(expectedFiles)) {
+      Tensor expected;
+      if (std::string error = readTensorFile(file, &context, expected);
+          !error.empty()) {
+        llvm::errs() << "error: " << error << "\n";
+        return 1;
+      }
+      for (size_t r = 0; r < comparedRanks; ++r) {
+        Tensor &got = outputs[r * numOutputs + i];
+        runner::reinterpretHalfBits(expected, got.kind());
+        std::string name = std::to_string(i);
+        if (r > 0)
+          name += " of rank " + std::to_string(r);
+        ok &= options.compareTop1
+                  ? runner::compareTop1(name, got, expected)
+                  : runner::compareTensors(name, got, expected, options.rtol,
+                                           options.atol);
+      }
+    }
+    llvm::outs() << (ok ? "all outputs match" : "outputs differ")
+                 << (options.compareTop1 ? " (top-1)" : "") << "\n";
+  }
+
+  if (options.benchmarkIterations > 0) {
+    using Clock = std::chrono::steady_clock;
+    for (int64_t i = 0; i < options.benchmarkWarmup; ++i)
+      if (runOnce() != LOOM_OK) {
+        llvm::errs() << "error: " << loom_last_error() << "\n";
+        return 1;
+      }
+    std::vector<double> times;
+    for (int64_t i = 0; i < options.benchmarkIterations; ++i) {
+      Clock::time_point start = Clock::now();
+      if (runOnce() != LOOM_OK) {
+        llvm::errs() << "error: " << loom_last_error() << "\n";
+        return 1;
+      }
+      times.push_back(
+          std::chrono::duration<double, std::milli>(Clock::now() - start)
+              .count());
+    }
+    printLatency(std::move(times), options.ranks);
+  }
+  return ok ? 0 : 1;
+}
+
+} // namespace loom

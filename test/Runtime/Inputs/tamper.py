@@ -1,0 +1,59 @@
+"""Damages an engine file the ways the runtime must reject.
+
+usage: tamper.py IN OUT MODE [ARG]
+  truncate N      keep the first N bytes
+  flip OFFSET     flip one bit of the byte at OFFSET (negative: from the end)
+  version V       set the format version to V and re-sign the file
+  arch NAME       set the manifest's target architecture (a name of the
+                  same length) and re-sign
+
+"Re-sign" recomputes the SHA-256 the way the writer does (over the file
+with the digest field zeroed), so that the check after the digest fires.
+"""
+
+import hashlib
+import struct
+import sys
+
+DIGEST_OFFSET = 24
+
+
+def resign(data):
+    data[DIGEST_OFFSET:DIGEST_OFFSET + 32] = bytes(32)
+    data[DIGEST_OFFSET:DIGEST_OFFSET + 32] = hashlib.sha256(data).digest()
+
+
+def main():
+    src, dst, mode = sys.argv[1:4]
+    arg = sys.argv[4] if len(sys.argv) > 4 else None
+    data = bytearray(open(src, "rb").read())
+    if mode == "truncate":
+        data = data[:int(arg)]
+    elif mode == "flip":
+        offset = int(arg)
+        data[offset] ^= 0x01
+    elif mode == "version":
+        struct.pack_into("<I", data, 8, int(arg))
+        resign(data)
+    elif mode == "arch":
+        manifest_offset, manifest_size = struct.unpack_from("<QQ", data, 72)
+        manifest = data[manifest_offset:manifest_offset + manifest_size].decode()
+        lines = manifest.split("\n")
+        for i, line in enumerate(lines):
+            if line.startswith("target "):
+                fields = line.split(" ")
+                # Same length, so that no offset moves.
+                if len(arg) != len(fields[1]):
+                    sys.exit("the new architecture name must be as long as %r" % fields[1])
+                fields[1] = arg
+                lines[i] = " ".join(fields)
+        new = "\n".join(lines).encode()
+        data[manifest_offset:manifest_offset + manifest_size] = new
+        resign(data)
+    else:
+        sys.exit("unknown mode " + mode)
+    open(dst, "wb").write(data)
+
+
+if __name__ == "__main__":
+    main()
