@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# The README's main-job command: installs what is missing, builds, and
-# imports the bundled example model into loom IR, and runs it with the
-# reference executor.
+# The README's main-job command: installs what is missing, builds, imports
+# the bundled example model into loom IR, runs it with the reference
+# executor, optimizes it, partitions it for 2 devices (tensor parallel) and
+# runs that on 2 simulated ranks, compiles it into an engine and runs the
+# engine through the runtime, each time comparing with the reference
+# outputs.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/install-deps.sh"
-LOOM_BUILD_TARGETS="loom-translate loom-opt loom-run" "$root/scripts/build.sh"
+LOOM_BUILD_TARGETS="loom-translate loom-opt loom-run loomc" "$root/scripts/build.sh"
 build="${LOOM_BUILD_DIR:-$root/build}"
 model="$root/examples/mlp.onnxtxt"
 
@@ -20,3 +23,14 @@ echo "== Running it with the reference executor (seeded random input)"
 "$build/bin/loom-run" "$model" --seed 1 --output-dir "$build"
 echo "== The fused program gives the same outputs"
 "$build/bin/loom-run" "$build/mlp.fused.mlir" --seed 1 --expected "$build/output_0.npy" --rtol 1e-6 --atol 1e-7
+echo "== Partitioned for 2 devices (Megatron tensor parallelism: one all-reduce)"
+"$build/bin/loom-opt" --loom-graph-optimize --loom-partition="grid=tp=2" \
+  "$build/mlp.mlir" -o "$build/mlp.tp2.mlir"
+grep -E 'shard\.(grid|all_reduce|all_gather|reduce_scatter)' "$build/mlp.tp2.mlir"
+echo "== Running the partitioned program on 2 ranks (threads): every rank matches"
+"$build/bin/loom-run" "$build/mlp.tp2.mlir" --ranks 2 --all-ranks --seed 1 \
+  --expected "$build/output_0.npy" --rtol 1e-5 --atol 1e-6
+echo "== Compiling an engine for this CPU (loomc) and running it (runtime C API)"
+"$build/bin/loomc" "$model" -o "$build/mlp.engine" --report
+"$build/bin/loom-run" "$build/mlp.engine" --seed 1 \
+  --expected "$build/output_0.npy" --rtol 1e-5 --atol 1e-6 --benchmark

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Latency of Loom engines and onnxruntime on the same models, side by side.
+
+For each fixture: loomc compiles it into an engine, `loom-run --benchmark`
+times the engine, and onnxruntime (CPUExecutionProvider) times the ONNX
+model on the same input in this process, with the same number of threads
+(Loom's generated code runs on one thread today, so both get one unless
+--threads says otherwise), and the ratio is printed. Figures only: nothing
+passes or fails on time.
+
+usage (an interpreter with onnxruntime and numpy, e.g. a venv with
+`pip install onnxruntime onnx numpy`):
+    /tmp/venv/bin/python bench/compare_onnxruntime.py --build build \\
+        [--models cnn,transformer_encoder] [--iterations 200] [--threads 1]
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import numpy_helper
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+UNITS = {"us": 1e-3, "ms": 1.0}
+
+
+def loom_latency(build, model, data, iterations, warmup):
+    with tempfile.TemporaryDirectory() as tmp:
+        engine = os.path.join(tmp, "model.engine")
+        subprocess.run([os.path.join(build, "bin", "loomc"), model, "-o", engine],
+                       check=True)
+        out = subprocess.run(
+            [os.path.join(build, "bin", "loom-run"), engine, "--inputs", data,
+             "--benchmark", "--warmup", str(warmup), "--iterations", str(iterations),
+             "--print-values", "0"], check=True, capture_output=True, text=True).stdout
+    m = re.search(r"mean ([0-9.]+) (us|ms), p50 ([0-9.]+) (us|ms)", out)
+    if not m:
+        sys.exit("no benchmark line in loom-run's output:\n" + out)
+    return float(m.group(1)) * UNITS[m.group(2)], float(m.group(3)) * UNITS[m.group(4)]
+
+
+def ort_latency(model, data, iterations, warmup, threads):
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+    feeds = {}
+    for i, vi in enumerate(session.get_inputs()):
+        t = onnx.TensorProto()
+        with open(os.path.join(data, "input_%d.pb" % i), "rb") as f:
+            t.ParseFromString(f.read())
+        feeds[vi.name] = numpy_helper.to_array(t)
+    for _ in range(warmup):
+        session.run(None, feeds)
+    times = []
+    for _ in range(iterations):
+        start = time.perf_counter()
+        session.run(None, feeds)
+        times.append((time.perf_counter() - start) * 1e3)
+    return float(np.mean(times)), float(np.median(times))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--models", default="cnn,transformer_encoder,mlp,gpt_decoder")
+    ap.add_argument("--iterations", type=int, default=200)
+    ap.add_argument("--warmup", type=int, default=20)
+    ap.add_argument("--threads", type=int, default=1)
+    args = ap.parse_args()
+    print("onnxruntime %s, %d thread(s), %d iterations after %d warm-up runs; "
+          "latency in ms (mean / median)" % (ort.__version__, args.threads,
+                                             args.iterations, args.warmup))
+    print("| model | Loom engine | onnxruntime | Loom / onnxruntime (median) |")
+    print("|---|---:|---:|---:|")
+    for name in args.models.split(","):
+        folder = os.path.join(ROOT, "test", "fixtures", name)
+        model = os.path.join(folder, "model.onnx")
+        data = os.path.join(folder, "test_data_set_0")
+        loom_mean, loom_median = loom_latency(args.build, model, data, args.iterations,
+                                              args.warmup)
+        ort_mean, ort_median = ort_latency(model, data, args.iterations, args.warmup,
+                                           args.threads)
+        print("| %s | %.4f / %.4f | %.4f / %.4f | %.2f |" % (
+            name, loom_mean, loom_median, ort_mean, ort_median, loom_median / ort_median))
+
+
+if __name__ == "__main__":
+    main()
