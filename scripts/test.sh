@@ -11,6 +11,13 @@ echo "== lit (check-loom)"
 lit_log="$build/lit.log"
 /usr/lib/llvm-22/bin/lit -v "$build/test" | tee "$lit_log"
 lit_passed=$(grep -oE 'Passed: [0-9]+' "$lit_log" | grep -oE '[0-9]+' || echo 0)
+# Everything the suite needs is installed above, so no test may be skipped
+# as unsupported (a missing MPI would otherwise hide the MPI tests).
+if grep -qE '^UNSUPPORTED:' "$lit_log"; then
+  echo "error: lit skipped tests as unsupported:"
+  grep -E '^UNSUPPORTED:' "$lit_log"
+  exit 1
+fi
 
 echo "== ONNX node-suite conformance of the reference executor (Debian's ONNX 1.12)"
 # Fails on any case that does not pass and is not listed with its reason, and

@@ -31,5 +31,18 @@ config.substitutions.append(
 
 tool_dirs = [config.loom_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(
-    ["loom-opt", "loom-translate", "loom-run", "loomc", "loom-runtime-tests"],
+    ["loom-opt", "loom-translate", "loom-run", "loomc", "loom-runtime-tests",
+     "loom-mpi-comm-test"],
     tool_dirs)
+
+# MPI tests need Open MPI's mpirun and the MPI communicator's test program
+# (built when CMake finds MPI; scripts/install-deps.sh installs Open MPI).
+import shutil
+mpirun = shutil.which("mpirun")
+if mpirun and os.path.exists(os.path.join(config.loom_tools_dir,
+                                          "loom-mpi-comm-test")):
+    config.available_features.add("mpi")
+    # As root (CI) Open MPI needs --allow-run-as-root; 2 cores need
+    # --oversubscribe for 4 ranks.
+    config.substitutions.append(
+        ("%mpirun", mpirun + " --allow-run-as-root --oversubscribe"))

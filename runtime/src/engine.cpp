@@ -17,6 +17,8 @@
 #include "loom/abi/engine_format.h"
 #include "loom/abi/sha256.h"
 
+#include "comm_internal.h"
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -40,11 +42,8 @@ static_assert(sizeof(loom_engine_section) == 24, "a section is 24 bytes");
 
 namespace {
 
-thread_local std::string lastError;
-
 loom_status fail(loom_status status, const std::string &message) {
-  lastError = message;
-  return status;
+  return loom::runtime::setError(status, message);
 }
 
 struct DtypeInfo {
@@ -296,23 +295,6 @@ loom_status loom_engine::loadCode(const loom_engine_section &section) {
 
 extern "C" {
 
-const char *loom_status_name(loom_status status) {
-  switch (status) {
-  case LOOM_OK: return "LOOM_OK";
-  case LOOM_ERROR_IO: return "LOOM_ERROR_IO";
-  case LOOM_ERROR_CORRUPT: return "LOOM_ERROR_CORRUPT";
-  case LOOM_ERROR_VERSION: return "LOOM_ERROR_VERSION";
-  case LOOM_ERROR_TARGET: return "LOOM_ERROR_TARGET";
-  case LOOM_ERROR_INVALID_ARGUMENT: return "LOOM_ERROR_INVALID_ARGUMENT";
-  case LOOM_ERROR_NO_DEVICE: return "LOOM_ERROR_NO_DEVICE";
-  case LOOM_ERROR_RANK_FAILED: return "LOOM_ERROR_RANK_FAILED";
-  case LOOM_ERROR_INTERNAL: return "LOOM_ERROR_INTERNAL";
-  }
-  return "LOOM_ERROR_UNKNOWN";
-}
-
-const char *loom_last_error(void) { return lastError.c_str(); }
-
 const char *loom_dtype_name(loom_dtype dtype) {
   for (const DtypeInfo &d : kDtypes)
     if (d.dtype == dtype)
@@ -417,7 +399,7 @@ loom_status loom_engine_load(const char *path,
       reinterpret_cast<const char *>(bytes + header.manifest_offset),
       header.manifest_size);
   if (loom_status s = result->parseManifest(manifest, options->check_target))
-    return fail(s, where + lastError);
+    return fail(s, where + loom_last_error());
 
   for (uint32_t i = 0; i < header.num_sections; ++i) {
     loom_engine_section section;
@@ -431,7 +413,7 @@ loom_status loom_engine_load(const char *path,
                   where + "section " + std::to_string(i) + " is malformed");
     if (section.kind == LOOM_SECTION_CODE) {
       if (loom_status s = result->loadCode(section))
-        return fail(s, where + lastError);
+        return fail(s, where + loom_last_error());
     } else if (section.kind != LOOM_SECTION_WEIGHTS) {
       return fail(LOOM_ERROR_CORRUPT,
                   where + "section " + std::to_string(i) + " has unknown kind " +
@@ -545,7 +527,7 @@ loom_status loom_engine_execute_ranks(loom_engine *engine,
       status[r] = loom_engine_execute(engine, static_cast<int32_t>(r),
                                       inputs[r], outputs[r]);
       if (status[r] != LOOM_OK)
-        messages[r] = lastError;
+        messages[r] = loom_last_error();
     });
   for (std::thread &t : threads)
     t.join();

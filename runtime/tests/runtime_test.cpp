@@ -1,6 +1,7 @@
 //===- runtime_test.cpp - Unit tests of the runtime's C API ---------------===//
 
 #include "loom/abi/engine_format.h"
+#include "loom/comm.h"
 #include "loom/abi/sha256.h"
 #include "loom/runtime.h"
 
@@ -9,7 +10,9 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <unistd.h>
+#include <vector>
 
 namespace {
 
@@ -120,6 +123,150 @@ TEST(Runtime, NotAnEngine) {
   EXPECT_NE(std::string(loom_last_error()).find("shorter than the header"),
             std::string::npos);
   unlink(path.c_str());
+}
+
+/// Runs `body(rank, comm)` on one thread per rank of a local communicator
+/// and returns each rank's status.
+template <typename Body>
+std::vector<loom_status> runRanks(int32_t size, int64_t timeoutMs, Body body,
+                                  std::vector<std::string> *messages = nullptr) {
+  loom_comm_options options;
+  loom_comm_options_init(&options);
+  options.timeout_ms = timeoutMs;
+  std::vector<loom_comm *> comms(size);
+  EXPECT_EQ(loom_comm_create_local(size, &options, comms.data()), LOOM_OK);
+  std::vector<loom_status> status(size, LOOM_OK);
+  if (messages)
+    messages->assign(size, "");
+  std::vector<std::thread> threads;
+  for (int32_t r = 0; r < size; ++r)
+    threads.emplace_back([&, r] {
+      status[r] = body(r, comms[r]);
+      if (messages)
+        (*messages)[r] = loom_last_error();
+    });
+  for (std::thread &t : threads)
+    t.join();
+  for (loom_comm *c : comms)
+    loom_comm_free(c);
+  return status;
+}
+
+TEST(LocalComm, Collectives) {
+  std::vector<loom_status> status = runRanks(4, 5000, [](int32_t r, loom_comm *c) {
+    EXPECT_EQ(loom_comm_rank(c), r);
+    EXPECT_EQ(loom_comm_size(c), 4);
+    // Sum and max of [r, 10 r]; the sum in place.
+    float x[2] = {float(r), float(10 * r)};
+    if (loom_status s = loom_comm_all_reduce(c, x, x, 2, LOOM_DTYPE_F32,
+                                             LOOM_REDUCE_SUM))
+      return s;
+    EXPECT_EQ(x[0], 6.0f);
+    EXPECT_EQ(x[1], 60.0f);
+    int64_t v = 7 - r, m = 0;
+    if (loom_status s = loom_comm_all_reduce(c, &v, &m, 1, LOOM_DTYPE_I64,
+                                             LOOM_REDUCE_MAX))
+      return s;
+    EXPECT_EQ(m, 7);
+    // all_gather of one int per rank, in rank order.
+    int32_t mine = 100 + r, all[4] = {0};
+    if (loom_status s = loom_comm_all_gather(c, &mine, all, sizeof(mine)))
+      return s;
+    for (int i = 0; i < 4; ++i)
+      EXPECT_EQ(all[i], 100 + i);
+    // broadcast from rank 2.
+    double b = r == 2 ? 3.5 : 0.0;
+    if (loom_status s = loom_comm_broadcast(c, &b, sizeof(b), 2))
+      return s;
+    EXPECT_EQ(b, 3.5);
+    // A ring: every rank sends to the next, then receives from the
+    // previous (buffered sends: no deadlock).
+    int32_t token = r * r, got = -1;
+    if (loom_status s = loom_comm_send(c, &token, sizeof(token), (r + 1) % 4))
+      return s;
+    if (loom_status s = loom_comm_recv(c, &got, sizeof(got), (r + 3) % 4))
+      return s;
+    EXPECT_EQ(got, ((r + 3) % 4) * ((r + 3) % 4));
+    return loom_comm_barrier(c);
+  });
+  for (loom_status s : status)
+    EXPECT_EQ(s, LOOM_OK) << loom_status_name(s);
+}
+
+// A rank that never joins: the others fail at the timeout, not hang.
+TEST(LocalComm, Timeout) {
+  std::vector<std::string> messages;
+  auto start = std::chrono::steady_clock::now();
+  std::vector<loom_status> status = runRanks(
+      2, 200,
+      [](int32_t r, loom_comm *c) {
+        if (r == 1)
+          return LOOM_OK;
+        float x = 1;
+        return loom_comm_all_reduce(c, &x, &x, 1, LOOM_DTYPE_F32,
+                                    LOOM_REDUCE_SUM);
+      },
+      &messages);
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  EXPECT_EQ(status[0], LOOM_ERROR_RANK_FAILED);
+  EXPECT_NE(messages[0].find("timed out after 200 ms in all_reduce"),
+            std::string::npos)
+      << messages[0];
+  EXPECT_LT(seconds, 5.0);
+}
+
+// A failing rank: its peers stop with its reason.
+TEST(LocalComm, Abort) {
+  std::vector<std::string> messages;
+  std::vector<loom_status> status = runRanks(
+      3, 10000,
+      [](int32_t r, loom_comm *c) {
+        if (r == 1) {
+          loom_comm_abort(c, "kernel failed");
+          return LOOM_ERROR_INTERNAL;
+        }
+        return loom_comm_barrier(c);
+      },
+      &messages);
+  for (int r : {0, 2}) {
+    EXPECT_EQ(status[r], LOOM_ERROR_RANK_FAILED);
+    EXPECT_NE(messages[r].find("rank 1 failed: kernel failed"),
+              std::string::npos)
+        << messages[r];
+  }
+}
+
+// Ranks in different collectives: an error, not a wrong result.
+TEST(LocalComm, MismatchedCollectives) {
+  std::vector<std::string> messages;
+  std::vector<loom_status> status = runRanks(
+      2, 5000,
+      [](int32_t r, loom_comm *c) {
+        if (r == 0)
+          return loom_comm_barrier(c);
+        int32_t x = 1, all[2];
+        return loom_comm_all_gather(c, &x, all, sizeof(x));
+      },
+      &messages);
+  EXPECT_EQ(status[0], LOOM_ERROR_RANK_FAILED);
+  EXPECT_EQ(status[1], LOOM_ERROR_RANK_FAILED);
+  EXPECT_NE((messages[0] + messages[1]).find("while its peers are in"),
+            std::string::npos);
+}
+
+TEST(LocalComm, BadArguments) {
+  loom_comm *comms[1];
+  EXPECT_EQ(loom_comm_create_local(0, nullptr, comms),
+            LOOM_ERROR_INVALID_ARGUMENT);
+  ASSERT_EQ(loom_comm_create_local(1, nullptr, comms), LOOM_OK);
+  uint16_t h = 0;
+  EXPECT_EQ(loom_comm_all_reduce(comms[0], &h, &h, 1, LOOM_DTYPE_F16,
+                                 LOOM_REDUCE_SUM),
+            LOOM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(loom_comm_send(comms[0], &h, 2, 5), LOOM_ERROR_INVALID_ARGUMENT);
+  loom_comm_free(comms[0]);
 }
 
 } // namespace
