@@ -186,7 +186,7 @@ int runEngine(const RunOptions &options) {
   }
 
   bool ok = true;
-  std::vector<Tensor> outputs;
+  SmallVector<SmallVector<Tensor>> outputs(ranks);
   for (size_t r = 0; r < ranks; ++r)
     for (int32_t i = 0; i < numOutputs; ++i) {
       const loom_tensor_desc &d =
@@ -198,49 +198,15 @@ int runEngine(const RunOptions &options) {
                    << "output " << i << " '" << d.name << "': ";
       runner::printTensor(llvm::outs(), t, options.printValues);
       llvm::outs() << "\n";
-      if (!options.outputDirectory.empty()) {
-        std::string file = "output_" + std::to_string(i) + ".npy";
-        if (r > 0)
-          file = "rank" + std::to_string(r) + "_" + file;
-        if (std::string error =
-                writeNpyFile(options.outputDirectory + "/" + file, t);
-            !error.empty()) {
-          llvm::errs() << "error: " << error << "\n";
-          ok = false;
-        }
-      }
-      outputs.push_back(std::move(t));
+      ok &= runner::writeOutput(options, r, i, t);
+      outputs[r].push_back(std::move(t));
     }
-
   if (!expectedFiles.empty()) {
-    if ((int32_t)expectedFiles.size() != numOutputs) {
-      llvm::errs() << "error: the engine has " << numOutputs
-                   << " outputs but " << expectedFiles.size()
-                   << " expected tensors were given\n";
+    std::optional<bool> match = runner::compareWithExpected(
+        options, &context, expectedFiles, outputs);
+    if (!match)
       return 1;
-    }
-    size_t comparedRanks = options.compareAllRanks ? ranks : 1;
-    for (auto [i, file] : llvm::enumerate(expectedFiles)) {
-      Tensor expected;
-      if (std::string error = readTensorFile(file, &context, expected);
-          !error.empty()) {
-        llvm::errs() << "error: " << error << "\n";
-        return 1;
-      }
-      for (size_t r = 0; r < comparedRanks; ++r) {
-        Tensor &got = outputs[r * numOutputs + i];
-        runner::reinterpretHalfBits(expected, got.kind());
-        std::string name = std::to_string(i);
-        if (r > 0)
-          name += " of rank " + std::to_string(r);
-        ok &= options.compareTop1
-                  ? runner::compareTop1(name, got, expected)
-                  : runner::compareTensors(name, got, expected, options.rtol,
-                                           options.atol);
-      }
-    }
-    llvm::outs() << (ok ? "all outputs match" : "outputs differ")
-                 << (options.compareTop1 ? " (top-1)" : "") << "\n";
+    ok &= *match;
   }
 
   if (options.benchmarkIterations > 0) {

@@ -269,6 +269,59 @@ FailureOr<SmallVector<Tensor>> executeCompiled(ModuleOp module,
   return outputs;
 }
 
+bool writeOutput(const RunOptions &options, size_t rank, size_t index,
+                 const Tensor &t) {
+  if (options.outputDirectory.empty())
+    return true;
+  // Rank 0's outputs keep the plain names, so that they can serve as
+  // expected outputs.
+  std::string file = "output_" + std::to_string(index) + ".npy";
+  if (rank > 0)
+    file = "rank" + std::to_string(rank) + "_" + file;
+  if (std::string error = writeNpyFile(options.outputDirectory + "/" + file, t);
+      !error.empty()) {
+    llvm::errs() << "error: " << error << "\n";
+    return false;
+  }
+  return true;
+}
+
+std::optional<bool>
+compareWithExpected(const RunOptions &options, MLIRContext *context,
+                    const std::vector<std::string> &expectedFiles,
+                    llvm::ArrayRef<SmallVector<Tensor>> rankOutputs) {
+  if (expectedFiles.size() != rankOutputs.front().size()) {
+    llvm::errs() << "error: the model has " << rankOutputs.front().size()
+                 << " outputs but " << expectedFiles.size()
+                 << " expected tensors were given\n";
+    return std::nullopt;
+  }
+  bool ok = true;
+  size_t comparedRanks = options.compareAllRanks ? rankOutputs.size() : 1;
+  for (auto [i, file] : llvm::enumerate(expectedFiles)) {
+    Tensor expected;
+    if (std::string error = readTensorFile(file, context, expected);
+        !error.empty()) {
+      llvm::errs() << "error: " << error << "\n";
+      return std::nullopt;
+    }
+    for (size_t rank = 0; rank < comparedRanks; ++rank) {
+      const Tensor &output = rankOutputs[rank][i];
+      reinterpretHalfBits(expected, output.kind());
+      std::string name = std::to_string(i);
+      if (rank > 0)
+        name += " of rank " + std::to_string(rank);
+      ok &= options.compareTop1
+                ? compareTop1(name, output, expected)
+                : compareTensors(name, output, expected, options.rtol,
+                                 options.atol);
+    }
+  }
+  llvm::outs() << (ok ? "all outputs match" : "outputs differ")
+               << (options.compareTop1 ? " (top-1)" : "") << "\n";
+  return ok;
+}
+
 } // namespace runner
 
 using namespace runner;
@@ -366,51 +419,16 @@ int runModel(const RunOptions &options) {
       llvm::outs() << prefix << "output " << name << ": ";
       printTensor(llvm::outs(), t, options.printValues);
       llvm::outs() << "\n";
-      if (options.outputDirectory.empty())
-        continue;
-      // Rank 0's outputs keep the plain names, so that they can serve as
-      // expected outputs.
-      std::string file = "output_" + std::to_string(i) + ".npy";
-      if (rank > 0)
-        file = "rank" + std::to_string(rank) + "_" + file;
-      if (std::string error =
-              writeNpyFile(options.outputDirectory + "/" + file, t);
-          !error.empty()) {
-        llvm::errs() << "error: " << error << "\n";
-        ok = false;
-      }
+      ok &= writeOutput(options, rank, i, t);
     }
   }
 
   if (!expectedFiles.empty()) {
-    if (expectedFiles.size() != rankOutputs.front().size()) {
-      llvm::errs() << "error: the model has " << rankOutputs.front().size()
-                   << " outputs but " << expectedFiles.size()
-                   << " expected tensors were given\n";
+    std::optional<bool> match =
+        compareWithExpected(options, &context, expectedFiles, rankOutputs);
+    if (!match)
       return 1;
-    }
-    size_t comparedRanks = options.compareAllRanks ? rankOutputs.size() : 1;
-    for (auto [i, file] : llvm::enumerate(expectedFiles)) {
-      Tensor expected;
-      if (std::string error = readTensorFile(file, &context, expected);
-          !error.empty()) {
-        llvm::errs() << "error: " << error << "\n";
-        return 1;
-      }
-      for (size_t rank = 0; rank < comparedRanks; ++rank) {
-        Tensor &output = rankOutputs[rank][i];
-        reinterpretHalfBits(expected, output.kind());
-        std::string name = std::to_string(i);
-        if (rank > 0)
-          name += " of rank " + std::to_string(rank);
-        ok &= options.compareTop1
-                  ? compareTop1(name, output, expected)
-                  : compareTensors(name, output, expected, options.rtol,
-                                   options.atol);
-      }
-    }
-    llvm::outs() << (ok ? "all outputs match" : "outputs differ")
-                 << (options.compareTop1 ? " (top-1)" : "") << "\n";
+    ok &= *match;
   }
 
   // The numerics report: the same inputs through a reference program.

@@ -9,10 +9,14 @@
 #define LOOM_LIB_RUNNER_RUNNERSUPPORT_H
 
 #include "loom/Reference/Tensor.h"
+#include "loom/Runner/Runner.h"
+
+#include "mlir/IR/MLIRContext.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -43,6 +47,20 @@ bool compareTop1(llvm::StringRef name, const reference::Tensor &got,
 
 /// ONNX test data stores bfloat16 (and sometimes float16) as uint16 bits.
 void reinterpretHalfBits(reference::Tensor &t, reference::ElementKind wanted);
+
+/// Writes output `index` of `rank` to options.outputDirectory (when set) as
+/// output_N.npy (rankR_output_N.npy for R > 0); false after an error.
+bool writeOutput(const RunOptions &options, size_t rank, size_t index,
+                 const reference::Tensor &t);
+
+/// Compares rank 0's outputs (every rank's with options.compareAllRanks)
+/// with the expected tensor files, by value or top-1, and prints the
+/// verdict; nullopt after an error (count mismatch, unreadable file).
+std::optional<bool>
+compareWithExpected(const RunOptions &options, mlir::MLIRContext *context,
+                    const std::vector<std::string> &expectedFiles,
+                    llvm::ArrayRef<llvm::SmallVector<reference::Tensor>>
+                        rankOutputs);
 
 } // namespace loom::runner
 
