@@ -491,7 +491,10 @@ public:
     if (!type)
       return failure();
     int64_t rank = type.getRank();
-    int64_t axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
+    // Read signed: the I64Attr getter is unsigned.
+    int64_t axis = static_cast<int64_t>(op.getAxis());
+    if (axis < 0)
+      axis += rank;
     Value result = emptyTensor(rewriter, op.getLoc(), type);
     SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
     for (Value input : adaptor.getInputs()) {
@@ -514,7 +517,10 @@ public:
                   ConversionPatternRewriter &rewriter) const override {
     auto inputType = cast<RankedTensorType>(adaptor.getInput().getType());
     int64_t rank = inputType.getRank();
-    int64_t axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
+    // Read signed: the I64Attr getter is unsigned.
+    int64_t axis = static_cast<int64_t>(op.getAxis());
+    if (axis < 0)
+      axis += rank;
     SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
     SmallVector<Value> results;
     for (Value result : op.getResults()) {
@@ -622,8 +628,10 @@ public:
     Value data = adaptor.getData(), indices = adaptor.getIndices();
     auto dataType = cast<RankedTensorType>(data.getType());
     int64_t indexRank = cast<RankedTensorType>(indices.getType()).getRank();
-    int64_t axis = op.getAxis() < 0 ? op.getAxis() + dataType.getRank()
-                                    : op.getAxis();
+    // Read signed: the I64Attr getter is unsigned.
+    int64_t axis = static_cast<int64_t>(op.getAxis());
+    if (axis < 0)
+      axis += dataType.getRank();
     MLIRContext *ctx = rewriter.getContext();
     SmallVector<AffineExpr> indexExprs;
     for (int64_t d = 0; d < indexRank; ++d)
