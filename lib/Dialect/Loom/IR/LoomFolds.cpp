@@ -209,6 +209,46 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   return {};
 }
 
+OpFoldResult DequantizeOp::fold(FoldAdaptor adaptor) {
+  DenseElementsAttr input = smallConstant(adaptor.getInput());
+  DenseElementsAttr scale = smallConstant(adaptor.getScale());
+  DenseElementsAttr zeroPoint = smallConstant(adaptor.getZeroPoint());
+  if (!input || !scale || (getZeroPoint() && !zeroPoint) ||
+      !isa<IntegerType>(input.getElementType()) ||
+      !isFoldableResult(getType()))
+    return {};
+  auto type = cast<RankedTensorType>(getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  bool inputUnsigned = isUnsigned(input.getType());
+  auto values = llvm::to_vector(input.getValues<APInt>());
+  auto scales = llvm::to_vector(scale.getValues<APFloat>());
+  SmallVector<APInt> zeros;
+  if (zeroPoint)
+    zeros = llvm::to_vector(zeroPoint.getValues<APInt>());
+  auto asDouble = [&](const APInt &v) {
+    return inputUnsigned ? double(v.getZExtValue()) : double(v.getSExtValue());
+  };
+  const llvm::fltSemantics &semantics =
+      cast<FloatType>(type.getElementType()).getFloatSemantics();
+  SmallVector<APFloat> out;
+  for (int64_t i = 0, n = type.getNumElements(); i < n; ++i) {
+    double zp = zeroPoint ? asDouble(zeros[broadcastSourceIndex(
+                                shape, zeroPoint.getType().getShape(), i)])
+                          : 0.0;
+    // (x - zp) is exact in double; one rounding to the result type, as the
+    // reference executor computes it.
+    double v = (asDouble(values[i]) - zp) *
+               scales[broadcastSourceIndex(shape, scale.getType().getShape(),
+                                           i)]
+                   .convertToDouble();
+    APFloat f(v);
+    bool lost;
+    f.convert(semantics, APFloat::rmNearestTiesToEven, &lost);
+    out.push_back(f);
+  }
+  return DenseElementsAttr::get(type, out);
+}
+
 OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
   auto type = cast<RankedTensorType>(getType());
   if (getInput().getType() == type && type.hasStaticShape())

@@ -118,3 +118,42 @@ func.func @shape_negative_start(%x: tensor<2x3x4xf32>) -> tensor<2xi64> {
   %s = loom.shape %x {start = -2 : i64} : tensor<2x3x4xf32> -> tensor<2xi64>
   return %s : tensor<2xi64>
 }
+
+// -----
+
+// Dequantization of a small integer constant folds: (x - zp) * scale per
+// element, the scale broadcast (a QDQ model's i32 bias).
+// CHECK-LABEL: func.func @fold_dequantize
+// CHECK: %[[C:.*]] = loom.constant dense<[-5.000000e-01, 0.000000e+00, 1.500000e+00]> : tensor<3xf32>
+// CHECK-NOT: loom.dequantize
+// CHECK: return %[[C]]
+func.func @fold_dequantize() -> tensor<3xf32> {
+  %q = loom.constant dense<[-1, 0, 3]> : tensor<3xi32>
+  %s = loom.constant dense<0.5> : tensor<f32>
+  %y = loom.dequantize %q, %s : (tensor<3xi32>, tensor<f32>) -> tensor<3xf32>
+  return %y : tensor<3xf32>
+}
+
+// -----
+
+// With an unsigned zero point and per-element scales.
+// CHECK-LABEL: func.func @fold_dequantize_zero_point
+// CHECK: loom.constant dense<[-2.000000e+00, 0.000000e+00, 4.500000e+02]> : tensor<3xf32>
+func.func @fold_dequantize_zero_point() -> tensor<3xf32> {
+  %q = loom.constant dense<[126, 128, 255]> : tensor<3xui8>
+  %s = loom.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  %z = loom.constant dense<[128, 128, 105]> : tensor<3xui8>
+  %y = loom.dequantize %q, %s, %z : (tensor<3xui8>, tensor<3xf32>, tensor<3xui8>) -> tensor<3xf32>
+  return %y : tensor<3xf32>
+}
+
+// -----
+
+// A computed input does not fold.
+// CHECK-LABEL: func.func @no_fold_dequantize
+// CHECK: loom.dequantize
+func.func @no_fold_dequantize(%q: tensor<3xi8>) -> tensor<3xf32> {
+  %s = loom.constant dense<0.5> : tensor<f32>
+  %y = loom.dequantize %q, %s : (tensor<3xi8>, tensor<f32>) -> tensor<3xf32>
+  return %y : tensor<3xf32>
+}

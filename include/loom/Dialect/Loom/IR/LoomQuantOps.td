@@ -58,6 +58,8 @@ def Loom_DequantizeOp : Loom_Op<"dequantize", [Pure]> {
     functional-type(operands, results)
   }];
   let hasVerifier = 1;
+  // Small integer constants (a QDQ model's i32 biases) fold to floats.
+  let hasFolder = 1;
 }
 
 def Loom_QMatMulOp : Loom_Op<"qmatmul", [Pure, AttrSizedOperandSegments]> {
