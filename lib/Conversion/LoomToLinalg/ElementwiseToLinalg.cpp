@@ -484,7 +484,7 @@ public:
     if (!type)
       return failure();
     int64_t rank = type.getRank();
-    int64_t axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
+    int64_t axis = axisIndex(op.getAxis(), rank);
     Value result = emptyTensor(rewriter, op.getLoc(), type);
     SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
     for (Value input : adaptor.getInputs()) {
@@ -507,7 +507,7 @@ public:
                   ConversionPatternRewriter &rewriter) const override {
     auto inputType = cast<RankedTensorType>(adaptor.getInput().getType());
     int64_t rank = inputType.getRank();
-    int64_t axis = op.getAxis() < 0 ? op.getAxis() + rank : op.getAxis();
+    int64_t axis = axisIndex(op.getAxis(), rank);
     SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
     SmallVector<Value> results;
     for (Value result : op.getResults()) {
@@ -602,6 +602,31 @@ public:
   }
 };
 
+/// The coordinates of the current iteration with dimension `axis` replaced
+/// by `index`; dimensions from `axis + 1` on come from `skip` later loop
+/// dimensions (for gather, the indices' rank minus one).
+SmallVector<Value> coordsWith(OpBuilder &b, Location loc, int64_t rank,
+                              int64_t axis, Value index, int64_t skip = 0) {
+  SmallVector<Value> coords;
+  for (int64_t d = 0; d < rank; ++d)
+    coords.push_back(d == axis ? index
+                               : Value(linalg::IndexOp::create(
+                                     b, loc, d > axis ? d + skip : d)));
+  return coords;
+}
+
+/// An index value as `index`, counted from the end of a dimension of
+/// `size` when negative.
+Value wrappedIndex(OpBuilder &b, Location loc, Value value, int64_t size) {
+  Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), value);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index, zero);
+  Value wrapped = arith::AddIOp::create(
+      b, loc, index, arith::ConstantIndexOp::create(b, loc, size));
+  return arith::SelectOp::create(b, loc, negative, wrapped, index);
+}
+
 /// out[d..., i..., e...] = data[d..., indices[i...], e...].
 class GatherLowering : public LoomLowering<GatherOp> {
 public:
@@ -615,8 +640,7 @@ public:
     Value data = adaptor.getData(), indices = adaptor.getIndices();
     auto dataType = cast<RankedTensorType>(data.getType());
     int64_t indexRank = cast<RankedTensorType>(indices.getType()).getRank();
-    int64_t axis = op.getAxis() < 0 ? op.getAxis() + dataType.getRank()
-                                    : op.getAxis();
+    int64_t axis = axisIndex(op.getAxis(), dataType.getRank());
     MLIRContext *ctx = rewriter.getContext();
     SmallVector<AffineExpr> indexExprs;
     for (int64_t d = 0; d < indexRank; ++d)
@@ -631,23 +655,173 @@ public:
         rewriter, op.getLoc(), TypeRange{type}, ValueRange{indices},
         ValueRange{emptyTensor(rewriter, op.getLoc(), type)}, maps, iterators,
         [&](OpBuilder &b, Location loc, ValueRange args) {
-          Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(),
-                                                   args[0]);
-          // Negative indices count from the end.
-          Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-          Value negative = arith::CmpIOp::create(
-              b, loc, arith::CmpIPredicate::slt, index, zero);
-          Value wrapped = arith::AddIOp::create(
-              b, loc, index, arith::ConstantIndexOp::create(b, loc, axisSize));
-          index = arith::SelectOp::create(b, loc, negative, wrapped, index);
-          SmallVector<Value> coords;
-          for (int64_t d = 0; d < axis; ++d)
-            coords.push_back(linalg::IndexOp::create(b, loc, d));
-          coords.push_back(index);
-          for (int64_t d = axis + 1; d < dataType.getRank(); ++d)
-            coords.push_back(linalg::IndexOp::create(b, loc, d + indexRank - 1));
+          Value index = wrappedIndex(b, loc, args[0], axisSize);
+          SmallVector<Value> coords = coordsWith(
+              b, loc, dataType.getRank(), axis, index, indexRank - 1);
           linalg::YieldOp::create(
               b, loc, Value(tensor::ExtractOp::create(b, loc, data, coords)));
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+/// out[i...] = data[i... with axis -> indices[i...]].
+class GatherElementsLowering : public LoomLowering<GatherElementsOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(GatherElementsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
+    Value data = adaptor.getData();
+    auto dataType = cast<RankedTensorType>(data.getType());
+    int64_t rank = type.getRank();
+    int64_t axis = axisIndex(op.getAxis(), rank);
+    int64_t axisSize = dataType.getDimSize(axis);
+    Value result = buildElementwise(
+        rewriter, op.getLoc(), type, ValueRange{adaptor.getIndices()},
+        [&](OpBuilder &b, Location loc, ValueRange x) -> Value {
+          Value index = wrappedIndex(b, loc, x[0], axisSize);
+          return tensor::ExtractOp::create(
+              b, loc, data, coordsWith(b, loc, rank, axis, index));
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// Repeats: input dimension i is read at d_i mod size_i.
+class TileLowering : public LoomLowering<TileOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(TileOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
+    MLIRContext *ctx = rewriter.getContext();
+    auto inputShape =
+        cast<RankedTensorType>(adaptor.getInput().getType()).getShape();
+    SmallVector<AffineExpr> exprs;
+    for (auto [d, size] : llvm::enumerate(inputShape))
+      exprs.push_back(size == 1 ? getAffineConstantExpr(0, ctx)
+                                : getAffineDimExpr(d, ctx) % size);
+    int64_t rank = type.getRank();
+    SmallVector<AffineMap> maps{AffineMap::get(rank, 0, exprs, ctx),
+                                rewriter.getMultiDimIdentityMap(rank)};
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    auto generic = linalg::GenericOp::create(
+        rewriter, op.getLoc(), TypeRange{type}, ValueRange{adaptor.getInput()},
+        ValueRange{emptyTensor(rewriter, op.getLoc(), type)}, maps, iterators,
+        [](OpBuilder &b, Location loc, ValueRange args) {
+          linalg::YieldOp::create(b, loc, args[0]);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+/// The scalar of a one-element tensor, read at run time.
+Value scalarOf(OpBuilder &b, Location loc, Value tensor, int64_t position = 0) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<Value> coords(type.getRank(),
+                            arith::ConstantIndexOp::create(b, loc, 0));
+  if (type.getRank() == 1)
+    coords[0] = arith::ConstantIndexOp::create(b, loc, position);
+  return tensor::ExtractOp::create(b, loc, tensor, coords);
+}
+
+/// Keeps the elements on one side of the k-th diagonal of the last two
+/// dimensions: col - row >= k (upper) or <= k (lower).
+class TriluLowering : public LoomLowering<TriluOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(TriluOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type || type.getRank() < 2)
+      return failure();
+    Location loc = op.getLoc();
+    Value k = adaptor.getK()
+                  ? castScalar(rewriter, loc, scalarOf(rewriter, loc,
+                                                       adaptor.getK()),
+                               rewriter.getI64Type())
+                  : scalarConstant(rewriter, loc, rewriter.getI64Type(), 0);
+    int64_t rank = type.getRank();
+    bool upper = op.getUpper();
+    Value result = buildElementwise(
+        rewriter, loc, type, ValueRange{adaptor.getInput()},
+        [&](OpBuilder &b, Location loc, ValueRange x) -> Value {
+          Value row = linalg::IndexOp::create(b, loc, rank - 2);
+          Value col = linalg::IndexOp::create(b, loc, rank - 1);
+          Value diagonal = arith::IndexCastOp::create(
+              b, loc, b.getI64Type(), arith::SubIOp::create(b, loc, col, row));
+          Value keep = arith::CmpIOp::create(
+              b, loc,
+              upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle,
+              diagonal, k);
+          return arith::SelectOp::create(b, loc, keep, x[0],
+                                         constant(b, loc, x[0], 0));
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// values[1] where the position along `axis` equals the (wrapped) index,
+/// values[0] elsewhere; the depth is the result's static size.
+class OneHotLowering : public LoomLowering<OneHotOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(OneHotOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    int64_t rank = type.getRank();
+    int64_t axis = axisIndex(op.getAxis(), rank);
+    int64_t depth = type.getDimSize(axis);
+    Value off = castScalar(rewriter, loc,
+                           scalarOf(rewriter, loc, adaptor.getValues(), 0),
+                           type.getElementType());
+    Value on = castScalar(rewriter, loc,
+                          scalarOf(rewriter, loc, adaptor.getValues(), 1),
+                          type.getElementType());
+    SmallVector<AffineExpr> exprs;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis)
+        exprs.push_back(getAffineDimExpr(d, ctx));
+    SmallVector<AffineMap> maps{AffineMap::get(rank, 0, exprs, ctx),
+                                rewriter.getMultiDimIdentityMap(rank)};
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{type}, ValueRange{adaptor.getIndices()},
+        ValueRange{emptyTensor(rewriter, loc, type)}, maps, iterators,
+        [&](OpBuilder &b, Location loc, ValueRange args) {
+          Value index = castScalar(b, loc, args[0], b.getI64Type());
+          Value position = arith::IndexCastOp::create(
+              b, loc, b.getI64Type(), linalg::IndexOp::create(b, loc, axis));
+          Value depthValue = scalarConstant(b, loc, b.getI64Type(), depth);
+          Value negative = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::slt, index,
+              scalarConstant(b, loc, b.getI64Type(), 0));
+          index = arith::SelectOp::create(
+              b, loc, negative, arith::AddIOp::create(b, loc, index, depthValue),
+              index);
+          Value hit = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                            index, position);
+          linalg::YieldOp::create(
+              b, loc, Value(arith::SelectOp::create(b, loc, hit, on, off)));
         });
     rewriter.replaceOp(op, generic.getResult(0));
     return success();
@@ -663,7 +837,9 @@ void populateLoomElementwiseToLinalgPatterns(const TypeConverter &converter,
   patterns.add<ConstantLowering, ReshapeLowering<ReshapeOp>,
                ReshapeLowering<SqueezeOp>, ReshapeLowering<UnsqueezeOp>,
                TransposeLowering, ExpandLowering, ConcatLowering, SplitLowering,
-               SliceLowering, PadLowering, GatherLowering>(
+               SliceLowering, PadLowering, GatherLowering,
+               GatherElementsLowering, TileLowering, TriluLowering,
+               OneHotLowering>(
       converter, patterns.getContext());
 }
 

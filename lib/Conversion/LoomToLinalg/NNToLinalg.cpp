@@ -45,10 +45,6 @@ protected:
   }
 };
 
-int64_t normalizeAxis(int64_t axis, int64_t rank) {
-  return axis < 0 ? axis + rank : axis;
-}
-
 SmallVector<int64_t> axesFrom(int64_t first, int64_t rank) {
   SmallVector<int64_t> axes;
   for (int64_t d = first; d < rank; ++d)
@@ -407,7 +403,7 @@ public:
     int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
     SmallVector<int64_t> axes;
     for (int64_t axis : op.getAxes())
-      axes.push_back(normalizeAxis(axis, rank));
+      axes.push_back(axisIndex(axis, rank));
     if (axes.empty())
       axes = axesFrom(0, rank);
     llvm::sort(axes);
@@ -448,6 +444,130 @@ public:
   }
 };
 
+/// One generic with two accumulators, the best value and its i64 index;
+/// ties keep the first index, or the last with `select_last_index`.
+template <typename OpTy>
+class ArgReduceLowering : public LoomLowering<OpTy> {
+public:
+  using LoomLowering<OpTy>::LoomLowering;
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    constexpr bool isMax = std::is_same_v<OpTy, ArgMaxOp>;
+    RankedTensorType type = this->resultType(op);
+    if (!type)
+      return failure();
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value input = adaptor.getInput();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    Type element = inputType.getElementType();
+    int64_t rank = inputType.getRank();
+    int64_t axis = axisIndex(op.getAxis(), rank);
+    bool keep = op.getKeepdims(), last = op.getSelectLastIndex();
+    SmallVector<int64_t> shape;
+    SmallVector<AffineExpr> exprs;
+    SmallVector<utils::IteratorType> iterators;
+    for (int64_t d = 0; d < rank; ++d) {
+      iterators.push_back(d == axis ? utils::IteratorType::reduction
+                                    : utils::IteratorType::parallel);
+      if (d == axis && !keep)
+        continue;
+      shape.push_back(d == axis ? 1 : inputType.getDimSize(d));
+      exprs.push_back(d == axis ? getAffineConstantExpr(0, ctx)
+                                : getAffineDimExpr(d, ctx));
+    }
+    auto valueType = RankedTensorType::get(shape, element);
+    Value values = filledTensor(rewriter, loc, valueType,
+                                extremeValue(rewriter, loc, element, isMax));
+    Value indices = zeroFilled(rewriter, loc, type);
+    AffineMap out = AffineMap::get(rank, 0, exprs, ctx);
+    SmallVector<AffineMap> maps{rewriter.getMultiDimIdentityMap(rank), out,
+                                out};
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{valueType, type}, ValueRange{input},
+        ValueRange{values, indices}, maps, iterators, [&](B &b, L loc, V args) {
+          Value x = args[0], best = args[1], bestIndex = args[2];
+          Value better;
+          if (isa<FloatType>(element)) {
+            auto predicate =
+                isMax ? (last ? arith::CmpFPredicate::OGE
+                              : arith::CmpFPredicate::OGT)
+                      : (last ? arith::CmpFPredicate::OLE
+                              : arith::CmpFPredicate::OLT);
+            better = arith::CmpFOp::create(b, loc, predicate, x, best);
+          } else {
+            auto predicate =
+                isMax ? (last ? arith::CmpIPredicate::sge
+                              : arith::CmpIPredicate::sgt)
+                      : (last ? arith::CmpIPredicate::sle
+                              : arith::CmpIPredicate::slt);
+            better = arith::CmpIOp::create(b, loc, predicate, x, best);
+          }
+          Value position = arith::IndexCastOp::create(
+              b, loc, b.getI64Type(), linalg::IndexOp::create(b, loc, axis));
+          linalg::YieldOp::create(
+              b, loc,
+              ValueRange{
+                  arith::SelectOp::create(b, loc, better, x, best),
+                  arith::SelectOp::create(b, loc, better, position,
+                                          bestIndex)});
+        });
+    rewriter.replaceOp(op, generic.getResult(1));
+    return success();
+  }
+};
+
+/// Running sums as a generic over (result dims..., k): element k of the
+/// axis counts towards position i when k <= i (k < i exclusive; reversed
+/// with `reverse`).
+class CumSumLowering : public LoomLowering<CumSumOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(CumSumOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    int64_t rank = type.getRank();
+    int64_t axis = axisIndex(op.getAxis(), rank);
+    SmallVector<AffineExpr> inputExprs, outExprs;
+    for (int64_t d = 0; d < rank; ++d) {
+      inputExprs.push_back(getAffineDimExpr(d == axis ? rank : d, ctx));
+      outExprs.push_back(getAffineDimExpr(d, ctx));
+    }
+    SmallVector<AffineMap> maps{AffineMap::get(rank + 1, 0, inputExprs, ctx),
+                                AffineMap::get(rank + 1, 0, outExprs, ctx)};
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    arith::CmpIPredicate predicate =
+        op.getReverse()
+            ? (op.getExclusive() ? arith::CmpIPredicate::sgt
+                                 : arith::CmpIPredicate::sge)
+            : (op.getExclusive() ? arith::CmpIPredicate::slt
+                                 : arith::CmpIPredicate::sle);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{type}, ValueRange{adaptor.getInput()},
+        ValueRange{zeroFilled(rewriter, loc, type)}, maps, iterators,
+        [&](B &b, L loc, V args) {
+          Value k = linalg::IndexOp::create(b, loc, rank);
+          Value i = linalg::IndexOp::create(b, loc, axis);
+          Value counts = arith::CmpIOp::create(b, loc, predicate, k, i);
+          Value sum =
+              floatOrInt<arith::AddFOp, arith::AddIOp>(b, loc, args[1], args[0]);
+          linalg::YieldOp::create(
+              b, loc,
+              Value(arith::SelectOp::create(b, loc, counts, sum, args[1])));
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
 template <typename OpTy>
 class SoftmaxLowering : public LoomLowering<OpTy> {
 public:
@@ -460,7 +580,7 @@ public:
       return failure();
     rewriter.replaceOp(
         op, buildSoftmax(rewriter, op.getLoc(), adaptor.getInput(),
-                         normalizeAxis(op.getAxis(), type.getRank()),
+                         axisIndex(op.getAxis(), type.getRank()),
                          std::is_same_v<OpTy, LogSoftmaxOp>));
     return success();
   }
@@ -521,7 +641,7 @@ public:
     int64_t rank = type.getRank();
     rewriter.replaceOp(
         op, normalize(rewriter, op.getLoc(), adaptor.getInput(),
-                      axesFrom(normalizeAxis(op.getAxis(), rank), rank),
+                      axesFrom(axisIndex(op.getAxis(), rank), rank),
                       op.getEpsilon().convertToDouble(), params,
                       scaleAndShift));
     return success();
@@ -569,7 +689,7 @@ public:
     int64_t rank = type.getRank();
     Value meanSquare = buildMean(
         rewriter, loc, squares,
-        axesFrom(normalizeAxis(op.getAxis(), rank), rank), /*keepdims=*/true);
+        axesFrom(axisIndex(op.getAxis(), rank), rank), /*keepdims=*/true);
     double epsilon = op.getEpsilon().convertToDouble();
     rewriter.replaceOp(
         op, buildElementwise(
@@ -797,7 +917,8 @@ void populateLoomNNToLinalgPatterns(const TypeConverter &converter,
                SoftmaxLowering<SoftmaxOp>, SoftmaxLowering<LogSoftmaxOp>,
                LayerNormLowering, InstanceNormLowering, RMSNormLowering,
                BatchNormLowering, AttentionLowering,
-               RotaryEmbeddingLowering>(converter,
+               RotaryEmbeddingLowering, ArgReduceLowering<ArgMaxOp>,
+               ArgReduceLowering<ArgMinOp>, CumSumLowering>(converter,
                                                      patterns.getContext());
 }
 

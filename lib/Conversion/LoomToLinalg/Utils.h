@@ -15,6 +15,12 @@ namespace loom::lowering {
 using ScalarBody = llvm::function_ref<mlir::Value(
     mlir::OpBuilder &, mlir::Location, mlir::ValueRange)>;
 
+/// An axis attribute (negative counts from the end) as a dimension. The
+/// attributes' getters return uint64_t: take the value as int64_t.
+inline int64_t axisIndex(int64_t axis, int64_t rank) {
+  return axis < 0 ? axis + rank : axis;
+}
+
 /// The element type of a shaped value.
 mlir::Type elementType(mlir::Value value);
 

@@ -58,6 +58,8 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertLinalgToLoopsPass());
+  // Integer powers have no LLVM intrinsic: they become small functions.
+  pm.addPass(createConvertMathToFuncs());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

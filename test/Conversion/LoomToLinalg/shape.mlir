@@ -118,3 +118,55 @@ func.func @constant() -> tensor<2xf32> {
   %0 = loom.constant dense<[1.0, 2.0]> : tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @gather_elements
+// CHECK-SAME: (%[[D:.+]]: tensor<3x4xf32>, %[[I:.+]]: tensor<3x2xi64>)
+// CHECK: linalg.generic {{.+}} ins(%[[I]] : tensor<3x2xi64>)
+// CHECK: %[[ROW:.+]] = linalg.index 0 : index
+// CHECK: %[[V:.+]] = tensor.extract %[[D]][%[[ROW]], %{{.+}}] : tensor<3x4xf32>
+// CHECK: linalg.yield %[[V]]
+func.func @gather_elements(%d: tensor<3x4xf32>, %i: tensor<3x2xi64>) -> tensor<3x2xf32> {
+  %0 = loom.gather_elements %d, %i {axis = 1 : i64} : tensor<3x4xf32>, tensor<3x2xi64> -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+// CHECK-DAG: #[[TILE:.+]] = affine_map<(d0, d1) -> (d0 mod 2, 0)>
+// CHECK-LABEL: func.func @tile
+// CHECK: linalg.generic {indexing_maps = [#[[TILE]], #{{.+}}]
+func.func @tile(%x: tensor<2x1xf32>) -> tensor<4x3xf32> {
+  %r = loom.constant dense<[2, 3]> : tensor<2xi64>
+  %0 = loom.tile %x, %r : (tensor<2x1xf32>, tensor<2xi64>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @trilu
+// CHECK: %[[ROW:.+]] = linalg.index 0 : index
+// CHECK: %[[COL:.+]] = linalg.index 1 : index
+// CHECK: %[[DIFF:.+]] = arith.subi %[[COL]], %[[ROW]] : index
+// CHECK: %[[D:.+]] = arith.index_cast %[[DIFF]] : index to i64
+// CHECK: %[[KEEP:.+]] = arith.cmpi sle, %[[D]], %{{.+}} : i64
+// CHECK: arith.select %[[KEEP]]
+func.func @trilu(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %0 = loom.trilu %x {upper = false} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @one_hot
+// CHECK-SAME: (%[[I:.+]]: tensor<4xi64>, %{{.+}}: tensor<i64>, %[[V:.+]]: tensor<2xf32>)
+// CHECK: %[[OFF:.+]] = tensor.extract %[[V]][%{{.+}}] : tensor<2xf32>
+// CHECK: %[[ON:.+]] = tensor.extract %[[V]][%{{.+}}] : tensor<2xf32>
+// CHECK: linalg.generic {{.+}} ins(%[[I]] : tensor<4xi64>) outs(%{{.+}} : tensor<4x10xf32>)
+// CHECK: %[[HIT:.+]] = arith.cmpi eq
+// CHECK: arith.select %[[HIT]], %[[ON]], %[[OFF]] : f32
+func.func @one_hot(%i: tensor<4xi64>, %d: tensor<i64>, %v: tensor<2xf32>) -> tensor<4x10xf32> {
+  %0 = loom.one_hot %i, %d, %v {axis = -1 : i64} : tensor<4xi64>, tensor<i64>, tensor<2xf32> -> tensor<4x10xf32>
+  return %0 : tensor<4x10xf32>
+}
