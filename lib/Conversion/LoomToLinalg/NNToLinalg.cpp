@@ -264,6 +264,124 @@ private:
   }
 };
 
+/// Transposed convolution, output-stationary: out[n, m, o] sums
+/// x[n, c, i] * w[c, m mod M/group, k] over the group's channels c and the
+/// kernel positions k with o + pad = i * stride + k * dilation, i.e. where
+/// t = o + pad - k * dilation is a non-negative multiple of the stride
+/// below stride * size. The input is read with tensor.extract at a clamped
+/// i, and the product counts only where t is such a multiple.
+class ConvTransposeLowering : public LoomLowering<ConvTransposeOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(ConvTransposeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value input = adaptor.getInput(), weight = adaptor.getWeight();
+    auto inputShape = cast<RankedTensorType>(input.getType()).getShape();
+    auto weightShape = cast<RankedTensorType>(weight.getType()).getShape();
+    int64_t spatial = type.getRank() - 2;
+    int64_t group = op.getGroup();
+    int64_t inPerGroup = inputShape[1] / group, outPerGroup = weightShape[1];
+    ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations(),
+                      pads = op.getPads();
+    // Dimensions (n, m, o..., c, k...).
+    int64_t numDims = 3 + 2 * spatial, cDim = 2 + spatial;
+    auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
+    SmallVector<AffineExpr> weightExprs{
+        dim(1).floorDiv(outPerGroup) * inPerGroup + dim(cDim),
+        dim(1) % outPerGroup};
+    SmallVector<AffineExpr> windowExprs{dim(cDim)}, outExprs{dim(0), dim(1)};
+    SmallVector<int64_t> windowShape{inPerGroup};
+    for (int64_t i = 0; i < spatial; ++i) {
+      weightExprs.push_back(dim(cDim + 1 + i));
+      windowExprs.push_back(dim(cDim + 1 + i));
+      windowShape.push_back(weightShape[2 + i]);
+      outExprs.push_back(dim(2 + i));
+    }
+    Type element = type.getElementType();
+    // The window operand only gives the loops over c and k their bounds.
+    Value window = tensor::EmptyOp::create(rewriter, loc, windowShape, element);
+    SmallVector<AffineMap> maps{AffineMap::get(numDims, 0, weightExprs, ctx),
+                                AffineMap::get(numDims, 0, windowExprs, ctx),
+                                AffineMap::get(numDims, 0, outExprs, ctx)};
+    SmallVector<utils::IteratorType> iterators(2 + spatial,
+                                               utils::IteratorType::parallel);
+    iterators.append(1 + spatial, utils::IteratorType::reduction);
+    Value result =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{type}, ValueRange{weight, window},
+            ValueRange{zeroFilled(rewriter, loc, type)}, maps, iterators,
+            [&](B &b, L loc, V args) {
+              auto index = [&](int64_t v) -> Value {
+                return arith::ConstantIndexOp::create(b, loc, v);
+              };
+              Value m = linalg::IndexOp::create(b, loc, 1);
+              Value channel = arith::AddIOp::create(
+                  b, loc,
+                  arith::MulIOp::create(
+                      b, loc,
+                      arith::DivUIOp::create(b, loc, m, index(outPerGroup)),
+                      index(inPerGroup)),
+                  linalg::IndexOp::create(b, loc, cDim));
+              SmallVector<Value> coords{linalg::IndexOp::create(b, loc, 0),
+                                        channel};
+              Value valid = arith::ConstantOp::create(b, loc,
+                                                      b.getBoolAttr(true));
+              for (int64_t i = 0; i < spatial; ++i) {
+                Value t = arith::SubIOp::create(
+                    b, loc,
+                    arith::AddIOp::create(
+                        b, loc, linalg::IndexOp::create(b, loc, 2 + i),
+                        index(pads[i])),
+                    arith::MulIOp::create(
+                        b, loc, linalg::IndexOp::create(b, loc, cDim + 1 + i),
+                        index(dilations[i])));
+                Value nonNegative = arith::CmpIOp::create(
+                    b, loc, arith::CmpIPredicate::sge, t, index(0));
+                Value aligned = arith::CmpIOp::create(
+                    b, loc, arith::CmpIPredicate::eq,
+                    arith::RemSIOp::create(b, loc, t, index(strides[i])),
+                    index(0));
+                Value within = arith::CmpIOp::create(
+                    b, loc, arith::CmpIPredicate::slt, t,
+                    index(strides[i] * inputShape[2 + i]));
+                valid = arith::AndIOp::create(
+                    b, loc, valid,
+                    arith::AndIOp::create(
+                        b, loc, nonNegative,
+                        arith::AndIOp::create(b, loc, aligned, within)));
+                Value position =
+                    arith::DivSIOp::create(b, loc, t, index(strides[i]));
+                coords.push_back(arith::SelectOp::create(
+                    b, loc,
+                    arith::AndIOp::create(b, loc, nonNegative, within),
+                    position, index(0)));
+              }
+              Value x = tensor::ExtractOp::create(b, loc, input, coords);
+              Value sum = multiplyAccumulate(b, loc, x, args[0], args[2]);
+              linalg::YieldOp::create(
+                  b, loc,
+                  Value(arith::SelectOp::create(b, loc, valid, sum, args[2])));
+            })
+            .getResult(0);
+    if (Value bias = adaptor.getBias())
+      result = buildElementwise(
+          rewriter, loc, type,
+          ValueRange{result, channelVector(rewriter, loc, bias, spatial)},
+          [&](B &b, L loc, V x) {
+            return floatOrInt<arith::AddFOp, arith::AddIOp>(
+                b, loc, x[0], castScalar(b, loc, x[1], element));
+          });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 /// Max and average pooling: a generic over (n, c, o..., k...) whose window
 /// dimensions come from an empty tensor of the kernel's shape.
 template <typename OpTy>
@@ -910,7 +1028,7 @@ public:
 
 void populateLoomNNToLinalgPatterns(const TypeConverter &converter,
                                     RewritePatternSet &patterns) {
-  patterns.add<MatMulLowering, ConvLowering, PoolLowering<MaxPoolOp>,
+  patterns.add<MatMulLowering, ConvLowering, ConvTransposeLowering, PoolLowering<MaxPoolOp>,
                PoolLowering<AvgPoolOp>, ReduceLowering<ReduceSumOp>,
                ReduceLowering<ReduceMeanOp>, ReduceLowering<ReduceMaxOp>,
                ReduceLowering<ReduceMinOp>, ReduceLowering<ReduceProdOp>,

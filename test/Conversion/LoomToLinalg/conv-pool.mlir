@@ -71,3 +71,23 @@ func.func @avg_pool(%x: tensor<1x3x5x5xf32>) -> tensor<1x3x3x3xf32> {
   %y = loom.avg_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : tensor<1x3x5x5xf32> -> tensor<1x3x3x3xf32>
   return %y : tensor<1x3x3x3xf32>
 }
+
+// -----
+
+// Transposed convolution, output-stationary: the weight is read at
+// ((m floordiv M/group) * C/group + c, m mod M/group, k), the input with
+// tensor.extract where o + pad - k * dilation is a multiple of the stride.
+// CHECK-DAG: #[[WT:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> ((d1 floordiv 3) * 2 + d4, d1 mod 3, d5, d6)>
+// CHECK-DAG: #[[WIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6)>
+// CHECK-LABEL: func.func @conv_transpose
+// CHECK-SAME: (%[[X:.+]]: tensor<2x4x5x5xf32>, %[[W:.+]]: tensor<4x3x3x3xf32>)
+// CHECK: %[[WINDOW:.+]] = tensor.empty() : tensor<2x3x3xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[WT]], #[[WIN]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[W]], %[[WINDOW]] :
+// CHECK: arith.remsi
+// CHECK: %[[V:.+]] = tensor.extract %[[X]]
+// CHECK: arith.mulf %[[V]]
+// CHECK: arith.select
+func.func @conv_transpose(%x: tensor<2x4x5x5xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<2x6x11x11xf32> {
+  %y = loom.conv_transpose %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, group = 2 : i64} : (tensor<2x4x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<2x6x11x11xf32>
+  return %y : tensor<2x6x11x11xf32>
+}
