@@ -98,19 +98,53 @@ void addMath(RewritePatternSet &patterns, const TypeConverter &converter) {
       });
 }
 
+/// The unsigned form of a signed integer predicate.
+arith::CmpIPredicate unsignedPredicate(arith::CmpIPredicate predicate) {
+  switch (predicate) {
+  case arith::CmpIPredicate::slt:
+    return arith::CmpIPredicate::ult;
+  case arith::CmpIPredicate::sle:
+    return arith::CmpIPredicate::ule;
+  case arith::CmpIPredicate::sgt:
+    return arith::CmpIPredicate::ugt;
+  case arith::CmpIPredicate::sge:
+    return arith::CmpIPredicate::uge;
+  default:
+    return predicate;
+  }
+}
+
+/// A binary op with float, signed and unsigned integer forms.
+template <typename OpTy, typename FloatOp, typename SignedOp,
+          typename UnsignedOp>
+void addSignAware(RewritePatternSet &patterns,
+                  const TypeConverter &converter) {
+  addElementwise<OpTy>(patterns, converter,
+                       [](OpTy op, OpBuilder &b, Location loc, ValueRange x,
+                          Type) -> Value {
+                         return floatSignedOrUnsigned<FloatOp, SignedOp,
+                                                      UnsignedOp>(
+                             b, loc, isUnsigned(op.getLhs()), x[0], x[1]);
+                       });
+}
+
 /// A comparison with its float and integer predicates.
 template <typename OpTy>
 void addCompare(RewritePatternSet &patterns, const TypeConverter &converter,
                 arith::CmpFPredicate floatPredicate,
                 arith::CmpIPredicate intPredicate) {
   addElementwise<OpTy>(patterns, converter,
-                       [=](OpTy, OpBuilder &b, Location loc, ValueRange x,
+                       [=](OpTy op, OpBuilder &b, Location loc, ValueRange x,
                            Type) -> Value {
                          if (isa<FloatType>(x[0].getType()))
                            return arith::CmpFOp::create(b, loc, floatPredicate,
                                                         x[0], x[1]);
-                         return arith::CmpIOp::create(b, loc, intPredicate,
-                                                      x[0], x[1]);
+                         return arith::CmpIOp::create(
+                             b, loc,
+                             isUnsigned(op.getLhs())
+                                 ? unsignedPredicate(intPredicate)
+                                 : intPredicate,
+                             x[0], x[1]);
                        });
 }
 
@@ -160,7 +194,9 @@ void populateUnaryPatterns(RewritePatternSet &patterns,
   using L = Location;
   using V = ValueRange;
   addElementwise<AbsOp>(patterns, converter,
-                        [](AbsOp, B &b, L loc, V x, Type) -> Value {
+                        [](AbsOp op, B &b, L loc, V x, Type) -> Value {
+                          if (isUnsigned(op.getInput()))
+                            return x[0];
                           if (isa<FloatType>(x[0].getType()))
                             return math::AbsFOp::create(b, loc, x[0]);
                           return math::AbsIOp::create(b, loc, x[0]);
@@ -173,7 +209,7 @@ void populateUnaryPatterns(RewritePatternSet &patterns,
                               b, loc, constant(b, loc, x[0], 0), x[0]);
                         });
   addElementwise<SignOp>(
-      patterns, converter, [](SignOp, B &b, L loc, V x, Type) -> Value {
+      patterns, converter, [](SignOp op, B &b, L loc, V x, Type) -> Value {
         Value zero = constant(b, loc, x[0], 0);
         Value one = constant(b, loc, x[0], 1);
         Value minusOne = constant(b, loc, x[0], -1);
@@ -182,12 +218,18 @@ void populateUnaryPatterns(RewritePatternSet &patterns,
             isFloat ? Value(arith::CmpFOp::create(
                           b, loc, arith::CmpFPredicate::OGT, x[0], zero))
                     : Value(arith::CmpIOp::create(
-                          b, loc, arith::CmpIPredicate::sgt, x[0], zero));
+                          b, loc,
+                          isUnsigned(op.getInput()) ? arith::CmpIPredicate::ugt
+                                                    : arith::CmpIPredicate::sgt,
+                          x[0], zero));
         Value negative =
             isFloat ? Value(arith::CmpFOp::create(
                           b, loc, arith::CmpFPredicate::OLT, x[0], zero))
                     : Value(arith::CmpIOp::create(
-                          b, loc, arith::CmpIPredicate::slt, x[0], zero));
+                          b, loc,
+                          isUnsigned(op.getInput()) ? arith::CmpIPredicate::ult
+                                                    : arith::CmpIPredicate::slt,
+                          x[0], zero));
         return arith::SelectOp::create(
             b, loc, positive, one,
             arith::SelectOp::create(b, loc, negative, minusOne, zero));
@@ -206,7 +248,9 @@ void populateUnaryPatterns(RewritePatternSet &patterns,
         return arith::XOrIOp::create(b, loc, x[0], constant(b, loc, x[0], -1));
       });
   addElementwise<ReluOp>(patterns, converter,
-                         [](ReluOp, B &b, L loc, V x, Type) -> Value {
+                         [](ReluOp op, B &b, L loc, V x, Type) -> Value {
+                           if (isUnsigned(op.getInput()))
+                             return x[0];
                            Value zero = constant(b, loc, x[0], 0);
                            if (!isa<FloatType>(x[0].getType()))
                              return arith::MaxSIOp::create(b, loc, x[0], zero);
@@ -316,8 +360,10 @@ void populateUnaryPatterns(RewritePatternSet &patterns,
             op.getDetectNegative() ? negative : no);
       });
   addElementwise<CastOp>(patterns, converter,
-                         [](CastOp, B &b, L loc, V x, Type to) -> Value {
-                           return castScalar(b, loc, x[0], to);
+                         [](CastOp op, B &b, L loc, V x, Type to) -> Value {
+                           return castScalar(b, loc, x[0], to,
+                                             isUnsigned(op.getInput()),
+                                             isUnsigned(op.getResult()));
                          });
 }
 
@@ -326,9 +372,20 @@ void populateBinaryPatterns(RewritePatternSet &patterns,
   addBinary<AddOp, arith::AddFOp, arith::AddIOp>(patterns, converter);
   addBinary<SubOp, arith::SubFOp, arith::SubIOp>(patterns, converter);
   addBinary<MulOp, arith::MulFOp, arith::MulIOp>(patterns, converter);
-  addBinary<DivOp, arith::DivFOp, arith::DivSIOp>(patterns, converter);
-  addBinary<MaxOp, arith::MaximumFOp, arith::MaxSIOp>(patterns, converter);
-  addBinary<MinOp, arith::MinimumFOp, arith::MinSIOp>(patterns, converter);
+  addSignAware<DivOp, arith::DivFOp, arith::DivSIOp, arith::DivUIOp>(
+      patterns, converter);
+  addSignAware<MaxOp, arith::MaximumFOp, arith::MaxSIOp, arith::MaxUIOp>(
+      patterns, converter);
+  addSignAware<MinOp, arith::MinimumFOp, arith::MinSIOp, arith::MinUIOp>(
+      patterns, converter);
+  addElementwise<BitShiftOp>(
+      patterns, converter,
+      [](BitShiftOp op, OpBuilder &b, Location loc, ValueRange x,
+         Type) -> Value {
+        if (op.getDirection() == "LEFT")
+          return arith::ShLIOp::create(b, loc, x[0], x[1]);
+        return arith::ShRUIOp::create(b, loc, x[0], x[1]);
+      });
   addBinary<AndOp, arith::AndIOp, arith::AndIOp>(patterns, converter);
   addBinary<OrOp, arith::OrIOp, arith::OrIOp>(patterns, converter);
   addBinary<XorOp, arith::XOrIOp, arith::XOrIOp>(patterns, converter);
@@ -344,16 +401,21 @@ void populateBinaryPatterns(RewritePatternSet &patterns,
                              arith::CmpIPredicate::sge);
   addElementwise<PowOp>(
       patterns, converter,
-      [](PowOp, OpBuilder &b, Location loc, ValueRange x, Type to) -> Value {
+      [](PowOp op, OpBuilder &b, Location loc, ValueRange x, Type to) -> Value {
         // The exponent may have another element type (ONNX Pow-12).
+        Value exponent =
+            castScalar(b, loc, x[1], to, isUnsigned(op.getRhs()),
+                       isUnsigned(op.getResult()));
         if (isa<FloatType>(to))
-          return math::PowFOp::create(b, loc, x[0], castScalar(b, loc, x[1], to));
-        return math::IPowIOp::create(b, loc, x[0], castScalar(b, loc, x[1], to));
+          return math::PowFOp::create(b, loc, x[0], exponent);
+        return math::IPowIOp::create(b, loc, x[0], exponent);
       });
   addElementwise<ModOp>(
       patterns, converter,
       [](ModOp op, OpBuilder &b, Location loc, ValueRange x, Type) -> Value {
         bool isFloat = isa<FloatType>(x[0].getType());
+        if (isUnsigned(op.getLhs()))
+          return arith::RemUIOp::create(b, loc, x[0], x[1]);
         Value remainder =
             floatOrInt<arith::RemFOp, arith::RemSIOp>(b, loc, x[0], x[1]);
         if (op.getFmod())
@@ -409,9 +471,17 @@ public:
   LogicalResult
   matchAndRewrite(ConstantOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
     auto value = dyn_cast<TypedAttr>(op.getValue());
-    if (!resultType(op) || !value)
+    if (!type || !value)
       return failure();
+    if (value.getType() != type) {
+      // Unsigned elements: the same bits with the signless type.
+      auto dense = dyn_cast<DenseElementsAttr>(value);
+      if (!dense)
+        return rewriter.notifyMatchFailure(op, "unsigned resource constant");
+      value = dense.bitcast(type.getElementType());
+    }
     rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, value);
     return success();
   }
@@ -808,7 +878,8 @@ public:
         rewriter, loc, TypeRange{type}, ValueRange{adaptor.getIndices()},
         ValueRange{emptyTensor(rewriter, loc, type)}, maps, iterators,
         [&](OpBuilder &b, Location loc, ValueRange args) {
-          Value index = castScalar(b, loc, args[0], b.getI64Type());
+          Value index = castScalar(b, loc, args[0], b.getI64Type(),
+                                   isUnsigned(op.getIndices()));
           Value position = arith::IndexCastOp::create(
               b, loc, b.getI64Type(), linalg::IndexOp::create(b, loc, axis));
           Value depthValue = scalarConstant(b, loc, b.getI64Type(), depth);

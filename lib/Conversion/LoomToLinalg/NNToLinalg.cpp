@@ -527,6 +527,7 @@ public:
     llvm::sort(axes);
     bool keep = op.getKeepdims();
     Type element = type.getElementType();
+    bool unsignedInput = isUnsigned(op.getInput());
     Value result;
     if constexpr (std::is_same_v<OpTy, ReduceMeanOp>) {
       result = buildMean(rewriter, loc, input, axes, keep);
@@ -545,16 +546,20 @@ public:
     } else if constexpr (std::is_same_v<OpTy, ReduceMaxOp>) {
       result = buildReduction(
           rewriter, loc, input, axes, keep,
-          extremeValue(rewriter, loc, element, true), [](B &b, L loc, V x) {
-            return floatOrInt<arith::MaximumFOp, arith::MaxSIOp>(b, loc, x[0],
-                                                                 x[1]);
+          extremeValue(rewriter, loc, element, true, unsignedInput),
+          [&](B &b, L loc, V x) {
+            return floatSignedOrUnsigned<arith::MaximumFOp, arith::MaxSIOp,
+                                         arith::MaxUIOp>(b, loc, unsignedInput,
+                                                         x[0], x[1]);
           });
     } else {
       result = buildReduction(
           rewriter, loc, input, axes, keep,
-          extremeValue(rewriter, loc, element, false), [](B &b, L loc, V x) {
-            return floatOrInt<arith::MinimumFOp, arith::MinSIOp>(b, loc, x[0],
-                                                                 x[1]);
+          extremeValue(rewriter, loc, element, false, unsignedInput),
+          [&](B &b, L loc, V x) {
+            return floatSignedOrUnsigned<arith::MinimumFOp, arith::MinSIOp,
+                                         arith::MinUIOp>(b, loc, unsignedInput,
+                                                         x[0], x[1]);
           });
     }
     rewriter.replaceOp(op, result);
@@ -583,6 +588,7 @@ public:
     int64_t rank = inputType.getRank();
     int64_t axis = axisIndex(op.getAxis(), rank);
     bool keep = op.getKeepdims(), last = op.getSelectLastIndex();
+    bool isUnsignedInput = isUnsigned(op.getInput());
     SmallVector<int64_t> shape;
     SmallVector<AffineExpr> exprs;
     SmallVector<utils::IteratorType> iterators;
@@ -596,8 +602,9 @@ public:
                                 : getAffineDimExpr(d, ctx));
     }
     auto valueType = RankedTensorType::get(shape, element);
-    Value values = filledTensor(rewriter, loc, valueType,
-                                extremeValue(rewriter, loc, element, isMax));
+    Value values = filledTensor(
+        rewriter, loc, valueType,
+        extremeValue(rewriter, loc, element, isMax, isUnsignedInput));
     Value indices = zeroFilled(rewriter, loc, type);
     AffineMap out = AffineMap::get(rank, 0, exprs, ctx);
     SmallVector<AffineMap> maps{rewriter.getMultiDimIdentityMap(rank), out,
@@ -616,10 +623,15 @@ public:
             better = arith::CmpFOp::create(b, loc, predicate, x, best);
           } else {
             auto predicate =
-                isMax ? (last ? arith::CmpIPredicate::sge
-                              : arith::CmpIPredicate::sgt)
-                      : (last ? arith::CmpIPredicate::sle
-                              : arith::CmpIPredicate::slt);
+                isUnsignedInput
+                    ? (isMax ? (last ? arith::CmpIPredicate::uge
+                                     : arith::CmpIPredicate::ugt)
+                             : (last ? arith::CmpIPredicate::ule
+                                     : arith::CmpIPredicate::ult))
+                    : (isMax ? (last ? arith::CmpIPredicate::sge
+                                     : arith::CmpIPredicate::sgt)
+                             : (last ? arith::CmpIPredicate::sle
+                                     : arith::CmpIPredicate::slt));
             better = arith::CmpIOp::create(b, loc, predicate, x, best);
           }
           Value position = arith::IndexCastOp::create(

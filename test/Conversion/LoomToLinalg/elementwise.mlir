@@ -107,3 +107,21 @@ func.func @mod(%a: tensor<4xi64>, %b: tensor<4xi64>) -> tensor<4xi64> {
   %0 = loom.mod %a, %b : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
   return %0 : tensor<4xi64>
 }
+
+// -----
+
+// Unsigned tensors become signless (the signature too); the ops whose
+// meaning depends on the sign take their unsigned forms.
+// CHECK-LABEL: func.func @unsigned
+// CHECK-SAME: (%{{.+}}: tensor<4xi8>, %{{.+}}: tensor<4xi8>) -> (tensor<4xf32>, tensor<4xi1>, tensor<4xi8>)
+// CHECK: arith.divui
+// CHECK: arith.uitofp %{{.+}} : i8 to f32
+// CHECK: arith.cmpi ult
+// CHECK: arith.shrui
+func.func @unsigned(%a: tensor<4xui8>, %b: tensor<4xui8>) -> (tensor<4xf32>, tensor<4xi1>, tensor<4xui8>) {
+  %0 = loom.div %a, %b : tensor<4xui8>, tensor<4xui8> -> tensor<4xui8>
+  %1 = loom.cast %0 : tensor<4xui8> to tensor<4xf32>
+  %2 = loom.less %a, %b : tensor<4xui8>, tensor<4xui8> -> tensor<4xi1>
+  %3 = loom.bit_shift %a, %b {direction = "RIGHT"} : tensor<4xui8>, tensor<4xui8> -> tensor<4xui8>
+  return %1, %2, %3 : tensor<4xf32>, tensor<4xi1>, tensor<4xui8>
+}

@@ -17,10 +17,10 @@ func.func @dynamic(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
 
 // -----
 
-func.func @unsigned(%x: tensor<4xui8>) -> tensor<4xui8> {
-  // expected-error @+1 {{'loom.abs' op has elements of type 'ui8', which the lowering to linalg does not support yet}}
-  %y = loom.abs %x : tensor<4xui8>
-  return %y : tensor<4xui8>
+func.func @complex(%x: tensor<2x3xcomplex<f32>>) -> tensor<3x2xcomplex<f32>> {
+  // expected-error @+1 {{'loom.transpose' op has elements of type 'complex<f32>', which the lowering to linalg does not support yet}}
+  %y = loom.transpose %x {perm = array<i64: 1, 0>} : tensor<2x3xcomplex<f32>> -> tensor<3x2xcomplex<f32>>
+  return %y : tensor<3x2xcomplex<f32>>
 }
 
 // -----
