@@ -605,6 +605,17 @@ std::optional<SmallVector<int64_t>> constantInts(Value value) {
   });
 }
 
+/// Element `position` of a 1-D tensor (or the scalar of a one-element
+/// tensor), read at run time.
+Value scalarOf(OpBuilder &b, Location loc, Value tensor, int64_t position = 0) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<Value> coords(type.getRank(),
+                            arith::ConstantIndexOp::create(b, loc, 0));
+  if (type.getRank() == 1)
+    coords[0] = arith::ConstantIndexOp::create(b, loc, position);
+  return tensor::ExtractOp::create(b, loc, tensor, coords);
+}
+
 class SliceLowering : public LoomLowering<SliceOp> {
 public:
   using LoomLowering::LoomLowering;
@@ -619,25 +630,99 @@ public:
       axes = constantInts(op.getAxes());
     if (op.getSteps())
       steps = constantInts(op.getSteps());
-    if (!type || !starts || (op.getAxes() && !axes) || (op.getSteps() && !steps))
-      return rewriter.notifyMatchFailure(op, "non-constant slice bounds");
+    if (!type)
+      return failure();
     int64_t rank = inputType.getRank();
+    bool constantBounds = starts && (!op.getAxes() || axes) &&
+                          (!op.getSteps() || steps) &&
+                          (!steps || llvm::all_of(*steps, [](int64_t step) {
+                            return step > 0;
+                          }));
+    if (!constantBounds) {
+      rewriter.replaceOp(op, buildRuntimeSlice(rewriter, op, adaptor, type));
+      return success();
+    }
     SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
     for (auto [i, start] : llvm::enumerate(*starts)) {
       int64_t axis = axes ? (*axes)[i] : static_cast<int64_t>(i);
       axis = axis < 0 ? axis + rank : axis;
-      int64_t step = steps ? (*steps)[i] : 1;
-      if (step <= 0)
-        return rewriter.notifyMatchFailure(op, "negative steps");
       int64_t dim = inputType.getDimSize(axis);
       start = start < 0 ? start + dim : start;
       offsets[axis] = std::clamp<int64_t>(start, 0, dim);
-      strides[axis] = step;
+      strides[axis] = steps ? (*steps)[i] : 1;
     }
     rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
         op, type, adaptor.getInput(), indexAttrs(rewriter, offsets),
         indexAttrs(rewriter, type.getShape()), indexAttrs(rewriter, strides));
     return success();
+  }
+
+private:
+  /// Bounds known only at run time, or negative steps: a generic reads
+  /// out[d] = x[offset + d * step] per dimension, where each dimension's
+  /// offset and step are selected at run time from the entries whose axis
+  /// names it (ONNX clamping; the sizes are the result's static ones).
+  static Value buildRuntimeSlice(OpBuilder &b, SliceOp op, OpAdaptor adaptor,
+                                 RankedTensorType type) {
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    int64_t rank = inputType.getRank();
+    int64_t count =
+        cast<RankedTensorType>(adaptor.getStarts().getType()).getDimSize(0);
+    auto index = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    auto read = [&](Value tensor, int64_t i) -> Value {
+      return arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                        scalarOf(b, loc, tensor, i));
+    };
+    SmallVector<Value> offsets, steps;
+    for (int64_t d = 0; d < rank; ++d) {
+      Value offset = index(0), step = index(1);
+      Value size = index(inputType.getDimSize(d));
+      for (int64_t i = 0; i < count; ++i) {
+        Value axis = adaptor.getAxes() ? read(adaptor.getAxes(), i) : index(i);
+        Value negativeAxis = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::slt, axis, index(0));
+        axis = arith::SelectOp::create(
+            b, loc, negativeAxis,
+            arith::AddIOp::create(b, loc, axis, index(rank)), axis);
+        Value here = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           axis, index(d));
+        Value stepI = adaptor.getSteps() ? read(adaptor.getSteps(), i)
+                                         : index(1);
+        Value start = read(adaptor.getStarts(), i);
+        Value negativeStart = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::slt, start, index(0));
+        start = arith::SelectOp::create(
+            b, loc, negativeStart, arith::AddIOp::create(b, loc, start, size),
+            start);
+        // Positive steps clamp the start to [0, size], negative ones to
+        // [0, size - 1].
+        Value backwards = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::slt, stepI, index(0));
+        Value upper = arith::SelectOp::create(
+            b, loc, backwards, arith::SubIOp::create(b, loc, size, index(1)),
+            size);
+        start = arith::MaxSIOp::create(
+            b, loc, arith::MinSIOp::create(b, loc, start, upper), index(0));
+        offset = arith::SelectOp::create(b, loc, here, start, offset);
+        step = arith::SelectOp::create(b, loc, here, stepI, step);
+      }
+      offsets.push_back(offset);
+      steps.push_back(step);
+    }
+    return buildElementwise(
+        b, loc, type, ValueRange{}, [&](OpBuilder &b, Location loc, ValueRange) {
+          SmallVector<Value> coords;
+          for (int64_t d = 0; d < rank; ++d)
+            coords.push_back(arith::AddIOp::create(
+                b, loc, offsets[d],
+                arith::MulIOp::create(b, loc, linalg::IndexOp::create(b, loc, d),
+                                      steps[d])));
+          return Value(tensor::ExtractOp::create(b, loc, input, coords));
+        });
   }
 };
 
@@ -648,11 +733,14 @@ public:
   matchAndRewrite(PadOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
     auto pads = constantInts(op.getPads());
-    if (!type || !pads || op.getMode() != "constant" ||
-        llvm::any_of(*pads, [](int64_t p) { return p < 0; }))
-      return rewriter.notifyMatchFailure(
-          op, "only constant mode with constant non-negative pads");
+    if (!pads || op.getMode() != "constant" ||
+        llvm::any_of(*pads, [](int64_t p) { return p < 0; })) {
+      rewriter.replaceOp(op, buildGeneral(rewriter, op, adaptor, type));
+      return success();
+    }
     Location loc = op.getLoc();
     Value padValue;
     if (Value given = adaptor.getConstantValue()) {
@@ -669,6 +757,70 @@ public:
                                      all.take_front(rank), all.drop_front(rank),
                                      padValue));
     return success();
+  }
+
+private:
+  /// Pads read at run time, negative pads, edge and reflect modes: a
+  /// generic maps each output position o to the source position o - begin
+  /// per dimension, then clamps it (edge), mirrors it (reflect) or, out of
+  /// bounds in constant mode, yields the pad value.
+  static Value buildGeneral(OpBuilder &b, PadOp op, OpAdaptor adaptor,
+                            RankedTensorType type) {
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    int64_t rank = type.getRank();
+    StringRef mode = op.getMode();
+    auto index = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    SmallVector<Value> begins;
+    for (int64_t d = 0; d < rank; ++d)
+      begins.push_back(arith::IndexCastOp::create(
+          b, loc, b.getIndexType(), scalarOf(b, loc, adaptor.getPads(), d)));
+    Value padValue =
+        adaptor.getConstantValue()
+            ? scalarOf(b, loc, adaptor.getConstantValue())
+            : scalarConstant(b, loc, type.getElementType(), 0);
+    return buildElementwise(
+        b, loc, type, ValueRange{}, [&](OpBuilder &b, Location loc, ValueRange) {
+          SmallVector<Value> coords;
+          Value inside = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+          for (int64_t d = 0; d < rank; ++d) {
+            int64_t size = inputType.getDimSize(d);
+            Value last = index(size - 1);
+            Value source = arith::SubIOp::create(
+                b, loc, linalg::IndexOp::create(b, loc, d), begins[d]);
+            Value below = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::slt, source, index(0));
+            Value above = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::sgt, source, last);
+            if (mode == "reflect") {
+              // -s below the start, 2 (size - 1) - s past the end.
+              source = arith::SelectOp::create(
+                  b, loc, below, arith::SubIOp::create(b, loc, index(0), source),
+                  source);
+              source = arith::SelectOp::create(
+                  b, loc, above,
+                  arith::SubIOp::create(b, loc, index(2 * (size - 1)), source),
+                  source);
+            } else if (mode == "constant") {
+              inside = arith::AndIOp::create(
+                  b, loc, inside,
+                  arith::XOrIOp::create(
+                      b, loc, arith::OrIOp::create(b, loc, below, above),
+                      arith::ConstantOp::create(b, loc, b.getBoolAttr(true))));
+            }
+            // Edge mode, and a safe address for the other two.
+            source = arith::MaxSIOp::create(
+                b, loc, arith::MinSIOp::create(b, loc, source, last), index(0));
+            coords.push_back(source);
+          }
+          Value value = tensor::ExtractOp::create(b, loc, input, coords);
+          if (mode != "constant")
+            return value;
+          return Value(arith::SelectOp::create(b, loc, inside, value, padValue));
+        });
   }
 };
 
@@ -795,16 +947,6 @@ public:
     return success();
   }
 };
-
-/// The scalar of a one-element tensor, read at run time.
-Value scalarOf(OpBuilder &b, Location loc, Value tensor, int64_t position = 0) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  SmallVector<Value> coords(type.getRank(),
-                            arith::ConstantIndexOp::create(b, loc, 0));
-  if (type.getRank() == 1)
-    coords[0] = arith::ConstantIndexOp::create(b, loc, position);
-  return tensor::ExtractOp::create(b, loc, tensor, coords);
-}
 
 /// Keeps the elements on one side of the k-th diagonal of the last two
 /// dimensions: col - row >= k (upper) or <= k (lower).

@@ -22,12 +22,3 @@ func.func @complex(%x: tensor<2x3xcomplex<f32>>) -> tensor<3x2xcomplex<f32>> {
   %y = loom.transpose %x {perm = array<i64: 1, 0>} : tensor<2x3xcomplex<f32>> -> tensor<3x2xcomplex<f32>>
   return %y : tensor<3x2xcomplex<f32>>
 }
-
-// -----
-
-// Constant slice bounds are required.
-func.func @dynamic_slice(%x: tensor<8xf32>, %s: tensor<1xi64>, %e: tensor<1xi64>) -> tensor<4xf32> {
-  // expected-error @+1 {{failed to legalize operation 'loom.slice'}}
-  %y = loom.slice %x, %s, %e : (tensor<8xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xf32>
-  return %y : tensor<4xf32>
-}

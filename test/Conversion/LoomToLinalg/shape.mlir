@@ -170,3 +170,41 @@ func.func @one_hot(%i: tensor<4xi64>, %d: tensor<i64>, %v: tensor<2xf32>) -> ten
   %0 = loom.one_hot %i, %d, %v {axis = -1 : i64} : tensor<4xi64>, tensor<i64>, tensor<2xf32> -> tensor<4x10xf32>
   return %0 : tensor<4x10xf32>
 }
+
+// -----
+
+// Bounds known only at run time: each dimension's offset and step are
+// selected from the entries whose axis names it, and a generic reads
+// x[offset + d * step].
+// CHECK-LABEL: func.func @runtime_slice
+// CHECK-SAME: (%[[X:.+]]: tensor<8xf32>, %[[S:.+]]: tensor<1xi64>, %[[E:.+]]: tensor<1xi64>)
+// CHECK: tensor.extract %[[S]]
+// CHECK: arith.select
+// CHECK: linalg.generic
+// CHECK: %[[D:.+]] = linalg.index 0 : index
+// CHECK: %[[SCALED:.+]] = arith.muli %[[D]], %{{.+}} : index
+// CHECK: %[[AT:.+]] = arith.addi %{{.+}}, %[[SCALED]] : index
+// CHECK: tensor.extract %[[X]][%[[AT]]]
+func.func @runtime_slice(%x: tensor<8xf32>, %s: tensor<1xi64>, %e: tensor<1xi64>) -> tensor<4xf32> {
+  %y = loom.slice %x, %s, %e : (tensor<8xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// Reflect: -s before the start, 2 (size - 1) - s past the end.
+// CHECK-LABEL: func.func @reflect_pad
+// CHECK: linalg.generic
+// CHECK: %[[SRC:.+]] = arith.subi %{{.+}}, %{{.+}} : index
+// CHECK: %[[BELOW:.+]] = arith.cmpi slt, %[[SRC]]
+// CHECK: %[[ABOVE:.+]] = arith.cmpi sgt, %[[SRC]]
+// CHECK: %[[NEG:.+]] = arith.subi %{{.+}}, %[[SRC]] : index
+// CHECK: %[[R1:.+]] = arith.select %[[BELOW]], %[[NEG]], %[[SRC]]
+// CHECK: %[[MIRROR:.+]] = arith.subi %{{.+}}, %[[R1]] : index
+// CHECK: arith.select %[[ABOVE]], %[[MIRROR]], %[[R1]]
+// CHECK: tensor.extract
+func.func @reflect_pad(%x: tensor<4xf32>) -> tensor<7xf32> {
+  %p = loom.constant dense<[2, 1]> : tensor<2xi64>
+  %y = loom.pad %x, %p {mode = "reflect"} : (tensor<4xf32>, tensor<2xi64>) -> tensor<7xf32>
+  return %y : tensor<7xf32>
+}
