@@ -51,6 +51,7 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm) {
   // nest each before buffers exist.
   pm.addPass(createLinalgElementwiseOpFusionPass());
   pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createLoomCPUContractionOrderPass());
   pm.addPass(createLoomCPUBufferizePass());
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;
