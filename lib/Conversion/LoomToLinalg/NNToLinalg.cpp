@@ -14,6 +14,7 @@
 #include "Utils.h"
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/IR/ResizeSampling.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -1036,6 +1037,202 @@ public:
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Resize
+//===----------------------------------------------------------------------===//
+
+/// With static scales (and roi) the sampling of every output position is
+/// known when compiling (ResizeSampling.h): per resized axis, constant
+/// tables of source indices and weights [out, taps]. One generic runs over
+/// (output dims..., one tap dim per resized axis), reads the input with
+/// tensor.extract and sums weight products; nearest sampling has one tap
+/// and copies. Cropped-out positions get the extrapolation value after.
+class ResizeLowering : public LoomLowering<ResizeOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(ResizeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    std::optional<SmallVector<float>> scales = op.getStaticScales();
+    std::optional<SmallVector<float>> roi;
+    if (op.getRoi())
+      roi = op.getStaticRoi();
+    if (!type || !scales || (op.getRoi() && !roi))
+      return rewriter.notifyMatchFailure(op, "scales or roi not constant");
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value input = adaptor.getInput();
+    auto inputShape = cast<RankedTensorType>(input.getType()).getShape();
+    int64_t rank = type.getRank();
+    Type element = type.getElementType();
+    bool nearest = op.getMode() == "nearest";
+    if (!nearest && !isa<FloatType>(element))
+      return rewriter.notifyMatchFailure(op, "interpolating integers");
+    ResizeSampling sampling{op.getMode(),
+                            op.getCoordinateTransformationMode(),
+                            op.getNearestMode(),
+                            op.getCubicCoeffA().convertToDouble(),
+                            op.getExcludeOutside(),
+                            op.getCoordinateTransformationMode() ==
+                                "tf_crop_and_resize"};
+
+    // Tables of the resized axes.
+    struct Axis {
+      int64_t dim, taps;
+      Value indices, weights, outside;
+    };
+    SmallVector<Axis> axes;
+    bool anyOutside = false;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t outLen = type.getDimSize(d);
+      SmallVector<ResizeSample> samples = resizeAxisSamples(
+          sampling, (*scales)[d], inputShape[d], outLen, roi ? (*roi)[d] : 0.0,
+          roi ? (*roi)[rank + d] : 1.0);
+      bool identity = llvm::all_of(llvm::enumerate(samples), [](auto it) {
+        const ResizeSample &s = it.value();
+        return !s.outside && s.index.size() == 1 &&
+               s.index[0] == static_cast<int64_t>(it.index()) &&
+               s.weight[0] == 1.0;
+      });
+      if (identity)
+        continue;
+      // Nearest weights are 0 or 1: keep the one source.
+      if (nearest)
+        for (ResizeSample &s : samples)
+          for (auto [i, w] : llvm::enumerate(s.weight))
+            if (w == 1.0) {
+              s.index = {s.index[i]};
+              s.weight = {1.0};
+              break;
+            }
+      int64_t taps = 1;
+      for (const ResizeSample &s : samples)
+        taps = std::max<int64_t>(taps, s.index.size());
+      SmallVector<int64_t> indexValues;
+      SmallVector<double> weightValues;
+      SmallVector<bool> outsideValues;
+      for (const ResizeSample &s : samples) {
+        for (int64_t t = 0; t < taps; ++t) {
+          bool present = t < static_cast<int64_t>(s.index.size());
+          indexValues.push_back(present ? s.index[t] : 0);
+          weightValues.push_back(present ? s.weight[t] : 0.0);
+        }
+        outsideValues.push_back(s.outside);
+        anyOutside |= s.outside;
+      }
+      auto tableType = [&](Type t) {
+        return RankedTensorType::get({outLen, taps}, t);
+      };
+      Axis axis{d, taps, nullptr, nullptr, nullptr};
+      axis.indices = arith::ConstantOp::create(
+          rewriter, loc,
+          DenseElementsAttr::get(tableType(rewriter.getI64Type()),
+                                 ArrayRef<int64_t>(indexValues)));
+      if (!nearest) {
+        auto weightType = tableType(element);
+        SmallVector<Attribute> weights;
+        for (double w : weightValues)
+          weights.push_back(rewriter.getFloatAttr(element, w));
+        axis.weights = arith::ConstantOp::create(
+            rewriter, loc, DenseElementsAttr::get(weightType, weights));
+      }
+      axis.outside = arith::ConstantOp::create(
+          rewriter, loc,
+          DenseElementsAttr::get(
+              RankedTensorType::get({outLen}, rewriter.getI1Type()),
+              ArrayRef<bool>(outsideValues)));
+      axes.push_back(axis);
+    }
+
+    int64_t numDims = rank + axes.size();
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> maps;
+    for (auto [t, axis] : llvm::enumerate(axes)) {
+      AffineMap table = AffineMap::get(
+          numDims, 0,
+          {getAffineDimExpr(axis.dim, ctx), getAffineDimExpr(rank + t, ctx)},
+          ctx);
+      inputs.push_back(axis.indices);
+      maps.push_back(table);
+      if (axis.weights) {
+        inputs.push_back(axis.weights);
+        maps.push_back(table);
+      }
+    }
+    SmallVector<AffineExpr> outExprs;
+    for (int64_t d = 0; d < rank; ++d)
+      outExprs.push_back(getAffineDimExpr(d, ctx));
+    maps.push_back(AffineMap::get(numDims, 0, outExprs, ctx));
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    iterators.append(axes.size(), utils::IteratorType::reduction);
+    Value result =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{type}, inputs,
+            ValueRange{zeroFilled(rewriter, loc, type)}, maps, iterators,
+            [&](B &b, L loc, V args) {
+              SmallVector<Value> coords;
+              for (int64_t d = 0; d < rank; ++d)
+                coords.push_back(linalg::IndexOp::create(b, loc, d));
+              Value weight;
+              int64_t arg = 0;
+              for (const Axis &axis : axes) {
+                coords[axis.dim] = arith::IndexCastOp::create(
+                    b, loc, b.getIndexType(), args[arg++]);
+                if (!axis.weights)
+                  continue;
+                weight = weight ? Value(arith::MulFOp::create(b, loc, weight,
+                                                              args[arg]))
+                                : args[arg];
+                ++arg;
+              }
+              Value x = tensor::ExtractOp::create(b, loc, input, coords);
+              if (!weight) {
+                linalg::YieldOp::create(b, loc, x);
+                return;
+              }
+              linalg::YieldOp::create(
+                  b, loc,
+                  Value(arith::AddFOp::create(
+                      b, loc, args.back(),
+                      arith::MulFOp::create(b, loc, weight, x))));
+            })
+            .getResult(0);
+    if (anyOutside) {
+      SmallVector<Value> flags{result};
+      SmallVector<AffineMap> flagMaps{rewriter.getMultiDimIdentityMap(rank)};
+      for (const Axis &axis : axes) {
+        flags.push_back(axis.outside);
+        flagMaps.push_back(
+            AffineMap::get(rank, 0, getAffineDimExpr(axis.dim, ctx)));
+      }
+      flagMaps.push_back(rewriter.getMultiDimIdentityMap(rank));
+      double extrapolation = op.getExtrapolationValue().convertToDouble();
+      result =
+          linalg::GenericOp::create(
+              rewriter, loc, TypeRange{type}, flags,
+              ValueRange{emptyTensor(rewriter, loc, type)}, flagMaps,
+              SmallVector<utils::IteratorType>(rank,
+                                               utils::IteratorType::parallel),
+              [&](B &b, L loc, V args) {
+                Value outside = args[1];
+                for (size_t i = 2; i + 1 < args.size(); ++i)
+                  outside = arith::OrIOp::create(b, loc, outside, args[i]);
+                linalg::YieldOp::create(
+                    b, loc,
+                    Value(arith::SelectOp::create(
+                        b, loc, outside,
+                        scalarConstant(b, loc, element, extrapolation),
+                        args[0])));
+              })
+              .getResult(0);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void populateLoomNNToLinalgPatterns(const TypeConverter &converter,
@@ -1048,7 +1245,8 @@ void populateLoomNNToLinalgPatterns(const TypeConverter &converter,
                LayerNormLowering, InstanceNormLowering, RMSNormLowering,
                BatchNormLowering, AttentionLowering,
                RotaryEmbeddingLowering, ArgReduceLowering<ArgMaxOp>,
-               ArgReduceLowering<ArgMinOp>, CumSumLowering>(converter,
+               ArgReduceLowering<ArgMinOp>, CumSumLowering, ResizeLowering>(
+      converter,
                                                      patterns.getContext());
 }
 
