@@ -13,6 +13,7 @@
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
 
 #include <cmath>
@@ -1041,6 +1042,166 @@ public:
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Scatter
+//===----------------------------------------------------------------------===//
+
+/// Combines the element already at a scattered position with an update
+/// (ONNX `reduction`: none, add, mul, max, min).
+Value combineScatter(OpBuilder &b, Location loc, StringRef reduction,
+                     bool isUnsignedElement, Value old, Value update) {
+  if (reduction == "add")
+    return floatOrInt<arith::AddFOp, arith::AddIOp>(b, loc, old, update);
+  if (reduction == "mul")
+    return floatOrInt<arith::MulFOp, arith::MulIOp>(b, loc, old, update);
+  if (reduction == "max")
+    return floatSignedOrUnsigned<arith::MaximumFOp, arith::MaxSIOp,
+                                 arith::MaxUIOp>(b, loc, isUnsignedElement,
+                                                 old, update);
+  if (reduction == "min")
+    return floatSignedOrUnsigned<arith::MinimumFOp, arith::MinSIOp,
+                                 arith::MinUIOp>(b, loc, isUnsignedElement,
+                                                 old, update);
+  return update;
+}
+
+/// Updates are applied one at a time, in order, so repeated positions
+/// combine (or, without a reduction, the last one wins) as ONNX defines:
+/// an scf.for nest over the updates carries the result tensor, and each
+/// step extracts, combines and inserts one element. `target` maps the loop
+/// indices to the position written.
+Value buildScatter(
+    OpBuilder &b, Location loc, Value data, Value updates,
+    StringRef reduction, bool isUnsignedElement,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)>
+        target) {
+  auto shape = cast<RankedTensorType>(updates.getType()).getShape();
+  SmallVector<Value> lbs, ubs, steps;
+  for (int64_t size : shape) {
+    lbs.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+    ubs.push_back(arith::ConstantIndexOp::create(b, loc, size));
+    steps.push_back(arith::ConstantIndexOp::create(b, loc, 1));
+  }
+  scf::LoopNest nest = scf::buildLoopNest(
+      b, loc, lbs, ubs, steps, ValueRange{data},
+      [&](OpBuilder &b, Location loc, ValueRange ivs,
+          ValueRange carried) -> scf::ValueVector {
+        SmallVector<Value> coords = target(b, loc, ivs);
+        Value update = tensor::ExtractOp::create(b, loc, updates, ivs);
+        Value old = tensor::ExtractOp::create(b, loc, carried[0], coords);
+        Value value = combineScatter(b, loc, reduction, isUnsignedElement,
+                                     old, update);
+        return {tensor::InsertOp::create(b, loc, value, carried[0], coords)};
+      });
+  return nest.results.front();
+}
+
+/// out = data; out[i... with axis -> indices[i...]] (op)= updates[i...].
+class ScatterElementsLowering : public LoomLowering<ScatterElementsOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(ScatterElementsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
+    int64_t rank = type.getRank();
+    int64_t axis = axisIndex(op.getAxis(), rank);
+    Value indices = adaptor.getIndices();
+    rewriter.replaceOp(
+        op, buildScatter(rewriter, op.getLoc(), adaptor.getData(),
+                         adaptor.getUpdates(), op.getReduction(),
+                         isUnsigned(op.getData()),
+                         [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                           SmallVector<Value> coords(ivs);
+                           coords[axis] = wrappedIndex(
+                               b, loc,
+                               tensor::ExtractOp::create(b, loc, indices, ivs),
+                               type.getDimSize(axis));
+                           return coords;
+                         }));
+    return success();
+  }
+};
+
+/// out = data; out[indices[p...], e...] (op)= updates[p..., e...], where
+/// the last dimension of `indices` holds the leading coordinates.
+class ScatterNDLowering : public LoomLowering<ScatterNDOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(ScatterNDOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
+    Value indices = adaptor.getIndices();
+    auto indexShape = cast<RankedTensorType>(indices.getType()).getShape();
+    int64_t depth = indexShape.back();
+    int64_t batch = indexShape.size() - 1;
+    rewriter.replaceOp(
+        op, buildScatter(
+                rewriter, op.getLoc(), adaptor.getData(), adaptor.getUpdates(),
+                op.getReduction(), isUnsigned(op.getData()),
+                [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                  SmallVector<Value> coords;
+                  SmallVector<Value> at(ivs.take_front(batch));
+                  at.push_back(Value());
+                  for (int64_t j = 0; j < depth; ++j) {
+                    at.back() = arith::ConstantIndexOp::create(b, loc, j);
+                    coords.push_back(wrappedIndex(
+                        b, loc, tensor::ExtractOp::create(b, loc, indices, at),
+                        type.getDimSize(j)));
+                  }
+                  coords.append(ivs.begin() + batch, ivs.end());
+                  return coords;
+                }));
+    return success();
+  }
+};
+
+/// out[p..., e...] = data[indices[p...]..., e...] after `batch_dims`
+/// shared leading dimensions.
+class GatherNDLowering : public LoomLowering<GatherNDOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(GatherNDOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
+    Value data = adaptor.getData(), indices = adaptor.getIndices();
+    auto dataShape = cast<RankedTensorType>(data.getType()).getShape();
+    auto indexShape = cast<RankedTensorType>(indices.getType()).getShape();
+    int64_t batch = op.getBatchDims();
+    int64_t depth = indexShape.back();
+    int64_t positions = indexShape.size() - 1; // loop dims naming a tuple
+    Value result = buildElementwise(
+        rewriter, op.getLoc(), type, ValueRange{},
+        [&](OpBuilder &b, Location loc, ValueRange) -> Value {
+          SmallVector<Value> at, coords;
+          for (int64_t d = 0; d < positions; ++d)
+            at.push_back(linalg::IndexOp::create(b, loc, d));
+          for (int64_t d = 0; d < batch; ++d)
+            coords.push_back(at[d]);
+          at.push_back(Value());
+          for (int64_t j = 0; j < depth; ++j) {
+            at.back() = arith::ConstantIndexOp::create(b, loc, j);
+            coords.push_back(wrappedIndex(
+                b, loc, tensor::ExtractOp::create(b, loc, indices, at),
+                dataShape[batch + j]));
+          }
+          for (int64_t d = positions; d < type.getRank(); ++d)
+            coords.push_back(linalg::IndexOp::create(b, loc, d));
+          return tensor::ExtractOp::create(b, loc, data, coords);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void populateLoomElementwiseToLinalgPatterns(const TypeConverter &converter,
@@ -1052,7 +1213,8 @@ void populateLoomElementwiseToLinalgPatterns(const TypeConverter &converter,
                TransposeLowering, ExpandLowering, ConcatLowering, SplitLowering,
                SliceLowering, PadLowering, GatherLowering,
                GatherElementsLowering, TileLowering, TriluLowering,
-               OneHotLowering>(
+               OneHotLowering, ScatterElementsLowering, ScatterNDLowering,
+               GatherNDLowering>(
       converter, patterns.getContext());
 }
 

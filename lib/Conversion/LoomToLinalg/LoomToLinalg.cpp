@@ -6,6 +6,7 @@
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace loom {
 #define GEN_PASS_DEF_CONVERTLOOMTOLINALGPASS
@@ -101,7 +102,8 @@ void configureLoomToLinalgTarget(ConversionTarget &target,
                                  const TypeConverter &converter) {
   target.addIllegalDialect<LoomDialect>();
   target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
-                         math::MathDialect, tensor::TensorDialect>();
+                         math::MathDialect, scf::SCFDialect,
+                         tensor::TensorDialect>();
   // Signatures with unsigned tensors become signless.
   target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp func) {
     return converter.isSignatureLegal(func.getFunctionType());

@@ -208,3 +208,38 @@ func.func @reflect_pad(%x: tensor<4xf32>) -> tensor<7xf32> {
   %y = loom.pad %x, %p {mode = "reflect"} : (tensor<4xf32>, tensor<2xi64>) -> tensor<7xf32>
   return %y : tensor<7xf32>
 }
+
+// -----
+
+// Scatter applies updates in order: a loop nest over the updates carries
+// the result, starting from the data.
+// CHECK-LABEL: func.func @scatter_elements
+// CHECK-SAME: (%[[D:.+]]: tensor<4x5xf32>, %[[I:.+]]: tensor<3x5xi64>, %[[U:.+]]: tensor<3x5xf32>)
+// CHECK: %[[R:.+]] = scf.for %[[A:.+]] = {{.+}} iter_args(%[[T0:.+]] = %[[D]]) -> (tensor<4x5xf32>)
+// CHECK: scf.for %[[B:.+]] = {{.+}} iter_args(%[[T1:.+]] = %[[T0]]) -> (tensor<4x5xf32>)
+// CHECK: %[[IDX:.+]] = tensor.extract %[[I]][%[[A]], %[[B]]]
+// CHECK: %[[ROW:.+]] = arith.select
+// CHECK: %[[NEW:.+]] = tensor.extract %[[U]][%[[A]], %[[B]]]
+// CHECK: %[[OLD:.+]] = tensor.extract %[[T1]][%[[ROW]], %[[B]]]
+// CHECK: %[[SUM:.+]] = arith.addf %[[OLD]], %[[NEW]]
+// CHECK: %[[INS:.+]] = tensor.insert %[[SUM]] into %[[T1]][%[[ROW]], %[[B]]]
+// CHECK: scf.yield %[[INS]]
+// CHECK: return %[[R]]
+func.func @scatter_elements(%d: tensor<4x5xf32>, %i: tensor<3x5xi64>, %u: tensor<3x5xf32>) -> tensor<4x5xf32> {
+  %0 = loom.scatter_elements %d, %i, %u {axis = 0 : i64, reduction = "add"} : tensor<4x5xf32>, tensor<3x5xi64>, tensor<3x5xf32> -> tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @gather_nd
+// CHECK-SAME: (%[[D:.+]]: tensor<4x5xf32>, %[[I:.+]]: tensor<3x2xi64>)
+// CHECK: linalg.generic
+// CHECK: %[[P:.+]] = linalg.index 0 : index
+// CHECK: tensor.extract %[[I]][%[[P]], %{{.+}}]
+// CHECK: tensor.extract %[[I]][%[[P]], %{{.+}}]
+// CHECK: tensor.extract %[[D]]
+func.func @gather_nd(%d: tensor<4x5xf32>, %i: tensor<3x2xi64>) -> tensor<3xf32> {
+  %0 = loom.gather_nd %d, %i : tensor<4x5xf32>, tensor<3x2xi64> -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
