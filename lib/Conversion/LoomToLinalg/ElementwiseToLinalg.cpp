@@ -454,18 +454,6 @@ void populateBinaryPatterns(RewritePatternSet &patterns,
 // Constants and data movement
 //===----------------------------------------------------------------------===//
 
-/// A base for the patterns below: the converted type of the first result.
-template <typename OpTy>
-class LoomLowering : public OpConversionPattern<OpTy> {
-public:
-  using OpConversionPattern<OpTy>::OpConversionPattern;
-
-protected:
-  RankedTensorType resultType(OpTy op) const {
-    return convertedType(this->getTypeConverter(), op->getResult(0));
-  }
-};
-
 class ConstantLowering : public LoomLowering<ConstantOp> {
 public:
   using LoomLowering::LoomLowering;

@@ -30,22 +30,6 @@ using B = OpBuilder;
 using L = Location;
 using V = ValueRange;
 
-template <typename OpTy>
-class LoomLowering : public OpConversionPattern<OpTy> {
-public:
-  using OpConversionPattern<OpTy>::OpConversionPattern;
-
-protected:
-  /// The converted result type; null when a type has no conversion.
-  RankedTensorType resultType(OpTy op) const {
-    for (Type t : op->getOperandTypes())
-      if (!this->getTypeConverter()->convertType(t))
-        return nullptr;
-    return dyn_cast_or_null<RankedTensorType>(
-        this->getTypeConverter()->convertType(op->getResult(0).getType()));
-  }
-};
-
 SmallVector<int64_t> axesFrom(int64_t first, int64_t rank) {
   SmallVector<int64_t> axes;
   for (int64_t d = first; d < rank; ++d)
@@ -74,6 +58,19 @@ Value channelVector(B &b, L loc, Value vector, int64_t trailing) {
   shape.append(trailing, 1);
   return reshapeTo(b, loc, vector,
                    RankedTensorType::get(shape, type.getElementType()));
+}
+
+/// `result` [N, M, ...] plus a per-channel `bias` [M].
+Value addChannelBias(B &b, L loc, Value result, Value bias) {
+  auto type = cast<RankedTensorType>(result.getType());
+  Type element = type.getElementType();
+  return buildElementwise(
+      b, loc, type,
+      ValueRange{result, channelVector(b, loc, bias, type.getRank() - 2)},
+      [&](B &b, L loc, V x) {
+        return floatOrInt<arith::AddFOp, arith::AddIOp>(
+            b, loc, x[0], castScalar(b, loc, x[1], element));
+      });
 }
 
 //===----------------------------------------------------------------------===//
@@ -193,7 +190,6 @@ public:
     SmallVector<int64_t> low{0, 0}, high{0, 0};
     low.append(pads.begin(), pads.begin() + spatial);
     high.append(pads.begin() + spatial, pads.end());
-    Type element = type.getElementType();
     if (llvm::any_of(pads, [](int64_t p) { return p != 0; }))
       input = padStatic(rewriter, loc, input, low, high,
                         scalarConstant(rewriter, loc, elementType(input), 0));
@@ -209,13 +205,7 @@ public:
       result = buildGeneric(rewriter, loc, op, input, weight, type);
     }
     if (Value bias = adaptor.getBias())
-      result = buildElementwise(
-          rewriter, loc, type,
-          ValueRange{result, channelVector(rewriter, loc, bias, spatial)},
-          [&](B &b, L loc, V x) {
-            return floatOrInt<arith::AddFOp, arith::AddIOp>(
-                b, loc, x[0], castScalar(b, loc, x[1], element));
-          });
+      result = addChannelBias(rewriter, loc, result, bias);
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -371,13 +361,7 @@ public:
             })
             .getResult(0);
     if (Value bias = adaptor.getBias())
-      result = buildElementwise(
-          rewriter, loc, type,
-          ValueRange{result, channelVector(rewriter, loc, bias, spatial)},
-          [&](B &b, L loc, V x) {
-            return floatOrInt<arith::AddFOp, arith::AddIOp>(
-                b, loc, x[0], castScalar(b, loc, x[1], element));
-          });
+      result = addChannelBias(rewriter, loc, result, bias);
     rewriter.replaceOp(op, result);
     return success();
   }

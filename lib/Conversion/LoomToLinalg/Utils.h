@@ -96,6 +96,23 @@ mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc,
                       mlir::Value value, mlir::RankedTensorType type);
 
 /// The float or integer form of a binary arith op.
+/// A base for the lowering patterns: the converted type of the op's first
+/// result, or null when it or an operand type has no conversion.
+template <typename OpTy>
+class LoomLowering : public mlir::OpConversionPattern<OpTy> {
+public:
+  using mlir::OpConversionPattern<OpTy>::OpConversionPattern;
+
+protected:
+  mlir::RankedTensorType resultType(OpTy op) const {
+    for (mlir::Type t : op->getOperandTypes())
+      if (!this->getTypeConverter()->convertType(t))
+        return nullptr;
+    return llvm::dyn_cast_or_null<mlir::RankedTensorType>(
+        this->getTypeConverter()->convertType(op->getResult(0).getType()));
+  }
+};
+
 /// The float, signed or unsigned form of a binary arith op.
 template <typename FloatOp, typename SignedOp, typename UnsignedOp>
 mlir::Value floatSignedOrUnsigned(mlir::OpBuilder &b, mlir::Location loc,
