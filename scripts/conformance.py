@@ -15,8 +15,11 @@ pass and is not listed in FILE (a new failure) and on any listed case that
 passes (an unexpected pass), so the list only shrinks. --update rewrites
 FILE from this run, keeping the reasons of cases already listed.
 
+With --backend cpu each case is compiled for this CPU (lib/Target/CPU)
+and the compiled code runs instead of the reference executor.
+
 usage: python3 scripts/conformance.py --loom-run build/bin/loom-run \
-           [--suite DIR] [--expectations test/conformance/onnx-node-1.12.txt] \
+           [--backend reference|cpu] [--suite DIR] [--expectations test/conformance/onnx-node-1.12.txt] \
            [--check | --update] [--markdown FILE]
 """
 
@@ -31,7 +34,7 @@ import sys
 DEBIAN_SUITE = "/usr/share/libonnx-testdata/data/node"
 
 
-def run_case(tool, case_dir, timeout, rtol, atol):
+def run_case(tool, case_dir, timeout, rtol, atol, backend):
     data_sets = sorted(d for d in os.listdir(case_dir) if d.startswith("test_data_set_"))
     if not data_sets:
         return "error", "no test_data_set_* folder"
@@ -39,7 +42,7 @@ def run_case(tool, case_dir, timeout, rtol, atol):
         folder = os.path.join(case_dir, data)
         cmd = [tool, os.path.join(case_dir, "model.onnx"), "--inputs", folder,
                "--expected", folder, "--rtol", str(rtol), "--atol", str(atol),
-               "--print-values", "0"]
+               "--print-values", "0", "--backend", backend]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -82,6 +85,8 @@ def main():
     ap.add_argument("--timeout", type=int, default=120)
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-7)
+    ap.add_argument("--backend", default="reference",
+                    help="loom-run's backend: reference, or cpu (compiled code)")
     ap.add_argument("--expectations")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--update", action="store_true")
@@ -96,7 +101,8 @@ def main():
     results = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         futures = {pool.submit(run_case, args.loom_run, os.path.join(args.suite, c),
-                               args.timeout, args.rtol, args.atol): c for c in cases}
+                               args.timeout, args.rtol, args.atol, args.backend): c
+                   for c in cases}
         for f in concurrent.futures.as_completed(futures):
             results[futures[f]] = f.result()
 

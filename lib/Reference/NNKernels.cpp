@@ -14,6 +14,8 @@
 
 #include "KernelUtils.h"
 
+#include "loom/Dialect/Loom/IR/ResizeSampling.h"
+
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
@@ -924,111 +926,6 @@ LogicalResult rotaryKernel(Operation *op, ArrayRef<const Tensor *> in,
 // resize
 //===----------------------------------------------------------------------===//
 
-/// One source position of a resized axis: input indices and their weights.
-/// `outside` marks a tf_crop_and_resize coordinate outside the input, which
-/// makes the whole element the extrapolation value.
-struct Sample {
-  SmallVector<int64_t, 4> index;
-  SmallVector<double, 4> weight;
-  bool outside = false;
-};
-
-/// The source coordinate of output position `x` along an axis
-/// (ONNX Resize-13/19 coordinate_transformation_mode). As in ONNX's
-/// reference implementation, the "resized length" of align_corners,
-/// pytorch_half_pixel and tf_crop_and_resize is `scale * input length`,
-/// which is the output length whenever the scale came from sizes.
-double sourceCoordinate(StringRef mode, double x, double scale, int64_t inLen,
-                        int64_t outLen, double roiStart, double roiEnd) {
-  double outWidth = scale * static_cast<double>(inLen);
-  double inWidth = static_cast<double>(inLen);
-  if (mode == "align_corners")
-    return outWidth == 1 ? 0.0 : x * (inWidth - 1) / (outWidth - 1);
-  if (mode == "asymmetric")
-    return x / scale;
-  if (mode == "tf_crop_and_resize") {
-    double c = outWidth == 1
-                   ? (roiEnd - roiStart) * (inWidth - 1) / 2
-                   : x * (roiEnd - roiStart) * (inWidth - 1) / (outWidth - 1);
-    return c + roiStart * (inWidth - 1);
-  }
-  if (mode == "pytorch_half_pixel")
-    return outWidth == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
-  if (mode == "tf_half_pixel_for_nn")
-    return (x + 0.5) / scale;
-  if (mode == "half_pixel_symmetric") {
-    double adjustment = static_cast<double>(outLen) / outWidth;
-    double center = inWidth / 2;
-    double offset = center * (1 - adjustment);
-    return offset + (x + 0.5) / scale - 0.5;
-  }
-  // half_pixel
-  return (x + 0.5) / scale - 0.5;
-}
-
-/// The samples of one output position along one axis, following the ONNX
-/// reference: the ratio of the coordinate to its floor lies in (0, 1] (an
-/// integral coordinate has ratio 1 on the left neighbour window), the
-/// neighbour window reads the input edge-padded by ceil(n/2) and slides to
-/// stay inside that padding, and exclude_outside drops (and renormalizes
-/// away) neighbours outside the input.
-Sample resizeSample(StringRef mode, StringRef nearestMode, double coord,
-                    int64_t inLen, double cubicA, bool excludeOutside) {
-  Sample s;
-  double floorC = std::floor(coord);
-  bool integral = coord == floorC;
-  double ratio = integral ? 1.0 : coord - floorC;
-  int64_t base = static_cast<int64_t>(floorC);
-  SmallVector<double, 4> coeffs;
-  int64_t first; // leftmost neighbour before sliding
-  if (mode == "nearest") {
-    bool right;
-    if (integral)
-      right = true;
-    else if (nearestMode == "round_prefer_ceil")
-      right = ratio >= 0.5;
-    else if (nearestMode == "floor")
-      right = false;
-    else if (nearestMode == "ceil")
-      right = true;
-    else // round_prefer_floor
-      right = ratio > 0.5;
-    coeffs = {right ? 0.0 : 1.0, right ? 1.0 : 0.0};
-    first = integral ? base - 1 : base;
-  } else if (mode == "linear") {
-    coeffs = {1 - ratio, ratio};
-    first = integral ? base - 1 : base;
-  } else { // cubic
-    double a = cubicA, r = ratio, r1 = ratio + 1, q = 1 - ratio, q1 = 2 - ratio;
-    coeffs = {((a * r1 - 5 * a) * r1 + 8 * a) * r1 - 4 * a,
-              ((a + 2) * r - (a + 3)) * r * r + 1,
-              ((a + 2) * q - (a + 3)) * q * q + 1,
-              ((a * q1 - 5 * a) * q1 + 8 * a) * q1 - 4 * a};
-    first = integral ? base - 2 : base - 1;
-  }
-  int64_t n = coeffs.size();
-  int64_t pad = (n + 1) / 2;
-  // The window [first, first + n) slides to fit [-pad, inLen + pad).
-  first = std::max(first, -pad);
-  first = std::min(first, inLen + pad - n);
-  if (excludeOutside) {
-    double total = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t idx = first + i;
-      if (idx < 0 || idx >= inLen)
-        coeffs[i] = 0;
-      total += coeffs[i];
-    }
-    for (double &c : coeffs)
-      c /= total;
-  }
-  for (int64_t i = 0; i < n; ++i) {
-    s.index.push_back(std::clamp<int64_t>(first + i, 0, inLen - 1));
-    s.weight.push_back(coeffs[i]);
-  }
-  return s;
-}
-
 LogicalResult resizeKernel(Operation *op, ArrayRef<const Tensor *> in,
                            Results &out) {
   const Tensor &x = *in[0];
@@ -1095,45 +992,13 @@ LogicalResult resizeKernel(Operation *op, ArrayRef<const Tensor *> in,
   excludeOutside &= mode != "nearest";
 
   // Per axis, per output position: the weighted source indices.
-  std::vector<std::vector<Sample>> samples(rank);
-  for (int64_t d = 0; d < rank; ++d) {
-    double roiStart = roi ? (*roi)[d] : 0.0;
-    double roiEnd = roi ? (*roi)[rank + d] : 1.0;
-    int64_t inLen = x.dim(d), outLen = shape[d];
-    // An axis of scale 1 that keeps its length (and, cropping, its whole
-    // extent) is copied, whatever the coordinate mode: ONNX's reference
-    // does so, and it keeps tf_half_pixel_for_nn from shifting N and C.
-    if (scales[d] == 1.0f && outLen == inLen &&
-        (!crop || (roiStart == 0.0 && roiEnd == 1.0))) {
-      for (int64_t o = 0; o < outLen; ++o) {
-        Sample s;
-        s.index.push_back(o);
-        s.weight.push_back(1.0);
-        samples[d].push_back(s);
-      }
-      continue;
-    }
-    // Scales are f32; when one is the f32 rounding of out / in (always so
-    // when the model gave 'sizes', which the importer turns into scales),
-    // the exact ratio is used, as ONNX defines the scale for sizes.
-    // Otherwise the f32 scale.
-    double scale = static_cast<double>(scales[d]);
-    double ratio = static_cast<double>(outLen) / static_cast<double>(inLen);
-    if (outLen > 0 && static_cast<float>(ratio) == scales[d])
-      scale = ratio;
-    for (int64_t o = 0; o < outLen; ++o) {
-      double c = sourceCoordinate(coordMode, static_cast<double>(o), scale,
-                                  inLen, outLen, roiStart, roiEnd);
-      if (crop && (c < 0 || c > static_cast<double>(inLen - 1))) {
-        Sample s;
-        s.outside = true;
-        samples[d].push_back(s);
-        continue;
-      }
-      samples[d].push_back(
-          resizeSample(mode, nearestMode, c, inLen, cubicA, excludeOutside));
-    }
-  }
+  ResizeSampling sampling{mode,   coordMode,      nearestMode,
+                          cubicA, excludeOutside, crop};
+  std::vector<SmallVector<ResizeSample>> samples(rank);
+  for (int64_t d = 0; d < rank; ++d)
+    samples[d] = resizeAxisSamples(sampling, scales[d], x.dim(d), shape[d],
+                                   roi ? (*roi)[d] : 0.0,
+                                   roi ? (*roi)[rank + d] : 1.0);
 
   // Zero weights can be skipped unless a non-finite input could turn
   // 0 * x into NaN.
@@ -1146,8 +1011,8 @@ LogicalResult resizeKernel(Operation *op, ArrayRef<const Tensor *> in,
       }
   if (allFinite)
     for (auto &axis : samples)
-      for (Sample &s : axis) {
-        Sample kept;
+      for (ResizeSample &s : axis) {
+        ResizeSample kept;
         kept.outside = s.outside;
         for (auto [i, w] : llvm::zip(s.index, s.weight))
           if (w != 0) {
@@ -1161,7 +1026,7 @@ LogicalResult resizeKernel(Operation *op, ArrayRef<const Tensor *> in,
   Tensor y(resultKind(op), shape);
   bool isFloat = x.isFloat();
   bool pureNearest = mode == "nearest";
-  SmallVector<const Sample *> axisSamples(rank);
+  SmallVector<const ResizeSample *> axisSamples(rank);
   SmallVector<size_t> pick(rank);
   forEachIndex(shape, [&](int64_t linear, ArrayRef<int64_t> index) {
     bool outside = false;

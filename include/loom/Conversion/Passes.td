@@ -13,7 +13,8 @@ def ConvertLoomToLinalgPass : Pass<"convert-loom-to-linalg",
     upstream ops on tensors: named linalg ops where they exist (matmul,
     transpose, 2-D convolution), linalg.generic for broadcasting
     elementwise ops, reductions, softmax, normalizations, attention,
-    pooling and gather, and tensor ops for data movement. `loom.fusion`
+    pooling and gather, tensor ops for data movement, and scf loops over
+    tensors where updates must apply in order (scatter). `loom.fusion`
     regions are inlined and their bodies lowered. An op that has no
     lowering yet (or a dynamic shape) fails the pass with a diagnostic
     that names it. The supported set is in docs/codegen.md.
@@ -22,6 +23,7 @@ def ConvertLoomToLinalgPass : Pass<"convert-loom-to-linalg",
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
   ];
 }

@@ -13,6 +13,7 @@
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
 
 #include <cmath>
@@ -98,19 +99,53 @@ void addMath(RewritePatternSet &patterns, const TypeConverter &converter) {
       });
 }
 
+/// The unsigned form of a signed integer predicate.
+arith::CmpIPredicate unsignedPredicate(arith::CmpIPredicate predicate) {
+  switch (predicate) {
+  case arith::CmpIPredicate::slt:
+    return arith::CmpIPredicate::ult;
+  case arith::CmpIPredicate::sle:
+    return arith::CmpIPredicate::ule;
+  case arith::CmpIPredicate::sgt:
+    return arith::CmpIPredicate::ugt;
+  case arith::CmpIPredicate::sge:
+    return arith::CmpIPredicate::uge;
+  default:
+    return predicate;
+  }
+}
+
+/// A binary op with float, signed and unsigned integer forms.
+template <typename OpTy, typename FloatOp, typename SignedOp,
+          typename UnsignedOp>
+void addSignAware(RewritePatternSet &patterns,
+                  const TypeConverter &converter) {
+  addElementwise<OpTy>(patterns, converter,
+                       [](OpTy op, OpBuilder &b, Location loc, ValueRange x,
+                          Type) -> Value {
+                         return floatSignedOrUnsigned<FloatOp, SignedOp,
+                                                      UnsignedOp>(
+                             b, loc, isUnsigned(op.getLhs()), x[0], x[1]);
+                       });
+}
+
 /// A comparison with its float and integer predicates.
 template <typename OpTy>
 void addCompare(RewritePatternSet &patterns, const TypeConverter &converter,
                 arith::CmpFPredicate floatPredicate,
                 arith::CmpIPredicate intPredicate) {
   addElementwise<OpTy>(patterns, converter,
-                       [=](OpTy, OpBuilder &b, Location loc, ValueRange x,
+                       [=](OpTy op, OpBuilder &b, Location loc, ValueRange x,
                            Type) -> Value {
                          if (isa<FloatType>(x[0].getType()))
                            return arith::CmpFOp::create(b, loc, floatPredicate,
                                                         x[0], x[1]);
-                         return arith::CmpIOp::create(b, loc, intPredicate,
-                                                      x[0], x[1]);
+                         return arith::CmpIOp::create(
+                             b, loc,
+                             isUnsigned(op.getLhs())
+                                 ? unsignedPredicate(intPredicate)
+                                 : intPredicate,
+                             x[0], x[1]);
                        });
 }
 
@@ -160,7 +195,9 @@ void populateUnaryPatterns(RewritePatternSet &patterns,
   using L = Location;
   using V = ValueRange;
   addElementwise<AbsOp>(patterns, converter,
-                        [](AbsOp, B &b, L loc, V x, Type) -> Value {
+                        [](AbsOp op, B &b, L loc, V x, Type) -> Value {
+                          if (isUnsigned(op.getInput()))
+                            return x[0];
                           if (isa<FloatType>(x[0].getType()))
                             return math::AbsFOp::create(b, loc, x[0]);
                           return math::AbsIOp::create(b, loc, x[0]);
@@ -173,7 +210,7 @@ void populateUnaryPatterns(RewritePatternSet &patterns,
                               b, loc, constant(b, loc, x[0], 0), x[0]);
                         });
   addElementwise<SignOp>(
-      patterns, converter, [](SignOp, B &b, L loc, V x, Type) -> Value {
+      patterns, converter, [](SignOp op, B &b, L loc, V x, Type) -> Value {
         Value zero = constant(b, loc, x[0], 0);
         Value one = constant(b, loc, x[0], 1);
         Value minusOne = constant(b, loc, x[0], -1);
@@ -182,12 +219,18 @@ void populateUnaryPatterns(RewritePatternSet &patterns,
             isFloat ? Value(arith::CmpFOp::create(
                           b, loc, arith::CmpFPredicate::OGT, x[0], zero))
                     : Value(arith::CmpIOp::create(
-                          b, loc, arith::CmpIPredicate::sgt, x[0], zero));
+                          b, loc,
+                          isUnsigned(op.getInput()) ? arith::CmpIPredicate::ugt
+                                                    : arith::CmpIPredicate::sgt,
+                          x[0], zero));
         Value negative =
             isFloat ? Value(arith::CmpFOp::create(
                           b, loc, arith::CmpFPredicate::OLT, x[0], zero))
                     : Value(arith::CmpIOp::create(
-                          b, loc, arith::CmpIPredicate::slt, x[0], zero));
+                          b, loc,
+                          isUnsigned(op.getInput()) ? arith::CmpIPredicate::ult
+                                                    : arith::CmpIPredicate::slt,
+                          x[0], zero));
         return arith::SelectOp::create(
             b, loc, positive, one,
             arith::SelectOp::create(b, loc, negative, minusOne, zero));
@@ -206,7 +249,9 @@ void populateUnaryPatterns(RewritePatternSet &patterns,
         return arith::XOrIOp::create(b, loc, x[0], constant(b, loc, x[0], -1));
       });
   addElementwise<ReluOp>(patterns, converter,
-                         [](ReluOp, B &b, L loc, V x, Type) -> Value {
+                         [](ReluOp op, B &b, L loc, V x, Type) -> Value {
+                           if (isUnsigned(op.getInput()))
+                             return x[0];
                            Value zero = constant(b, loc, x[0], 0);
                            if (!isa<FloatType>(x[0].getType()))
                              return arith::MaxSIOp::create(b, loc, x[0], zero);
@@ -316,8 +361,10 @@ void populateUnaryPatterns(RewritePatternSet &patterns,
             op.getDetectNegative() ? negative : no);
       });
   addElementwise<CastOp>(patterns, converter,
-                         [](CastOp, B &b, L loc, V x, Type to) -> Value {
-                           return castScalar(b, loc, x[0], to);
+                         [](CastOp op, B &b, L loc, V x, Type to) -> Value {
+                           return castScalar(b, loc, x[0], to,
+                                             isUnsigned(op.getInput()),
+                                             isUnsigned(op.getResult()));
                          });
 }
 
@@ -326,9 +373,20 @@ void populateBinaryPatterns(RewritePatternSet &patterns,
   addBinary<AddOp, arith::AddFOp, arith::AddIOp>(patterns, converter);
   addBinary<SubOp, arith::SubFOp, arith::SubIOp>(patterns, converter);
   addBinary<MulOp, arith::MulFOp, arith::MulIOp>(patterns, converter);
-  addBinary<DivOp, arith::DivFOp, arith::DivSIOp>(patterns, converter);
-  addBinary<MaxOp, arith::MaximumFOp, arith::MaxSIOp>(patterns, converter);
-  addBinary<MinOp, arith::MinimumFOp, arith::MinSIOp>(patterns, converter);
+  addSignAware<DivOp, arith::DivFOp, arith::DivSIOp, arith::DivUIOp>(
+      patterns, converter);
+  addSignAware<MaxOp, arith::MaximumFOp, arith::MaxSIOp, arith::MaxUIOp>(
+      patterns, converter);
+  addSignAware<MinOp, arith::MinimumFOp, arith::MinSIOp, arith::MinUIOp>(
+      patterns, converter);
+  addElementwise<BitShiftOp>(
+      patterns, converter,
+      [](BitShiftOp op, OpBuilder &b, Location loc, ValueRange x,
+         Type) -> Value {
+        if (op.getDirection() == "LEFT")
+          return arith::ShLIOp::create(b, loc, x[0], x[1]);
+        return arith::ShRUIOp::create(b, loc, x[0], x[1]);
+      });
   addBinary<AndOp, arith::AndIOp, arith::AndIOp>(patterns, converter);
   addBinary<OrOp, arith::OrIOp, arith::OrIOp>(patterns, converter);
   addBinary<XorOp, arith::XOrIOp, arith::XOrIOp>(patterns, converter);
@@ -351,16 +409,21 @@ void populateBinaryPatterns(RewritePatternSet &patterns,
       });
   addElementwise<PowOp>(
       patterns, converter,
-      [](PowOp, OpBuilder &b, Location loc, ValueRange x, Type to) -> Value {
+      [](PowOp op, OpBuilder &b, Location loc, ValueRange x, Type to) -> Value {
         // The exponent may have another element type (ONNX Pow-12).
+        Value exponent =
+            castScalar(b, loc, x[1], to, isUnsigned(op.getRhs()),
+                       isUnsigned(op.getResult()));
         if (isa<FloatType>(to))
-          return math::PowFOp::create(b, loc, x[0], castScalar(b, loc, x[1], to));
-        return math::IPowIOp::create(b, loc, x[0], castScalar(b, loc, x[1], to));
+          return math::PowFOp::create(b, loc, x[0], exponent);
+        return math::IPowIOp::create(b, loc, x[0], exponent);
       });
   addElementwise<ModOp>(
       patterns, converter,
       [](ModOp op, OpBuilder &b, Location loc, ValueRange x, Type) -> Value {
         bool isFloat = isa<FloatType>(x[0].getType());
+        if (isUnsigned(op.getLhs()))
+          return arith::RemUIOp::create(b, loc, x[0], x[1]);
         Value remainder =
             floatOrInt<arith::RemFOp, arith::RemSIOp>(b, loc, x[0], x[1]);
         if (op.getFmod())
@@ -398,27 +461,23 @@ void populateBinaryPatterns(RewritePatternSet &patterns,
 // Constants and data movement
 //===----------------------------------------------------------------------===//
 
-/// A base for the patterns below: the converted type of the first result.
-template <typename OpTy>
-class LoomLowering : public OpConversionPattern<OpTy> {
-public:
-  using OpConversionPattern<OpTy>::OpConversionPattern;
-
-protected:
-  RankedTensorType resultType(OpTy op) const {
-    return convertedType(this->getTypeConverter(), op->getResult(0));
-  }
-};
-
 class ConstantLowering : public LoomLowering<ConstantOp> {
 public:
   using LoomLowering::LoomLowering;
   LogicalResult
   matchAndRewrite(ConstantOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
     auto value = dyn_cast<TypedAttr>(op.getValue());
-    if (!resultType(op) || !value)
+    if (!type || !value)
       return failure();
+    if (value.getType() != type) {
+      // Unsigned elements: the same bits with the signless type.
+      auto dense = dyn_cast<DenseElementsAttr>(value);
+      if (!dense)
+        return rewriter.notifyMatchFailure(op, "unsigned resource constant");
+      value = dense.bitcast(type.getElementType());
+    }
     rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, value);
     return success();
   }
@@ -491,10 +550,7 @@ public:
     if (!type)
       return failure();
     int64_t rank = type.getRank();
-    // Read signed: the I64Attr getter is unsigned.
-    int64_t axis = static_cast<int64_t>(op.getAxis());
-    if (axis < 0)
-      axis += rank;
+    int64_t axis = axisIndex(op.getAxis(), rank);
     Value result = emptyTensor(rewriter, op.getLoc(), type);
     SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
     for (Value input : adaptor.getInputs()) {
@@ -517,10 +573,7 @@ public:
                   ConversionPatternRewriter &rewriter) const override {
     auto inputType = cast<RankedTensorType>(adaptor.getInput().getType());
     int64_t rank = inputType.getRank();
-    // Read signed: the I64Attr getter is unsigned.
-    int64_t axis = static_cast<int64_t>(op.getAxis());
-    if (axis < 0)
-      axis += rank;
+    int64_t axis = axisIndex(op.getAxis(), rank);
     SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
     SmallVector<Value> results;
     for (Value result : op.getResults()) {
@@ -548,6 +601,17 @@ std::optional<SmallVector<int64_t>> constantInts(Value value) {
   });
 }
 
+/// Element `position` of a 1-D tensor (or the scalar of a one-element
+/// tensor), read at run time.
+Value scalarOf(OpBuilder &b, Location loc, Value tensor, int64_t position = 0) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<Value> coords(type.getRank(),
+                            arith::ConstantIndexOp::create(b, loc, 0));
+  if (type.getRank() == 1)
+    coords[0] = arith::ConstantIndexOp::create(b, loc, position);
+  return tensor::ExtractOp::create(b, loc, tensor, coords);
+}
+
 class SliceLowering : public LoomLowering<SliceOp> {
 public:
   using LoomLowering::LoomLowering;
@@ -562,25 +626,99 @@ public:
       axes = constantInts(op.getAxes());
     if (op.getSteps())
       steps = constantInts(op.getSteps());
-    if (!type || !starts || (op.getAxes() && !axes) || (op.getSteps() && !steps))
-      return rewriter.notifyMatchFailure(op, "non-constant slice bounds");
+    if (!type)
+      return failure();
     int64_t rank = inputType.getRank();
+    bool constantBounds = starts && (!op.getAxes() || axes) &&
+                          (!op.getSteps() || steps) &&
+                          (!steps || llvm::all_of(*steps, [](int64_t step) {
+                            return step > 0;
+                          }));
+    if (!constantBounds) {
+      rewriter.replaceOp(op, buildRuntimeSlice(rewriter, op, adaptor, type));
+      return success();
+    }
     SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
     for (auto [i, start] : llvm::enumerate(*starts)) {
       int64_t axis = axes ? (*axes)[i] : static_cast<int64_t>(i);
       axis = axis < 0 ? axis + rank : axis;
-      int64_t step = steps ? (*steps)[i] : 1;
-      if (step <= 0)
-        return rewriter.notifyMatchFailure(op, "negative steps");
       int64_t dim = inputType.getDimSize(axis);
       start = start < 0 ? start + dim : start;
       offsets[axis] = std::clamp<int64_t>(start, 0, dim);
-      strides[axis] = step;
+      strides[axis] = steps ? (*steps)[i] : 1;
     }
     rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
         op, type, adaptor.getInput(), indexAttrs(rewriter, offsets),
         indexAttrs(rewriter, type.getShape()), indexAttrs(rewriter, strides));
     return success();
+  }
+
+private:
+  /// Bounds known only at run time, or negative steps: a generic reads
+  /// out[d] = x[offset + d * step] per dimension, where each dimension's
+  /// offset and step are selected at run time from the entries whose axis
+  /// names it (ONNX clamping; the sizes are the result's static ones).
+  static Value buildRuntimeSlice(OpBuilder &b, SliceOp op, OpAdaptor adaptor,
+                                 RankedTensorType type) {
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    int64_t rank = inputType.getRank();
+    int64_t count =
+        cast<RankedTensorType>(adaptor.getStarts().getType()).getDimSize(0);
+    auto index = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    auto read = [&](Value tensor, int64_t i) -> Value {
+      return arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                        scalarOf(b, loc, tensor, i));
+    };
+    SmallVector<Value> offsets, steps;
+    for (int64_t d = 0; d < rank; ++d) {
+      Value offset = index(0), step = index(1);
+      Value size = index(inputType.getDimSize(d));
+      for (int64_t i = 0; i < count; ++i) {
+        Value axis = adaptor.getAxes() ? read(adaptor.getAxes(), i) : index(i);
+        Value negativeAxis = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::slt, axis, index(0));
+        axis = arith::SelectOp::create(
+            b, loc, negativeAxis,
+            arith::AddIOp::create(b, loc, axis, index(rank)), axis);
+        Value here = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           axis, index(d));
+        Value stepI = adaptor.getSteps() ? read(adaptor.getSteps(), i)
+                                         : index(1);
+        Value start = read(adaptor.getStarts(), i);
+        Value negativeStart = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::slt, start, index(0));
+        start = arith::SelectOp::create(
+            b, loc, negativeStart, arith::AddIOp::create(b, loc, start, size),
+            start);
+        // Positive steps clamp the start to [0, size], negative ones to
+        // [0, size - 1].
+        Value backwards = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::slt, stepI, index(0));
+        Value upper = arith::SelectOp::create(
+            b, loc, backwards, arith::SubIOp::create(b, loc, size, index(1)),
+            size);
+        start = arith::MaxSIOp::create(
+            b, loc, arith::MinSIOp::create(b, loc, start, upper), index(0));
+        offset = arith::SelectOp::create(b, loc, here, start, offset);
+        step = arith::SelectOp::create(b, loc, here, stepI, step);
+      }
+      offsets.push_back(offset);
+      steps.push_back(step);
+    }
+    return buildElementwise(
+        b, loc, type, ValueRange{}, [&](OpBuilder &b, Location loc, ValueRange) {
+          SmallVector<Value> coords;
+          for (int64_t d = 0; d < rank; ++d)
+            coords.push_back(arith::AddIOp::create(
+                b, loc, offsets[d],
+                arith::MulIOp::create(b, loc, linalg::IndexOp::create(b, loc, d),
+                                      steps[d])));
+          return Value(tensor::ExtractOp::create(b, loc, input, coords));
+        });
   }
 };
 
@@ -591,11 +729,14 @@ public:
   matchAndRewrite(PadOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
     auto pads = constantInts(op.getPads());
-    if (!type || !pads || op.getMode() != "constant" ||
-        llvm::any_of(*pads, [](int64_t p) { return p < 0; }))
-      return rewriter.notifyMatchFailure(
-          op, "only constant mode with constant non-negative pads");
+    if (!pads || op.getMode() != "constant" ||
+        llvm::any_of(*pads, [](int64_t p) { return p < 0; })) {
+      rewriter.replaceOp(op, buildGeneral(rewriter, op, adaptor, type));
+      return success();
+    }
     Location loc = op.getLoc();
     Value padValue;
     if (Value given = adaptor.getConstantValue()) {
@@ -613,7 +754,96 @@ public:
                                      padValue));
     return success();
   }
+
+private:
+  /// Pads read at run time, negative pads, edge and reflect modes: a
+  /// generic maps each output position o to the source position o - begin
+  /// per dimension, then clamps it (edge), mirrors it (reflect) or, out of
+  /// bounds in constant mode, yields the pad value.
+  static Value buildGeneral(OpBuilder &b, PadOp op, OpAdaptor adaptor,
+                            RankedTensorType type) {
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    int64_t rank = type.getRank();
+    StringRef mode = op.getMode();
+    auto index = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    SmallVector<Value> begins;
+    for (int64_t d = 0; d < rank; ++d)
+      begins.push_back(arith::IndexCastOp::create(
+          b, loc, b.getIndexType(), scalarOf(b, loc, adaptor.getPads(), d)));
+    Value padValue =
+        adaptor.getConstantValue()
+            ? scalarOf(b, loc, adaptor.getConstantValue())
+            : scalarConstant(b, loc, type.getElementType(), 0);
+    return buildElementwise(
+        b, loc, type, ValueRange{}, [&](OpBuilder &b, Location loc, ValueRange) {
+          SmallVector<Value> coords;
+          Value inside = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+          for (int64_t d = 0; d < rank; ++d) {
+            int64_t size = inputType.getDimSize(d);
+            Value last = index(size - 1);
+            Value source = arith::SubIOp::create(
+                b, loc, linalg::IndexOp::create(b, loc, d), begins[d]);
+            Value below = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::slt, source, index(0));
+            Value above = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::sgt, source, last);
+            if (mode == "reflect") {
+              // -s below the start, 2 (size - 1) - s past the end.
+              source = arith::SelectOp::create(
+                  b, loc, below, arith::SubIOp::create(b, loc, index(0), source),
+                  source);
+              source = arith::SelectOp::create(
+                  b, loc, above,
+                  arith::SubIOp::create(b, loc, index(2 * (size - 1)), source),
+                  source);
+            } else if (mode == "constant") {
+              inside = arith::AndIOp::create(
+                  b, loc, inside,
+                  arith::XOrIOp::create(
+                      b, loc, arith::OrIOp::create(b, loc, below, above),
+                      arith::ConstantOp::create(b, loc, b.getBoolAttr(true))));
+            }
+            // Edge mode, and a safe address for the other two.
+            source = arith::MaxSIOp::create(
+                b, loc, arith::MinSIOp::create(b, loc, source, last), index(0));
+            coords.push_back(source);
+          }
+          Value value = tensor::ExtractOp::create(b, loc, input, coords);
+          if (mode != "constant")
+            return value;
+          return Value(arith::SelectOp::create(b, loc, inside, value, padValue));
+        });
+  }
 };
+
+/// The coordinates of the current iteration with dimension `axis` replaced
+/// by `index`; dimensions from `axis + 1` on come from `skip` later loop
+/// dimensions (for gather, the indices' rank minus one).
+SmallVector<Value> coordsWith(OpBuilder &b, Location loc, int64_t rank,
+                              int64_t axis, Value index, int64_t skip = 0) {
+  SmallVector<Value> coords;
+  for (int64_t d = 0; d < rank; ++d)
+    coords.push_back(d == axis ? index
+                               : Value(linalg::IndexOp::create(
+                                     b, loc, d > axis ? d + skip : d)));
+  return coords;
+}
+
+/// An index value as `index`, counted from the end of a dimension of
+/// `size` when negative.
+Value wrappedIndex(OpBuilder &b, Location loc, Value value, int64_t size) {
+  Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), value);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index, zero);
+  Value wrapped = arith::AddIOp::create(
+      b, loc, index, arith::ConstantIndexOp::create(b, loc, size));
+  return arith::SelectOp::create(b, loc, negative, wrapped, index);
+}
 
 /// out[d..., i..., e...] = data[d..., indices[i...], e...].
 class GatherLowering : public LoomLowering<GatherOp> {
@@ -628,10 +858,7 @@ public:
     Value data = adaptor.getData(), indices = adaptor.getIndices();
     auto dataType = cast<RankedTensorType>(data.getType());
     int64_t indexRank = cast<RankedTensorType>(indices.getType()).getRank();
-    // Read signed: the I64Attr getter is unsigned.
-    int64_t axis = static_cast<int64_t>(op.getAxis());
-    if (axis < 0)
-      axis += dataType.getRank();
+    int64_t axis = axisIndex(op.getAxis(), dataType.getRank());
     MLIRContext *ctx = rewriter.getContext();
     SmallVector<AffineExpr> indexExprs;
     for (int64_t d = 0; d < indexRank; ++d)
@@ -646,25 +873,326 @@ public:
         rewriter, op.getLoc(), TypeRange{type}, ValueRange{indices},
         ValueRange{emptyTensor(rewriter, op.getLoc(), type)}, maps, iterators,
         [&](OpBuilder &b, Location loc, ValueRange args) {
-          Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(),
-                                                   args[0]);
-          // Negative indices count from the end.
-          Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-          Value negative = arith::CmpIOp::create(
-              b, loc, arith::CmpIPredicate::slt, index, zero);
-          Value wrapped = arith::AddIOp::create(
-              b, loc, index, arith::ConstantIndexOp::create(b, loc, axisSize));
-          index = arith::SelectOp::create(b, loc, negative, wrapped, index);
-          SmallVector<Value> coords;
-          for (int64_t d = 0; d < axis; ++d)
-            coords.push_back(linalg::IndexOp::create(b, loc, d));
-          coords.push_back(index);
-          for (int64_t d = axis + 1; d < dataType.getRank(); ++d)
-            coords.push_back(linalg::IndexOp::create(b, loc, d + indexRank - 1));
+          Value index = wrappedIndex(b, loc, args[0], axisSize);
+          SmallVector<Value> coords = coordsWith(
+              b, loc, dataType.getRank(), axis, index, indexRank - 1);
           linalg::YieldOp::create(
               b, loc, Value(tensor::ExtractOp::create(b, loc, data, coords)));
         });
     rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+/// out[i...] = data[i... with axis -> indices[i...]].
+class GatherElementsLowering : public LoomLowering<GatherElementsOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(GatherElementsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
+    Value data = adaptor.getData();
+    auto dataType = cast<RankedTensorType>(data.getType());
+    int64_t rank = type.getRank();
+    int64_t axis = axisIndex(op.getAxis(), rank);
+    int64_t axisSize = dataType.getDimSize(axis);
+    Value result = buildElementwise(
+        rewriter, op.getLoc(), type, ValueRange{adaptor.getIndices()},
+        [&](OpBuilder &b, Location loc, ValueRange x) -> Value {
+          Value index = wrappedIndex(b, loc, x[0], axisSize);
+          return tensor::ExtractOp::create(
+              b, loc, data, coordsWith(b, loc, rank, axis, index));
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// Repeats: input dimension i is read at d_i mod size_i.
+class TileLowering : public LoomLowering<TileOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(TileOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
+    MLIRContext *ctx = rewriter.getContext();
+    auto inputShape =
+        cast<RankedTensorType>(adaptor.getInput().getType()).getShape();
+    SmallVector<AffineExpr> exprs;
+    for (auto [d, size] : llvm::enumerate(inputShape))
+      exprs.push_back(size == 1 ? getAffineConstantExpr(0, ctx)
+                                : getAffineDimExpr(d, ctx) % size);
+    int64_t rank = type.getRank();
+    SmallVector<AffineMap> maps{AffineMap::get(rank, 0, exprs, ctx),
+                                rewriter.getMultiDimIdentityMap(rank)};
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    auto generic = linalg::GenericOp::create(
+        rewriter, op.getLoc(), TypeRange{type}, ValueRange{adaptor.getInput()},
+        ValueRange{emptyTensor(rewriter, op.getLoc(), type)}, maps, iterators,
+        [](OpBuilder &b, Location loc, ValueRange args) {
+          linalg::YieldOp::create(b, loc, args[0]);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+/// Keeps the elements on one side of the k-th diagonal of the last two
+/// dimensions: col - row >= k (upper) or <= k (lower).
+class TriluLowering : public LoomLowering<TriluOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(TriluOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type || type.getRank() < 2)
+      return failure();
+    Location loc = op.getLoc();
+    Value k = adaptor.getK()
+                  ? castScalar(rewriter, loc, scalarOf(rewriter, loc,
+                                                       adaptor.getK()),
+                               rewriter.getI64Type())
+                  : scalarConstant(rewriter, loc, rewriter.getI64Type(), 0);
+    int64_t rank = type.getRank();
+    bool upper = op.getUpper();
+    Value result = buildElementwise(
+        rewriter, loc, type, ValueRange{adaptor.getInput()},
+        [&](OpBuilder &b, Location loc, ValueRange x) -> Value {
+          Value row = linalg::IndexOp::create(b, loc, rank - 2);
+          Value col = linalg::IndexOp::create(b, loc, rank - 1);
+          Value diagonal = arith::IndexCastOp::create(
+              b, loc, b.getI64Type(), arith::SubIOp::create(b, loc, col, row));
+          Value keep = arith::CmpIOp::create(
+              b, loc,
+              upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle,
+              diagonal, k);
+          return arith::SelectOp::create(b, loc, keep, x[0],
+                                         constant(b, loc, x[0], 0));
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// values[1] where the position along `axis` equals the (wrapped) index,
+/// values[0] elsewhere; the depth is the result's static size.
+class OneHotLowering : public LoomLowering<OneHotOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(OneHotOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    int64_t rank = type.getRank();
+    int64_t axis = axisIndex(op.getAxis(), rank);
+    int64_t depth = type.getDimSize(axis);
+    Value off = castScalar(rewriter, loc,
+                           scalarOf(rewriter, loc, adaptor.getValues(), 0),
+                           type.getElementType());
+    Value on = castScalar(rewriter, loc,
+                          scalarOf(rewriter, loc, adaptor.getValues(), 1),
+                          type.getElementType());
+    SmallVector<AffineExpr> exprs;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis)
+        exprs.push_back(getAffineDimExpr(d, ctx));
+    SmallVector<AffineMap> maps{AffineMap::get(rank, 0, exprs, ctx),
+                                rewriter.getMultiDimIdentityMap(rank)};
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{type}, ValueRange{adaptor.getIndices()},
+        ValueRange{emptyTensor(rewriter, loc, type)}, maps, iterators,
+        [&](OpBuilder &b, Location loc, ValueRange args) {
+          Value index = castScalar(b, loc, args[0], b.getI64Type(),
+                                   isUnsigned(op.getIndices()));
+          Value position = arith::IndexCastOp::create(
+              b, loc, b.getI64Type(), linalg::IndexOp::create(b, loc, axis));
+          Value depthValue = scalarConstant(b, loc, b.getI64Type(), depth);
+          Value negative = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::slt, index,
+              scalarConstant(b, loc, b.getI64Type(), 0));
+          index = arith::SelectOp::create(
+              b, loc, negative, arith::AddIOp::create(b, loc, index, depthValue),
+              index);
+          Value hit = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                            index, position);
+          linalg::YieldOp::create(
+              b, loc, Value(arith::SelectOp::create(b, loc, hit, on, off)));
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Scatter
+//===----------------------------------------------------------------------===//
+
+/// Combines the element already at a scattered position with an update
+/// (ONNX `reduction`: none, add, mul, max, min).
+Value combineScatter(OpBuilder &b, Location loc, StringRef reduction,
+                     bool isUnsignedElement, Value old, Value update) {
+  if (reduction == "add")
+    return floatOrInt<arith::AddFOp, arith::AddIOp>(b, loc, old, update);
+  if (reduction == "mul")
+    return floatOrInt<arith::MulFOp, arith::MulIOp>(b, loc, old, update);
+  if (reduction == "max")
+    return floatSignedOrUnsigned<arith::MaximumFOp, arith::MaxSIOp,
+                                 arith::MaxUIOp>(b, loc, isUnsignedElement,
+                                                 old, update);
+  if (reduction == "min")
+    return floatSignedOrUnsigned<arith::MinimumFOp, arith::MinSIOp,
+                                 arith::MinUIOp>(b, loc, isUnsignedElement,
+                                                 old, update);
+  return update;
+}
+
+/// Updates are applied one at a time, in order, so repeated positions
+/// combine (or, without a reduction, the last one wins) as ONNX defines:
+/// an scf.for nest over the updates carries the result tensor, and each
+/// step extracts, combines and inserts one element. `target` maps the loop
+/// indices to the position written.
+Value buildScatter(
+    OpBuilder &b, Location loc, Value data, Value updates,
+    StringRef reduction, bool isUnsignedElement,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)>
+        target) {
+  auto shape = cast<RankedTensorType>(updates.getType()).getShape();
+  SmallVector<Value> lbs, ubs, steps;
+  for (int64_t size : shape) {
+    lbs.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+    ubs.push_back(arith::ConstantIndexOp::create(b, loc, size));
+    steps.push_back(arith::ConstantIndexOp::create(b, loc, 1));
+  }
+  scf::LoopNest nest = scf::buildLoopNest(
+      b, loc, lbs, ubs, steps, ValueRange{data},
+      [&](OpBuilder &b, Location loc, ValueRange ivs,
+          ValueRange carried) -> scf::ValueVector {
+        SmallVector<Value> coords = target(b, loc, ivs);
+        Value update = tensor::ExtractOp::create(b, loc, updates, ivs);
+        Value old = tensor::ExtractOp::create(b, loc, carried[0], coords);
+        Value value = combineScatter(b, loc, reduction, isUnsignedElement,
+                                     old, update);
+        return {tensor::InsertOp::create(b, loc, value, carried[0], coords)};
+      });
+  return nest.results.front();
+}
+
+/// out = data; out[i... with axis -> indices[i...]] (op)= updates[i...].
+class ScatterElementsLowering : public LoomLowering<ScatterElementsOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(ScatterElementsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
+    int64_t rank = type.getRank();
+    int64_t axis = axisIndex(op.getAxis(), rank);
+    Value indices = adaptor.getIndices();
+    rewriter.replaceOp(
+        op, buildScatter(rewriter, op.getLoc(), adaptor.getData(),
+                         adaptor.getUpdates(), op.getReduction(),
+                         isUnsigned(op.getData()),
+                         [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                           SmallVector<Value> coords(ivs);
+                           coords[axis] = wrappedIndex(
+                               b, loc,
+                               tensor::ExtractOp::create(b, loc, indices, ivs),
+                               type.getDimSize(axis));
+                           return coords;
+                         }));
+    return success();
+  }
+};
+
+/// out = data; out[indices[p...], e...] (op)= updates[p..., e...], where
+/// the last dimension of `indices` holds the leading coordinates.
+class ScatterNDLowering : public LoomLowering<ScatterNDOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(ScatterNDOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
+    Value indices = adaptor.getIndices();
+    auto indexShape = cast<RankedTensorType>(indices.getType()).getShape();
+    int64_t depth = indexShape.back();
+    int64_t batch = indexShape.size() - 1;
+    rewriter.replaceOp(
+        op, buildScatter(
+                rewriter, op.getLoc(), adaptor.getData(), adaptor.getUpdates(),
+                op.getReduction(), isUnsigned(op.getData()),
+                [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                  SmallVector<Value> coords;
+                  SmallVector<Value> at(ivs.take_front(batch));
+                  at.push_back(Value());
+                  for (int64_t j = 0; j < depth; ++j) {
+                    at.back() = arith::ConstantIndexOp::create(b, loc, j);
+                    coords.push_back(wrappedIndex(
+                        b, loc, tensor::ExtractOp::create(b, loc, indices, at),
+                        type.getDimSize(j)));
+                  }
+                  coords.append(ivs.begin() + batch, ivs.end());
+                  return coords;
+                }));
+    return success();
+  }
+};
+
+/// out[p..., e...] = data[indices[p...]..., e...] after `batch_dims`
+/// shared leading dimensions.
+class GatherNDLowering : public LoomLowering<GatherNDOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(GatherNDOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
+    Value data = adaptor.getData(), indices = adaptor.getIndices();
+    auto dataShape = cast<RankedTensorType>(data.getType()).getShape();
+    auto indexShape = cast<RankedTensorType>(indices.getType()).getShape();
+    int64_t batch = op.getBatchDims();
+    int64_t depth = indexShape.back();
+    int64_t positions = indexShape.size() - 1; // loop dims naming a tuple
+    Value result = buildElementwise(
+        rewriter, op.getLoc(), type, ValueRange{},
+        [&](OpBuilder &b, Location loc, ValueRange) -> Value {
+          SmallVector<Value> at, coords;
+          for (int64_t d = 0; d < positions; ++d)
+            at.push_back(linalg::IndexOp::create(b, loc, d));
+          for (int64_t d = 0; d < batch; ++d)
+            coords.push_back(at[d]);
+          at.push_back(Value());
+          for (int64_t j = 0; j < depth; ++j) {
+            at.back() = arith::ConstantIndexOp::create(b, loc, j);
+            coords.push_back(wrappedIndex(
+                b, loc, tensor::ExtractOp::create(b, loc, indices, at),
+                dataShape[batch + j]));
+          }
+          for (int64_t d = positions; d < type.getRank(); ++d)
+            coords.push_back(linalg::IndexOp::create(b, loc, d));
+          return tensor::ExtractOp::create(b, loc, data, coords);
+        });
+    rewriter.replaceOp(op, result);
     return success();
   }
 };
@@ -678,7 +1206,10 @@ void populateLoomElementwiseToLinalgPatterns(const TypeConverter &converter,
   patterns.add<ConstantLowering, ReshapeLowering<ReshapeOp>,
                ReshapeLowering<SqueezeOp>, ReshapeLowering<UnsqueezeOp>,
                TransposeLowering, ExpandLowering, ConcatLowering, SplitLowering,
-               SliceLowering, PadLowering, GatherLowering>(
+               SliceLowering, PadLowering, GatherLowering,
+               GatherElementsLowering, TileLowering, TriluLowering,
+               OneHotLowering, ScatterElementsLowering, ScatterNDLowering,
+               GatherNDLowering>(
       converter, patterns.getContext());
 }
 

@@ -5,6 +5,9 @@
 #include "loom/Conversion/Passes.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
 namespace loom {
 #define GEN_PASS_DEF_CONVERTLOOMTOLINALGPASS
 #include "loom/Conversion/Passes.h.inc"
@@ -34,7 +37,8 @@ public:
 };
 
 bool isSupportedElement(Type type) {
-  return isa<FloatType>(type) || type.isSignlessInteger();
+  return isa<FloatType>(type) || type.isSignlessInteger() ||
+         type.isUnsignedInteger();
 }
 
 class ConvertLoomToLinalgPass
@@ -66,9 +70,9 @@ public:
     if (unsupported.wasInterrupted())
       return signalPassFailure();
 
-    ConversionTarget target(getContext());
-    configureLoomToLinalgTarget(target);
     LoomToLinalgTypeConverter converter;
+    ConversionTarget target(getContext());
+    configureLoomToLinalgTarget(target, converter);
     RewritePatternSet patterns(&getContext());
     populateLoomToLinalgPatterns(converter, patterns);
     if (failed(applyPartialConversion(getOperation(), target,
@@ -82,16 +86,30 @@ public:
 LoomToLinalgTypeConverter::LoomToLinalgTypeConverter() {
   addConversion([](Type type) { return type; });
   addConversion([](RankedTensorType type) -> Type {
-    if (!type.hasStaticShape() || !isSupportedElement(type.getElementType()))
+    Type element = type.getElementType();
+    if (!type.hasStaticShape() || !isSupportedElement(element))
       return nullptr;
+    // arith works on signless integers; ops whose meaning depends on the
+    // sign read it from the original type.
+    if (element.isUnsignedInteger())
+      return type.clone(IntegerType::get(type.getContext(),
+                                         element.getIntOrFloatBitWidth()));
     return type;
   });
 }
 
-void configureLoomToLinalgTarget(ConversionTarget &target) {
+void configureLoomToLinalgTarget(ConversionTarget &target,
+                                 const TypeConverter &converter) {
   target.addIllegalDialect<LoomDialect>();
   target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
-                         math::MathDialect, tensor::TensorDialect>();
+                         math::MathDialect, scf::SCFDialect,
+                         tensor::TensorDialect>();
+  // Signatures with unsigned tensors become signless.
+  target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp func) {
+    return converter.isSignatureLegal(func.getFunctionType());
+  });
+  target.addDynamicallyLegalOp<func::ReturnOp>(
+      [&](func::ReturnOp op) { return converter.isLegal(op); });
 }
 
 void populateLoomToLinalgPatterns(const TypeConverter &converter,
@@ -99,6 +117,9 @@ void populateLoomToLinalgPatterns(const TypeConverter &converter,
   populateLoomElementwiseToLinalgPatterns(converter, patterns);
   populateLoomNNToLinalgPatterns(converter, patterns);
   patterns.add<FusionLowering>(converter, patterns.getContext());
+  populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
+                                                                 converter);
+  populateReturnOpTypeConversionPattern(patterns, converter);
 }
 
 } // namespace loom

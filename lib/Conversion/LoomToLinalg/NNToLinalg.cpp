@@ -14,6 +14,7 @@
 #include "Utils.h"
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/IR/ResizeSampling.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -28,26 +29,6 @@ namespace {
 using B = OpBuilder;
 using L = Location;
 using V = ValueRange;
-
-template <typename OpTy>
-class LoomLowering : public OpConversionPattern<OpTy> {
-public:
-  using OpConversionPattern<OpTy>::OpConversionPattern;
-
-protected:
-  /// The converted result type; null when a type has no conversion.
-  RankedTensorType resultType(OpTy op) const {
-    for (Type t : op->getOperandTypes())
-      if (!this->getTypeConverter()->convertType(t))
-        return nullptr;
-    return dyn_cast_or_null<RankedTensorType>(
-        this->getTypeConverter()->convertType(op->getResult(0).getType()));
-  }
-};
-
-int64_t normalizeAxis(int64_t axis, int64_t rank) {
-  return axis < 0 ? axis + rank : axis;
-}
 
 SmallVector<int64_t> axesFrom(int64_t first, int64_t rank) {
   SmallVector<int64_t> axes;
@@ -77,6 +58,19 @@ Value channelVector(B &b, L loc, Value vector, int64_t trailing) {
   shape.append(trailing, 1);
   return reshapeTo(b, loc, vector,
                    RankedTensorType::get(shape, type.getElementType()));
+}
+
+/// `result` [N, M, ...] plus a per-channel `bias` [M].
+Value addChannelBias(B &b, L loc, Value result, Value bias) {
+  auto type = cast<RankedTensorType>(result.getType());
+  Type element = type.getElementType();
+  return buildElementwise(
+      b, loc, type,
+      ValueRange{result, channelVector(b, loc, bias, type.getRank() - 2)},
+      [&](B &b, L loc, V x) {
+        return floatOrInt<arith::AddFOp, arith::AddIOp>(
+            b, loc, x[0], castScalar(b, loc, x[1], element));
+      });
 }
 
 //===----------------------------------------------------------------------===//
@@ -196,7 +190,6 @@ public:
     SmallVector<int64_t> low{0, 0}, high{0, 0};
     low.append(pads.begin(), pads.begin() + spatial);
     high.append(pads.begin() + spatial, pads.end());
-    Type element = type.getElementType();
     if (llvm::any_of(pads, [](int64_t p) { return p != 0; }))
       input = padStatic(rewriter, loc, input, low, high,
                         scalarConstant(rewriter, loc, elementType(input), 0));
@@ -212,13 +205,7 @@ public:
       result = buildGeneric(rewriter, loc, op, input, weight, type);
     }
     if (Value bias = adaptor.getBias())
-      result = buildElementwise(
-          rewriter, loc, type,
-          ValueRange{result, channelVector(rewriter, loc, bias, spatial)},
-          [&](B &b, L loc, V x) {
-            return floatOrInt<arith::AddFOp, arith::AddIOp>(
-                b, loc, x[0], castScalar(b, loc, x[1], element));
-          });
+      result = addChannelBias(rewriter, loc, result, bias);
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -265,6 +252,118 @@ private:
                                                 args[2]));
                })
         .getResult(0);
+  }
+};
+
+/// Transposed convolution, output-stationary: out[n, m, o] sums
+/// x[n, c, i] * w[c, m mod M/group, k] over the group's channels c and the
+/// kernel positions k with o + pad = i * stride + k * dilation, i.e. where
+/// t = o + pad - k * dilation is a non-negative multiple of the stride
+/// below stride * size. The input is read with tensor.extract at a clamped
+/// i, and the product counts only where t is such a multiple.
+class ConvTransposeLowering : public LoomLowering<ConvTransposeOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(ConvTransposeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value input = adaptor.getInput(), weight = adaptor.getWeight();
+    auto inputShape = cast<RankedTensorType>(input.getType()).getShape();
+    auto weightShape = cast<RankedTensorType>(weight.getType()).getShape();
+    int64_t spatial = type.getRank() - 2;
+    int64_t group = op.getGroup();
+    int64_t inPerGroup = inputShape[1] / group, outPerGroup = weightShape[1];
+    ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations(),
+                      pads = op.getPads();
+    // Dimensions (n, m, o..., c, k...).
+    int64_t numDims = 3 + 2 * spatial, cDim = 2 + spatial;
+    auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
+    SmallVector<AffineExpr> weightExprs{
+        dim(1).floorDiv(outPerGroup) * inPerGroup + dim(cDim),
+        dim(1) % outPerGroup};
+    SmallVector<AffineExpr> windowExprs{dim(cDim)}, outExprs{dim(0), dim(1)};
+    SmallVector<int64_t> windowShape{inPerGroup};
+    for (int64_t i = 0; i < spatial; ++i) {
+      weightExprs.push_back(dim(cDim + 1 + i));
+      windowExprs.push_back(dim(cDim + 1 + i));
+      windowShape.push_back(weightShape[2 + i]);
+      outExprs.push_back(dim(2 + i));
+    }
+    Type element = type.getElementType();
+    // The window operand only gives the loops over c and k their bounds.
+    Value window = tensor::EmptyOp::create(rewriter, loc, windowShape, element);
+    SmallVector<AffineMap> maps{AffineMap::get(numDims, 0, weightExprs, ctx),
+                                AffineMap::get(numDims, 0, windowExprs, ctx),
+                                AffineMap::get(numDims, 0, outExprs, ctx)};
+    SmallVector<utils::IteratorType> iterators(2 + spatial,
+                                               utils::IteratorType::parallel);
+    iterators.append(1 + spatial, utils::IteratorType::reduction);
+    Value result =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{type}, ValueRange{weight, window},
+            ValueRange{zeroFilled(rewriter, loc, type)}, maps, iterators,
+            [&](B &b, L loc, V args) {
+              auto index = [&](int64_t v) -> Value {
+                return arith::ConstantIndexOp::create(b, loc, v);
+              };
+              Value m = linalg::IndexOp::create(b, loc, 1);
+              Value channel = arith::AddIOp::create(
+                  b, loc,
+                  arith::MulIOp::create(
+                      b, loc,
+                      arith::DivUIOp::create(b, loc, m, index(outPerGroup)),
+                      index(inPerGroup)),
+                  linalg::IndexOp::create(b, loc, cDim));
+              SmallVector<Value> coords{linalg::IndexOp::create(b, loc, 0),
+                                        channel};
+              Value valid = arith::ConstantOp::create(b, loc,
+                                                      b.getBoolAttr(true));
+              for (int64_t i = 0; i < spatial; ++i) {
+                Value t = arith::SubIOp::create(
+                    b, loc,
+                    arith::AddIOp::create(
+                        b, loc, linalg::IndexOp::create(b, loc, 2 + i),
+                        index(pads[i])),
+                    arith::MulIOp::create(
+                        b, loc, linalg::IndexOp::create(b, loc, cDim + 1 + i),
+                        index(dilations[i])));
+                Value nonNegative = arith::CmpIOp::create(
+                    b, loc, arith::CmpIPredicate::sge, t, index(0));
+                Value aligned = arith::CmpIOp::create(
+                    b, loc, arith::CmpIPredicate::eq,
+                    arith::RemSIOp::create(b, loc, t, index(strides[i])),
+                    index(0));
+                Value within = arith::CmpIOp::create(
+                    b, loc, arith::CmpIPredicate::slt, t,
+                    index(strides[i] * inputShape[2 + i]));
+                valid = arith::AndIOp::create(
+                    b, loc, valid,
+                    arith::AndIOp::create(
+                        b, loc, nonNegative,
+                        arith::AndIOp::create(b, loc, aligned, within)));
+                Value position =
+                    arith::DivSIOp::create(b, loc, t, index(strides[i]));
+                coords.push_back(arith::SelectOp::create(
+                    b, loc,
+                    arith::AndIOp::create(b, loc, nonNegative, within),
+                    position, index(0)));
+              }
+              Value x = tensor::ExtractOp::create(b, loc, input, coords);
+              Value sum = multiplyAccumulate(b, loc, x, args[0], args[2]);
+              linalg::YieldOp::create(
+                  b, loc,
+                  Value(arith::SelectOp::create(b, loc, valid, sum, args[2])));
+            })
+            .getResult(0);
+    if (Value bias = adaptor.getBias())
+      result = addChannelBias(rewriter, loc, result, bias);
+    rewriter.replaceOp(op, result);
+    return success();
   }
 };
 
@@ -407,12 +506,13 @@ public:
     int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
     SmallVector<int64_t> axes;
     for (int64_t axis : op.getAxes())
-      axes.push_back(normalizeAxis(axis, rank));
+      axes.push_back(axisIndex(axis, rank));
     if (axes.empty())
       axes = axesFrom(0, rank);
     llvm::sort(axes);
     bool keep = op.getKeepdims();
     Type element = type.getElementType();
+    bool unsignedInput = isUnsigned(op.getInput());
     Value result;
     if constexpr (std::is_same_v<OpTy, ReduceMeanOp>) {
       result = buildMean(rewriter, loc, input, axes, keep);
@@ -431,19 +531,154 @@ public:
     } else if constexpr (std::is_same_v<OpTy, ReduceMaxOp>) {
       result = buildReduction(
           rewriter, loc, input, axes, keep,
-          extremeValue(rewriter, loc, element, true), [](B &b, L loc, V x) {
-            return floatOrInt<arith::MaximumFOp, arith::MaxSIOp>(b, loc, x[0],
-                                                                 x[1]);
+          extremeValue(rewriter, loc, element, true, unsignedInput),
+          [&](B &b, L loc, V x) {
+            return floatSignedOrUnsigned<arith::MaximumFOp, arith::MaxSIOp,
+                                         arith::MaxUIOp>(b, loc, unsignedInput,
+                                                         x[0], x[1]);
           });
     } else {
       result = buildReduction(
           rewriter, loc, input, axes, keep,
-          extremeValue(rewriter, loc, element, false), [](B &b, L loc, V x) {
-            return floatOrInt<arith::MinimumFOp, arith::MinSIOp>(b, loc, x[0],
-                                                                 x[1]);
+          extremeValue(rewriter, loc, element, false, unsignedInput),
+          [&](B &b, L loc, V x) {
+            return floatSignedOrUnsigned<arith::MinimumFOp, arith::MinSIOp,
+                                         arith::MinUIOp>(b, loc, unsignedInput,
+                                                         x[0], x[1]);
           });
     }
     rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// One generic with two accumulators, the best value and its i64 index;
+/// ties keep the first index, or the last with `select_last_index`.
+template <typename OpTy>
+class ArgReduceLowering : public LoomLowering<OpTy> {
+public:
+  using LoomLowering<OpTy>::LoomLowering;
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    constexpr bool isMax = std::is_same_v<OpTy, ArgMaxOp>;
+    RankedTensorType type = this->resultType(op);
+    if (!type)
+      return failure();
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value input = adaptor.getInput();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    Type element = inputType.getElementType();
+    int64_t rank = inputType.getRank();
+    int64_t axis = axisIndex(op.getAxis(), rank);
+    bool keep = op.getKeepdims(), last = op.getSelectLastIndex();
+    bool isUnsignedInput = isUnsigned(op.getInput());
+    SmallVector<int64_t> shape;
+    SmallVector<AffineExpr> exprs;
+    SmallVector<utils::IteratorType> iterators;
+    for (int64_t d = 0; d < rank; ++d) {
+      iterators.push_back(d == axis ? utils::IteratorType::reduction
+                                    : utils::IteratorType::parallel);
+      if (d == axis && !keep)
+        continue;
+      shape.push_back(d == axis ? 1 : inputType.getDimSize(d));
+      exprs.push_back(d == axis ? getAffineConstantExpr(0, ctx)
+                                : getAffineDimExpr(d, ctx));
+    }
+    auto valueType = RankedTensorType::get(shape, element);
+    Value values = filledTensor(
+        rewriter, loc, valueType,
+        extremeValue(rewriter, loc, element, isMax, isUnsignedInput));
+    Value indices = zeroFilled(rewriter, loc, type);
+    AffineMap out = AffineMap::get(rank, 0, exprs, ctx);
+    SmallVector<AffineMap> maps{rewriter.getMultiDimIdentityMap(rank), out,
+                                out};
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{valueType, type}, ValueRange{input},
+        ValueRange{values, indices}, maps, iterators, [&](B &b, L loc, V args) {
+          Value x = args[0], best = args[1], bestIndex = args[2];
+          Value better;
+          if (isa<FloatType>(element)) {
+            auto predicate =
+                isMax ? (last ? arith::CmpFPredicate::OGE
+                              : arith::CmpFPredicate::OGT)
+                      : (last ? arith::CmpFPredicate::OLE
+                              : arith::CmpFPredicate::OLT);
+            better = arith::CmpFOp::create(b, loc, predicate, x, best);
+          } else {
+            auto predicate =
+                isUnsignedInput
+                    ? (isMax ? (last ? arith::CmpIPredicate::uge
+                                     : arith::CmpIPredicate::ugt)
+                             : (last ? arith::CmpIPredicate::ule
+                                     : arith::CmpIPredicate::ult))
+                    : (isMax ? (last ? arith::CmpIPredicate::sge
+                                     : arith::CmpIPredicate::sgt)
+                             : (last ? arith::CmpIPredicate::sle
+                                     : arith::CmpIPredicate::slt));
+            better = arith::CmpIOp::create(b, loc, predicate, x, best);
+          }
+          Value position = arith::IndexCastOp::create(
+              b, loc, b.getI64Type(), linalg::IndexOp::create(b, loc, axis));
+          linalg::YieldOp::create(
+              b, loc,
+              ValueRange{
+                  arith::SelectOp::create(b, loc, better, x, best),
+                  arith::SelectOp::create(b, loc, better, position,
+                                          bestIndex)});
+        });
+    rewriter.replaceOp(op, generic.getResult(1));
+    return success();
+  }
+};
+
+/// Running sums as a generic over (result dims..., k): element k of the
+/// axis counts towards position i when k <= i (k < i exclusive; reversed
+/// with `reverse`).
+class CumSumLowering : public LoomLowering<CumSumOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(CumSumOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    int64_t rank = type.getRank();
+    int64_t axis = axisIndex(op.getAxis(), rank);
+    SmallVector<AffineExpr> inputExprs, outExprs;
+    for (int64_t d = 0; d < rank; ++d) {
+      inputExprs.push_back(getAffineDimExpr(d == axis ? rank : d, ctx));
+      outExprs.push_back(getAffineDimExpr(d, ctx));
+    }
+    SmallVector<AffineMap> maps{AffineMap::get(rank + 1, 0, inputExprs, ctx),
+                                AffineMap::get(rank + 1, 0, outExprs, ctx)};
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    arith::CmpIPredicate predicate =
+        op.getReverse()
+            ? (op.getExclusive() ? arith::CmpIPredicate::sgt
+                                 : arith::CmpIPredicate::sge)
+            : (op.getExclusive() ? arith::CmpIPredicate::slt
+                                 : arith::CmpIPredicate::sle);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{type}, ValueRange{adaptor.getInput()},
+        ValueRange{zeroFilled(rewriter, loc, type)}, maps, iterators,
+        [&](B &b, L loc, V args) {
+          Value k = linalg::IndexOp::create(b, loc, rank);
+          Value i = linalg::IndexOp::create(b, loc, axis);
+          Value counts = arith::CmpIOp::create(b, loc, predicate, k, i);
+          Value sum =
+              floatOrInt<arith::AddFOp, arith::AddIOp>(b, loc, args[1], args[0]);
+          linalg::YieldOp::create(
+              b, loc,
+              Value(arith::SelectOp::create(b, loc, counts, sum, args[1])));
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
     return success();
   }
 };
@@ -460,7 +695,7 @@ public:
       return failure();
     rewriter.replaceOp(
         op, buildSoftmax(rewriter, op.getLoc(), adaptor.getInput(),
-                         normalizeAxis(op.getAxis(), type.getRank()),
+                         axisIndex(op.getAxis(), type.getRank()),
                          std::is_same_v<OpTy, LogSoftmaxOp>));
     return success();
   }
@@ -521,7 +756,7 @@ public:
     int64_t rank = type.getRank();
     rewriter.replaceOp(
         op, normalize(rewriter, op.getLoc(), adaptor.getInput(),
-                      axesFrom(normalizeAxis(op.getAxis(), rank), rank),
+                      axesFrom(axisIndex(op.getAxis(), rank), rank),
                       op.getEpsilon().convertToDouble(), params,
                       scaleAndShift));
     return success();
@@ -569,7 +804,7 @@ public:
     int64_t rank = type.getRank();
     Value meanSquare = buildMean(
         rewriter, loc, squares,
-        axesFrom(normalizeAxis(op.getAxis(), rank), rank), /*keepdims=*/true);
+        axesFrom(axisIndex(op.getAxis(), rank), rank), /*keepdims=*/true);
     double epsilon = op.getEpsilon().convertToDouble();
     rewriter.replaceOp(
         op, buildElementwise(
@@ -786,18 +1021,216 @@ public:
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Resize
+//===----------------------------------------------------------------------===//
+
+/// With static scales (and roi) the sampling of every output position is
+/// known when compiling (ResizeSampling.h): per resized axis, constant
+/// tables of source indices and weights [out, taps]. One generic runs over
+/// (output dims..., one tap dim per resized axis), reads the input with
+/// tensor.extract and sums weight products; nearest sampling has one tap
+/// and copies. Cropped-out positions get the extrapolation value after.
+class ResizeLowering : public LoomLowering<ResizeOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(ResizeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    std::optional<SmallVector<float>> scales = op.getStaticScales();
+    std::optional<SmallVector<float>> roi;
+    if (op.getRoi())
+      roi = op.getStaticRoi();
+    if (!type || !scales || (op.getRoi() && !roi))
+      return rewriter.notifyMatchFailure(op, "scales or roi not constant");
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value input = adaptor.getInput();
+    auto inputShape = cast<RankedTensorType>(input.getType()).getShape();
+    int64_t rank = type.getRank();
+    Type element = type.getElementType();
+    bool nearest = op.getMode() == "nearest";
+    if (!nearest && !isa<FloatType>(element))
+      return rewriter.notifyMatchFailure(op, "interpolating integers");
+    ResizeSampling sampling{op.getMode(),
+                            op.getCoordinateTransformationMode(),
+                            op.getNearestMode(),
+                            op.getCubicCoeffA().convertToDouble(),
+                            op.getExcludeOutside(),
+                            op.getCoordinateTransformationMode() ==
+                                "tf_crop_and_resize"};
+
+    // Tables of the resized axes.
+    struct Axis {
+      int64_t dim, taps;
+      Value indices, weights, outside;
+    };
+    SmallVector<Axis> axes;
+    bool anyOutside = false;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t outLen = type.getDimSize(d);
+      SmallVector<ResizeSample> samples = resizeAxisSamples(
+          sampling, (*scales)[d], inputShape[d], outLen, roi ? (*roi)[d] : 0.0,
+          roi ? (*roi)[rank + d] : 1.0);
+      bool identity = llvm::all_of(llvm::enumerate(samples), [](auto it) {
+        const ResizeSample &s = it.value();
+        return !s.outside && s.index.size() == 1 &&
+               s.index[0] == static_cast<int64_t>(it.index()) &&
+               s.weight[0] == 1.0;
+      });
+      if (identity)
+        continue;
+      // Nearest weights are 0 or 1: keep the one source.
+      if (nearest)
+        for (ResizeSample &s : samples)
+          for (auto [i, w] : llvm::enumerate(s.weight))
+            if (w == 1.0) {
+              s.index = {s.index[i]};
+              s.weight = {1.0};
+              break;
+            }
+      int64_t taps = 1;
+      for (const ResizeSample &s : samples)
+        taps = std::max<int64_t>(taps, s.index.size());
+      SmallVector<int64_t> indexValues;
+      SmallVector<double> weightValues;
+      SmallVector<bool> outsideValues;
+      for (const ResizeSample &s : samples) {
+        for (int64_t t = 0; t < taps; ++t) {
+          bool present = t < static_cast<int64_t>(s.index.size());
+          indexValues.push_back(present ? s.index[t] : 0);
+          weightValues.push_back(present ? s.weight[t] : 0.0);
+        }
+        outsideValues.push_back(s.outside);
+        anyOutside |= s.outside;
+      }
+      auto tableType = [&](Type t) {
+        return RankedTensorType::get({outLen, taps}, t);
+      };
+      Axis axis{d, taps, nullptr, nullptr, nullptr};
+      axis.indices = arith::ConstantOp::create(
+          rewriter, loc,
+          DenseElementsAttr::get(tableType(rewriter.getI64Type()),
+                                 ArrayRef<int64_t>(indexValues)));
+      if (!nearest) {
+        auto weightType = tableType(element);
+        SmallVector<Attribute> weights;
+        for (double w : weightValues)
+          weights.push_back(rewriter.getFloatAttr(element, w));
+        axis.weights = arith::ConstantOp::create(
+            rewriter, loc, DenseElementsAttr::get(weightType, weights));
+      }
+      axis.outside = arith::ConstantOp::create(
+          rewriter, loc,
+          DenseElementsAttr::get(
+              RankedTensorType::get({outLen}, rewriter.getI1Type()),
+              ArrayRef<bool>(outsideValues)));
+      axes.push_back(axis);
+    }
+
+    int64_t numDims = rank + axes.size();
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> maps;
+    for (auto [t, axis] : llvm::enumerate(axes)) {
+      AffineMap table = AffineMap::get(
+          numDims, 0,
+          {getAffineDimExpr(axis.dim, ctx), getAffineDimExpr(rank + t, ctx)},
+          ctx);
+      inputs.push_back(axis.indices);
+      maps.push_back(table);
+      if (axis.weights) {
+        inputs.push_back(axis.weights);
+        maps.push_back(table);
+      }
+    }
+    SmallVector<AffineExpr> outExprs;
+    for (int64_t d = 0; d < rank; ++d)
+      outExprs.push_back(getAffineDimExpr(d, ctx));
+    maps.push_back(AffineMap::get(numDims, 0, outExprs, ctx));
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    iterators.append(axes.size(), utils::IteratorType::reduction);
+    Value result =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{type}, inputs,
+            ValueRange{zeroFilled(rewriter, loc, type)}, maps, iterators,
+            [&](B &b, L loc, V args) {
+              SmallVector<Value> coords;
+              for (int64_t d = 0; d < rank; ++d)
+                coords.push_back(linalg::IndexOp::create(b, loc, d));
+              Value weight;
+              int64_t arg = 0;
+              for (const Axis &axis : axes) {
+                coords[axis.dim] = arith::IndexCastOp::create(
+                    b, loc, b.getIndexType(), args[arg++]);
+                if (!axis.weights)
+                  continue;
+                weight = weight ? Value(arith::MulFOp::create(b, loc, weight,
+                                                              args[arg]))
+                                : args[arg];
+                ++arg;
+              }
+              Value x = tensor::ExtractOp::create(b, loc, input, coords);
+              if (!weight) {
+                linalg::YieldOp::create(b, loc, x);
+                return;
+              }
+              linalg::YieldOp::create(
+                  b, loc,
+                  Value(arith::AddFOp::create(
+                      b, loc, args.back(),
+                      arith::MulFOp::create(b, loc, weight, x))));
+            })
+            .getResult(0);
+    if (anyOutside) {
+      SmallVector<Value> flags{result};
+      SmallVector<AffineMap> flagMaps{rewriter.getMultiDimIdentityMap(rank)};
+      for (const Axis &axis : axes) {
+        flags.push_back(axis.outside);
+        flagMaps.push_back(
+            AffineMap::get(rank, 0, getAffineDimExpr(axis.dim, ctx)));
+      }
+      flagMaps.push_back(rewriter.getMultiDimIdentityMap(rank));
+      double extrapolation = op.getExtrapolationValue().convertToDouble();
+      result =
+          linalg::GenericOp::create(
+              rewriter, loc, TypeRange{type}, flags,
+              ValueRange{emptyTensor(rewriter, loc, type)}, flagMaps,
+              SmallVector<utils::IteratorType>(rank,
+                                               utils::IteratorType::parallel),
+              [&](B &b, L loc, V args) {
+                Value outside = args[1];
+                for (size_t i = 2; i + 1 < args.size(); ++i)
+                  outside = arith::OrIOp::create(b, loc, outside, args[i]);
+                linalg::YieldOp::create(
+                    b, loc,
+                    Value(arith::SelectOp::create(
+                        b, loc, outside,
+                        scalarConstant(b, loc, element, extrapolation),
+                        args[0])));
+              })
+              .getResult(0);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void populateLoomNNToLinalgPatterns(const TypeConverter &converter,
                                     RewritePatternSet &patterns) {
-  patterns.add<MatMulLowering, ConvLowering, PoolLowering<MaxPoolOp>,
+  patterns.add<MatMulLowering, ConvLowering, ConvTransposeLowering, PoolLowering<MaxPoolOp>,
                PoolLowering<AvgPoolOp>, ReduceLowering<ReduceSumOp>,
                ReduceLowering<ReduceMeanOp>, ReduceLowering<ReduceMaxOp>,
                ReduceLowering<ReduceMinOp>, ReduceLowering<ReduceProdOp>,
                SoftmaxLowering<SoftmaxOp>, SoftmaxLowering<LogSoftmaxOp>,
                LayerNormLowering, InstanceNormLowering, RMSNormLowering,
                BatchNormLowering, AttentionLowering,
-               RotaryEmbeddingLowering>(converter,
+               RotaryEmbeddingLowering, ArgReduceLowering<ArgMaxOp>,
+               ArgReduceLowering<ArgMinOp>, CumSumLowering, ResizeLowering>(
+      converter,
                                                      patterns.getContext());
 }
 

@@ -3,6 +3,7 @@
 #include "Utils.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 
@@ -24,7 +25,12 @@ Value scalarConstant(OpBuilder &b, Location loc, Type type, double value) {
       b, loc, b.getIntegerAttr(type, static_cast<int64_t>(value)));
 }
 
-Value extremeValue(OpBuilder &b, Location loc, Type type, bool lowest) {
+bool isUnsigned(Type type) {
+  return getElementTypeOrSelf(type).isUnsignedInteger();
+}
+
+Value extremeValue(OpBuilder &b, Location loc, Type type, bool lowest,
+                   bool isUnsigned) {
   if (auto floatType = dyn_cast<FloatType>(type))
     return arith::ConstantOp::create(
         b, loc,
@@ -32,9 +38,11 @@ Value extremeValue(OpBuilder &b, Location loc, Type type, bool lowest) {
                                              /*Negative=*/lowest)));
   unsigned width = type.getIntOrFloatBitWidth();
   // i1 is a boolean: false < true.
-  APInt value = width == 1 ? APInt(1, lowest ? 0 : 1)
-                : lowest   ? APInt::getSignedMinValue(width)
-                           : APInt::getSignedMaxValue(width);
+  APInt value = width == 1   ? APInt(1, lowest ? 0 : 1)
+                : isUnsigned ? (lowest ? APInt::getMinValue(width)
+                                       : APInt::getMaxValue(width))
+                : lowest     ? APInt::getSignedMinValue(width)
+                             : APInt::getSignedMaxValue(width);
   return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, value));
 }
 
@@ -45,7 +53,8 @@ Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
       .getResult(0);
 }
 
-Value castScalar(OpBuilder &b, Location loc, Value x, Type to) {
+Value castScalar(OpBuilder &b, Location loc, Value x, Type to,
+                 bool fromUnsigned, bool toUnsigned) {
   Type from = x.getType();
   if (from == to)
     return x;
@@ -62,10 +71,12 @@ Value castScalar(OpBuilder &b, Location loc, Value x, Type to) {
     if (to.isInteger(1))
       return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, x,
                                    scalarConstant(b, loc, from, 0));
+    if (toUnsigned)
+      return arith::FPToUIOp::create(b, loc, to, x);
     return arith::FPToSIOp::create(b, loc, to, x);
   }
   if (toFloat) {
-    if (from.isInteger(1))
+    if (from.isInteger(1) || fromUnsigned)
       return arith::UIToFPOp::create(b, loc, to, x);
     return arith::SIToFPOp::create(b, loc, to, x);
   }
@@ -74,7 +85,9 @@ Value castScalar(OpBuilder &b, Location loc, Value x, Type to) {
   if (toWidth == 1)
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x,
                                  scalarConstant(b, loc, from, 0));
-  if (fromWidth == 1)
+  if (fromWidth == toWidth)
+    return x;
+  if (fromWidth == 1 || (fromUnsigned && fromWidth < toWidth))
     return arith::ExtUIOp::create(b, loc, to, x);
   if (fromWidth < toWidth)
     return arith::ExtSIOp::create(b, loc, to, x);

@@ -15,6 +15,12 @@ namespace loom::lowering {
 using ScalarBody = llvm::function_ref<mlir::Value(
     mlir::OpBuilder &, mlir::Location, mlir::ValueRange)>;
 
+/// An axis attribute (negative counts from the end) as a dimension. The
+/// attributes' getters return uint64_t: take the value as int64_t.
+inline int64_t axisIndex(int64_t axis, int64_t rank) {
+  return axis < 0 ? axis + rank : axis;
+}
+
 /// The element type of a shaped value.
 mlir::Type elementType(mlir::Value value);
 
@@ -26,15 +32,24 @@ mlir::Value emptyTensor(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value scalarConstant(mlir::OpBuilder &b, mlir::Location loc,
                            mlir::Type type, double value);
 
-/// The lowest (-inf, or the least signed integer) or the highest value of a
-/// type: the identity of max or of min.
+/// The lowest (-inf, or the least integer) or the highest value of a type:
+/// the identity of max or of min.
 mlir::Value extremeValue(mlir::OpBuilder &b, mlir::Location loc,
-                         mlir::Type type, bool lowest);
+                         mlir::Type type, bool lowest,
+                         bool isUnsigned = false);
+
+/// Whether a value's (or a type's) elements are unsigned integers: they
+/// lower to signless integers, and the ops whose meaning depends on the sign
+/// pick their unsigned forms from the original type.
+bool isUnsigned(mlir::Type type);
+inline bool isUnsigned(mlir::Value value) { return isUnsigned(value.getType()); }
 
 /// `x` converted to the float or signless integer type `to` as loom.cast
-/// does: floats to integers truncate, non-zero becomes true.
+/// does: floats to integers truncate, non-zero becomes true. The flags say
+/// whether the integers on either side are unsigned.
 mlir::Value castScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
-                       mlir::Type to);
+                       mlir::Type to, bool fromUnsigned = false,
+                       bool toUnsigned = false);
 
 /// `value` padded with `padValue` by static amounts before and after each
 /// dimension.
@@ -81,6 +96,35 @@ mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc,
                       mlir::Value value, mlir::RankedTensorType type);
 
 /// The float or integer form of a binary arith op.
+/// A base for the lowering patterns: the converted type of the op's first
+/// result, or null when it or an operand type has no conversion.
+template <typename OpTy>
+class LoomLowering : public mlir::OpConversionPattern<OpTy> {
+public:
+  using mlir::OpConversionPattern<OpTy>::OpConversionPattern;
+
+protected:
+  mlir::RankedTensorType resultType(OpTy op) const {
+    for (mlir::Type t : op->getOperandTypes())
+      if (!this->getTypeConverter()->convertType(t))
+        return nullptr;
+    return llvm::dyn_cast_or_null<mlir::RankedTensorType>(
+        this->getTypeConverter()->convertType(op->getResult(0).getType()));
+  }
+};
+
+/// The float, signed or unsigned form of a binary arith op.
+template <typename FloatOp, typename SignedOp, typename UnsignedOp>
+mlir::Value floatSignedOrUnsigned(mlir::OpBuilder &b, mlir::Location loc,
+                                  bool isUnsigned, mlir::Value x,
+                                  mlir::Value y) {
+  if (llvm::isa<mlir::FloatType>(x.getType()))
+    return FloatOp::create(b, loc, x, y);
+  if (isUnsigned)
+    return UnsignedOp::create(b, loc, x, y);
+  return SignedOp::create(b, loc, x, y);
+}
+
 template <typename FloatOp, typename IntOp>
 mlir::Value floatOrInt(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                        mlir::Value y) {

@@ -52,6 +52,7 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm) {
   // nest each before buffers exist.
   pm.addPass(createLinalgElementwiseOpFusionPass());
   pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createLoomCPUContractionOrderPass());
   pm.addPass(createLoomCPUBufferizePass());
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;
@@ -59,6 +60,8 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertLinalgToLoopsPass());
+  // Integer powers have no LLVM intrinsic: they become small functions.
+  pm.addPass(createConvertMathToFuncs());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

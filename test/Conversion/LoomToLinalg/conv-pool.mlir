@@ -71,3 +71,60 @@ func.func @avg_pool(%x: tensor<1x3x5x5xf32>) -> tensor<1x3x3x3xf32> {
   %y = loom.avg_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : tensor<1x3x5x5xf32> -> tensor<1x3x3x3xf32>
   return %y : tensor<1x3x3x3xf32>
 }
+
+// -----
+
+// Transposed convolution, output-stationary: the weight is read at
+// ((m floordiv M/group) * C/group + c, m mod M/group, k), the input with
+// tensor.extract where o + pad - k * dilation is a multiple of the stride.
+// CHECK-DAG: #[[WT:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> ((d1 floordiv 3) * 2 + d4, d1 mod 3, d5, d6)>
+// CHECK-DAG: #[[WIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6)>
+// CHECK-LABEL: func.func @conv_transpose
+// CHECK-SAME: (%[[X:.+]]: tensor<2x4x5x5xf32>, %[[W:.+]]: tensor<4x3x3x3xf32>)
+// CHECK: %[[WINDOW:.+]] = tensor.empty() : tensor<2x3x3xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[WT]], #[[WIN]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[W]], %[[WINDOW]] :
+// CHECK: arith.remsi
+// CHECK: %[[V:.+]] = tensor.extract %[[X]]
+// CHECK: arith.mulf %[[V]]
+// CHECK: arith.select
+func.func @conv_transpose(%x: tensor<2x4x5x5xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<2x6x11x11xf32> {
+  %y = loom.conv_transpose %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, group = 2 : i64} : (tensor<2x4x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<2x6x11x11xf32>
+  return %y : tensor<2x6x11x11xf32>
+}
+
+// -----
+
+// Resize with constant scales: the resized axes get constant tables of
+// source indices (and, interpolating, weights) [out, taps]; one tap
+// dimension per resized axis is reduced. N and C are copied.
+// CHECK-DAG: #[[TH:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d2, d4)>
+// CHECK-DAG: #[[TW:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d5)>
+// CHECK-LABEL: func.func @resize_linear
+// CHECK-SAME: (%[[X:.+]]: tensor<1x1x2x2xf32>)
+// CHECK-DAG: %[[IH:.+]] = arith.constant dense<{{.+}}> : tensor<4x2xi64>
+// CHECK-DAG: %[[WH:.+]] = arith.constant dense<{{.+}}> : tensor<4x2xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[TH]], #[[TH]], #[[TW]], #[[TW]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[IH]], %[[WH]], %{{.+}}, %{{.+}} :
+// CHECK: %[[N:.+]] = linalg.index 0 : index
+// CHECK: %[[W:.+]] = arith.mulf
+// CHECK: %[[V:.+]] = tensor.extract %[[X]][%[[N]],
+// CHECK: %[[P:.+]] = arith.mulf %[[W]], %[[V]]
+// CHECK: arith.addf %{{.+}}, %[[P]]
+func.func @resize_linear(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
+  %s = loom.constant dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32>
+  %y = loom.resize %x, %s {mode = "linear"} : (tensor<1x1x2x2xf32>, tensor<4xf32>) -> tensor<1x1x4x4xf32>
+  return %y : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// Nearest keeps one source per position: the table is [out, 1] and the
+// element is copied.
+// CHECK-LABEL: func.func @resize_nearest
+// CHECK: arith.constant dense<{{\[\[}}0], [0], [1], [1]]> : tensor<4x1xi64>
+// CHECK: %[[V:.+]] = tensor.extract
+// CHECK-NEXT: linalg.yield %[[V]]
+func.func @resize_nearest(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
+  %s = loom.constant dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32>
+  %y = loom.resize %x, %s {mode = "nearest", coordinate_transformation_mode = "asymmetric", nearest_mode = "floor"} : (tensor<1x1x2x2xf32>, tensor<4xf32>) -> tensor<1x1x4x4xf32>
+  return %y : tensor<1x1x4x4xf32>
+}

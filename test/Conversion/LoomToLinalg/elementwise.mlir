@@ -122,3 +122,21 @@ func.func @swiglu(%g: tensor<4x8xf32>, %u: tensor<8xf32>) -> tensor<4x8xf32> {
   %0 = loom.swiglu %g, %u : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
+
+// -----
+
+// Unsigned tensors become signless (the signature too); the ops whose
+// meaning depends on the sign take their unsigned forms.
+// CHECK-LABEL: func.func @unsigned
+// CHECK-SAME: (%{{.+}}: tensor<4xi8>, %{{.+}}: tensor<4xi8>) -> (tensor<4xf32>, tensor<4xi1>, tensor<4xi8>)
+// CHECK: arith.divui
+// CHECK: arith.uitofp %{{.+}} : i8 to f32
+// CHECK: arith.cmpi ult
+// CHECK: arith.shrui
+func.func @unsigned(%a: tensor<4xui8>, %b: tensor<4xui8>) -> (tensor<4xf32>, tensor<4xi1>, tensor<4xui8>) {
+  %0 = loom.div %a, %b : tensor<4xui8>, tensor<4xui8> -> tensor<4xui8>
+  %1 = loom.cast %0 : tensor<4xui8> to tensor<4xf32>
+  %2 = loom.less %a, %b : tensor<4xui8>, tensor<4xui8> -> tensor<4xi1>
+  %3 = loom.bit_shift %a, %b {direction = "RIGHT"} : tensor<4xui8>, tensor<4xui8> -> tensor<4xui8>
+  return %1, %2, %3 : tensor<4xf32>, tensor<4xi1>, tensor<4xui8>
+}

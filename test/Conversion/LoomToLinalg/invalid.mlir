@@ -17,17 +17,8 @@ func.func @dynamic(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
 
 // -----
 
-func.func @unsigned(%x: tensor<4xui8>) -> tensor<4xui8> {
-  // expected-error @+1 {{'loom.abs' op has elements of type 'ui8', which the lowering to linalg does not support yet}}
-  %y = loom.abs %x : tensor<4xui8>
-  return %y : tensor<4xui8>
-}
-
-// -----
-
-// Constant slice bounds are required.
-func.func @dynamic_slice(%x: tensor<8xf32>, %s: tensor<1xi64>, %e: tensor<1xi64>) -> tensor<4xf32> {
-  // expected-error @+1 {{failed to legalize operation 'loom.slice'}}
-  %y = loom.slice %x, %s, %e : (tensor<8xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xf32>
-  return %y : tensor<4xf32>
+func.func @complex(%x: tensor<2x3xcomplex<f32>>) -> tensor<3x2xcomplex<f32>> {
+  // expected-error @+1 {{'loom.transpose' op has elements of type 'complex<f32>', which the lowering to linalg does not support yet}}
+  %y = loom.transpose %x {perm = array<i64: 1, 0>} : tensor<2x3xcomplex<f32>> -> tensor<3x2xcomplex<f32>>
+  return %y : tensor<3x2xcomplex<f32>>
 }

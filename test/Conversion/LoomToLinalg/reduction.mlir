@@ -66,3 +66,45 @@ func.func @log_softmax(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
   %y = loom.log_softmax %x {axis = 1 : i64} : tensor<2x10xf32>
   return %y : tensor<2x10xf32>
 }
+
+// -----
+
+// Two accumulators: the best value and its index; strict comparison keeps
+// the first of equal values.
+// CHECK-LABEL: func.func @argmax
+// CHECK: %[[R:.+]]:2 = linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]} ins(%{{.+}} : tensor<2x8xf32>) outs(%{{.+}}, %{{.+}} : tensor<2xf32>, tensor<2xi64>)
+// CHECK: ^bb0(%[[X:.+]]: f32, %[[BEST:.+]]: f32, %[[IDX:.+]]: i64):
+// CHECK: %[[BETTER:.+]] = arith.cmpf ogt, %[[X]], %[[BEST]] : f32
+// CHECK: %[[POS:.+]] = arith.index_cast
+// CHECK: %[[V:.+]] = arith.select %[[BETTER]], %[[X]], %[[BEST]]
+// CHECK: %[[I:.+]] = arith.select %[[BETTER]], %[[POS]], %[[IDX]]
+// CHECK: linalg.yield %[[V]], %[[I]]
+// CHECK: return %[[R]]#1
+func.func @argmax(%x: tensor<2x8xf32>) -> tensor<2xi64> {
+  %i = loom.argmax %x {axis = 1 : i64, keepdims = false} : tensor<2x8xf32> -> tensor<2xi64>
+  return %i : tensor<2xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @argmin_last
+// CHECK: arith.cmpf ole
+func.func @argmin_last(%x: tensor<2x8xf32>) -> tensor<2x1xi64> {
+  %i = loom.argmin %x {axis = 1 : i64, select_last_index = true} : tensor<2x8xf32> -> tensor<2x1xi64>
+  return %i : tensor<2x1xi64>
+}
+
+// -----
+
+// Running sums: an extra reduction dimension k counts where k <= i.
+// CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @cumsum
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[OUT]]], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK: %[[K:.+]] = linalg.index 2 : index
+// CHECK: %[[I:.+]] = linalg.index 1 : index
+// CHECK: arith.cmpi sle, %[[K]], %[[I]] : index
+func.func @cumsum(%x: tensor<3x5xf32>) -> tensor<3x5xf32> {
+  %y = loom.cumsum %x {axis = 1 : i64} : tensor<3x5xf32>
+  return %y : tensor<3x5xf32>
+}

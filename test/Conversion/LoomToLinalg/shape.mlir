@@ -118,3 +118,128 @@ func.func @constant() -> tensor<2xf32> {
   %0 = loom.constant dense<[1.0, 2.0]> : tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @gather_elements
+// CHECK-SAME: (%[[D:.+]]: tensor<3x4xf32>, %[[I:.+]]: tensor<3x2xi64>)
+// CHECK: linalg.generic {{.+}} ins(%[[I]] : tensor<3x2xi64>)
+// CHECK: %[[ROW:.+]] = linalg.index 0 : index
+// CHECK: %[[V:.+]] = tensor.extract %[[D]][%[[ROW]], %{{.+}}] : tensor<3x4xf32>
+// CHECK: linalg.yield %[[V]]
+func.func @gather_elements(%d: tensor<3x4xf32>, %i: tensor<3x2xi64>) -> tensor<3x2xf32> {
+  %0 = loom.gather_elements %d, %i {axis = 1 : i64} : tensor<3x4xf32>, tensor<3x2xi64> -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+// CHECK-DAG: #[[TILE:.+]] = affine_map<(d0, d1) -> (d0 mod 2, 0)>
+// CHECK-LABEL: func.func @tile
+// CHECK: linalg.generic {indexing_maps = [#[[TILE]], #{{.+}}]
+func.func @tile(%x: tensor<2x1xf32>) -> tensor<4x3xf32> {
+  %r = loom.constant dense<[2, 3]> : tensor<2xi64>
+  %0 = loom.tile %x, %r : (tensor<2x1xf32>, tensor<2xi64>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @trilu
+// CHECK: %[[ROW:.+]] = linalg.index 0 : index
+// CHECK: %[[COL:.+]] = linalg.index 1 : index
+// CHECK: %[[DIFF:.+]] = arith.subi %[[COL]], %[[ROW]] : index
+// CHECK: %[[D:.+]] = arith.index_cast %[[DIFF]] : index to i64
+// CHECK: %[[KEEP:.+]] = arith.cmpi sle, %[[D]], %{{.+}} : i64
+// CHECK: arith.select %[[KEEP]]
+func.func @trilu(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %0 = loom.trilu %x {upper = false} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @one_hot
+// CHECK-SAME: (%[[I:.+]]: tensor<4xi64>, %{{.+}}: tensor<i64>, %[[V:.+]]: tensor<2xf32>)
+// CHECK: %[[OFF:.+]] = tensor.extract %[[V]][%{{.+}}] : tensor<2xf32>
+// CHECK: %[[ON:.+]] = tensor.extract %[[V]][%{{.+}}] : tensor<2xf32>
+// CHECK: linalg.generic {{.+}} ins(%[[I]] : tensor<4xi64>) outs(%{{.+}} : tensor<4x10xf32>)
+// CHECK: %[[HIT:.+]] = arith.cmpi eq
+// CHECK: arith.select %[[HIT]], %[[ON]], %[[OFF]] : f32
+func.func @one_hot(%i: tensor<4xi64>, %d: tensor<i64>, %v: tensor<2xf32>) -> tensor<4x10xf32> {
+  %0 = loom.one_hot %i, %d, %v {axis = -1 : i64} : tensor<4xi64>, tensor<i64>, tensor<2xf32> -> tensor<4x10xf32>
+  return %0 : tensor<4x10xf32>
+}
+
+// -----
+
+// Bounds known only at run time: each dimension's offset and step are
+// selected from the entries whose axis names it, and a generic reads
+// x[offset + d * step].
+// CHECK-LABEL: func.func @runtime_slice
+// CHECK-SAME: (%[[X:.+]]: tensor<8xf32>, %[[S:.+]]: tensor<1xi64>, %[[E:.+]]: tensor<1xi64>)
+// CHECK: tensor.extract %[[S]]
+// CHECK: arith.select
+// CHECK: linalg.generic
+// CHECK: %[[D:.+]] = linalg.index 0 : index
+// CHECK: %[[SCALED:.+]] = arith.muli %[[D]], %{{.+}} : index
+// CHECK: %[[AT:.+]] = arith.addi %{{.+}}, %[[SCALED]] : index
+// CHECK: tensor.extract %[[X]][%[[AT]]]
+func.func @runtime_slice(%x: tensor<8xf32>, %s: tensor<1xi64>, %e: tensor<1xi64>) -> tensor<4xf32> {
+  %y = loom.slice %x, %s, %e : (tensor<8xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// Reflect: -s before the start, 2 (size - 1) - s past the end.
+// CHECK-LABEL: func.func @reflect_pad
+// CHECK: linalg.generic
+// CHECK: %[[SRC:.+]] = arith.subi %{{.+}}, %{{.+}} : index
+// CHECK: %[[BELOW:.+]] = arith.cmpi slt, %[[SRC]]
+// CHECK: %[[ABOVE:.+]] = arith.cmpi sgt, %[[SRC]]
+// CHECK: %[[NEG:.+]] = arith.subi %{{.+}}, %[[SRC]] : index
+// CHECK: %[[R1:.+]] = arith.select %[[BELOW]], %[[NEG]], %[[SRC]]
+// CHECK: %[[MIRROR:.+]] = arith.subi %{{.+}}, %[[R1]] : index
+// CHECK: arith.select %[[ABOVE]], %[[MIRROR]], %[[R1]]
+// CHECK: tensor.extract
+func.func @reflect_pad(%x: tensor<4xf32>) -> tensor<7xf32> {
+  %p = loom.constant dense<[2, 1]> : tensor<2xi64>
+  %y = loom.pad %x, %p {mode = "reflect"} : (tensor<4xf32>, tensor<2xi64>) -> tensor<7xf32>
+  return %y : tensor<7xf32>
+}
+
+// -----
+
+// Scatter applies updates in order: a loop nest over the updates carries
+// the result, starting from the data.
+// CHECK-LABEL: func.func @scatter_elements
+// CHECK-SAME: (%[[D:.+]]: tensor<4x5xf32>, %[[I:.+]]: tensor<3x5xi64>, %[[U:.+]]: tensor<3x5xf32>)
+// CHECK: %[[R:.+]] = scf.for %[[A:.+]] = {{.+}} iter_args(%[[T0:.+]] = %[[D]]) -> (tensor<4x5xf32>)
+// CHECK: scf.for %[[B:.+]] = {{.+}} iter_args(%[[T1:.+]] = %[[T0]]) -> (tensor<4x5xf32>)
+// CHECK: %[[IDX:.+]] = tensor.extract %[[I]][%[[A]], %[[B]]]
+// CHECK: %[[ROW:.+]] = arith.select
+// CHECK: %[[NEW:.+]] = tensor.extract %[[U]][%[[A]], %[[B]]]
+// CHECK: %[[OLD:.+]] = tensor.extract %[[T1]][%[[ROW]], %[[B]]]
+// CHECK: %[[SUM:.+]] = arith.addf %[[OLD]], %[[NEW]]
+// CHECK: %[[INS:.+]] = tensor.insert %[[SUM]] into %[[T1]][%[[ROW]], %[[B]]]
+// CHECK: scf.yield %[[INS]]
+// CHECK: return %[[R]]
+func.func @scatter_elements(%d: tensor<4x5xf32>, %i: tensor<3x5xi64>, %u: tensor<3x5xf32>) -> tensor<4x5xf32> {
+  %0 = loom.scatter_elements %d, %i, %u {axis = 0 : i64, reduction = "add"} : tensor<4x5xf32>, tensor<3x5xi64>, tensor<3x5xf32> -> tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @gather_nd
+// CHECK-SAME: (%[[D:.+]]: tensor<4x5xf32>, %[[I:.+]]: tensor<3x2xi64>)
+// CHECK: linalg.generic
+// CHECK: %[[P:.+]] = linalg.index 0 : index
+// CHECK: tensor.extract %[[I]][%[[P]], %{{.+}}]
+// CHECK: tensor.extract %[[I]][%[[P]], %{{.+}}]
+// CHECK: tensor.extract %[[D]]
+func.func @gather_nd(%d: tensor<4x5xf32>, %i: tensor<3x2xi64>) -> tensor<3xf32> {
+  %0 = loom.gather_nd %d, %i : tensor<4x5xf32>, tensor<3x2xi64> -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}

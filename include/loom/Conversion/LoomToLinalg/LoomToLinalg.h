@@ -19,16 +19,20 @@ void populateLoomElementwiseToLinalgPatterns(
 void populateLoomNNToLinalgPatterns(const mlir::TypeConverter &converter,
                                     mlir::RewritePatternSet &patterns);
 
-/// All of the above plus the inlining of `loom.fusion` regions.
+/// All of the above plus the inlining of `loom.fusion` regions and the
+/// conversion of function signatures (unsigned tensors become signless).
 void populateLoomToLinalgPatterns(const mlir::TypeConverter &converter,
                                   mlir::RewritePatternSet &patterns);
 
-/// Marks the loom dialect illegal and the dialects it lowers to legal.
-void configureLoomToLinalgTarget(mlir::ConversionTarget &target);
+/// Marks the loom dialect illegal, the dialects it lowers to legal, and
+/// functions legal once their signatures are converted.
+void configureLoomToLinalgTarget(mlir::ConversionTarget &target,
+                                 const mlir::TypeConverter &converter);
 
-/// The identity on statically shaped tensors of signless or float
-/// elements; other types (unsigned or dynamically shaped tensors) have no
-/// conversion yet, so the ops that use them fail to lower.
+/// Statically shaped tensors of float and signless integer elements stay
+/// as they are; unsigned integer elements become signless of the same
+/// width. Dynamically shaped tensors have no conversion yet, so the ops
+/// that use them fail to lower.
 class LoomToLinalgTypeConverter : public mlir::TypeConverter {
 public:
   LoomToLinalgTypeConverter();

@@ -21,4 +21,23 @@ def LoomCPUBufferizePass : Pass<"loom-cpu-bufferize", "::mlir::ModuleOp"> {
   ];
 }
 
+def LoomCPUContractionOrderPass
+    : Pass<"loom-cpu-contraction-order", "::mlir::func::FuncOp"> {
+  let summary = "Put the reduction loops of contractions outside the "
+                "innermost output loop";
+  let description = [{
+    Loops lowered from linalg run in the order of the iteration space; for
+    a matrix product that is (i, j, k), whose innermost loop walks the right
+    operand with a stride of a whole row and accumulates into one element.
+    This pass generalizes named contractions and convolutions and, in every
+    generic whose innermost loop is a reduction, moves the reductions just
+    outside the output's innermost dimension when an input walks along that
+    dimension too: (i, k, j) for a matrix product. The innermost loop then
+    reads and writes contiguous memory, which LLVM vectorizes. Each output
+    element still sums its terms in the same order, so results are
+    unchanged bit for bit.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 #endif // LOOM_TARGET_CPU_PASSES_TD
