@@ -550,6 +550,65 @@ void loom::splitReshardings(ModuleOp module) {
   }
 }
 
+LogicalResult loom::shardWeightStorage(ModuleOp module,
+                                       const PartitionOptions &options) {
+  std::optional<GridAxis> dpAxis;
+  int64_t dp = 1;
+  for (auto [i, axis] : llvm::enumerate(options.axes))
+    if (axis.name == "dp")
+      dpAxis = i, dp = axis.size;
+  if (!dpAxis)
+    return module.emitError()
+           << "weight sharding (zero) needs a data-parallel (dp) grid axis";
+  auto gridOp = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+      module, FlatSymbolRefAttr::get(module.getContext(), kGridName));
+  MLIRContext *ctx = module.getContext();
+  module.walk([&](ConstantOp constant) {
+    auto type = dyn_cast<RankedTensorType>(constant.getType());
+    if (!type || type.getRank() == 0 || !type.hasStaticShape() ||
+        !isa<FloatType>(type.getElementType()) || !constant->hasOneUse())
+      return;
+    auto stored = dyn_cast<shard::ShardOp>(*constant->getUsers().begin());
+    if (!stored || stored.getAnnotateForUsers())
+      return;
+    for (OpOperand &use : llvm::make_early_inc_range(stored->getUses())) {
+      auto user = dyn_cast<shard::ShardOp>(use.getOwner());
+      if (!user || !user.getAnnotateForUsers())
+        continue;
+      // Store the piece this use needs, further split over dp on the first
+      // dimension that divides; gather over dp just before the use.
+      Sharding used(user.getSharding());
+      SmallVector<SmallVector<GridAxis>> axes(type.getRank());
+      for (auto [dim, dimAxes] : llvm::enumerate(used.getSplitAxes()))
+        axes[dim].assign(dimAxes.asArrayRef().begin(),
+                         dimAxes.asArrayRef().end());
+      bool placed = false;
+      for (auto [dim, dimAxes] : llvm::enumerate(axes)) {
+        int64_t pieces = dp;
+        for (GridAxis axis : dimAxes)
+          pieces *= gridOp.getShape()[axis];
+        if (llvm::is_contained(dimAxes, *dpAxis) ||
+            type.getDimSize(dim) % pieces != 0)
+          continue;
+        dimAxes.push_back(*dpAxis);
+        placed = true;
+        break;
+      }
+      if (!placed)
+        continue;
+      SmallVector<GridAxesAttr> split;
+      for (ArrayRef<GridAxis> dimAxes : axes)
+        split.push_back(GridAxesAttr::get(ctx, dimAxes));
+      OpBuilder builder(user);
+      shard::ShardOp piece =
+          createShard(builder, user.getLoc(), stored.getResult(),
+                      Sharding::get(used.getGridAttr(), split), true);
+      use.set(piece.getResult());
+    }
+  });
+  return success();
+}
+
 void loom::completeShardings(ModuleOp module) {
   auto grid = FlatSymbolRefAttr::get(module.getContext(), kGridName);
   OpBuilder builder(module.getContext());

@@ -35,6 +35,7 @@ struct LoomPartitionPass
     PartitionOptions options;
     options.axes = std::move(*axes);
     options.sequenceParallel = sequenceParallel;
+    options.shardWeights = zero;
     if (failed(annotateForGrid(module, options)))
       return signalPassFailure();
 
@@ -46,6 +47,8 @@ struct LoomPartitionPass
     if (failed(runPipeline(propagate, module)))
       return signalPassFailure();
     completeShardings(module);
+    if (options.shardWeights && failed(shardWeightStorage(module, options)))
+      return signalPassFailure();
     splitReshardings(module);
 
     OpPassManager partition(ModuleOp::getOperationName());

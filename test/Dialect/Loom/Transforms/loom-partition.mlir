@@ -4,6 +4,9 @@
 // RUN: loom-opt %s -split-input-file --loom-partition="grid=tp=2 sequence-parallel=true" | FileCheck %s --check-prefix=SP
 // RUN: not loom-opt %s --loom-partition="grid=dp=2 sequence-parallel=true" 2>&1 | FileCheck %s --check-prefix=SPNOTP
 // SPNOTP: error: sequence parallelism needs a tensor-parallel (tp) grid axis
+// RUN: loom-opt %s -split-input-file --loom-partition="grid=dp=2,tp=2 zero=true" | FileCheck %s --check-prefix=ZERO
+// RUN: not loom-opt %s --loom-partition="grid=tp=2 zero=true" 2>&1 | FileCheck %s --check-prefix=ZERONODP
+// ZERONODP: error: weight sharding (zero) needs a data-parallel (dp) grid axis
 
 // Degrees that do not divide what they split are errors.
 // RUN: not loom-opt %s -split-input-file --loom-partition="grid=tp=3" 2>&1 | FileCheck %s --check-prefix=TP3
@@ -16,8 +19,8 @@
 // Malformed grids, and a second partitioning.
 // RUN: not loom-opt %s --loom-partition 2>&1 | FileCheck %s --check-prefix=EMPTY
 // EMPTY: error: empty grid: expected name=degree pairs such as "dp=2,tp=2"
-// RUN: not loom-opt %s --loom-partition="grid=tp=0" 2>&1 | FileCheck %s --check-prefix=ZERO
-// ZERO: error: grid axis 'tp' needs a positive integer degree, got '0'
+// RUN: not loom-opt %s --loom-partition="grid=tp=0" 2>&1 | FileCheck %s --check-prefix=DEGREE0
+// DEGREE0: error: grid axis 'tp' needs a positive integer degree, got '0'
 // RUN: not loom-opt %s --loom-partition="grid=tp" 2>&1 | FileCheck %s --check-prefix=NODEGREE
 // NODEGREE: error: grid axis 'tp' needs a positive integer degree, got ''
 // RUN: not loom-opt %s --loom-partition="grid=xp=2" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
@@ -61,6 +64,22 @@
 // MIX:       %[[P:.*]] = loom.matmul %{{.*}}, %{{.*}} : tensor<2x16xf32>, tensor<16x8xf32> -> tensor<2x8xf32>
 // MIX-NEXT:  shard.all_reduce %[[P]] on @grid grid_axes = [1] : tensor<2x8xf32> -> tensor<2x8xf32>
 // MIX:       shard.all_gather %{{.*}} on @grid grid_axes = [0] gather_axis = 0 : tensor<2x8xf32> -> tensor<4x8xf32>
+// ZeRO-style weights on a 2x2 grid: each weight is stored as its
+// tensor-parallel piece further split over dp (a quarter of it per rank),
+// and gathered over dp just before use.
+// ZERO-LABEL: func.func @mlp
+// ZERO:       %[[S0:.*]] = shard.all_slice %{{.*}} on @grid grid_axes = [0] slice_axis = 0 : tensor<16x32xf32> -> tensor<8x32xf32>
+// ZERO-NEXT:  %[[S1:.*]] = shard.all_slice %[[S0]] on @grid grid_axes = [1] slice_axis = 1 : tensor<8x32xf32> -> tensor<8x16xf32>
+// ZERO-NEXT:  %[[W1:.*]] = shard.all_gather %[[S1]] on @grid grid_axes = [0] gather_axis = 0 : tensor<8x16xf32> -> tensor<16x16xf32>
+// ZERO-NEXT:  loom.matmul %{{.*}}, %[[W1]]
+// ZERO:       %[[B1:.*]] = shard.all_gather %{{.*}} on @grid grid_axes = [0] gather_axis = 0 : tensor<8xf32> -> tensor<16xf32>
+// ZERO-NEXT:  loom.add %{{.*}}, %[[B1]]
+// ZERO:       %[[W2:.*]] = shard.all_gather %{{.*}} on @grid grid_axes = [0] gather_axis = 0 : tensor<8x8xf32> -> tensor<16x8xf32>
+// ZERO-NEXT:  loom.matmul %{{.*}}, %[[W2]]
+// ZERO-NEXT:  shard.all_reduce %{{.*}} on @grid grid_axes = [1]
+// ZERO:       %[[B2:.*]] = shard.all_gather %{{.*}} on @grid grid_axes = [0] gather_axis = 0 : tensor<4xf32> -> tensor<8xf32>
+// ZERO-NEXT:  loom.add %{{.*}}, %[[B2]]
+
 // Sequence parallelism leaves 2-D activations (no sequence) alone.
 // SP-LABEL: func.func @mlp
 // SP:       shard.all_reduce

@@ -42,6 +42,9 @@ struct PartitionOptions {
   llvm::SmallVector<GridAxisSpec> axes;
   /// With "tp": sequence parallelism between the tensor-parallel blocks.
   bool sequenceParallel = false;
+  /// With "dp": ZeRO-style weights, stored split over the dp axis and
+  /// all-gathered just before use.
+  bool shardWeights = false;
 };
 
 /// The symbol of the grid that `annotateForGrid` creates.
@@ -68,6 +71,13 @@ mlir::LogicalResult annotateForGrid(mlir::ModuleOp module,
 /// shardings replicated ones, so that partitioning sees a fully annotated
 /// program.
 void completeShardings(mlir::ModuleOp module);
+
+/// ZeRO-style weight storage, on a propagated program: each floating-point
+/// constant is held as the piece its use needs further split over the "dp"
+/// axis (the stored shard, sliced locally), and gathered over "dp" just
+/// before the use. Fails without a "dp" axis.
+mlir::LogicalResult shardWeightStorage(mlir::ModuleOp module,
+                                       const PartitionOptions &options);
 
 /// Upstream partitioning reshards a value in one step: one grid axis split,
 /// unsplit or moved to another dimension. Inserts intermediate annotations

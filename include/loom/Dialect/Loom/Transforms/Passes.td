@@ -97,6 +97,9 @@ def LoomPartitionPass : Pass<"loom-partition", "::mlir::ModuleOp"> {
       and norms between blocks run on sequence shards; each all-reduce
       becomes a `shard.reduce_scatter`, and the next block all-gathers its
       input (`shard.all_gather`).
+    - `zero=true` (with `dp`): ZeRO-style weights. Each weight is stored as
+      the piece its use needs, further split over the `dp` axis, and
+      all-gathered over `dp` just before use.
 
     The plan is a few `shard.shard` annotations; upstream
     `sharding-propagation` (forward) carries them through the program using
@@ -117,6 +120,9 @@ def LoomPartitionPass : Pass<"loom-partition", "::mlir::ModuleOp"> {
            "With tp: run biases, residual adds and norms between the "
            "tensor-parallel blocks on sequence shards (reduce-scatter and "
            "all-gather instead of all-reduce)">,
+    Option<"zero", "zero", "bool", /*default=*/"false",
+           "With dp: ZeRO-style weights, stored split over the dp axis and "
+           "all-gathered just before use">,
   ];
   let dependentDialects = ["::loom::LoomDialect", "::mlir::shard::ShardDialect",
                            "::mlir::tensor::TensorDialect"];
