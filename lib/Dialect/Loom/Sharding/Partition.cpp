@@ -33,7 +33,7 @@ using shard::GridAxesAttr;
 using shard::Sharding;
 
 ArrayRef<StringRef> loom::knownGridAxisNames() {
-  static const StringRef names[] = {"dp", "tp"};
+  static const StringRef names[] = {"dp", "cp", "tp"};
   return names;
 }
 
@@ -350,11 +350,13 @@ LogicalResult annotateSequenceParallel(const TensorParallelPlan &plan,
 
 LogicalResult annotateFunction(func::FuncOp func, FlatSymbolRefAttr grid,
                                const PartitionOptions &options) {
-  std::optional<GridAxis> dpAxis, tpAxis;
-  int64_t dp = 1, tp = 1;
+  std::optional<GridAxis> dpAxis, cpAxis, tpAxis;
+  int64_t dp = 1, cp = 1, tp = 1;
   for (auto [i, axis] : llvm::enumerate(options.axes)) {
     if (axis.name == "dp")
       dpAxis = i, dp = axis.size;
+    else if (axis.name == "cp")
+      cpAxis = i, cp = axis.size;
     else if (axis.name == "tp")
       tpAxis = i, tp = axis.size;
   }
@@ -374,17 +376,26 @@ LogicalResult annotateFunction(func::FuncOp func, FlatSymbolRefAttr grid,
     if (!isa<RankedTensorType>(arg.getType()) || arg.use_empty())
       continue;
     shard::ShardOp replicated = annotateReplicated(builder, arg, grid);
-    if (!dpAxis || rankOf(arg) < 1)
+    // dp splits dimension 0 (the batch), cp dimension 1 (the sequence).
+    SmallVector<std::pair<int64_t, GridAxis>> splits;
+    for (auto [axis, degree, dim, what] :
+         {std::make_tuple(dpAxis, dp, 0, "batch"),
+          std::make_tuple(cpAxis, cp, 1, "sequence")}) {
+      if (!axis || rankOf(arg) <= dim)
+        continue;
+      int64_t size = cast<RankedTensorType>(arg.getType()).getDimSize(dim);
+      if (ShapedType::isDynamic(size) || size % degree != 0)
+        return emitError(arg.getLoc())
+               << options.axes[*axis].name << "=" << degree
+               << " does not divide the " << what << " dimension (" << size
+               << ") of argument " << arg.getArgNumber();
+      splits.push_back({dim, *axis});
+    }
+    if (splits.empty())
       continue;
-    int64_t batch = cast<RankedTensorType>(arg.getType()).getDimSize(0);
-    if (ShapedType::isDynamic(batch) || batch % dp != 0)
-      return emitError(arg.getLoc()) << "dp=" << dp
-                              << " does not divide the batch dimension ("
-                              << batch << ") of argument "
-                              << arg.getArgNumber();
     shard::ShardOp split =
         createShard(builder, arg.getLoc(), replicated.getResult(),
-                    splitSharding(grid, 0, *dpAxis), true);
+                    splitSharding(grid, splits), true);
     replicated.getResult().replaceAllUsesExcept(split.getResult(), split);
   }
   for (ConstantOp constant : llvm::to_vector(body.getOps<ConstantOp>())) {

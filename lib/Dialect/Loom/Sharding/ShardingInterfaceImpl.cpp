@@ -19,10 +19,14 @@
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterfaceImpl.h"
+#include "mlir/Dialect/Shard/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/IRMapping.h"
@@ -351,8 +355,11 @@ LoopNest gather(GatherOp op) {
 }
 
 /// attention on `[B, H, S, D]` queries and `[B, Hkv, T, D]` keys/values:
-/// batch, heads, query positions (unless causal: positions are global) and
-/// the value features split; keys and the query-key features stay whole.
+/// batch, heads, query positions and the value features split; keys and the
+/// query-key features stay whole. Causal attention with split query
+/// positions gets an explicit mask of the global positions when
+/// partitioned, so query positions stay whole only for causal attention
+/// that already has a mask.
 /// Key/value heads run over the head loop too: splitting H and Hkv by the
 /// same count keeps each query head with its key/value head.
 std::optional<LoopNest> attention(AttentionOp op) {
@@ -361,7 +368,8 @@ std::optional<LoopNest> attention(AttentionOp op) {
     return std::nullopt;
   LoopNest nest;
   int64_t b = nest.addLoop(), h = nest.addLoop();
-  int64_t s = nest.addLoop(IteratorType::parallel, op.getIsCausal());
+  int64_t s = nest.addLoop(IteratorType::parallel,
+                           op.getIsCausal() && op.getMask());
   int64_t dv = nest.addLoop();
   int64_t t = nest.addLoop(IteratorType::reduction, true, ReductionKind::Generic);
   int64_t dqk =
@@ -633,6 +641,40 @@ Value localKeyValueHeads(OpBuilder &builder, Location loc, Value kv,
   return shard::AllSliceOp::create(builder, loc, kv, grid, axes, 1);
 }
 
+/// The causal mask of the local queries of `attention` (partitioned, its
+/// query positions split over `axes`): query i of this device is at global
+/// position `index * S_local + i`, and keeps the keys `j <= position +
+/// (T - S)` (causal attention aligns queries to the end of the keys).
+Value localCausalMask(OpBuilder &builder, AttentionOp attention,
+                      int64_t globalQueries, StringRef grid,
+                      ArrayRef<GridAxis> axes) {
+  Location loc = attention.getLoc();
+  ImplicitLocOpBuilder b(loc, builder);
+  int64_t queries = attention.getQuery().getType().getDimSize(2);
+  int64_t keys = attention.getKey().getType().getDimSize(2);
+  Value index = shard::createProcessLinearIndex(grid, axes, b);
+  Value offset = arith::IndexCastOp::create(b, b.getI64Type(), index);
+  offset = arith::MulIOp::create(
+      b, offset, arith::ConstantIntOp::create(b, queries, 64));
+  offset = arith::AddIOp::create(
+      b, offset, arith::ConstantIntOp::create(b, keys - globalQueries, 64));
+  auto scalarType = RankedTensorType::get({}, b.getI64Type());
+  Value shift = tensor::FromElementsOp::create(b, scalarType, offset);
+  auto iota = [&](int64_t n, ArrayRef<int64_t> shape) -> Value {
+    SmallVector<int64_t> values(n);
+    std::iota(values.begin(), values.end(), 0);
+    return ConstantOp::create(
+        b, DenseIntElementsAttr::get(
+               RankedTensorType::get(shape, b.getI64Type()), values));
+  };
+  auto columnType = RankedTensorType::get({queries, 1}, b.getI64Type());
+  Value positions =
+      AddOp::create(b, columnType, iota(queries, {queries, 1}), shift);
+  return LessEqualOp::create(
+      b, RankedTensorType::get({queries, keys}, b.getI1Type()),
+      iota(keys, {keys}), positions);
+}
+
 /// Replaces the shape operand `index` of the partitioned `op` with a
 /// constant holding its local result shape.
 void setLocalShapeOperand(Operation *op, unsigned index, OpBuilder &builder) {
@@ -707,6 +749,22 @@ LogicalResult partitionLoopNest(Operation *op, const LoopNest &nest,
   if (isa<ReshapeOp, ExpandOp>(op) &&
       clone->getResult(0).getType() != op->getResult(0).getType())
     setLocalShapeOperand(clone, 1, builder);
+  // Causal attention on a slice of the queries: the positions are global.
+  if (auto attention = dyn_cast<AttentionOp>(clone);
+      attention && attention.getIsCausal() && operandShardings[0] &&
+      operandShardings[0].getSplitAxes().size() > 2 &&
+      !operandShardings[0].getSplitAxes()[2].empty()) {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPoint(attention);
+    int64_t globalQueries =
+        cast<AttentionOp>(op).getQuery().getType().getDimSize(2);
+    Value mask = localCausalMask(
+        builder, attention, globalQueries,
+        operandShardings[0].getGridAttr().getValue(),
+        operandShardings[0].getSplitAxes()[2].asArrayRef());
+    attention->insertOperands(attention->getNumOperands(), mask);
+    attention.setIsCausal(false);
+  }
   if (reductionAxes.empty())
     return success();
   for (Value result : op->getResults()) {
@@ -791,6 +849,8 @@ void attachModels(MLIRContext *ctx) {
 void loom::registerShardingInterfaceExternalModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, LoomDialect *) {
     ctx->getOrLoadDialect<shard::ShardDialect>();
+    ctx->getOrLoadDialect<arith::ArithDialect>();
+    ctx->getOrLoadDialect<tensor::TensorDialect>();
     attachModels<
 #define GET_OP_LIST
 #include "loom/Dialect/Loom/IR/LoomOps.cpp.inc"

@@ -2,6 +2,9 @@
 // RUN: loom-opt %s -split-input-file --loom-partition="grid=dp=2" | FileCheck %s --check-prefix=DP
 // RUN: loom-opt %s -split-input-file --loom-partition="grid=dp=2,tp=2" | FileCheck %s --check-prefix=MIX
 // RUN: loom-opt %s -split-input-file --loom-partition="grid=tp=2 sequence-parallel=true" | FileCheck %s --check-prefix=SP
+// RUN: loom-opt %s -split-input-file --loom-partition="grid=cp=2" | FileCheck %s --check-prefix=CP
+// RUN: not loom-opt %s -split-input-file --loom-partition="grid=cp=8" 2>&1 | FileCheck %s --check-prefix=CP8
+// CP8: error: cp=8 does not divide the sequence dimension (4) of argument 0
 // RUN: not loom-opt %s --loom-partition="grid=dp=2 sequence-parallel=true" 2>&1 | FileCheck %s --check-prefix=SPNOTP
 // SPNOTP: error: sequence parallelism needs a tensor-parallel (tp) grid axis
 // RUN: loom-opt %s -split-input-file --loom-partition="grid=dp=2,tp=2 zero=true" | FileCheck %s --check-prefix=ZERO
@@ -24,7 +27,7 @@
 // RUN: not loom-opt %s --loom-partition="grid=tp" 2>&1 | FileCheck %s --check-prefix=NODEGREE
 // NODEGREE: error: grid axis 'tp' needs a positive integer degree, got ''
 // RUN: not loom-opt %s --loom-partition="grid=xp=2" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
-// UNKNOWN: error: unknown grid axis 'xp' in "xp=2"; known: dp tp
+// UNKNOWN: error: unknown grid axis 'xp' in "xp=2"; known: dp cp tp
 // RUN: not loom-opt %s --loom-partition="grid=tp=2,tp=2" 2>&1 | FileCheck %s --check-prefix=TWICE
 // TWICE: error: grid axis 'tp' given twice in "tp=2,tp=2"
 // RUN: not loom-opt %s -split-input-file --loom-partition="grid=tp=2" --loom-partition="grid=tp=2" 2>&1 | FileCheck %s --check-prefix=AGAIN
@@ -137,6 +140,24 @@ func.func @mlp(%x: tensor<4x16xf32>) -> tensor<4x8xf32> {
 // SP-NEXT:  %[[Y:.*]] = loom.add %[[X]], %[[RS]] : tensor<2x2x16xf32>, tensor<2x2x16xf32> -> tensor<2x2x16xf32>
 // SP-NEXT:  %[[G:.*]] = shard.all_gather %[[Y]] on @grid grid_axes = [0] gather_axis = 1 : tensor<2x2x16xf32> -> tensor<2x4x16xf32>
 // SP-NEXT:  return %[[G]]
+// Context parallelism: the sequence is split; keys and values are gathered
+// along the sequence before attention; the causal mask of the local queries
+// uses their global positions (this rank's index times the local length).
+// CP-LABEL: func.func @attention_block
+// CP:       shard.all_slice %{{.*}} on @grid grid_axes = [0] slice_axis = 1 : tensor<2x4x16xf32> -> tensor<2x2x16xf32>
+// CP:       %[[K:.*]] = shard.all_gather %{{.*}} on @grid grid_axes = [0] gather_axis = 2 : tensor<2x2x2x4xf32> -> tensor<2x2x4x4xf32>
+// CP:       %[[V:.*]] = shard.all_gather %{{.*}} on @grid grid_axes = [0] gather_axis = 2 : tensor<2x2x2x4xf32> -> tensor<2x2x4x4xf32>
+// CP:       %[[IDX:.*]] = shard.process_multi_index on @grid axes = [0] : index
+// CP:       %[[I:.*]] = arith.index_cast %[[IDX]] : index to i64
+// CP:       %[[LEN:.*]] = arith.constant 2 : i64
+// CP:       %[[START:.*]] = arith.muli %[[I]], %[[LEN]] : i64
+// CP:       %[[POS:.*]] = loom.add %{{.*}}, %{{.*}} : tensor<2x1xi64>, tensor<i64> -> tensor<2x1xi64>
+// CP:       %[[KEYS:.*]] = loom.constant dense<[0, 1, 2, 3]> : tensor<4xi64>
+// CP:       %[[MASK:.*]] = loom.less_equal %[[KEYS]], %[[POS]] : tensor<4xi64>, tensor<2x1xi64> -> tensor<2x4xi1>
+// CP:       loom.attention %{{.*}}, %[[K]], %[[V]], %[[MASK]] : (tensor<2x4x2x4xf32>, tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>, tensor<2x4xi1>) -> tensor<2x4x2x4xf32>
+// CP-NOT:   shard.all_
+// CP:       shard.all_gather %{{.*}} on @grid grid_axes = [0] gather_axis = 1 : tensor<2x2x16xf32> -> tensor<2x4x16xf32>
+// CP-NEXT:  return
 func.func @attention_block(%x: tensor<2x4x16xf32>) -> tensor<2x4x16xf32> {
   %wq = loom.constant dense<0.1> : tensor<16x16xf32>
   %wk = loom.constant dense<0.2> : tensor<16x8xf32>

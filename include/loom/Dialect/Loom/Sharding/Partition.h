@@ -21,7 +21,8 @@ namespace loom {
 
 /// One axis of a device grid: the strategy it carries and its degree.
 struct GridAxisSpec {
-  /// "dp" (data parallel: the batch) or "tp" (tensor parallel, Megatron).
+  /// "dp" (data parallel: the batch), "cp" (context parallel: the
+  /// sequence) or "tp" (tensor parallel, Megatron).
   std::string name;
   int64_t size = 1;
 };
@@ -54,7 +55,8 @@ inline constexpr llvm::StringLiteral kGridName = "grid";
 /// function for the plan:
 ///  - arguments and constants are replicated (every rank receives the whole
 ///    input, so the program keeps the unpartitioned interface);
-///  - "dp" splits dimension 0 of every argument (the batch);
+///  - "dp" splits dimension 0 of every argument (the batch), "cp"
+///    dimension 1 of those of rank >= 2 (the sequence);
 ///  - "tp" splits attention blocks by heads (query, key and value
 ///    projections column-parallel, the output projection row-parallel) and
 ///    MLP blocks (projections feeding the hidden activation column-parallel,

@@ -86,6 +86,10 @@ def LoomPartitionPass : Pass<"loom-partition", "::mlir::ModuleOp"> {
 
     - `dp`: data parallelism; dimension 0 (the batch) of every argument is
       split over the axis. No collectives in the body.
+    - `cp`: context parallelism; dimension 1 (the sequence) of every
+      argument of rank >= 2 is split. Attention all-gathers its keys and
+      values; causal attention on split queries gets the mask of their
+      global positions.
     - `tp`: Megatron-style tensor parallelism. Attention blocks are split by
       heads (query, key and value projections column-parallel, grouped-query
       aware; the output projection row-parallel) and MLP blocks by their
@@ -115,7 +119,7 @@ def LoomPartitionPass : Pass<"loom-partition", "::mlir::ModuleOp"> {
   let options = [
     Option<"grid", "grid", "std::string", /*default=*/"\"\"",
            "Grid axes and degrees in grid order, e.g. \"dp=2,tp=4\" "
-           "(known axes: dp, tp)">,
+           "(known axes: dp, cp, tp)">,
     Option<"sequenceParallel", "sequence-parallel", "bool", /*default=*/"false",
            "With tp: run biases, residual adds and norms between the "
            "tensor-parallel blocks on sequence shards (reduce-scatter and "
