@@ -79,6 +79,11 @@ loom::parseGridSpec(StringRef spec,
 
 namespace {
 
+/// A dimension size for a diagnostic ("?" when dynamic).
+std::string sizeString(int64_t size) {
+  return ShapedType::isDynamic(size) ? "?" : std::to_string(size);
+}
+
 /// Whether `value` is computed from constants alone (a weight).
 bool isWeight(Value value) {
   Operation *def = value.getDefiningOp();
@@ -213,8 +218,9 @@ FailureOr<TensorParallelPlan> planTensorParallel(func::FuncOp func,
         heads % degree != 0 ||
         (!splitKeyValues && heads % std::lcm(kvHeads, degree) != 0)) {
       attention.emitError() << "tp=" << degree
-                            << " does not divide the attention's " << heads
-                            << " query heads and " << kvHeads
+                            << " does not divide the attention's "
+                            << sizeString(heads) << " query heads and "
+                            << sizeString(kvHeads)
                             << " key/value heads";
       return WalkResult::interrupt();
     }
@@ -239,7 +245,7 @@ FailureOr<TensorParallelPlan> planTensorParallel(func::FuncOp func,
     if (ShapedType::isDynamic(hidden) || hidden % degree != 0) {
       matmul.emitError() << "tp=" << degree
                          << " does not divide the MLP's hidden size "
-                         << hidden;
+                         << sizeString(hidden);
       return WalkResult::interrupt();
     }
     for (MatMulOp input : inputs)
@@ -330,7 +336,8 @@ LogicalResult annotateSequenceParallel(const TensorParallelPlan &plan,
     if (ShapedType::isDynamic(sequence) || sequence % tp != 0)
       return op->emitError() << "tp=" << tp
                              << " does not divide the sequence length "
-                             << sequence << " (sequence parallelism)";
+                             << sizeString(sequence)
+                             << " (sequence parallelism)";
     SmallVector<std::pair<int64_t, GridAxis>> batch;
     if (dpAxis)
       batch.push_back({0, *dpAxis});
@@ -387,7 +394,8 @@ LogicalResult annotateFunction(func::FuncOp func, FlatSymbolRefAttr grid,
       if (ShapedType::isDynamic(size) || size % degree != 0)
         return emitError(arg.getLoc())
                << options.axes[*axis].name << "=" << degree
-               << " does not divide the " << what << " dimension (" << size
+               << " does not divide the " << what << " dimension ("
+               << sizeString(size)
                << ") of argument " << arg.getArgNumber();
       splits.push_back({dim, *axis});
     }

@@ -41,20 +41,25 @@ struct LoomPartitionPass
 
     // Forward only: the plan's annotations flow from inputs and weights to
     // results; a backward sweep first would pin activations replicated.
-    OpPassManager propagate(ModuleOp::getOperationName());
-    propagate.addNestedPass<func::FuncOp>(shard::createShardingPropagation(
+    OpPassManager propagate(func::FuncOp::getOperationName());
+    propagate.addPass(shard::createShardingPropagation(
         shard::ShardingPropagationOptions{shard::TraversalOrder::Forward}));
-    if (failed(runPipeline(propagate, module)))
-      return signalPassFailure();
+    OpPassManager partition(func::FuncOp::getOperationName());
+    partition.addPass(shard::createPartition());
+    SmallVector<func::FuncOp> funcs;
+    for (func::FuncOp func : module.getOps<func::FuncOp>())
+      if (!func.isExternal())
+        funcs.push_back(func);
+    for (func::FuncOp func : funcs)
+      if (failed(runPipeline(propagate, func)))
+        return signalPassFailure();
     completeShardings(module);
     if (options.shardWeights && failed(shardWeightStorage(module, options)))
       return signalPassFailure();
     splitReshardings(module);
-
-    OpPassManager partition(ModuleOp::getOperationName());
-    partition.addNestedPass<func::FuncOp>(shard::createPartition());
-    if (failed(runPipeline(partition, module)))
-      return signalPassFailure();
+    for (func::FuncOp func : funcs)
+      if (failed(runPipeline(partition, func)))
+        return signalPassFailure();
     cleanUpPartitioned(module);
   }
 };

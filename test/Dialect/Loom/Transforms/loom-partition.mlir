@@ -19,6 +19,20 @@
 // DP3: error: dp=3 does not divide the batch dimension (4) of argument 0
 // DP3: error: dp=3 does not divide the batch dimension (2) of argument 0
 
+// Odd programs: a dynamic batch cannot be split; with tp (nothing to
+// split) the functions, the external declaration and the 0-d and
+// non-tensor values are left as they are.
+// RUN: not loom-opt %S/Inputs/partition-odd.mlir --loom-partition="grid=dp=2" 2>&1 | FileCheck %s --check-prefix=DYN
+// DYN: error: dp=2 does not divide the batch dimension (?) of argument 0
+// RUN: loom-opt %S/Inputs/partition-odd.mlir --loom-partition="grid=tp=2" | FileCheck %s --check-prefix=ODD
+// ODD-LABEL: func.func @dynamic(%{{.*}}: tensor<?x4xf32>, %{{.*}}: i64) -> tensor<?x4xf32>
+// ODD-NEXT:  loom.relu %{{.*}} : tensor<?x4xf32>
+// ODD-LABEL: func.func private @external
+// ODD-LABEL: func.func @scalars
+// ODD-NEXT:  loom.neg %{{.*}} : tensor<f32>
+// ODD-NEXT:  loom.softmax %{{.*}} {axis = 1 : i64} : tensor<4x6xf32>
+// ODD-NOT:   shard.all_
+
 // Malformed grids, and a second partitioning.
 // RUN: not loom-opt %s --loom-partition 2>&1 | FileCheck %s --check-prefix=EMPTY
 // EMPTY: error: empty grid: expected name=degree pairs such as "dp=2,tp=2"
