@@ -181,10 +181,24 @@ bool traceHidden(Value value, SmallVectorImpl<MatMulOp> &projections) {
 }
 
 /// The projections that tensor parallelism splits by columns (their outputs
-/// are split) and by rows (their contraction is split, then all-reduced).
+/// are split) and by rows (their contraction is split, then all-reduced),
+/// and the embedding lookups split by vocabulary rows.
 struct TensorParallelPlan {
-  llvm::SetVector<Operation *> columns, rows;
+  llvm::SetVector<Operation *> columns, rows, embeddings;
 };
+
+/// Whether `value` only reaches the function's results, directly or through
+/// unary elementwise ops.
+bool onlyReturned(Value value) {
+  return !value.use_empty() &&
+         llvm::all_of(value.getUsers(), [](Operation *user) {
+           if (isa<func::ReturnOp>(user))
+             return true;
+           return user->hasTrait<OpTrait::Elementwise>() &&
+                  user->getNumOperands() == 1 &&
+                  onlyReturned(user->getResult(0));
+         });
+}
 
 /// Finds attention and MLP blocks and checks that `degree` divides the heads
 /// and hidden sizes they split.
@@ -255,6 +269,26 @@ FailureOr<TensorParallelPlan> planTensorParallel(func::FuncOp func,
   });
   if (walk.wasInterrupted())
     return failure();
+
+  // Vocabulary parallelism, where the vocabulary divides: the LM head (a
+  // projection whose logits are the result) is column-parallel, and an
+  // embedding lookup (a gather of rows of a 2-D weight) is split by rows.
+  func.walk([&](MatMulOp matmul) {
+    int64_t vocabulary =
+        cast<RankedTensorType>(matmul.getRhs().getType()).getDimSize(1);
+    if (asProjection(matmul) && !taken(matmul) &&
+        onlyReturned(matmul.getResult()) &&
+        !ShapedType::isDynamic(vocabulary) && vocabulary % degree == 0)
+      plan.columns.insert(matmul);
+  });
+  func.walk([&](GatherOp gather) {
+    auto table = cast<RankedTensorType>(gather.getData().getType());
+    if (table.getRank() == 2 && gather.getAxis() == 0 &&
+        isWeight(gather.getData()) && !isWeight(gather.getIndices()) &&
+        !ShapedType::isDynamic(table.getDimSize(0)) &&
+        table.getDimSize(0) % degree == 0)
+      plan.embeddings.insert(gather);
+  });
   return plan;
 }
 
@@ -415,6 +449,8 @@ LogicalResult annotateFunction(func::FuncOp func, FlatSymbolRefAttr grid,
     annotateUse(op->getOpOperand(1), splitSharding(grid, 1, *tpAxis), builder);
   for (Operation *op : plan.rows)
     annotateUse(op->getOpOperand(1), splitSharding(grid, 0, *tpAxis), builder);
+  for (Operation *op : plan.embeddings)
+    annotateUse(op->getOpOperand(0), splitSharding(grid, 0, *tpAxis), builder);
   if (options.sequenceParallel) {
     if (!tpAxis)
       return func.emitError()

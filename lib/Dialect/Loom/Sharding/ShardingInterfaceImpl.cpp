@@ -329,7 +329,9 @@ LoopNest transpose(TransposeOp op) {
 }
 
 /// gather: the result is data's shape with `axis` replaced by the indices'
-/// shape; data's gathered axis stays whole.
+/// shape. Data's gathered axis stays whole, except axis 0 (an embedding
+/// table's rows): split, each device looks up the rows it holds, zeroes the
+/// others, and the pieces are summed (vocabulary parallelism).
 LoopNest gather(GatherOp op) {
   LoopNest nest;
   int64_t rank = LoopNest::rankOf(op.getResult());
@@ -344,7 +346,10 @@ LoopNest gather(GatherOp op) {
     if (i < axis)
       dataLoops.push_back(loops[i]);
     else if (i == axis)
-      dataLoops.push_back(nest.addPinnedLoop());
+      dataLoops.push_back(
+          axis == 0 ? nest.addLoop(IteratorType::reduction, false,
+                                   ReductionKind::Sum)
+                    : nest.addPinnedLoop());
     else
       dataLoops.push_back(loops[i - 1 + indicesRank]);
   }
@@ -641,6 +646,50 @@ Value localKeyValueHeads(OpBuilder &builder, Location loc, Value kv,
   return shard::AllSliceOp::create(builder, loc, kv, grid, axes, 1);
 }
 
+/// A 0-d constant `value` of element type `type`.
+Value scalarConstant(OpBuilder &builder, Location loc, Type type,
+                     double value) {
+  auto tensorType = RankedTensorType::get({}, type);
+  if (isa<FloatType>(type))
+    return ConstantOp::create(builder, loc,
+                              DenseElementsAttr::get(tensorType,
+                                                     FloatAttr::get(type, value)));
+  return ConstantOp::create(
+      builder, loc,
+      DenseElementsAttr::get(tensorType,
+                             IntegerAttr::get(type, static_cast<int64_t>(value))));
+}
+
+/// Vocabulary parallelism for a gather from rows split over `axes`: the
+/// global `indices` become this device's local rows (`rows` per device),
+/// clamped to row 0 where they fall elsewhere. Returns the local indices and
+/// where they are valid.
+std::pair<Value, Value> localRowIndices(OpBuilder &builder, Location loc,
+                                        Value indices, int64_t globalRows,
+                                        int64_t rows, StringRef grid,
+                                        ArrayRef<GridAxis> axes) {
+  ImplicitLocOpBuilder b(loc, builder);
+  Type type = cast<RankedTensorType>(indices.getType()).getElementType();
+  Value index = shard::createProcessLinearIndex(grid, axes, b);
+  Value first = arith::MulIOp::create(
+      b, arith::IndexCastOp::create(b, type, index),
+      arith::ConstantOp::create(b, IntegerAttr::get(type, rows)));
+  Value offset = tensor::FromElementsOp::create(
+      b, RankedTensorType::get({}, type), first);
+  Value zero = scalarConstant(b, loc, type, 0);
+  // Negative indices count from the end of the whole table.
+  Value negative = LessOp::create(b, indices, zero);
+  indices = WhereOp::create(
+      b, negative,
+      AddOp::create(b, indices, scalarConstant(b, loc, type, globalRows)),
+      indices);
+  Value local = SubOp::create(b, indices.getType(), indices, offset);
+  Value valid = AndOp::create(
+      b, GreaterEqualOp::create(b, local, zero),
+      LessOp::create(b, local, scalarConstant(b, loc, type, rows)));
+  return {WhereOp::create(b, valid, local, zero), valid};
+}
+
 /// The causal mask of the local queries of `attention` (partitioned, its
 /// query positions split over `axes`): query i of this device is at global
 /// position `index * S_local + i`, and keeps the keys `j <= position +
@@ -735,6 +784,19 @@ LogicalResult partitionLoopNest(Operation *op, const LoopNest &nest,
       operands[i] = localKeyValueHeads(builder, op->getLoc(), operands[i],
                                        gridOp, axes, *count);
   }
+  // Vocabulary-parallel gather: look up local rows only.
+  Value validRows;
+  auto gatherOp = dyn_cast<GatherOp>(op);
+  if (gatherOp && operandShardings[0] &&
+      !operandShardings[0].getSplitAxes().empty() &&
+      !operandShardings[0].getSplitAxes()[0].empty()) {
+    int64_t globalRows = gatherOp.getData().getType().getDimSize(0);
+    int64_t rows = cast<RankedTensorType>(operands[0].getType()).getDimSize(0);
+    std::tie(operands[1], validRows) = localRowIndices(
+        builder, op->getLoc(), operands[1], globalRows, rows,
+        operandShardings[0].getGridAttr().getValue(),
+        operandShardings[0].getSplitAxes()[0].asArrayRef());
+  }
   IRMapping localMap;
   for (auto [operand, partitioned] : llvm::zip(op->getOperands(), operands))
     localMap.map(operand, partitioned);
@@ -764,6 +826,26 @@ LogicalResult partitionLoopNest(Operation *op, const LoopNest &nest,
         operandShardings[0].getSplitAxes()[2].asArrayRef());
     attention->insertOperands(attention->getNumOperands(), mask);
     attention.setIsCausal(false);
+  }
+  if (validRows) {
+    // Rows held elsewhere contribute zeros to the sum.
+    Value looked = partitionMap.lookup(op->getResult(0));
+    auto lookedType = cast<RankedTensorType>(looked.getType());
+    auto validType = cast<RankedTensorType>(validRows.getType());
+    SmallVector<int64_t> shape(validType.getShape());
+    shape.resize(lookedType.getRank(), 1);
+    auto shapeType = RankedTensorType::get(
+        {static_cast<int64_t>(shape.size())}, builder.getI64Type());
+    Value shapeValue = ConstantOp::create(
+        builder, op->getLoc(), DenseIntElementsAttr::get(shapeType, shape));
+    Value mask = ReshapeOp::create(
+        builder, op->getLoc(),
+        RankedTensorType::get(shape, builder.getI1Type()), validRows,
+        shapeValue, builder.getBoolAttr(false));
+    Value masked = WhereOp::create(
+        builder, op->getLoc(), mask, looked,
+        scalarConstant(builder, op->getLoc(), lookedType.getElementType(), 0));
+    partitionMap.map(op->getResult(0), masked);
   }
   if (reductionAxes.empty())
     return success();

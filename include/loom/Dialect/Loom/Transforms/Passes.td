@@ -95,7 +95,9 @@ def LoomPartitionPass : Pass<"loom-partition", "::mlir::ModuleOp"> {
       aware; the output projection row-parallel) and MLP blocks by their
       hidden size (the projections feeding the hidden activation
       column-parallel, the one after it row-parallel): one `shard.all_reduce`
-      per block.
+      per block. Where the vocabulary divides, the LM head is
+      column-parallel and embedding tables are split by rows (one
+      all-reduce).
     - `sequence-parallel=true` (with `tp`): the output of each block leaves
       split along the sequence over the `tp` axis, so biases, residual adds
       and norms between blocks run on sequence shards; each all-reduce
