@@ -14,8 +14,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
@@ -28,8 +28,8 @@
 
 using namespace mlir;
 using namespace loom;
-using shard::GridAxis;
 using shard::GridAxesAttr;
+using shard::GridAxis;
 using shard::Sharding;
 
 ArrayRef<StringRef> loom::knownGridAxisNames() {
@@ -67,7 +67,8 @@ loom::parseGridSpec(StringRef spec,
                   << "'";
       return failure();
     }
-    if (llvm::any_of(axes, [&](const GridAxisSpec &a) { return a.name == name; })) {
+    if (llvm::any_of(axes,
+                     [&](const GridAxisSpec &a) { return a.name == name; })) {
       emitError() << "grid axis '" << name << "' given twice in \"" << spec
                   << "\"";
       return failure();
@@ -221,8 +222,8 @@ FailureOr<TensorParallelPlan> planTensorParallel(func::FuncOp func,
     MatMulOp output = traceOutputProjection(attention.getResult());
     if (!output || llvm::any_of(inputs, taken) || taken(output))
       return WalkResult::advance();
-    int64_t heads = cast<RankedTensorType>(attention.getQuery().getType())
-                        .getDimSize(1);
+    int64_t heads =
+        cast<RankedTensorType>(attention.getQuery().getType()).getDimSize(1);
     int64_t kvHeads =
         cast<RankedTensorType>(attention.getKey().getType()).getDimSize(1);
     // More devices than key/value heads: keys and values stay whole and
@@ -231,11 +232,10 @@ FailureOr<TensorParallelPlan> planTensorParallel(func::FuncOp func,
     if (ShapedType::isDynamic(heads) || ShapedType::isDynamic(kvHeads) ||
         heads % degree != 0 ||
         (!splitKeyValues && heads % std::lcm(kvHeads, degree) != 0)) {
-      attention.emitError() << "tp=" << degree
-                            << " does not divide the attention's "
-                            << sizeString(heads) << " query heads and "
-                            << sizeString(kvHeads)
-                            << " key/value heads";
+      attention.emitError()
+          << "tp=" << degree << " does not divide the attention's "
+          << sizeString(heads) << " query heads and " << sizeString(kvHeads)
+          << " key/value heads";
       return WalkResult::interrupt();
     }
     plan.columns.insert(inputs.front());
@@ -347,8 +347,8 @@ void annotateUse(OpOperand &use, const Sharding &sharding, OpBuilder &builder) {
     value.replaceAllUsesExcept(source.getResult(), source);
     builder.setInsertionPoint(user);
   }
-  use.set(createShard(builder, value.getLoc(), source.getResult(), sharding,
-                      true));
+  use.set(
+      createShard(builder, value.getLoc(), source.getResult(), sharding, true));
 }
 
 /// Sequence parallelism: the output of each row-parallel projection leaves
@@ -368,10 +368,9 @@ LogicalResult annotateSequenceParallel(const TensorParallelPlan &plan,
       continue;
     int64_t sequence = type.getDimSize(1);
     if (ShapedType::isDynamic(sequence) || sequence % tp != 0)
-      return op->emitError() << "tp=" << tp
-                             << " does not divide the sequence length "
-                             << sizeString(sequence)
-                             << " (sequence parallelism)";
+      return op->emitError()
+             << "tp=" << tp << " does not divide the sequence length "
+             << sizeString(sequence) << " (sequence parallelism)";
     SmallVector<std::pair<int64_t, GridAxis>> batch;
     if (dpAxis)
       batch.push_back({0, *dpAxis});
@@ -429,8 +428,7 @@ LogicalResult annotateFunction(func::FuncOp func, FlatSymbolRefAttr grid,
         return emitError(arg.getLoc())
                << options.axes[*axis].name << "=" << degree
                << " does not divide the " << what << " dimension ("
-               << sizeString(size)
-               << ") of argument " << arg.getArgNumber();
+               << sizeString(size) << ") of argument " << arg.getArgNumber();
       splits.push_back({dim, *axis});
     }
     if (splits.empty())
@@ -455,8 +453,8 @@ LogicalResult annotateFunction(func::FuncOp func, FlatSymbolRefAttr grid,
     if (!tpAxis)
       return func.emitError()
              << "sequence parallelism needs a tensor-parallel (tp) grid axis";
-    if (failed(annotateSequenceParallel(plan, grid, dpAxis, *tpAxis, tp,
-                                        builder)))
+    if (failed(
+            annotateSequenceParallel(plan, grid, dpAxis, *tpAxis, tp, builder)))
       return failure();
   }
 
@@ -501,8 +499,7 @@ LogicalResult loom::annotateForGrid(ModuleOp module,
   shard::GridOp::create(builder, module.getLoc(), kGridName, shape);
   auto grid = FlatSymbolRefAttr::get(module.getContext(), kGridName);
   for (func::FuncOp func : module.getOps<func::FuncOp>())
-    if (!func.isExternal() &&
-        failed(annotateFunction(func, grid, options)))
+    if (!func.isExternal() && failed(annotateFunction(func, grid, options)))
       return failure();
   return success();
 }
@@ -676,8 +673,8 @@ void loom::completeShardings(ModuleOp module) {
           isFullyAnnotated(&op))
         continue;
       builder.setInsertionPoint(&op);
-      (void)shardingOp.addShardingAnnotations(
-          builder, shard::ShardingOption({}, grid));
+      (void)shardingOp.addShardingAnnotations(builder,
+                                              shard::ShardingOption({}, grid));
     }
   }
 }

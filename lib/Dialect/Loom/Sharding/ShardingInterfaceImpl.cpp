@@ -26,10 +26,10 @@
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterfaceImpl.h"
 #include "mlir/Dialect/Shard/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -346,10 +346,9 @@ LoopNest gather(GatherOp op) {
     if (i < axis)
       dataLoops.push_back(loops[i]);
     else if (i == axis)
-      dataLoops.push_back(
-          axis == 0 ? nest.addLoop(IteratorType::reduction, false,
-                                   ReductionKind::Sum)
-                    : nest.addPinnedLoop());
+      dataLoops.push_back(axis == 0 ? nest.addLoop(IteratorType::reduction,
+                                                   false, ReductionKind::Sum)
+                                    : nest.addPinnedLoop());
     else
       dataLoops.push_back(loops[i - 1 + indicesRank]);
   }
@@ -369,14 +368,16 @@ LoopNest gather(GatherOp op) {
 /// same count keeps each query head with its key/value head.
 std::optional<LoopNest> attention(AttentionOp op) {
   if (LoopNest::rankOf(op.getQuery()) != 4 ||
-      LoopNest::rankOf(op.getKey()) != 4 || LoopNest::rankOf(op.getValue()) != 4)
+      LoopNest::rankOf(op.getKey()) != 4 ||
+      LoopNest::rankOf(op.getValue()) != 4)
     return std::nullopt;
   LoopNest nest;
   int64_t b = nest.addLoop(), h = nest.addLoop();
-  int64_t s = nest.addLoop(IteratorType::parallel,
-                           op.getIsCausal() && op.getMask());
+  int64_t s =
+      nest.addLoop(IteratorType::parallel, op.getIsCausal() && op.getMask());
   int64_t dv = nest.addLoop();
-  int64_t t = nest.addLoop(IteratorType::reduction, true, ReductionKind::Generic);
+  int64_t t =
+      nest.addLoop(IteratorType::reduction, true, ReductionKind::Generic);
   int64_t dqk =
       nest.addLoop(IteratorType::reduction, true, ReductionKind::Generic);
   ArrayRef<int64_t> q = shapeOf(op.getQuery()), k = shapeOf(op.getKey());
@@ -426,6 +427,19 @@ std::optional<LoopNest> rotary(RotaryEmbeddingOp op) {
   return nest;
 }
 
+/// The `axis` attribute of `op`, counted from the front.
+template <typename OpT> int64_t normalizedAxis(OpT op) {
+  int64_t axis = op.getAxis();
+  return axis < 0 ? axis + LoopNest::rankOf(op.getInput()) : axis;
+}
+
+/// How partial results of each reduction combine.
+ReductionKind combinerOf(ReduceSumOp) { return ReductionKind::Sum; }
+ReductionKind combinerOf(ReduceMeanOp) { return ReductionKind::Average; }
+ReductionKind combinerOf(ReduceMaxOp) { return ReductionKind::Max; }
+ReductionKind combinerOf(ReduceMinOp) { return ReductionKind::Min; }
+ReductionKind combinerOf(ReduceProdOp) { return ReductionKind::Product; }
+
 /// The loop nest of `op`; ops without a rule run replicated.
 LoopNest describe(Operation *op) {
   std::optional<LoopNest> nest =
@@ -434,51 +448,23 @@ LoopNest describe(Operation *op) {
                 BitShiftOp, AndOp, OrOp, XorOp, EqualOp, LessOp, LessEqualOp,
                 GreaterOp, GreaterEqualOp, WhereOp>(
               [](Operation *op) { return elementwise(op); })
-          .Case<SoftmaxOp, LogSoftmaxOp>([](auto op) {
-            int64_t axis = op.getAxis();
-            return elementwise(op, axis < 0 ? axis + LoopNest::rankOf(
-                                                         op.getInput())
-                                            : axis);
-          })
-          .Case([](CumSumOp op) {
-            int64_t axis = op.getAxis();
-            return elementwise(
-                op, axis < 0 ? axis + LoopNest::rankOf(op.getInput()) : axis);
-          })
+          .Case<SoftmaxOp, LogSoftmaxOp, CumSumOp>(
+              [](auto op) { return elementwise(op, normalizedAxis(op)); })
           .Case([](MatMulOp op) { return matmul(op); })
-          .Case([](ReduceSumOp op) {
-            return reduction(op, op.getAxes(), op.getKeepdims(),
-                             ReductionKind::Sum, true);
-          })
-          .Case([](ReduceMeanOp op) {
-            return reduction(op, op.getAxes(), op.getKeepdims(),
-                             ReductionKind::Average, true);
-          })
-          .Case([](ReduceMaxOp op) {
-            return reduction(op, op.getAxes(), op.getKeepdims(),
-                             ReductionKind::Max, true);
-          })
-          .Case([](ReduceMinOp op) {
-            return reduction(op, op.getAxes(), op.getKeepdims(),
-                             ReductionKind::Min, true);
-          })
-          .Case([](ReduceProdOp op) {
-            return reduction(op, op.getAxes(), op.getKeepdims(),
-                             ReductionKind::Product, true);
+          .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
+                ReduceProdOp>([](auto op) {
+            return reduction(op, op.getAxes(), op.getKeepdims(), combinerOf(op),
+                             true);
           })
           .Case<ArgMaxOp, ArgMinOp>([](auto op) {
-            int64_t axis = op.getAxis();
-            if (axis < 0)
-              axis += LoopNest::rankOf(op.getInput());
-            return reduction(op, {axis}, op.getKeepdims(),
+            return reduction(op, {normalizedAxis(op)}, op.getKeepdims(),
                              ReductionKind::Generic, false);
           })
           .Case([](LayerNormOp op) { return normalization(op, op.getAxis()); })
           .Case([](RMSNormOp op) { return normalization(op, op.getAxis()); })
           .Case([](BatchNormOp op) { return channelNormalization(op, false); })
-          .Case([](InstanceNormOp op) {
-            return channelNormalization(op, true);
-          })
+          .Case(
+              [](InstanceNormOp op) { return channelNormalization(op, true); })
           .Case([](TransposeOp op) { return transpose(op); })
           .Case<ReshapeOp, SqueezeOp, UnsqueezeOp>(
               [](Operation *op) { return regroup(op); })
@@ -514,10 +500,10 @@ std::optional<int64_t> deviceCount(shard::GridOp grid,
 /// split of the loop, or its grid axis on another loop) is dropped, and so
 /// are splits of pinned loops and splits that do not divide every dimension
 /// on the loop: the operand is resharded for the op.
-FailureOr<ShardingOption> chooseLoopSharding(Operation *op,
-                                             const LoopNest &nest,
-                                             ArrayRef<Sharding> operandShardings,
-                                             ArrayRef<Sharding> resultShardings) {
+FailureOr<ShardingOption>
+chooseLoopSharding(Operation *op, const LoopNest &nest,
+                   ArrayRef<Sharding> operandShardings,
+                   ArrayRef<Sharding> resultShardings) {
   ShardingOption option;
   option.shardingArray.resize(nest.iterators.size());
   FlatSymbolRefAttr grid;
@@ -584,20 +570,21 @@ FailureOr<ShardingOption> chooseLoopSharding(Operation *op,
 
 /// The shardings of `op`'s operands and results for `option`: upstream's,
 /// except that optional dimensions the split does not divide stay whole.
-FailureOr<std::vector<Sharding>>
-annotationsFor(Operation *op, const LoopNest &nest,
-               const ShardingOption &option) {
+FailureOr<std::vector<Sharding>> annotationsFor(Operation *op,
+                                                const LoopNest &nest,
+                                                const ShardingOption &option) {
   FailureOr<std::vector<Sharding>> shardings =
       shard::detail::defaultGetShardingAnnotations(op, option);
   if (failed(shardings) || nest.optional.empty())
     return shardings;
-  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op,
-                                                                  option.grid);
+  auto grid =
+      SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, option.grid);
   if (!grid)
     return failure();
   for (auto [tensor, dim] : nest.optional) {
     Sharding &sharding = (*shardings)[tensor];
-    if (!sharding || static_cast<int64_t>(sharding.getSplitAxes().size()) <= dim)
+    if (!sharding ||
+        static_cast<int64_t>(sharding.getSplitAxes().size()) <= dim)
       continue;
     SmallVector<shard::GridAxesAttr> axes(sharding.getSplitAxes());
     std::optional<int64_t> count = deviceCount(grid, axes[dim].asArrayRef());
@@ -651,13 +638,13 @@ Value scalarConstant(OpBuilder &builder, Location loc, Type type,
                      double value) {
   auto tensorType = RankedTensorType::get({}, type);
   if (isa<FloatType>(type))
-    return ConstantOp::create(builder, loc,
-                              DenseElementsAttr::get(tensorType,
-                                                     FloatAttr::get(type, value)));
+    return ConstantOp::create(
+        builder, loc,
+        DenseElementsAttr::get(tensorType, FloatAttr::get(type, value)));
   return ConstantOp::create(
       builder, loc,
-      DenseElementsAttr::get(tensorType,
-                             IntegerAttr::get(type, static_cast<int64_t>(value))));
+      DenseElementsAttr::get(
+          tensorType, IntegerAttr::get(type, static_cast<int64_t>(value))));
 }
 
 /// Vocabulary parallelism for a gather from rows split over `axes`: the
@@ -674,8 +661,8 @@ std::pair<Value, Value> localRowIndices(OpBuilder &builder, Location loc,
   Value first = arith::MulIOp::create(
       b, arith::IndexCastOp::create(b, type, index),
       arith::ConstantOp::create(b, IntegerAttr::get(type, rows)));
-  Value offset = tensor::FromElementsOp::create(
-      b, RankedTensorType::get({}, type), first);
+  Value offset =
+      tensor::FromElementsOp::create(b, RankedTensorType::get({}, type), first);
   Value zero = scalarConstant(b, loc, type, 0);
   // Negative indices count from the end of the whole table.
   Value negative = LessOp::create(b, indices, zero);
@@ -703,8 +690,8 @@ Value localCausalMask(OpBuilder &builder, AttentionOp attention,
   int64_t keys = attention.getKey().getType().getDimSize(2);
   Value index = shard::createProcessLinearIndex(grid, axes, b);
   Value offset = arith::IndexCastOp::create(b, b.getI64Type(), index);
-  offset = arith::MulIOp::create(
-      b, offset, arith::ConstantIntOp::create(b, queries, 64));
+  offset = arith::MulIOp::create(b, offset,
+                                 arith::ConstantIntOp::create(b, queries, 64));
   offset = arith::AddIOp::create(
       b, offset, arith::ConstantIntOp::create(b, keys - globalQueries, 64));
   auto scalarType = RankedTensorType::get({}, b.getI64Type());
@@ -730,10 +717,11 @@ void setLocalShapeOperand(Operation *op, unsigned index, OpBuilder &builder) {
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPoint(op);
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
-  auto shapeType = RankedTensorType::get({type.getRank()}, builder.getI64Type());
-  Value shape = ConstantOp::create(
-      builder, op->getLoc(),
-      DenseIntElementsAttr::get(shapeType, type.getShape()));
+  auto shapeType =
+      RankedTensorType::get({type.getRank()}, builder.getI64Type());
+  Value shape =
+      ConstantOp::create(builder, op->getLoc(),
+                         DenseIntElementsAttr::get(shapeType, type.getShape()));
   op->setOperand(index, shape);
 }
 
@@ -774,7 +762,8 @@ LogicalResult partitionLoopNest(Operation *op, const LoopNest &nest,
       !operandShardings[0].getSplitAxes()[1].empty() &&
       (operandShardings[1].getSplitAxes().size() <= 1 ||
        operandShardings[1].getSplitAxes()[1].empty())) {
-    ArrayRef<GridAxis> axes = operandShardings[0].getSplitAxes()[1].asArrayRef();
+    ArrayRef<GridAxis> axes =
+        operandShardings[0].getSplitAxes()[1].asArrayRef();
     shard::GridOp gridOp =
         shard::getGrid(op, operandShardings[0].getGridAttr(), symbolTable);
     std::optional<int64_t> count = deviceCount(gridOp, axes);
@@ -792,10 +781,10 @@ LogicalResult partitionLoopNest(Operation *op, const LoopNest &nest,
       !operandShardings[0].getSplitAxes()[0].empty()) {
     int64_t globalRows = gatherOp.getData().getType().getDimSize(0);
     int64_t rows = cast<RankedTensorType>(operands[0].getType()).getDimSize(0);
-    std::tie(operands[1], validRows) = localRowIndices(
-        builder, op->getLoc(), operands[1], globalRows, rows,
-        operandShardings[0].getGridAttr().getValue(),
-        operandShardings[0].getSplitAxes()[0].asArrayRef());
+    std::tie(operands[1], validRows) =
+        localRowIndices(builder, op->getLoc(), operands[1], globalRows, rows,
+                        operandShardings[0].getGridAttr().getValue(),
+                        operandShardings[0].getSplitAxes()[0].asArrayRef());
   }
   IRMapping localMap;
   for (auto [operand, partitioned] : llvm::zip(op->getOperands(), operands))
@@ -820,10 +809,10 @@ LogicalResult partitionLoopNest(Operation *op, const LoopNest &nest,
     builder.setInsertionPoint(attention);
     int64_t globalQueries =
         cast<AttentionOp>(op).getQuery().getType().getDimSize(2);
-    Value mask = localCausalMask(
-        builder, attention, globalQueries,
-        operandShardings[0].getGridAttr().getValue(),
-        operandShardings[0].getSplitAxes()[2].asArrayRef());
+    Value mask =
+        localCausalMask(builder, attention, globalQueries,
+                        operandShardings[0].getGridAttr().getValue(),
+                        operandShardings[0].getSplitAxes()[2].asArrayRef());
     attention->insertOperands(attention->getNumOperands(), mask);
     attention.setIsCausal(false);
   }
@@ -834,14 +823,14 @@ LogicalResult partitionLoopNest(Operation *op, const LoopNest &nest,
     auto validType = cast<RankedTensorType>(validRows.getType());
     SmallVector<int64_t> shape(validType.getShape());
     shape.resize(lookedType.getRank(), 1);
-    auto shapeType = RankedTensorType::get(
-        {static_cast<int64_t>(shape.size())}, builder.getI64Type());
+    auto shapeType = RankedTensorType::get({static_cast<int64_t>(shape.size())},
+                                           builder.getI64Type());
     Value shapeValue = ConstantOp::create(
         builder, op->getLoc(), DenseIntElementsAttr::get(shapeType, shape));
-    Value mask = ReshapeOp::create(
-        builder, op->getLoc(),
-        RankedTensorType::get(shape, builder.getI1Type()), validRows,
-        shapeValue, builder.getBoolAttr(false));
+    Value mask =
+        ReshapeOp::create(builder, op->getLoc(),
+                          RankedTensorType::get(shape, builder.getI1Type()),
+                          validRows, shapeValue, builder.getBoolAttr(false));
     Value masked = WhereOp::create(
         builder, op->getLoc(), mask, looked,
         scalarConstant(builder, op->getLoc(), lookedType.getElementType(), 0));
@@ -851,9 +840,8 @@ LogicalResult partitionLoopNest(Operation *op, const LoopNest &nest,
     return success();
   for (Value result : op->getResults()) {
     Value partial = partitionMap.lookup(result);
-    Value reduced = shard::AllReduceOp::create(builder, op->getLoc(), partial,
-                                               grid.getValue(), reductionAxes,
-                                               *kind);
+    Value reduced = shard::AllReduceOp::create(
+        builder, op->getLoc(), partial, grid.getValue(), reductionAxes, *kind);
     partitionMap.map(result, reduced);
   }
   return success();
@@ -867,7 +855,8 @@ struct LoomShardingModel
     return describe(op).iterators;
   }
 
-  SmallVector<ReductionKind> getReductionLoopIteratorKinds(Operation *op) const {
+  SmallVector<ReductionKind>
+  getReductionLoopIteratorKinds(Operation *op) const {
     LoopNest nest = describe(op);
     SmallVector<ReductionKind> kinds;
     for (auto [type, kind] : llvm::zip(nest.iterators, nest.kinds))
@@ -921,8 +910,7 @@ struct LoomShardingModel
   }
 };
 
-template <typename... OpTs>
-void attachModels(MLIRContext *ctx) {
+template <typename... OpTs> void attachModels(MLIRContext *ctx) {
   (OpTs::template attachInterface<LoomShardingModel<OpTs>>(*ctx), ...);
 }
 
