@@ -451,7 +451,7 @@ LogicalResult annotateFunction(func::FuncOp func, FlatSymbolRefAttr grid,
     annotateUse(op->getOpOperand(0), splitSharding(grid, 0, *tpAxis), builder);
   if (options.sequenceParallel) {
     if (!tpAxis)
-      return func.emitError()
+      return emitError(func.getLoc())
              << "sequence parallelism needs a tensor-parallel (tp) grid axis";
     if (failed(
             annotateSequenceParallel(plan, grid, dpAxis, *tpAxis, tp, builder)))
@@ -490,7 +490,7 @@ bool isFullyAnnotated(Operation *op) {
 LogicalResult loom::annotateForGrid(ModuleOp module,
                                     const PartitionOptions &options) {
   if (!module.getOps<shard::GridOp>().empty())
-    return module.emitError()
+    return emitError(module.getLoc())
            << "the module already has a device grid; it is partitioned once";
   OpBuilder builder(module.getBodyRegion());
   SmallVector<int64_t> shape;
@@ -610,7 +610,7 @@ LogicalResult loom::shardWeightStorage(ModuleOp module,
     if (axis.name == "dp")
       dpAxis = i, dp = axis.size;
   if (!dpAxis)
-    return module.emitError()
+    return emitError(module.getLoc())
            << "weight sharding (zero) needs a data-parallel (dp) grid axis";
   auto gridOp = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
       module, FlatSymbolRefAttr::get(module.getContext(), kGridName));

@@ -8,6 +8,7 @@
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 
 #include "loom/Dialect/Loom/Sharding/Partition.h"
+#include "loom/Dialect/Loom/Sharding/Planner.h"
 
 #include "mlir/Dialect/Shard/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
@@ -26,17 +27,54 @@ struct LoomPartitionPass
     : public loom::impl::LoomPartitionPassBase<LoomPartitionPass> {
   using LoomPartitionPassBase::LoomPartitionPassBase;
 
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    FailureOr<SmallVector<GridAxisSpec>> axes =
-        parseGridSpec(grid, [&] { return module.emitError(); });
-    if (failed(axes))
-      return signalPassFailure();
-    PartitionOptions options;
-    options.axes = std::move(*axes);
+  /// The plan: the stated grid, or with plan=auto the cheapest one.
+  LogicalResult choosePolicy(ModuleOp module, PartitionOptions &options) {
     options.sequenceParallel = sequenceParallel;
     options.shardWeights = zero;
-    if (failed(annotateForGrid(module, options)))
+    if (plan.empty()) {
+      FailureOr<SmallVector<GridAxisSpec>> axes =
+          parseGridSpec(grid, [&] { return emitError(module.getLoc()); });
+      if (failed(axes))
+        return failure();
+      options.axes = std::move(*axes);
+      return success();
+    }
+    if (plan != "auto" || !grid.empty() || devices < 1)
+      return emitError(module.getLoc())
+             << "plan=auto needs devices=N (N >= 1) and no grid; got plan='"
+             << plan << "', devices=" << static_cast<int64_t>(devices)
+             << ", grid='" << grid << "'";
+    CostModel model;
+    model.deviceGflops = deviceGflops;
+    model.linkGBps = linkGBps;
+    auto partitionCopy = [&](ModuleOp copy, const PartitionOptions &trial) {
+      LoomPartitionPassOptions stated;
+      stated.grid = gridString(trial);
+      stated.sequenceParallel = trial.sequenceParallel;
+      stated.zero = trial.shardWeights;
+      PassManager pm(copy.getContext());
+      pm.addPass(createLoomPartitionPass(stated));
+      return pm.run(copy);
+    };
+    std::optional<size_t> chosen;
+    SmallVector<PlanCandidate> candidates =
+        evaluatePlans(module, devices, model, partitionCopy, chosen);
+    std::string report = formatPlanReport(candidates, chosen, model, devices);
+    if (!chosen)
+      return emitError(module.getLoc())
+             << "no partition plan applies to " << static_cast<int64_t>(devices)
+             << " devices:\n"
+             << report;
+    emitRemark(module.getLoc()) << report;
+    options = candidates[*chosen].options;
+    return success();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    PartitionOptions options;
+    if (failed(choosePolicy(module, options)) ||
+        failed(annotateForGrid(module, options)))
       return signalPassFailure();
 
     // Forward only: the plan's annotations flow from inputs and weights to

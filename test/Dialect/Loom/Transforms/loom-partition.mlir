@@ -33,6 +33,35 @@
 // ODD-NEXT:  loom.softmax %{{.*}} {axis = 1 : i64} : tensor<4x6xf32>
 // ODD-NOT:   shard.all_
 
+// The planner: every grid of 2 devices partitions a copy, the cost model
+// reads each (per device: FLOPs, bytes sent by collectives, their number,
+// weights kept), the remark reports them, and the cheapest is applied.
+// RUN: loom-opt %s -split-input-file --loom-partition="plan=auto devices=2" 2>&1 | FileCheck %s --check-prefix=PLAN
+// PLAN:      remark: partition plans for 2 devices (cost model: 100 GFLOP/s, 10 GB/s links, 5 us per collective; per device):
+// PLAN-NEXT:   plan                          MFLOP     comm bytes collectives   weight bytes  estimate us
+// PLAN-NEXT:   tp=2                          0.003            128           1           1632         5.04
+// PLAN-NEXT:   tp=2 +sp                      0.003            128           1           1632         5.04
+// PLAN-NEXT:   cp=2                          0.004            512           1           2208         5.09
+// PLAN-NEXT: * dp=2                          0.003             64           1           3232         5.04
+// PLAN-NEXT: chosen: dp=2
+// PLAN:      remark: partition plans for 2 devices
+// PLAN:      chosen: dp=2
+// PLAN:      shard.grid @grid(shape = 2)
+// PLAN:      shard.all_slice %{{.*}} on @grid grid_axes = [0] slice_axis = 0 : tensor<4x16xf32> -> tensor<2x16xf32>
+// The device and link figures are options.
+// RUN: loom-opt %s -split-input-file --loom-partition="plan=auto devices=2 device-gflops=50 link-gbps=1000" 2>&1 | FileCheck %s --check-prefix=FIGURES
+// FIGURES: (cost model: 50 GFLOP/s, 1000 GB/s links, 5 us per collective; per device)
+// Plans that do not apply say why; when none does, that is an error.
+// RUN: not loom-opt %s -split-input-file --loom-partition="plan=auto devices=3" 2>&1 | FileCheck %s --check-prefix=NOPLAN
+// NOPLAN: error: no partition plan applies to 3 devices:
+// NOPLAN:   tp=3                   not applicable: tp=3 does not divide the MLP's hidden size 32
+// NOPLAN:   dp=3                   not applicable: dp=3 does not divide the batch dimension (4) of argument 0
+// NOPLAN: none applies
+// RUN: not loom-opt %s --loom-partition="plan=auto" 2>&1 | FileCheck %s --check-prefix=BADPLAN
+// RUN: not loom-opt %s --loom-partition="plan=auto devices=2 grid=tp=2" 2>&1 | FileCheck %s --check-prefix=BADPLAN
+// RUN: not loom-opt %s --loom-partition="plan=fast devices=2" 2>&1 | FileCheck %s --check-prefix=BADPLAN
+// BADPLAN: error: plan=auto needs devices=N (N >= 1) and no grid
+
 // Malformed grids, and a second partitioning.
 // RUN: not loom-opt %s --loom-partition 2>&1 | FileCheck %s --check-prefix=EMPTY
 // EMPTY: error: empty grid: expected name=degree pairs such as "dp=2,tp=2"

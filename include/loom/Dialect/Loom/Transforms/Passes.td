@@ -116,6 +116,12 @@ def LoomPartitionPass : Pass<"loom-partition", "::mlir::ModuleOp"> {
     results (`shard.all_gather` where they are split), so
     `loom-run --ranks N` compares each rank with the unpartitioned outputs.
 
+    With `plan=auto devices=N` the grid is chosen: every way to write N as
+    dp * cp * tp (with and without sequence parallelism) partitions a copy
+    of the program, a cost model reads each result (FLOPs and collective
+    bytes per device at the local shapes, weights kept), a remark reports
+    them all, and the cheapest is applied.
+
     Example: `loom-opt --loom-partition="grid=dp=2,tp=2" model.mlir`.
   }];
   let options = [
@@ -129,6 +135,15 @@ def LoomPartitionPass : Pass<"loom-partition", "::mlir::ModuleOp"> {
     Option<"zero", "zero", "bool", /*default=*/"false",
            "With dp: ZeRO-style weights, stored split over the dp axis and "
            "all-gathered just before use">,
+    Option<"plan", "plan", "std::string", /*default=*/"\"\"",
+           "\"auto\": choose the grid for `devices` devices with the cost "
+           "model and report the plans (instead of `grid`)">,
+    Option<"devices", "devices", "int64_t", /*default=*/"0",
+           "With plan=auto: the number of devices">,
+    Option<"deviceGflops", "device-gflops", "double", /*default=*/"100.0",
+           "With plan=auto: sustained GFLOP/s of a device">,
+    Option<"linkGBps", "link-gbps", "double", /*default=*/"10.0",
+           "With plan=auto: GB/s of a device's link for collectives">,
   ];
   let dependentDialects = ["::loom::LoomDialect", "::mlir::shard::ShardDialect",
                            "::mlir::tensor::TensorDialect"];
