@@ -413,7 +413,8 @@ LogicalResult annotateFunction(func::FuncOp func, FlatSymbolRefAttr grid,
   Block &body = func.getBody().front();
   builder.setInsertionPointToStart(&body);
   for (BlockArgument arg : body.getArguments()) {
-    if (!isa<RankedTensorType>(arg.getType()) || arg.use_empty())
+    // Unused arguments too: partitioning expects each to have a shard.shard.
+    if (!isa<RankedTensorType>(arg.getType()))
       continue;
     shard::ShardOp replicated = annotateReplicated(builder, arg, grid);
     // dp splits dimension 0 (the batch), cp dimension 1 (the sequence).

@@ -32,6 +32,10 @@
 // ODD-NEXT:  loom.neg %{{.*}} : tensor<f32>
 // ODD-NEXT:  loom.softmax %{{.*}} {axis = 1 : i64} : tensor<4x6xf32>
 // ODD-NOT:   shard.all_
+// An unused argument keeps its type; the used one is sliced by dp.
+// RUN: loom-opt %S/Inputs/partition-unused.mlir --loom-partition="grid=dp=4" | FileCheck %s --check-prefix=UNUSED
+// UNUSED:       func.func @unused(%{{.*}}: tensor<4x2xf32>, %[[B:.*]]: tensor<4x2xf32>) -> tensor<4x2xf32>
+// UNUSED-NEXT:  shard.all_slice %[[B]] on @grid grid_axes = [0] slice_axis = 0 : tensor<4x2xf32> -> tensor<1x2xf32>
 
 // The planner: every grid of 2 devices partitions a copy, the cost model
 // reads each (per device: FLOPs, bytes sent by collectives, their number,
