@@ -411,6 +411,10 @@ LogicalResult annotateFunction(func::FuncOp func, FlatSymbolRefAttr grid,
 
   OpBuilder builder(func.getContext());
   Block &body = func.getBody().front();
+  // Dead values would stay unannotated.
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+    if (isOpTriviallyDead(&op))
+      op.erase();
   builder.setInsertionPointToStart(&body);
   for (BlockArgument arg : body.getArguments()) {
     // Unused arguments too: partitioning expects each to have a shard.shard.

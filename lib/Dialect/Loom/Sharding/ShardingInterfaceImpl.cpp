@@ -754,6 +754,10 @@ LogicalResult partitionLoopNest(Operation *op, const LoopNest &nest,
     }
   }
 
+  for (const Sharding &sharding : resultShardings)
+    if (!grid && sharding)
+      grid = sharding.getGridAttr();
+
   // Grouped-query attention with query heads split and key/value heads
   // whole: each device picks the key/value heads of its query groups.
   SmallVector<Value> operands(partitionedOperands);
@@ -786,12 +790,20 @@ LogicalResult partitionLoopNest(Operation *op, const LoopNest &nest,
                         operandShardings[0].getGridAttr().getValue(),
                         operandShardings[0].getSplitAxes()[0].asArrayRef());
   }
+  // A result nothing uses has no annotation; it is computed whole.
+  SmallVector<Sharding, 2> results(resultShardings);
+  for (Sharding &sharding : results)
+    if (!sharding && grid)
+      sharding = Sharding(grid);
   IRMapping localMap;
   for (auto [operand, partitioned] : llvm::zip(op->getOperands(), operands))
     localMap.map(operand, partitioned);
-  shard::partitionTriviallyShardableOperation(*op, operands, operandShardings,
-                                              resultShardings, localMap,
-                                              symbolTable, builder);
+  if (llvm::any_of(results, [](const Sharding &s) { return !s; }))
+    builder.clone(*op, localMap);
+  else
+    shard::partitionTriviallyShardableOperation(*op, operands,
+                                                operandShardings, results,
+                                                localMap, symbolTable, builder);
   for (Value result : op->getResults())
     partitionMap.map(result, localMap.lookup(result));
   if (op->getNumResults() == 0)

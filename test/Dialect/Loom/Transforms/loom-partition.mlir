@@ -20,8 +20,8 @@
 // DP3: error: dp=3 does not divide the batch dimension (2) of argument 0
 
 // Odd programs: a dynamic batch cannot be split; with tp (nothing to
-// split) the functions, the external declaration and the 0-d and
-// non-tensor values are left as they are.
+// split) the functions, the external declaration, the 0-d and non-tensor
+// values and the unused results are left as they are.
 // RUN: not loom-opt %S/Inputs/partition-odd.mlir --loom-partition="grid=dp=2" 2>&1 | FileCheck %s --check-prefix=DYN
 // DYN: error: dp=2 does not divide the batch dimension (?) of argument 0
 // RUN: loom-opt %S/Inputs/partition-odd.mlir --loom-partition="grid=tp=2" | FileCheck %s --check-prefix=ODD
@@ -31,6 +31,10 @@
 // ODD-LABEL: func.func @scalars
 // ODD-NEXT:  loom.neg %{{.*}} : tensor<f32>
 // ODD-NEXT:  loom.softmax %{{.*}} {axis = 1 : i64} : tensor<4x6xf32>
+// Dead ops are dropped and unused results of a live op computed whole.
+// ODD-LABEL: func.func @unused_results
+// ODD-NEXT:  loom.split %{{.*}} -> tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>
+// ODD-NEXT:  return
 // ODD-NOT:   shard.all_
 // An unused argument keeps its type; the used one is sliced by dp.
 // RUN: loom-opt %S/Inputs/partition-unused.mlir --loom-partition="grid=dp=4" | FileCheck %s --check-prefix=UNUSED
