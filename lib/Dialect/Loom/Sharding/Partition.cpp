@@ -14,8 +14,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
@@ -28,12 +28,12 @@
 
 using namespace mlir;
 using namespace loom;
-using shard::GridAxis;
 using shard::GridAxesAttr;
+using shard::GridAxis;
 using shard::Sharding;
 
 ArrayRef<StringRef> loom::knownGridAxisNames() {
-  static const StringRef names[] = {"dp", "tp"};
+  static const StringRef names[] = {"dp", "cp", "tp"};
   return names;
 }
 
@@ -67,7 +67,8 @@ loom::parseGridSpec(StringRef spec,
                   << "'";
       return failure();
     }
-    if (llvm::any_of(axes, [&](const GridAxisSpec &a) { return a.name == name; })) {
+    if (llvm::any_of(axes,
+                     [&](const GridAxisSpec &a) { return a.name == name; })) {
       emitError() << "grid axis '" << name << "' given twice in \"" << spec
                   << "\"";
       return failure();
@@ -78,6 +79,11 @@ loom::parseGridSpec(StringRef spec,
 }
 
 namespace {
+
+/// A dimension size for a diagnostic ("?" when dynamic).
+std::string sizeString(int64_t size) {
+  return ShapedType::isDynamic(size) ? "?" : std::to_string(size);
+}
 
 /// Whether `value` is computed from constants alone (a weight).
 bool isWeight(Value value) {
@@ -180,10 +186,24 @@ bool traceHidden(Value value, SmallVectorImpl<MatMulOp> &projections) {
 }
 
 /// The projections that tensor parallelism splits by columns (their outputs
-/// are split) and by rows (their contraction is split, then all-reduced).
+/// are split) and by rows (their contraction is split, then all-reduced),
+/// and the embedding lookups split by vocabulary rows.
 struct TensorParallelPlan {
-  llvm::SetVector<Operation *> columns, rows;
+  llvm::SetVector<Operation *> columns, rows, embeddings;
 };
+
+/// Whether `value` only reaches the function's results, directly or through
+/// unary elementwise ops.
+bool onlyReturned(Value value) {
+  return !value.use_empty() &&
+         llvm::all_of(value.getUsers(), [](Operation *user) {
+           if (isa<func::ReturnOp>(user))
+             return true;
+           return user->hasTrait<OpTrait::Elementwise>() &&
+                  user->getNumOperands() == 1 &&
+                  onlyReturned(user->getResult(0));
+         });
+}
 
 /// Finds attention and MLP blocks and checks that `degree` divides the heads
 /// and hidden sizes they split.
@@ -206,8 +226,8 @@ FailureOr<TensorParallelPlan> planTensorParallel(func::FuncOp func,
     MatMulOp output = traceOutputProjection(attention.getResult());
     if (!output || llvm::any_of(inputs, taken) || taken(output))
       return WalkResult::advance();
-    int64_t heads = cast<RankedTensorType>(attention.getQuery().getType())
-                        .getDimSize(1);
+    int64_t heads =
+        cast<RankedTensorType>(attention.getQuery().getType()).getDimSize(1);
     int64_t kvHeads =
         cast<RankedTensorType>(attention.getKey().getType()).getDimSize(1);
     // More devices than key/value heads: keys and values stay whole and
@@ -216,10 +236,10 @@ FailureOr<TensorParallelPlan> planTensorParallel(func::FuncOp func,
     if (ShapedType::isDynamic(heads) || ShapedType::isDynamic(kvHeads) ||
         heads % degree != 0 ||
         (!splitKeyValues && heads % std::lcm(kvHeads, degree) != 0)) {
-      attention.emitError() << "tp=" << degree
-                            << " does not divide the attention's " << heads
-                            << " query heads and " << kvHeads
-                            << " key/value heads";
+      attention.emitError()
+          << "tp=" << degree << " does not divide the attention's "
+          << sizeString(heads) << " query heads and " << sizeString(kvHeads)
+          << " key/value heads";
       return WalkResult::interrupt();
     }
     plan.columns.insert(inputs.front());
@@ -243,7 +263,7 @@ FailureOr<TensorParallelPlan> planTensorParallel(func::FuncOp func,
     if (ShapedType::isDynamic(hidden) || hidden % degree != 0) {
       matmul.emitError() << "tp=" << degree
                          << " does not divide the MLP's hidden size "
-                         << hidden;
+                         << sizeString(hidden);
       return WalkResult::interrupt();
     }
     for (MatMulOp input : inputs)
@@ -253,6 +273,26 @@ FailureOr<TensorParallelPlan> planTensorParallel(func::FuncOp func,
   });
   if (walk.wasInterrupted())
     return failure();
+
+  // Vocabulary parallelism, where the vocabulary divides: the LM head (a
+  // projection whose logits are the result) is column-parallel, and an
+  // embedding lookup (a gather of rows of a 2-D weight) is split by rows.
+  func.walk([&](MatMulOp matmul) {
+    int64_t vocabulary =
+        cast<RankedTensorType>(matmul.getRhs().getType()).getDimSize(1);
+    if (asProjection(matmul) && !taken(matmul) &&
+        onlyReturned(matmul.getResult()) &&
+        !ShapedType::isDynamic(vocabulary) && vocabulary % degree == 0)
+      plan.columns.insert(matmul);
+  });
+  func.walk([&](GatherOp gather) {
+    auto table = cast<RankedTensorType>(gather.getData().getType());
+    if (table.getRank() == 2 && gather.getAxis() == 0 &&
+        isWeight(gather.getData()) && !isWeight(gather.getIndices()) &&
+        !ShapedType::isDynamic(table.getDimSize(0)) &&
+        table.getDimSize(0) % degree == 0)
+      plan.embeddings.insert(gather);
+  });
   return plan;
 }
 
@@ -311,8 +351,8 @@ void annotateUse(OpOperand &use, const Sharding &sharding, OpBuilder &builder) {
     value.replaceAllUsesExcept(source.getResult(), source);
     builder.setInsertionPoint(user);
   }
-  use.set(createShard(builder, value.getLoc(), source.getResult(), sharding,
-                      true));
+  use.set(
+      createShard(builder, value.getLoc(), source.getResult(), sharding, true));
 }
 
 /// Sequence parallelism: the output of each row-parallel projection leaves
@@ -332,9 +372,9 @@ LogicalResult annotateSequenceParallel(const TensorParallelPlan &plan,
       continue;
     int64_t sequence = type.getDimSize(1);
     if (ShapedType::isDynamic(sequence) || sequence % tp != 0)
-      return op->emitError() << "tp=" << tp
-                             << " does not divide the sequence length "
-                             << sequence << " (sequence parallelism)";
+      return op->emitError()
+             << "tp=" << tp << " does not divide the sequence length "
+             << sizeString(sequence) << " (sequence parallelism)";
     SmallVector<std::pair<int64_t, GridAxis>> batch;
     if (dpAxis)
       batch.push_back({0, *dpAxis});
@@ -354,11 +394,13 @@ LogicalResult annotateSequenceParallel(const TensorParallelPlan &plan,
 
 LogicalResult annotateFunction(func::FuncOp func, FlatSymbolRefAttr grid,
                                const PartitionOptions &options) {
-  std::optional<GridAxis> dpAxis, tpAxis;
-  int64_t dp = 1, tp = 1;
+  std::optional<GridAxis> dpAxis, cpAxis, tpAxis;
+  int64_t dp = 1, cp = 1, tp = 1;
   for (auto [i, axis] : llvm::enumerate(options.axes)) {
     if (axis.name == "dp")
       dpAxis = i, dp = axis.size;
+    else if (axis.name == "cp")
+      cpAxis = i, cp = axis.size;
     else if (axis.name == "tp")
       tpAxis = i, tp = axis.size;
   }
@@ -373,22 +415,36 @@ LogicalResult annotateFunction(func::FuncOp func, FlatSymbolRefAttr grid,
 
   OpBuilder builder(func.getContext());
   Block &body = func.getBody().front();
+  // Dead values would stay unannotated.
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+    if (isOpTriviallyDead(&op))
+      op.erase();
   builder.setInsertionPointToStart(&body);
   for (BlockArgument arg : body.getArguments()) {
-    if (!isa<RankedTensorType>(arg.getType()) || arg.use_empty())
+    // Unused arguments too: partitioning expects each to have a shard.shard.
+    if (!isa<RankedTensorType>(arg.getType()))
       continue;
     shard::ShardOp replicated = annotateReplicated(builder, arg, grid);
-    if (!dpAxis || rankOf(arg) < 1)
+    // dp splits dimension 0 (the batch), cp dimension 1 (the sequence).
+    SmallVector<std::pair<int64_t, GridAxis>> splits;
+    for (auto [axis, degree, dim, what] :
+         {std::make_tuple(dpAxis, dp, 0, "batch"),
+          std::make_tuple(cpAxis, cp, 1, "sequence")}) {
+      if (!axis || rankOf(arg) <= dim)
+        continue;
+      int64_t size = cast<RankedTensorType>(arg.getType()).getDimSize(dim);
+      if (ShapedType::isDynamic(size) || size % degree != 0)
+        return emitError(arg.getLoc())
+               << options.axes[*axis].name << "=" << degree
+               << " does not divide the " << what << " dimension ("
+               << sizeString(size) << ") of argument " << arg.getArgNumber();
+      splits.push_back({dim, *axis});
+    }
+    if (splits.empty())
       continue;
-    int64_t batch = cast<RankedTensorType>(arg.getType()).getDimSize(0);
-    if (ShapedType::isDynamic(batch) || batch % dp != 0)
-      return emitError(arg.getLoc()) << "dp=" << dp
-                              << " does not divide the batch dimension ("
-                              << batch << ") of argument "
-                              << arg.getArgNumber();
     shard::ShardOp split =
         createShard(builder, arg.getLoc(), replicated.getResult(),
-                    splitSharding(grid, 0, *dpAxis), true);
+                    splitSharding(grid, splits), true);
     replicated.getResult().replaceAllUsesExcept(split.getResult(), split);
   }
   for (ConstantOp constant : llvm::to_vector(body.getOps<ConstantOp>())) {
@@ -400,12 +456,14 @@ LogicalResult annotateFunction(func::FuncOp func, FlatSymbolRefAttr grid,
     annotateUse(op->getOpOperand(1), splitSharding(grid, 1, *tpAxis), builder);
   for (Operation *op : plan.rows)
     annotateUse(op->getOpOperand(1), splitSharding(grid, 0, *tpAxis), builder);
+  for (Operation *op : plan.embeddings)
+    annotateUse(op->getOpOperand(0), splitSharding(grid, 0, *tpAxis), builder);
   if (options.sequenceParallel) {
     if (!tpAxis)
-      return func.emitError()
+      return emitError(func.getLoc())
              << "sequence parallelism needs a tensor-parallel (tp) grid axis";
-    if (failed(annotateSequenceParallel(plan, grid, dpAxis, *tpAxis, tp,
-                                        builder)))
+    if (failed(
+            annotateSequenceParallel(plan, grid, dpAxis, *tpAxis, tp, builder)))
       return failure();
   }
 
@@ -441,7 +499,7 @@ bool isFullyAnnotated(Operation *op) {
 LogicalResult loom::annotateForGrid(ModuleOp module,
                                     const PartitionOptions &options) {
   if (!module.getOps<shard::GridOp>().empty())
-    return module.emitError()
+    return emitError(module.getLoc())
            << "the module already has a device grid; it is partitioned once";
   OpBuilder builder(module.getBodyRegion());
   SmallVector<int64_t> shape;
@@ -450,8 +508,7 @@ LogicalResult loom::annotateForGrid(ModuleOp module,
   shard::GridOp::create(builder, module.getLoc(), kGridName, shape);
   auto grid = FlatSymbolRefAttr::get(module.getContext(), kGridName);
   for (func::FuncOp func : module.getOps<func::FuncOp>())
-    if (!func.isExternal() &&
-        failed(annotateFunction(func, grid, options)))
+    if (!func.isExternal() && failed(annotateFunction(func, grid, options)))
       return failure();
   return success();
 }
@@ -554,6 +611,65 @@ void loom::splitReshardings(ModuleOp module) {
   }
 }
 
+LogicalResult loom::shardWeightStorage(ModuleOp module,
+                                       const PartitionOptions &options) {
+  std::optional<GridAxis> dpAxis;
+  int64_t dp = 1;
+  for (auto [i, axis] : llvm::enumerate(options.axes))
+    if (axis.name == "dp")
+      dpAxis = i, dp = axis.size;
+  if (!dpAxis)
+    return emitError(module.getLoc())
+           << "weight sharding (zero) needs a data-parallel (dp) grid axis";
+  auto gridOp = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+      module, FlatSymbolRefAttr::get(module.getContext(), kGridName));
+  MLIRContext *ctx = module.getContext();
+  module.walk([&](ConstantOp constant) {
+    auto type = dyn_cast<RankedTensorType>(constant.getType());
+    if (!type || type.getRank() == 0 || !type.hasStaticShape() ||
+        !isa<FloatType>(type.getElementType()) || !constant->hasOneUse())
+      return;
+    auto stored = dyn_cast<shard::ShardOp>(*constant->getUsers().begin());
+    if (!stored || stored.getAnnotateForUsers())
+      return;
+    for (OpOperand &use : llvm::make_early_inc_range(stored->getUses())) {
+      auto user = dyn_cast<shard::ShardOp>(use.getOwner());
+      if (!user || !user.getAnnotateForUsers())
+        continue;
+      // Store the piece this use needs, further split over dp on the first
+      // dimension that divides; gather over dp just before the use.
+      Sharding used(user.getSharding());
+      SmallVector<SmallVector<GridAxis>> axes(type.getRank());
+      for (auto [dim, dimAxes] : llvm::enumerate(used.getSplitAxes()))
+        axes[dim].assign(dimAxes.asArrayRef().begin(),
+                         dimAxes.asArrayRef().end());
+      bool placed = false;
+      for (auto [dim, dimAxes] : llvm::enumerate(axes)) {
+        int64_t pieces = dp;
+        for (GridAxis axis : dimAxes)
+          pieces *= gridOp.getShape()[axis];
+        if (llvm::is_contained(dimAxes, *dpAxis) ||
+            type.getDimSize(dim) % pieces != 0)
+          continue;
+        dimAxes.push_back(*dpAxis);
+        placed = true;
+        break;
+      }
+      if (!placed)
+        continue;
+      SmallVector<GridAxesAttr> split;
+      for (ArrayRef<GridAxis> dimAxes : axes)
+        split.push_back(GridAxesAttr::get(ctx, dimAxes));
+      OpBuilder builder(user);
+      shard::ShardOp piece =
+          createShard(builder, user.getLoc(), stored.getResult(),
+                      Sharding::get(used.getGridAttr(), split), true);
+      use.set(piece.getResult());
+    }
+  });
+  return success();
+}
+
 void loom::completeShardings(ModuleOp module) {
   auto grid = FlatSymbolRefAttr::get(module.getContext(), kGridName);
   OpBuilder builder(module.getContext());
@@ -566,8 +682,8 @@ void loom::completeShardings(ModuleOp module) {
           isFullyAnnotated(&op))
         continue;
       builder.setInsertionPoint(&op);
-      (void)shardingOp.addShardingAnnotations(
-          builder, shard::ShardingOption({}, grid));
+      (void)shardingOp.addShardingAnnotations(builder,
+                                              shard::ShardingOption({}, grid));
     }
   }
 }

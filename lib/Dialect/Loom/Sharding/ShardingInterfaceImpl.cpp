@@ -19,13 +19,17 @@
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterfaceImpl.h"
+#include "mlir/Dialect/Shard/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -325,7 +329,9 @@ LoopNest transpose(TransposeOp op) {
 }
 
 /// gather: the result is data's shape with `axis` replaced by the indices'
-/// shape; data's gathered axis stays whole.
+/// shape. Data's gathered axis stays whole, except axis 0 (an embedding
+/// table's rows): split, each device looks up the rows it holds, zeroes the
+/// others, and the pieces are summed (vocabulary parallelism).
 LoopNest gather(GatherOp op) {
   LoopNest nest;
   int64_t rank = LoopNest::rankOf(op.getResult());
@@ -343,7 +349,9 @@ LoopNest gather(GatherOp op) {
     if (i < axis)
       dataLoops.push_back(loops[i]);
     else if (i == axis)
-      dataLoops.push_back(nest.addPinnedLoop());
+      dataLoops.push_back(axis == 0 ? nest.addLoop(IteratorType::reduction,
+                                                   false, ReductionKind::Sum)
+                                    : nest.addPinnedLoop());
     else
       dataLoops.push_back(loops[i - 1 + indicesRank]);
   }
@@ -354,19 +362,25 @@ LoopNest gather(GatherOp op) {
 }
 
 /// attention on `[B, H, S, D]` queries and `[B, Hkv, T, D]` keys/values:
-/// batch, heads, query positions (unless causal: positions are global) and
-/// the value features split; keys and the query-key features stay whole.
+/// batch, heads, query positions and the value features split; keys and the
+/// query-key features stay whole. Causal attention with split query
+/// positions gets an explicit mask of the global positions when
+/// partitioned, so query positions stay whole only for causal attention
+/// that already has a mask.
 /// Key/value heads run over the head loop too: splitting H and Hkv by the
 /// same count keeps each query head with its key/value head.
 std::optional<LoopNest> attention(AttentionOp op) {
   if (LoopNest::rankOf(op.getQuery()) != 4 ||
-      LoopNest::rankOf(op.getKey()) != 4 || LoopNest::rankOf(op.getValue()) != 4)
+      LoopNest::rankOf(op.getKey()) != 4 ||
+      LoopNest::rankOf(op.getValue()) != 4)
     return std::nullopt;
   LoopNest nest;
   int64_t b = nest.addLoop(), h = nest.addLoop();
-  int64_t s = nest.addLoop(IteratorType::parallel, op.getIsCausal());
+  int64_t s =
+      nest.addLoop(IteratorType::parallel, op.getIsCausal() && op.getMask());
   int64_t dv = nest.addLoop();
-  int64_t t = nest.addLoop(IteratorType::reduction, true, ReductionKind::Generic);
+  int64_t t =
+      nest.addLoop(IteratorType::reduction, true, ReductionKind::Generic);
   int64_t dqk =
       nest.addLoop(IteratorType::reduction, true, ReductionKind::Generic);
   ArrayRef<int64_t> q = shapeOf(op.getQuery()), k = shapeOf(op.getKey());
@@ -416,6 +430,19 @@ std::optional<LoopNest> rotary(RotaryEmbeddingOp op) {
   return nest;
 }
 
+/// The `axis` attribute of `op`, counted from the front.
+template <typename OpT> int64_t normalizedAxis(OpT op) {
+  int64_t axis = op.getAxis();
+  return axis < 0 ? axis + LoopNest::rankOf(op.getInput()) : axis;
+}
+
+/// How partial results of each reduction combine.
+ReductionKind combinerOf(ReduceSumOp) { return ReductionKind::Sum; }
+ReductionKind combinerOf(ReduceMeanOp) { return ReductionKind::Average; }
+ReductionKind combinerOf(ReduceMaxOp) { return ReductionKind::Max; }
+ReductionKind combinerOf(ReduceMinOp) { return ReductionKind::Min; }
+ReductionKind combinerOf(ReduceProdOp) { return ReductionKind::Product; }
+
 /// The loop nest of `op`; ops without a rule run replicated.
 LoopNest describe(Operation *op) {
   std::optional<LoopNest> nest =
@@ -424,51 +451,23 @@ LoopNest describe(Operation *op) {
                 BitShiftOp, AndOp, OrOp, XorOp, EqualOp, LessOp, LessEqualOp,
                 GreaterOp, GreaterEqualOp, WhereOp, SwigluOp>(
               [](Operation *op) { return elementwise(op); })
-          .Case<SoftmaxOp, LogSoftmaxOp>([](auto op) {
-            int64_t axis = op.getAxis();
-            return elementwise(op, axis < 0 ? axis + LoopNest::rankOf(
-                                                         op.getInput())
-                                            : axis);
-          })
-          .Case([](CumSumOp op) {
-            int64_t axis = op.getAxis();
-            return elementwise(
-                op, axis < 0 ? axis + LoopNest::rankOf(op.getInput()) : axis);
-          })
+          .Case<SoftmaxOp, LogSoftmaxOp, CumSumOp>(
+              [](auto op) { return elementwise(op, normalizedAxis(op)); })
           .Case([](MatMulOp op) { return matmul(op); })
-          .Case([](ReduceSumOp op) {
-            return reduction(op, op.getAxes(), op.getKeepdims(),
-                             ReductionKind::Sum, true);
-          })
-          .Case([](ReduceMeanOp op) {
-            return reduction(op, op.getAxes(), op.getKeepdims(),
-                             ReductionKind::Average, true);
-          })
-          .Case([](ReduceMaxOp op) {
-            return reduction(op, op.getAxes(), op.getKeepdims(),
-                             ReductionKind::Max, true);
-          })
-          .Case([](ReduceMinOp op) {
-            return reduction(op, op.getAxes(), op.getKeepdims(),
-                             ReductionKind::Min, true);
-          })
-          .Case([](ReduceProdOp op) {
-            return reduction(op, op.getAxes(), op.getKeepdims(),
-                             ReductionKind::Product, true);
+          .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
+                ReduceProdOp>([](auto op) {
+            return reduction(op, op.getAxes(), op.getKeepdims(), combinerOf(op),
+                             true);
           })
           .Case<ArgMaxOp, ArgMinOp>([](auto op) {
-            int64_t axis = op.getAxis();
-            if (axis < 0)
-              axis += LoopNest::rankOf(op.getInput());
-            return reduction(op, {axis}, op.getKeepdims(),
+            return reduction(op, {normalizedAxis(op)}, op.getKeepdims(),
                              ReductionKind::Generic, false);
           })
           .Case([](LayerNormOp op) { return normalization(op, op.getAxis()); })
           .Case([](RMSNormOp op) { return normalization(op, op.getAxis()); })
           .Case([](BatchNormOp op) { return channelNormalization(op, false); })
-          .Case([](InstanceNormOp op) {
-            return channelNormalization(op, true);
-          })
+          .Case(
+              [](InstanceNormOp op) { return channelNormalization(op, true); })
           .Case([](TransposeOp op) { return transpose(op); })
           .Case<ReshapeOp, SqueezeOp, UnsqueezeOp>(
               [](Operation *op) { return regroup(op); })
@@ -504,10 +503,10 @@ std::optional<int64_t> deviceCount(shard::GridOp grid,
 /// split of the loop, or its grid axis on another loop) is dropped, and so
 /// are splits of pinned loops and splits that do not divide every dimension
 /// on the loop: the operand is resharded for the op.
-FailureOr<ShardingOption> chooseLoopSharding(Operation *op,
-                                             const LoopNest &nest,
-                                             ArrayRef<Sharding> operandShardings,
-                                             ArrayRef<Sharding> resultShardings) {
+FailureOr<ShardingOption>
+chooseLoopSharding(Operation *op, const LoopNest &nest,
+                   ArrayRef<Sharding> operandShardings,
+                   ArrayRef<Sharding> resultShardings) {
   ShardingOption option;
   option.shardingArray.resize(nest.iterators.size());
   FlatSymbolRefAttr grid;
@@ -574,20 +573,21 @@ FailureOr<ShardingOption> chooseLoopSharding(Operation *op,
 
 /// The shardings of `op`'s operands and results for `option`: upstream's,
 /// except that optional dimensions the split does not divide stay whole.
-FailureOr<std::vector<Sharding>>
-annotationsFor(Operation *op, const LoopNest &nest,
-               const ShardingOption &option) {
+FailureOr<std::vector<Sharding>> annotationsFor(Operation *op,
+                                                const LoopNest &nest,
+                                                const ShardingOption &option) {
   FailureOr<std::vector<Sharding>> shardings =
       shard::detail::defaultGetShardingAnnotations(op, option);
   if (failed(shardings) || nest.optional.empty())
     return shardings;
-  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op,
-                                                                  option.grid);
+  auto grid =
+      SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, option.grid);
   if (!grid)
     return failure();
   for (auto [tensor, dim] : nest.optional) {
     Sharding &sharding = (*shardings)[tensor];
-    if (!sharding || static_cast<int64_t>(sharding.getSplitAxes().size()) <= dim)
+    if (!sharding ||
+        static_cast<int64_t>(sharding.getSplitAxes().size()) <= dim)
       continue;
     SmallVector<shard::GridAxesAttr> axes(sharding.getSplitAxes());
     std::optional<int64_t> count = deviceCount(grid, axes[dim].asArrayRef());
@@ -636,16 +636,95 @@ Value localKeyValueHeads(OpBuilder &builder, Location loc, Value kv,
   return shard::AllSliceOp::create(builder, loc, kv, grid, axes, 1);
 }
 
+/// A 0-d constant `value` of element type `type`.
+Value scalarConstant(OpBuilder &builder, Location loc, Type type,
+                     double value) {
+  auto tensorType = RankedTensorType::get({}, type);
+  if (isa<FloatType>(type))
+    return ConstantOp::create(
+        builder, loc,
+        DenseElementsAttr::get(tensorType, FloatAttr::get(type, value)));
+  return ConstantOp::create(
+      builder, loc,
+      DenseElementsAttr::get(
+          tensorType, IntegerAttr::get(type, static_cast<int64_t>(value))));
+}
+
+/// Vocabulary parallelism for a gather from rows split over `axes`: the
+/// global `indices` become this device's local rows (`rows` per device),
+/// clamped to row 0 where they fall elsewhere. Returns the local indices and
+/// where they are valid.
+std::pair<Value, Value> localRowIndices(OpBuilder &builder, Location loc,
+                                        Value indices, int64_t globalRows,
+                                        int64_t rows, StringRef grid,
+                                        ArrayRef<GridAxis> axes) {
+  ImplicitLocOpBuilder b(loc, builder);
+  Type type = cast<RankedTensorType>(indices.getType()).getElementType();
+  Value index = shard::createProcessLinearIndex(grid, axes, b);
+  Value first = arith::MulIOp::create(
+      b, arith::IndexCastOp::create(b, type, index),
+      arith::ConstantOp::create(b, IntegerAttr::get(type, rows)));
+  Value offset =
+      tensor::FromElementsOp::create(b, RankedTensorType::get({}, type), first);
+  Value zero = scalarConstant(b, loc, type, 0);
+  // Negative indices count from the end of the whole table.
+  Value negative = LessOp::create(b, indices, zero);
+  indices = WhereOp::create(
+      b, negative,
+      AddOp::create(b, indices, scalarConstant(b, loc, type, globalRows)),
+      indices);
+  Value local = SubOp::create(b, indices.getType(), indices, offset);
+  Value valid = AndOp::create(
+      b, GreaterEqualOp::create(b, local, zero),
+      LessOp::create(b, local, scalarConstant(b, loc, type, rows)));
+  return {WhereOp::create(b, valid, local, zero), valid};
+}
+
+/// The causal mask of the local queries of `attention` (partitioned, its
+/// query positions split over `axes`): query i of this device is at global
+/// position `index * S_local + i`, and keeps the keys `j <= position +
+/// (T - S)` (causal attention aligns queries to the end of the keys).
+Value localCausalMask(OpBuilder &builder, AttentionOp attention,
+                      int64_t globalQueries, StringRef grid,
+                      ArrayRef<GridAxis> axes) {
+  Location loc = attention.getLoc();
+  ImplicitLocOpBuilder b(loc, builder);
+  int64_t queries = attention.getQuery().getType().getDimSize(2);
+  int64_t keys = attention.getKey().getType().getDimSize(2);
+  Value index = shard::createProcessLinearIndex(grid, axes, b);
+  Value offset = arith::IndexCastOp::create(b, b.getI64Type(), index);
+  offset = arith::MulIOp::create(b, offset,
+                                 arith::ConstantIntOp::create(b, queries, 64));
+  offset = arith::AddIOp::create(
+      b, offset, arith::ConstantIntOp::create(b, keys - globalQueries, 64));
+  auto scalarType = RankedTensorType::get({}, b.getI64Type());
+  Value shift = tensor::FromElementsOp::create(b, scalarType, offset);
+  auto iota = [&](int64_t n, ArrayRef<int64_t> shape) -> Value {
+    SmallVector<int64_t> values(n);
+    std::iota(values.begin(), values.end(), 0);
+    return ConstantOp::create(
+        b, DenseIntElementsAttr::get(
+               RankedTensorType::get(shape, b.getI64Type()), values));
+  };
+  auto columnType = RankedTensorType::get({queries, 1}, b.getI64Type());
+  Value positions =
+      AddOp::create(b, columnType, iota(queries, {queries, 1}), shift);
+  return LessEqualOp::create(
+      b, RankedTensorType::get({queries, keys}, b.getI1Type()),
+      iota(keys, {keys}), positions);
+}
+
 /// Replaces the shape operand `index` of the partitioned `op` with a
 /// constant holding its local result shape.
 void setLocalShapeOperand(Operation *op, unsigned index, OpBuilder &builder) {
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPoint(op);
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
-  auto shapeType = RankedTensorType::get({type.getRank()}, builder.getI64Type());
-  Value shape = ConstantOp::create(
-      builder, op->getLoc(),
-      DenseIntElementsAttr::get(shapeType, type.getShape()));
+  auto shapeType =
+      RankedTensorType::get({type.getRank()}, builder.getI64Type());
+  Value shape =
+      ConstantOp::create(builder, op->getLoc(),
+                         DenseIntElementsAttr::get(shapeType, type.getShape()));
   op->setOperand(index, shape);
 }
 
@@ -678,6 +757,10 @@ LogicalResult partitionLoopNest(Operation *op, const LoopNest &nest,
     }
   }
 
+  for (const Sharding &sharding : resultShardings)
+    if (!grid && sharding)
+      grid = sharding.getGridAttr();
+
   // Grouped-query attention with query heads split and key/value heads
   // whole: each device picks the key/value heads of its query groups.
   SmallVector<Value> operands(partitionedOperands);
@@ -686,7 +769,8 @@ LogicalResult partitionLoopNest(Operation *op, const LoopNest &nest,
       !operandShardings[0].getSplitAxes()[1].empty() &&
       (operandShardings[1].getSplitAxes().size() <= 1 ||
        operandShardings[1].getSplitAxes()[1].empty())) {
-    ArrayRef<GridAxis> axes = operandShardings[0].getSplitAxes()[1].asArrayRef();
+    ArrayRef<GridAxis> axes =
+        operandShardings[0].getSplitAxes()[1].asArrayRef();
     shard::GridOp gridOp =
         shard::getGrid(op, operandShardings[0].getGridAttr(), symbolTable);
     std::optional<int64_t> count = deviceCount(gridOp, axes);
@@ -696,12 +780,33 @@ LogicalResult partitionLoopNest(Operation *op, const LoopNest &nest,
       operands[i] = localKeyValueHeads(builder, op->getLoc(), operands[i],
                                        gridOp, axes, *count);
   }
+  // Vocabulary-parallel gather: look up local rows only.
+  Value validRows;
+  auto gatherOp = dyn_cast<GatherOp>(op);
+  if (gatherOp && operandShardings[0] &&
+      !operandShardings[0].getSplitAxes().empty() &&
+      !operandShardings[0].getSplitAxes()[0].empty()) {
+    int64_t globalRows = gatherOp.getData().getType().getDimSize(0);
+    int64_t rows = cast<RankedTensorType>(operands[0].getType()).getDimSize(0);
+    std::tie(operands[1], validRows) =
+        localRowIndices(builder, op->getLoc(), operands[1], globalRows, rows,
+                        operandShardings[0].getGridAttr().getValue(),
+                        operandShardings[0].getSplitAxes()[0].asArrayRef());
+  }
+  // A result nothing uses has no annotation; it is computed whole.
+  SmallVector<Sharding, 2> results(resultShardings);
+  for (Sharding &sharding : results)
+    if (!sharding && grid)
+      sharding = Sharding(grid);
   IRMapping localMap;
   for (auto [operand, partitioned] : llvm::zip(op->getOperands(), operands))
     localMap.map(operand, partitioned);
-  shard::partitionTriviallyShardableOperation(*op, operands, operandShardings,
-                                              resultShardings, localMap,
-                                              symbolTable, builder);
+  if (llvm::any_of(results, [](const Sharding &s) { return !s; }))
+    builder.clone(*op, localMap);
+  else
+    shard::partitionTriviallyShardableOperation(*op, operands,
+                                                operandShardings, results,
+                                                localMap, symbolTable, builder);
   for (Value result : op->getResults())
     partitionMap.map(result, localMap.lookup(result));
   if (op->getNumResults() == 0)
@@ -710,13 +815,48 @@ LogicalResult partitionLoopNest(Operation *op, const LoopNest &nest,
   if (isa<ReshapeOp, ExpandOp>(op) &&
       clone->getResult(0).getType() != op->getResult(0).getType())
     setLocalShapeOperand(clone, 1, builder);
+  // Causal attention on a slice of the queries: the positions are global.
+  if (auto attention = dyn_cast<AttentionOp>(clone);
+      attention && attention.getIsCausal() && operandShardings[0] &&
+      operandShardings[0].getSplitAxes().size() > 2 &&
+      !operandShardings[0].getSplitAxes()[2].empty()) {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPoint(attention);
+    int64_t globalQueries =
+        cast<AttentionOp>(op).getQuery().getType().getDimSize(2);
+    Value mask =
+        localCausalMask(builder, attention, globalQueries,
+                        operandShardings[0].getGridAttr().getValue(),
+                        operandShardings[0].getSplitAxes()[2].asArrayRef());
+    attention->insertOperands(attention->getNumOperands(), mask);
+    attention.setIsCausal(false);
+  }
+  if (validRows) {
+    // Rows held elsewhere contribute zeros to the sum.
+    Value looked = partitionMap.lookup(op->getResult(0));
+    auto lookedType = cast<RankedTensorType>(looked.getType());
+    auto validType = cast<RankedTensorType>(validRows.getType());
+    SmallVector<int64_t> shape(validType.getShape());
+    shape.resize(lookedType.getRank(), 1);
+    auto shapeType = RankedTensorType::get({static_cast<int64_t>(shape.size())},
+                                           builder.getI64Type());
+    Value shapeValue = ConstantOp::create(
+        builder, op->getLoc(), DenseIntElementsAttr::get(shapeType, shape));
+    Value mask =
+        ReshapeOp::create(builder, op->getLoc(),
+                          RankedTensorType::get(shape, builder.getI1Type()),
+                          validRows, shapeValue, builder.getBoolAttr(false));
+    Value masked = WhereOp::create(
+        builder, op->getLoc(), mask, looked,
+        scalarConstant(builder, op->getLoc(), lookedType.getElementType(), 0));
+    partitionMap.map(op->getResult(0), masked);
+  }
   if (reductionAxes.empty())
     return success();
   for (Value result : op->getResults()) {
     Value partial = partitionMap.lookup(result);
-    Value reduced = shard::AllReduceOp::create(builder, op->getLoc(), partial,
-                                               grid.getValue(), reductionAxes,
-                                               *kind);
+    Value reduced = shard::AllReduceOp::create(
+        builder, op->getLoc(), partial, grid.getValue(), reductionAxes, *kind);
     partitionMap.map(result, reduced);
   }
   return success();
@@ -730,7 +870,8 @@ struct LoomShardingModel
     return describe(op).iterators;
   }
 
-  SmallVector<ReductionKind> getReductionLoopIteratorKinds(Operation *op) const {
+  SmallVector<ReductionKind>
+  getReductionLoopIteratorKinds(Operation *op) const {
     LoopNest nest = describe(op);
     SmallVector<ReductionKind> kinds;
     for (auto [type, kind] : llvm::zip(nest.iterators, nest.kinds))
@@ -784,8 +925,7 @@ struct LoomShardingModel
   }
 };
 
-template <typename... OpTs>
-void attachModels(MLIRContext *ctx) {
+template <typename... OpTs> void attachModels(MLIRContext *ctx) {
   (OpTs::template attachInterface<LoomShardingModel<OpTs>>(*ctx), ...);
 }
 
@@ -794,6 +934,8 @@ void attachModels(MLIRContext *ctx) {
 void loom::registerShardingInterfaceExternalModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, LoomDialect *) {
     ctx->getOrLoadDialect<shard::ShardDialect>();
+    ctx->getOrLoadDialect<arith::ArithDialect>();
+    ctx->getOrLoadDialect<tensor::TensorDialect>();
     attachModels<
 #define GET_OP_LIST
 #include "loom/Dialect/Loom/IR/LoomOps.cpp.inc"

@@ -8,6 +8,7 @@
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 
 #include "loom/Dialect/Loom/Sharding/Partition.h"
+#include "loom/Dialect/Loom/Sharding/Planner.h"
 
 #include "mlir/Dialect/Shard/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
@@ -26,32 +27,77 @@ struct LoomPartitionPass
     : public loom::impl::LoomPartitionPassBase<LoomPartitionPass> {
   using LoomPartitionPassBase::LoomPartitionPassBase;
 
+  /// The plan: the stated grid, or with plan=auto the cheapest one.
+  LogicalResult choosePolicy(ModuleOp module, PartitionOptions &options) {
+    options.sequenceParallel = sequenceParallel;
+    options.shardWeights = zero;
+    if (plan.empty()) {
+      FailureOr<SmallVector<GridAxisSpec>> axes =
+          parseGridSpec(grid, [&] { return emitError(module.getLoc()); });
+      if (failed(axes))
+        return failure();
+      options.axes = std::move(*axes);
+      return success();
+    }
+    if (plan != "auto" || !grid.empty() || devices < 1)
+      return emitError(module.getLoc())
+             << "plan=auto needs devices=N (N >= 1) and no grid; got plan='"
+             << plan << "', devices=" << static_cast<int64_t>(devices)
+             << ", grid='" << grid << "'";
+    CostModel model;
+    model.deviceGflops = deviceGflops;
+    model.linkGBps = linkGBps;
+    auto partitionCopy = [&](ModuleOp copy, const PartitionOptions &trial) {
+      LoomPartitionPassOptions stated;
+      stated.grid = gridString(trial);
+      stated.sequenceParallel = trial.sequenceParallel;
+      stated.zero = trial.shardWeights;
+      PassManager pm(copy.getContext());
+      pm.addPass(createLoomPartitionPass(stated));
+      return pm.run(copy);
+    };
+    std::optional<size_t> chosen;
+    SmallVector<PlanCandidate> candidates =
+        evaluatePlans(module, devices, model, partitionCopy, chosen);
+    std::string report = formatPlanReport(candidates, chosen, model, devices);
+    if (!chosen)
+      return emitError(module.getLoc())
+             << "no partition plan applies to " << static_cast<int64_t>(devices)
+             << " devices:\n"
+             << report;
+    emitRemark(module.getLoc()) << report;
+    options = candidates[*chosen].options;
+    return success();
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    FailureOr<SmallVector<GridAxisSpec>> axes =
-        parseGridSpec(grid, [&] { return module.emitError(); });
-    if (failed(axes))
-      return signalPassFailure();
     PartitionOptions options;
-    options.axes = std::move(*axes);
-    options.sequenceParallel = sequenceParallel;
-    if (failed(annotateForGrid(module, options)))
+    if (failed(choosePolicy(module, options)) ||
+        failed(annotateForGrid(module, options)))
       return signalPassFailure();
 
     // Forward only: the plan's annotations flow from inputs and weights to
     // results; a backward sweep first would pin activations replicated.
-    OpPassManager propagate(ModuleOp::getOperationName());
-    propagate.addNestedPass<func::FuncOp>(shard::createShardingPropagation(
+    OpPassManager propagate(func::FuncOp::getOperationName());
+    propagate.addPass(shard::createShardingPropagation(
         shard::ShardingPropagationOptions{shard::TraversalOrder::Forward}));
-    if (failed(runPipeline(propagate, module)))
-      return signalPassFailure();
+    OpPassManager partition(func::FuncOp::getOperationName());
+    partition.addPass(shard::createPartition());
+    SmallVector<func::FuncOp> funcs;
+    for (func::FuncOp func : module.getOps<func::FuncOp>())
+      if (!func.isExternal())
+        funcs.push_back(func);
+    for (func::FuncOp func : funcs)
+      if (failed(runPipeline(propagate, func)))
+        return signalPassFailure();
     completeShardings(module);
-    splitReshardings(module);
-
-    OpPassManager partition(ModuleOp::getOperationName());
-    partition.addNestedPass<func::FuncOp>(shard::createPartition());
-    if (failed(runPipeline(partition, module)))
+    if (options.shardWeights && failed(shardWeightStorage(module, options)))
       return signalPassFailure();
+    splitReshardings(module);
+    for (func::FuncOp func : funcs)
+      if (failed(runPipeline(partition, func)))
+        return signalPassFailure();
     cleanUpPartitioned(module);
   }
 };

@@ -208,3 +208,36 @@ func.func @more_devices_than_kv_heads(%q: tensor<1x4x8x8xf32>, %k: tensor<1x2x8x
   %os = shard.shard %o to %heads annotate_for_users : tensor<1x4x8x8xf32>
   return %os : tensor<1x4x8x8xf32>
 }
+
+// -----
+
+shard.grid @grid(shape = 2)
+
+// A gather from rows split over the grid (vocabulary parallelism): global
+// indices become local rows (negative ones counted from the end of the
+// whole table), rows held elsewhere contribute zeros, and the pieces are
+// summed.
+// CHECK-LABEL: func.func @rows
+// CHECK-SAME: (%[[T:.*]]: tensor<3x4xf32>, %[[I:.*]]: tensor<5xi64>)
+// CHECK: %[[IDX:.*]] = shard.process_multi_index on @grid axes = [0] : index
+// CHECK: %[[R:.*]] = arith.index_cast %[[IDX]] : index to i64
+// CHECK: %[[FIRST:.*]] = arith.muli %[[R]], %{{.*}} : i64
+// CHECK: %[[OFF:.*]] = tensor.from_elements %[[FIRST]] : tensor<i64>
+// CHECK: %[[NEG:.*]] = loom.less %[[I]], %{{.*}} : tensor<5xi64>, tensor<i64> -> tensor<5xi1>
+// CHECK: %[[WRAP:.*]] = loom.add %[[I]], %{{.*}} : tensor<5xi64>, tensor<i64> -> tensor<5xi64>
+// CHECK: %[[G:.*]] = loom.where %[[NEG]], %[[WRAP]], %[[I]]
+// CHECK: %[[L:.*]] = loom.sub %[[G]], %[[OFF]] : tensor<5xi64>, tensor<i64> -> tensor<5xi64>
+// CHECK: %[[VALID:.*]] = loom.and
+// CHECK: %[[SAFE:.*]] = loom.where %[[VALID]], %[[L]], %{{.*}} : tensor<5xi1>, tensor<5xi64>, tensor<i64> -> tensor<5xi64>
+// CHECK: %[[ROWS:.*]] = loom.gather %[[T]], %[[SAFE]] : tensor<3x4xf32>, tensor<5xi64> -> tensor<5x4xf32>
+// CHECK: %[[M:.*]] = loom.reshape %[[VALID]], %{{.*}} : (tensor<5xi1>, tensor<2xi64>) -> tensor<5x1xi1>
+// CHECK: %[[Z:.*]] = loom.where %[[M]], %[[ROWS]], %{{.*}} : tensor<5x1xi1>, tensor<5x4xf32>, tensor<f32> -> tensor<5x4xf32>
+// CHECK: shard.all_reduce %[[Z]] on @grid grid_axes = [0] : tensor<5x4xf32> -> tensor<5x4xf32>
+func.func @rows(%table: tensor<6x4xf32>, %ids: tensor<5xi64>) -> tensor<5x4xf32> {
+  %rows = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %rep = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %ts = shard.shard %table to %rows annotate_for_users : tensor<6x4xf32>
+  %y = loom.gather %ts, %ids : tensor<6x4xf32>, tensor<5xi64> -> tensor<5x4xf32>
+  %r = shard.shard %y to %rep annotate_for_users : tensor<5x4xf32>
+  return %r : tensor<5x4xf32>
+}

@@ -2,8 +2,14 @@
 // RUN: loom-opt %s -split-input-file --loom-partition="grid=dp=2" | FileCheck %s --check-prefix=DP
 // RUN: loom-opt %s -split-input-file --loom-partition="grid=dp=2,tp=2" | FileCheck %s --check-prefix=MIX
 // RUN: loom-opt %s -split-input-file --loom-partition="grid=tp=2 sequence-parallel=true" | FileCheck %s --check-prefix=SP
+// RUN: loom-opt %s -split-input-file --loom-partition="grid=cp=2" | FileCheck %s --check-prefix=CP
+// RUN: not loom-opt %s -split-input-file --loom-partition="grid=cp=8" 2>&1 | FileCheck %s --check-prefix=CP8
+// CP8: error: cp=8 does not divide the sequence dimension (4) of argument 0
 // RUN: not loom-opt %s --loom-partition="grid=dp=2 sequence-parallel=true" 2>&1 | FileCheck %s --check-prefix=SPNOTP
 // SPNOTP: error: sequence parallelism needs a tensor-parallel (tp) grid axis
+// RUN: loom-opt %s -split-input-file --loom-partition="grid=dp=2,tp=2 zero=true" | FileCheck %s --check-prefix=ZERO
+// RUN: not loom-opt %s --loom-partition="grid=tp=2 zero=true" 2>&1 | FileCheck %s --check-prefix=ZERONODP
+// ZERONODP: error: weight sharding (zero) needs a data-parallel (dp) grid axis
 
 // Degrees that do not divide what they split are errors.
 // RUN: not loom-opt %s -split-input-file --loom-partition="grid=tp=3" 2>&1 | FileCheck %s --check-prefix=TP3
@@ -13,15 +19,66 @@
 // DP3: error: dp=3 does not divide the batch dimension (4) of argument 0
 // DP3: error: dp=3 does not divide the batch dimension (2) of argument 0
 
+// Odd programs: a dynamic batch cannot be split; with tp (nothing to
+// split) the functions, the external declaration, the 0-d and non-tensor
+// values and the unused results are left as they are.
+// RUN: not loom-opt %S/Inputs/partition-odd.mlir --loom-partition="grid=dp=2" 2>&1 | FileCheck %s --check-prefix=DYN
+// DYN: error: dp=2 does not divide the batch dimension (?) of argument 0
+// RUN: loom-opt %S/Inputs/partition-odd.mlir --loom-partition="grid=tp=2" | FileCheck %s --check-prefix=ODD
+// ODD-LABEL: func.func @dynamic(%{{.*}}: tensor<?x4xf32>, %{{.*}}: i64) -> tensor<?x4xf32>
+// ODD-NEXT:  loom.relu %{{.*}} : tensor<?x4xf32>
+// ODD-LABEL: func.func private @external
+// ODD-LABEL: func.func @scalars
+// ODD-NEXT:  loom.neg %{{.*}} : tensor<f32>
+// ODD-NEXT:  loom.softmax %{{.*}} {axis = 1 : i64} : tensor<4x6xf32>
+// Dead ops are dropped and unused results of a live op computed whole.
+// ODD-LABEL: func.func @unused_results
+// ODD-NEXT:  loom.split %{{.*}} -> tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>
+// ODD-NEXT:  return
+// ODD-NOT:   shard.all_
+// An unused argument keeps its type; the used one is sliced by dp.
+// RUN: loom-opt %S/Inputs/partition-unused.mlir --loom-partition="grid=dp=4" | FileCheck %s --check-prefix=UNUSED
+// UNUSED:       func.func @unused(%{{.*}}: tensor<4x2xf32>, %[[B:.*]]: tensor<4x2xf32>) -> tensor<4x2xf32>
+// UNUSED-NEXT:  shard.all_slice %[[B]] on @grid grid_axes = [0] slice_axis = 0 : tensor<4x2xf32> -> tensor<1x2xf32>
+
+// The planner: every grid of 2 devices partitions a copy, the cost model
+// reads each (per device: FLOPs, bytes sent by collectives, their number,
+// weights kept), the remark reports them, and the cheapest is applied.
+// RUN: loom-opt %s -split-input-file --loom-partition="plan=auto devices=2" 2>&1 | FileCheck %s --check-prefix=PLAN
+// PLAN:      remark: partition plans for 2 devices (cost model: 100 GFLOP/s, 10 GB/s links, 5 us per collective; per device):
+// PLAN-NEXT:   plan                          MFLOP     comm bytes collectives   weight bytes  estimate us
+// PLAN-NEXT:   tp=2                          0.003            128           1           1632         5.04
+// PLAN-NEXT:   tp=2 +sp                      0.003            128           1           1632         5.04
+// PLAN-NEXT:   cp=2                          0.004            512           1           2208         5.09
+// PLAN-NEXT: * dp=2                          0.003             64           1           3232         5.04
+// PLAN-NEXT: chosen: dp=2
+// PLAN:      remark: partition plans for 2 devices
+// PLAN:      chosen: dp=2
+// PLAN:      shard.grid @grid(shape = 2)
+// PLAN:      shard.all_slice %{{.*}} on @grid grid_axes = [0] slice_axis = 0 : tensor<4x16xf32> -> tensor<2x16xf32>
+// The device and link figures are options.
+// RUN: loom-opt %s -split-input-file --loom-partition="plan=auto devices=2 device-gflops=50 link-gbps=1000" 2>&1 | FileCheck %s --check-prefix=FIGURES
+// FIGURES: (cost model: 50 GFLOP/s, 1000 GB/s links, 5 us per collective; per device)
+// Plans that do not apply say why; when none does, that is an error.
+// RUN: not loom-opt %s -split-input-file --loom-partition="plan=auto devices=3" 2>&1 | FileCheck %s --check-prefix=NOPLAN
+// NOPLAN: error: no partition plan applies to 3 devices:
+// NOPLAN:   tp=3                   not applicable: tp=3 does not divide the MLP's hidden size 32
+// NOPLAN:   dp=3                   not applicable: dp=3 does not divide the batch dimension (4) of argument 0
+// NOPLAN: none applies
+// RUN: not loom-opt %s --loom-partition="plan=auto" 2>&1 | FileCheck %s --check-prefix=BADPLAN
+// RUN: not loom-opt %s --loom-partition="plan=auto devices=2 grid=tp=2" 2>&1 | FileCheck %s --check-prefix=BADPLAN
+// RUN: not loom-opt %s --loom-partition="plan=fast devices=2" 2>&1 | FileCheck %s --check-prefix=BADPLAN
+// BADPLAN: error: plan=auto needs devices=N (N >= 1) and no grid
+
 // Malformed grids, and a second partitioning.
 // RUN: not loom-opt %s --loom-partition 2>&1 | FileCheck %s --check-prefix=EMPTY
 // EMPTY: error: empty grid: expected name=degree pairs such as "dp=2,tp=2"
-// RUN: not loom-opt %s --loom-partition="grid=tp=0" 2>&1 | FileCheck %s --check-prefix=ZERO
-// ZERO: error: grid axis 'tp' needs a positive integer degree, got '0'
+// RUN: not loom-opt %s --loom-partition="grid=tp=0" 2>&1 | FileCheck %s --check-prefix=DEGREE0
+// DEGREE0: error: grid axis 'tp' needs a positive integer degree, got '0'
 // RUN: not loom-opt %s --loom-partition="grid=tp" 2>&1 | FileCheck %s --check-prefix=NODEGREE
 // NODEGREE: error: grid axis 'tp' needs a positive integer degree, got ''
 // RUN: not loom-opt %s --loom-partition="grid=xp=2" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
-// UNKNOWN: error: unknown grid axis 'xp' in "xp=2"; known: dp tp
+// UNKNOWN: error: unknown grid axis 'xp' in "xp=2"; known: dp cp tp
 // RUN: not loom-opt %s --loom-partition="grid=tp=2,tp=2" 2>&1 | FileCheck %s --check-prefix=TWICE
 // TWICE: error: grid axis 'tp' given twice in "tp=2,tp=2"
 // RUN: not loom-opt %s -split-input-file --loom-partition="grid=tp=2" --loom-partition="grid=tp=2" 2>&1 | FileCheck %s --check-prefix=AGAIN
@@ -61,6 +118,22 @@
 // MIX:       %[[P:.*]] = loom.matmul %{{.*}}, %{{.*}} : tensor<2x16xf32>, tensor<16x8xf32> -> tensor<2x8xf32>
 // MIX-NEXT:  shard.all_reduce %[[P]] on @grid grid_axes = [1] : tensor<2x8xf32> -> tensor<2x8xf32>
 // MIX:       shard.all_gather %{{.*}} on @grid grid_axes = [0] gather_axis = 0 : tensor<2x8xf32> -> tensor<4x8xf32>
+// ZeRO-style weights on a 2x2 grid: each weight is stored as its
+// tensor-parallel piece further split over dp (a quarter of it per rank),
+// and gathered over dp just before use.
+// ZERO-LABEL: func.func @mlp
+// ZERO:       %[[S0:.*]] = shard.all_slice %{{.*}} on @grid grid_axes = [0] slice_axis = 0 : tensor<16x32xf32> -> tensor<8x32xf32>
+// ZERO-NEXT:  %[[S1:.*]] = shard.all_slice %[[S0]] on @grid grid_axes = [1] slice_axis = 1 : tensor<8x32xf32> -> tensor<8x16xf32>
+// ZERO-NEXT:  %[[W1:.*]] = shard.all_gather %[[S1]] on @grid grid_axes = [0] gather_axis = 0 : tensor<8x16xf32> -> tensor<16x16xf32>
+// ZERO-NEXT:  loom.matmul %{{.*}}, %[[W1]]
+// ZERO:       %[[B1:.*]] = shard.all_gather %{{.*}} on @grid grid_axes = [0] gather_axis = 0 : tensor<8xf32> -> tensor<16xf32>
+// ZERO-NEXT:  loom.add %{{.*}}, %[[B1]]
+// ZERO:       %[[W2:.*]] = shard.all_gather %{{.*}} on @grid grid_axes = [0] gather_axis = 0 : tensor<8x8xf32> -> tensor<16x8xf32>
+// ZERO-NEXT:  loom.matmul %{{.*}}, %[[W2]]
+// ZERO-NEXT:  shard.all_reduce %{{.*}} on @grid grid_axes = [1]
+// ZERO:       %[[B2:.*]] = shard.all_gather %{{.*}} on @grid grid_axes = [0] gather_axis = 0 : tensor<4xf32> -> tensor<8xf32>
+// ZERO-NEXT:  loom.add %{{.*}}, %[[B2]]
+
 // Sequence parallelism leaves 2-D activations (no sequence) alone.
 // SP-LABEL: func.func @mlp
 // SP:       shard.all_reduce
@@ -118,6 +191,24 @@ func.func @mlp(%x: tensor<4x16xf32>) -> tensor<4x8xf32> {
 // SP-NEXT:  %[[Y:.*]] = loom.add %[[X]], %[[RS]] : tensor<2x2x16xf32>, tensor<2x2x16xf32> -> tensor<2x2x16xf32>
 // SP-NEXT:  %[[G:.*]] = shard.all_gather %[[Y]] on @grid grid_axes = [0] gather_axis = 1 : tensor<2x2x16xf32> -> tensor<2x4x16xf32>
 // SP-NEXT:  return %[[G]]
+// Context parallelism: the sequence is split; keys and values are gathered
+// along the sequence before attention; the causal mask of the local queries
+// uses their global positions (this rank's index times the local length).
+// CP-LABEL: func.func @attention_block
+// CP:       shard.all_slice %{{.*}} on @grid grid_axes = [0] slice_axis = 1 : tensor<2x4x16xf32> -> tensor<2x2x16xf32>
+// CP:       %[[K:.*]] = shard.all_gather %{{.*}} on @grid grid_axes = [0] gather_axis = 2 : tensor<2x2x2x4xf32> -> tensor<2x2x4x4xf32>
+// CP:       %[[V:.*]] = shard.all_gather %{{.*}} on @grid grid_axes = [0] gather_axis = 2 : tensor<2x2x2x4xf32> -> tensor<2x2x4x4xf32>
+// CP:       %[[IDX:.*]] = shard.process_multi_index on @grid axes = [0] : index
+// CP:       %[[I:.*]] = arith.index_cast %[[IDX]] : index to i64
+// CP:       %[[LEN:.*]] = arith.constant 2 : i64
+// CP:       %[[START:.*]] = arith.muli %[[I]], %[[LEN]] : i64
+// CP:       %[[POS:.*]] = loom.add %{{.*}}, %{{.*}} : tensor<2x1xi64>, tensor<i64> -> tensor<2x1xi64>
+// CP:       %[[KEYS:.*]] = loom.constant dense<[0, 1, 2, 3]> : tensor<4xi64>
+// CP:       %[[MASK:.*]] = loom.less_equal %[[KEYS]], %[[POS]] : tensor<4xi64>, tensor<2x1xi64> -> tensor<2x4xi1>
+// CP:       loom.attention %{{.*}}, %[[K]], %[[V]], %[[MASK]] : (tensor<2x4x2x4xf32>, tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>, tensor<2x4xi1>) -> tensor<2x4x2x4xf32>
+// CP-NOT:   shard.all_
+// CP:       shard.all_gather %{{.*}} on @grid grid_axes = [0] gather_axis = 1 : tensor<2x2x16xf32> -> tensor<2x4x16xf32>
+// CP-NEXT:  return
 func.func @attention_block(%x: tensor<2x4x16xf32>) -> tensor<2x4x16xf32> {
   %wq = loom.constant dense<0.1> : tensor<16x16xf32>
   %wk = loom.constant dense<0.2> : tensor<16x8xf32>

@@ -21,7 +21,8 @@ namespace loom {
 
 /// One axis of a device grid: the strategy it carries and its degree.
 struct GridAxisSpec {
-  /// "dp" (data parallel: the batch) or "tp" (tensor parallel, Megatron).
+  /// "dp" (data parallel: the batch), "cp" (context parallel: the
+  /// sequence) or "tp" (tensor parallel, Megatron).
   std::string name;
   int64_t size = 1;
 };
@@ -42,6 +43,9 @@ struct PartitionOptions {
   llvm::SmallVector<GridAxisSpec> axes;
   /// With "tp": sequence parallelism between the tensor-parallel blocks.
   bool sequenceParallel = false;
+  /// With "dp": ZeRO-style weights, stored split over the dp axis and
+  /// all-gathered just before use.
+  bool shardWeights = false;
 };
 
 /// The symbol of the grid that `annotateForGrid` creates.
@@ -51,7 +55,8 @@ inline constexpr llvm::StringLiteral kGridName = "grid";
 /// function for the plan:
 ///  - arguments and constants are replicated (every rank receives the whole
 ///    input, so the program keeps the unpartitioned interface);
-///  - "dp" splits dimension 0 of every argument (the batch);
+///  - "dp" splits dimension 0 of every argument (the batch), "cp"
+///    dimension 1 of those of rank >= 2 (the sequence);
 ///  - "tp" splits attention blocks by heads (query, key and value
 ///    projections column-parallel, the output projection row-parallel) and
 ///    MLP blocks (projections feeding the hidden activation column-parallel,
@@ -68,6 +73,13 @@ mlir::LogicalResult annotateForGrid(mlir::ModuleOp module,
 /// shardings replicated ones, so that partitioning sees a fully annotated
 /// program.
 void completeShardings(mlir::ModuleOp module);
+
+/// ZeRO-style weight storage, on a propagated program: each floating-point
+/// constant is held as the piece its use needs further split over the "dp"
+/// axis (the stored shard, sliced locally), and gathered over "dp" just
+/// before the use. Fails without a "dp" axis.
+mlir::LogicalResult shardWeightStorage(mlir::ModuleOp module,
+                                       const PartitionOptions &options);
 
 /// Upstream partitioning reshards a value in one step: one grid axis split,
 /// unsplit or moved to another dimension. Inserts intermediate annotations

@@ -99,17 +99,26 @@ def LoomPartitionPass : Pass<"loom-partition", "::mlir::ModuleOp"> {
 
     - `dp`: data parallelism; dimension 0 (the batch) of every argument is
       split over the axis. No collectives in the body.
+    - `cp`: context parallelism; dimension 1 (the sequence) of every
+      argument of rank >= 2 is split. Attention all-gathers its keys and
+      values; causal attention on split queries gets the mask of their
+      global positions.
     - `tp`: Megatron-style tensor parallelism. Attention blocks are split by
       heads (query, key and value projections column-parallel, grouped-query
       aware; the output projection row-parallel) and MLP blocks by their
       hidden size (the projections feeding the hidden activation
       column-parallel, the one after it row-parallel): one `shard.all_reduce`
-      per block.
+      per block. Where the vocabulary divides, the LM head is
+      column-parallel and embedding tables are split by rows (one
+      all-reduce).
     - `sequence-parallel=true` (with `tp`): the output of each block leaves
       split along the sequence over the `tp` axis, so biases, residual adds
       and norms between blocks run on sequence shards; each all-reduce
       becomes a `shard.reduce_scatter`, and the next block all-gathers its
       input (`shard.all_gather`).
+    - `zero=true` (with `dp`): ZeRO-style weights. Each weight is stored as
+      the piece its use needs, further split over the `dp` axis, and
+      all-gathered over `dp` just before use.
 
     The plan is a few `shard.shard` annotations; upstream
     `sharding-propagation` (forward) carries them through the program using
@@ -120,16 +129,34 @@ def LoomPartitionPass : Pass<"loom-partition", "::mlir::ModuleOp"> {
     results (`shard.all_gather` where they are split), so
     `loom-run --ranks N` compares each rank with the unpartitioned outputs.
 
+    With `plan=auto devices=N` the grid is chosen: every way to write N as
+    dp * cp * tp (with and without sequence parallelism) partitions a copy
+    of the program, a cost model reads each result (FLOPs and collective
+    bytes per device at the local shapes, weights kept), a remark reports
+    them all, and the cheapest is applied.
+
     Example: `loom-opt --loom-partition="grid=dp=2,tp=2" model.mlir`.
   }];
   let options = [
     Option<"grid", "grid", "std::string", /*default=*/"\"\"",
            "Grid axes and degrees in grid order, e.g. \"dp=2,tp=4\" "
-           "(known axes: dp, tp)">,
+           "(known axes: dp, cp, tp)">,
     Option<"sequenceParallel", "sequence-parallel", "bool", /*default=*/"false",
            "With tp: run biases, residual adds and norms between the "
            "tensor-parallel blocks on sequence shards (reduce-scatter and "
            "all-gather instead of all-reduce)">,
+    Option<"zero", "zero", "bool", /*default=*/"false",
+           "With dp: ZeRO-style weights, stored split over the dp axis and "
+           "all-gathered just before use">,
+    Option<"plan", "plan", "std::string", /*default=*/"\"\"",
+           "\"auto\": choose the grid for `devices` devices with the cost "
+           "model and report the plans (instead of `grid`)">,
+    Option<"devices", "devices", "int64_t", /*default=*/"0",
+           "With plan=auto: the number of devices">,
+    Option<"deviceGflops", "device-gflops", "double", /*default=*/"100.0",
+           "With plan=auto: sustained GFLOP/s of a device">,
+    Option<"linkGBps", "link-gbps", "double", /*default=*/"10.0",
+           "With plan=auto: GB/s of a device's link for collectives">,
   ];
   let dependentDialects = ["::loom::LoomDialect", "::mlir::shard::ShardDialect",
                            "::mlir::tensor::TensorDialect"];

@@ -1,0 +1,79 @@
+//===- Planner.h - Choosing a partitioning plan -----------------*- C++ -*-===//
+//
+// `-loom-partition="plan=auto devices=N"`: partitions a copy of the program
+// for every grid of N devices, measures each with a cost model, reports
+// them, and picks the cheapest.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_DIALECT_LOOM_SHARDING_PLANNER_H
+#define LOOM_DIALECT_LOOM_SHARDING_PLANNER_H
+
+#include "loom/Dialect/Loom/Sharding/Partition.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <optional>
+#include <string>
+
+namespace loom {
+
+/// What a device and its links can do, for estimates.
+struct CostModel {
+  /// Sustained compute per device.
+  double deviceGflops = 100.0;
+  /// Bandwidth of one device's link for collectives.
+  double linkGBps = 10.0;
+  /// Fixed cost of one collective.
+  double collectiveLatencyUs = 5.0;
+};
+
+/// The measured cost of one partitioned program, per device.
+struct PlanCost {
+  double flops = 0;
+  /// Bytes a device sends for its collectives (ring algorithms).
+  double commBytes = 0;
+  int64_t collectives = 0;
+  /// Bytes of weights a device keeps (its pieces of the constants).
+  double weightBytes = 0;
+  double seconds = 0;
+};
+
+/// One plan the planner tried.
+struct PlanCandidate {
+  PartitionOptions options;
+  /// Set when the plan applies; otherwise `reason` says why not.
+  std::optional<PlanCost> cost;
+  std::string reason;
+};
+
+/// The grid of `options` as `-loom-partition` spells it ("dp=2,tp=2").
+std::string gridString(const PartitionOptions &options);
+
+/// The plans for `devices` devices: every way to write `devices` as
+/// dp * cp * tp, the latter with and without sequence parallelism.
+llvm::SmallVector<PartitionOptions> candidatePlans(int64_t devices);
+
+/// Measures a partitioned module: matmul and attention FLOPs and the bytes
+/// of every collective at their local shapes, and the weights kept.
+PlanCost measurePartitioned(mlir::ModuleOp module, const CostModel &model);
+
+/// Partitions a copy of `module` with every candidate (`partition` runs the
+/// partitioning on the copy), measures the ones that apply and returns them
+/// all; `chosen` is the index of the cheapest (fewest collectives on a tie),
+/// unset when none applies.
+llvm::SmallVector<PlanCandidate>
+evaluatePlans(mlir::ModuleOp module, int64_t devices, const CostModel &model,
+              llvm::function_ref<mlir::LogicalResult(mlir::ModuleOp,
+                                                     const PartitionOptions &)>
+                  partition,
+              std::optional<size_t> &chosen);
+
+/// A table of the candidates for `devices` devices, the chosen one marked.
+std::string formatPlanReport(llvm::ArrayRef<PlanCandidate> candidates,
+                             std::optional<size_t> chosen,
+                             const CostModel &model, int64_t devices);
+
+} // namespace loom
+
+#endif // LOOM_DIALECT_LOOM_SHARDING_PLANNER_H
