@@ -938,4 +938,9 @@ void loom::registerShardingInterfaceExternalModels(DialectRegistry &registry) {
 #include "loom/Dialect/Loom/IR/LoomOps.cpp.inc"
         >(ctx);
   });
+  // The importer spells some dynamic results with tensor.cast: it runs
+  // replicated.
+  registry.addExtension(+[](MLIRContext *ctx, tensor::TensorDialect *) {
+    attachModels<tensor::CastOp>(ctx);
+  });
 }
