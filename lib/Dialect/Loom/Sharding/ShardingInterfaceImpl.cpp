@@ -833,16 +833,18 @@ LogicalResult partitionLoopNest(Operation *op, const LoopNest &nest,
     Value looked = partitionMap.lookup(op->getResult(0));
     auto lookedType = cast<RankedTensorType>(looked.getType());
     auto validType = cast<RankedTensorType>(validRows.getType());
+    // Trailing unit dimensions broadcast the mask over the looked-up rows.
     SmallVector<int64_t> shape(validType.getShape());
+    SmallVector<int64_t> axes;
+    for (int64_t i = shape.size(); i < lookedType.getRank(); ++i)
+      axes.push_back(i);
     shape.resize(lookedType.getRank(), 1);
-    auto shapeType = RankedTensorType::get({static_cast<int64_t>(shape.size())},
-                                           builder.getI64Type());
-    Value shapeValue = ConstantOp::create(
-        builder, op->getLoc(), DenseIntElementsAttr::get(shapeType, shape));
-    Value mask =
-        ReshapeOp::create(builder, op->getLoc(),
-                          RankedTensorType::get(shape, builder.getI1Type()),
-                          validRows, shapeValue, builder.getBoolAttr(false));
+    Value mask = validRows;
+    if (!axes.empty())
+      mask = UnsqueezeOp::create(
+          builder, op->getLoc(),
+          RankedTensorType::get(shape, builder.getI1Type()), validRows,
+          builder.getDenseI64ArrayAttr(axes));
     Value masked = WhereOp::create(
         builder, op->getLoc(), mask, looked,
         scalarConstant(builder, op->getLoc(), lookedType.getElementType(), 0));

@@ -230,7 +230,7 @@ shard.grid @grid(shape = 2)
 // CHECK: %[[VALID:.*]] = loom.and
 // CHECK: %[[SAFE:.*]] = loom.where %[[VALID]], %[[L]], %{{.*}} : tensor<5xi1>, tensor<5xi64>, tensor<i64> -> tensor<5xi64>
 // CHECK: %[[ROWS:.*]] = loom.gather %[[T]], %[[SAFE]] : tensor<3x4xf32>, tensor<5xi64> -> tensor<5x4xf32>
-// CHECK: %[[M:.*]] = loom.reshape %[[VALID]], %{{.*}} : (tensor<5xi1>, tensor<2xi64>) -> tensor<5x1xi1>
+// CHECK: %[[M:.*]] = loom.unsqueeze %[[VALID]] {axes = array<i64: 1>} : tensor<5xi1> -> tensor<5x1xi1>
 // CHECK: %[[Z:.*]] = loom.where %[[M]], %[[ROWS]], %{{.*}} : tensor<5x1xi1>, tensor<5x4xf32>, tensor<f32> -> tensor<5x4xf32>
 // CHECK: shard.all_reduce %[[Z]] on @grid grid_axes = [0] : tensor<5x4xf32> -> tensor<5x4xf32>
 func.func @rows(%table: tensor<6x4xf32>, %ids: tensor<5xi64>) -> tensor<5x4xf32> {
