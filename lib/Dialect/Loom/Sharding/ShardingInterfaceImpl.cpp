@@ -337,7 +337,9 @@ LoopNest gather(GatherOp op) {
   int64_t rank = LoopNest::rankOf(op.getResult());
   int64_t dataRank = LoopNest::rankOf(op.getData());
   int64_t indicesRank = LoopNest::rankOf(op.getIndices());
-  int64_t axis = op.getAxis() < 0 ? op.getAxis() + dataRank : op.getAxis();
+  int64_t axis = static_cast<int64_t>(op.getAxis());
+  if (axis < 0)
+    axis += dataRank;
   SmallVector<int64_t> loops;
   for (int64_t i = 0; i < rank; ++i)
     loops.push_back(nest.addLoop());
