@@ -41,10 +41,15 @@ fi
   --loom-translate "$build/bin/loom-translate" \
   --suite /usr/share/libonnx-testdata/data/node --suite "$newer_suite" --check
 
+echo "== Partitioning over the ONNX node suite (every rank against the expected outputs)"
+# Fails on any mismatch, run-time error or crash; cases whose sequence
+# dimension cp=2 does not divide are refused with a diagnostic.
+/usr/bin/python3 -s "$root/scripts/partition_sweep.py" --bin "$build/bin" --grid cp=2 --ranks 2
+
 echo "== The g++ 12 build (the alternative toolchain must keep building)"
 LOOM_BUILD_DIR="$root/build-gcc" LOOM_BUILD_TARGETS="loom-opt loom-translate loom-run" \
   "$root/scripts/build.sh" -DLOOM_USE_GCC=ON
 
 # Reached only when everything above passed (set -e): lit's tests plus the
-# conformance and coverage checks and the g++ build.
-echo "summary: $((lit_passed + 3)) passed, 0 failed"
+# conformance, coverage and partitioning checks and the g++ build.
+echo "summary: $((lit_passed + 4)) passed, 0 failed"

@@ -337,7 +337,6 @@ LoopNest gather(GatherOp op) {
   int64_t rank = LoopNest::rankOf(op.getResult());
   int64_t dataRank = LoopNest::rankOf(op.getData());
   int64_t indicesRank = LoopNest::rankOf(op.getIndices());
-  // Read signed: the I64Attr getter is unsigned.
   int64_t axis = static_cast<int64_t>(op.getAxis());
   if (axis < 0)
     axis += dataRank;
@@ -836,16 +835,18 @@ LogicalResult partitionLoopNest(Operation *op, const LoopNest &nest,
     Value looked = partitionMap.lookup(op->getResult(0));
     auto lookedType = cast<RankedTensorType>(looked.getType());
     auto validType = cast<RankedTensorType>(validRows.getType());
+    // Trailing unit dimensions broadcast the mask over the looked-up rows.
     SmallVector<int64_t> shape(validType.getShape());
+    SmallVector<int64_t> axes;
+    for (int64_t i = shape.size(); i < lookedType.getRank(); ++i)
+      axes.push_back(i);
     shape.resize(lookedType.getRank(), 1);
-    auto shapeType = RankedTensorType::get({static_cast<int64_t>(shape.size())},
-                                           builder.getI64Type());
-    Value shapeValue = ConstantOp::create(
-        builder, op->getLoc(), DenseIntElementsAttr::get(shapeType, shape));
-    Value mask =
-        ReshapeOp::create(builder, op->getLoc(),
-                          RankedTensorType::get(shape, builder.getI1Type()),
-                          validRows, shapeValue, builder.getBoolAttr(false));
+    Value mask = validRows;
+    if (!axes.empty())
+      mask = UnsqueezeOp::create(
+          builder, op->getLoc(),
+          RankedTensorType::get(shape, builder.getI1Type()), validRows,
+          builder.getDenseI64ArrayAttr(axes));
     Value masked = WhereOp::create(
         builder, op->getLoc(), mask, looked,
         scalarConstant(builder, op->getLoc(), lookedType.getElementType(), 0));
@@ -940,5 +941,10 @@ void loom::registerShardingInterfaceExternalModels(DialectRegistry &registry) {
 #define GET_OP_LIST
 #include "loom/Dialect/Loom/IR/LoomOps.cpp.inc"
         >(ctx);
+  });
+  // The importer spells some dynamic results with tensor.cast: it runs
+  // replicated.
+  registry.addExtension(+[](MLIRContext *ctx, tensor::TensorDialect *) {
+    attachModels<tensor::CastOp>(ctx);
   });
 }

@@ -51,7 +51,7 @@ struct LoomPartitionPass
       LoomPartitionPassOptions stated;
       stated.grid = gridString(trial);
       stated.sequenceParallel = trial.sequenceParallel;
-      stated.zero = trial.shardWeights;
+      stated.zero = zero;
       PassManager pm(copy.getContext());
       pm.addPass(createLoomPartitionPass(stated));
       return pm.run(copy);
@@ -66,7 +66,8 @@ struct LoomPartitionPass
              << " devices:\n"
              << report;
     emitRemark(module.getLoc()) << report;
-    options = candidates[*chosen].options;
+    options.axes = candidates[*chosen].options.axes;
+    options.sequenceParallel = candidates[*chosen].options.sequenceParallel;
     return success();
   }
 

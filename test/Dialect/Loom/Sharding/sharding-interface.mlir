@@ -230,7 +230,7 @@ shard.grid @grid(shape = 2)
 // CHECK: %[[VALID:.*]] = loom.and
 // CHECK: %[[SAFE:.*]] = loom.where %[[VALID]], %[[L]], %{{.*}} : tensor<5xi1>, tensor<5xi64>, tensor<i64> -> tensor<5xi64>
 // CHECK: %[[ROWS:.*]] = loom.gather %[[T]], %[[SAFE]] : tensor<3x4xf32>, tensor<5xi64> -> tensor<5x4xf32>
-// CHECK: %[[M:.*]] = loom.reshape %[[VALID]], %{{.*}} : (tensor<5xi1>, tensor<2xi64>) -> tensor<5x1xi1>
+// CHECK: %[[M:.*]] = loom.unsqueeze %[[VALID]] {axes = array<i64: 1>} : tensor<5xi1> -> tensor<5x1xi1>
 // CHECK: %[[Z:.*]] = loom.where %[[M]], %[[ROWS]], %{{.*}} : tensor<5x1xi1>, tensor<5x4xf32>, tensor<f32> -> tensor<5x4xf32>
 // CHECK: shard.all_reduce %[[Z]] on @grid grid_axes = [0] : tensor<5x4xf32> -> tensor<5x4xf32>
 func.func @rows(%table: tensor<6x4xf32>, %ids: tensor<5xi64>) -> tensor<5x4xf32> {
@@ -240,4 +240,20 @@ func.func @rows(%table: tensor<6x4xf32>, %ids: tensor<5xi64>) -> tensor<5x4xf32>
   %y = loom.gather %ts, %ids : tensor<6x4xf32>, tensor<5xi64> -> tensor<5x4xf32>
   %r = shard.shard %y to %rep annotate_for_users : tensor<5x4xf32>
   return %r : tensor<5x4xf32>
+}
+
+// -----
+
+shard.grid @grid(shape = 2)
+
+// A gather along a negative axis: the indices' split passes to the result.
+// CHECK-LABEL: func.func @gather_negative_axis
+// CHECK: loom.gather %{{.*}}, %{{.*}} {axis = -1 : i64} : tensor<3x4xf32>, tensor<1xi64> -> tensor<3x1xf32>
+func.func @gather_negative_axis(%data: tensor<3x4xf32>, %ids: tensor<2xi64>) -> tensor<3x2xf32> {
+  %split = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %rep = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %is = shard.shard %ids to %split annotate_for_users : tensor<2xi64>
+  %y = loom.gather %data, %is {axis = -1 : i64} : tensor<3x4xf32>, tensor<2xi64> -> tensor<3x2xf32>
+  %r = shard.shard %y to %rep annotate_for_users : tensor<3x2xf32>
+  return %r : tensor<3x2xf32>
 }

@@ -56,6 +56,12 @@
 // PLAN:      chosen: dp=2
 // PLAN:      shard.grid @grid(shape = 2)
 // PLAN:      shard.all_slice %{{.*}} on @grid grid_axes = [0] slice_axis = 0 : tensor<4x16xf32> -> tensor<2x16xf32>
+// With zero=true only plans with a dp axis apply.
+// RUN: loom-opt %s -split-input-file --loom-partition="plan=auto devices=2 zero=true" 2>&1 | FileCheck %s --check-prefix=PLANZERO
+// PLANZERO: tp=2                   not applicable: weight sharding (zero) needs a data-parallel (dp) grid axis
+// PLANZERO: * dp=2
+// PLANZERO: chosen: dp=2
+// PLANZERO: shard.all_gather {{.*}} : tensor<8x32xf32> -> tensor<16x32xf32>
 // The device and link figures are options.
 // RUN: loom-opt %s -split-input-file --loom-partition="plan=auto devices=2 device-gflops=50 link-gbps=1000" 2>&1 | FileCheck %s --check-prefix=FIGURES
 // FIGURES: (cost model: 50 GFLOP/s, 1000 GB/s links, 5 us per collective; per device)
