@@ -9,7 +9,6 @@
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/InitAllDialects.h"
 #include "loom/Pipelines/Pipelines.h"
-#include "loom/Planner/Planner.h"
 #include "loom/Quantization/Quantize.h"
 #include "loom/Target/CPU/CPUTarget.h"
 #include "loom/Target/CPU/Passes.h"
@@ -22,7 +21,6 @@ int main(int argc, char **argv) {
   mlir::registerAllPasses();
   loom::registerLoomPasses();
   loom::registerLoomQuantizationPasses();
-  loom::registerLoomPlannerPasses();
   loom::registerLoomConversionPasses();
   loom::cpu::registerLoomCPUPasses();
   loom::cpu::registerCPUPipelines();

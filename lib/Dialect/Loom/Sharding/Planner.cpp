@@ -12,7 +12,9 @@
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "llvm/ADT/DenseMap.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -99,14 +101,47 @@ double keptBytes(Value value) {
 
 } // namespace
 
+/// The most bytes of intermediate values (not arguments, not constants)
+/// alive at once in `func`'s body, in program order: a value lives from its
+/// definition to its last use.
+double peakLiveBytes(func::FuncOp func) {
+  if (func.getBody().empty())
+    return 0;
+  Block &body = func.getBody().front();
+  llvm::DenseMap<Operation *, size_t> position;
+  for (auto [i, op] : llvm::enumerate(body))
+    position[&op] = i;
+  std::vector<double> freedAfter(body.getOperations().size() + 1, 0);
+  double live = 0, peak = 0;
+  for (auto [i, op] : llvm::enumerate(body)) {
+    if (!isa<ConstantOp>(op) && !op.hasTrait<OpTrait::ConstantLike>())
+      for (Value result : op.getResults()) {
+        size_t last = i;
+        for (Operation *user : result.getUsers())
+          if (Operation *top = body.findAncestorOpInBlock(*user))
+            last = std::max(last, position[top]);
+        live += bytesOf(result.getType());
+        freedAfter[last] += bytesOf(result.getType());
+      }
+    peak = std::max(peak, live);
+    live -= freedAfter[i];
+  }
+  return peak;
+}
+
 PlanCost loom::measurePartitioned(ModuleOp module, const CostModel &model) {
   PlanCost cost;
+  double seconds = 0;
   auto ring = [&](Operation *op, FlatSymbolRefAttr grid,
                   ArrayRef<shard::GridAxis> axes, double bytes, double factor) {
     int64_t n = groupSize(op, grid, axes);
     if (n <= 1)
       return;
-    cost.commBytes += factor * bytes * static_cast<double>(n - 1) / n;
+    double sent = factor * bytes * static_cast<double>(n - 1) / n;
+    cost.commBytes += sent;
+    seconds += sent / ((n > model.devicesPerNode ? model.interNodeGBps
+                                                  : model.linkGBps) *
+                       1e9);
     ++cost.collectives;
   };
   module.walk([&](Operation *op) {
@@ -119,6 +154,8 @@ PlanCost loom::measurePartitioned(ModuleOp module, const CostModel &model) {
       auto query = cast<RankedTensorType>(attention.getQuery().getType());
       // Q K^T and the weighted sum of V.
       cost.flops += 4 * elementsOf(query) * key.getDimSize(2);
+      cost.kvCacheBytes += bytesOf(attention.getKey().getType()) +
+                           bytesOf(attention.getValue().getType());
     } else if (auto reduce = dyn_cast<shard::AllReduceOp>(op)) {
       ring(op, reduce.getGridAttr(), reduce.getGridAxes(),
            bytesOf(reduce.getInput().getType()), 2);
@@ -136,8 +173,9 @@ PlanCost loom::measurePartitioned(ModuleOp module, const CostModel &model) {
         cost.weightBytes += keptBytes(constant.getResult());
     }
   });
-  cost.seconds = cost.flops / (model.deviceGflops * 1e9) +
-                 cost.commBytes / (model.linkGBps * 1e9) +
+  for (auto func : module.getOps<func::FuncOp>())
+    cost.activationBytes = std::max(cost.activationBytes, peakLiveBytes(func));
+  cost.seconds = cost.flops / (model.deviceGflops * 1e9) + seconds +
                  cost.collectives * model.collectiveLatencyUs * 1e-6;
   return cost;
 }
@@ -164,8 +202,29 @@ SmallVector<PlanCandidate> loom::evaluatePlans(
       });
       partitioned = partition(*copy, options);
     }
+    int64_t tp = 1;
+    for (const GridAxisSpec &axis : options.axes)
+      if (axis.name == "tp")
+        tp = axis.size;
+    if (tp > model.devicesPerNode) {
+      candidate.reason = "tensor parallelism would span nodes (tp=" +
+                         std::to_string(tp) + ", " +
+                         std::to_string(model.devicesPerNode) +
+                         " devices per node)";
+      candidates.push_back(std::move(candidate));
+      continue;
+    }
     if (succeeded(partitioned)) {
-      candidate.cost = measurePartitioned(*copy, model);
+      PlanCost cost = measurePartitioned(*copy, model);
+      if (cost.memoryBytes() > double(model.deviceMemory)) {
+        candidate.reason =
+            "needs " + std::to_string(int64_t(cost.memoryBytes())) +
+            " bytes per device (weights, activations, KV cache), has " +
+            std::to_string(model.deviceMemory);
+        candidates.push_back(std::move(candidate));
+        continue;
+      }
+      candidate.cost = cost;
       auto better = [&](const PlanCost &a, const PlanCost &b) {
         return a.seconds < b.seconds ||
                (a.seconds == b.seconds && a.collectives < b.collectives);
@@ -188,12 +247,15 @@ std::string loom::formatPlanReport(ArrayRef<PlanCandidate> candidates,
   llvm::raw_string_ostream os(text);
   os << "partition plans for " << devices
      << " devices (cost model: " << llvm::format("%g", model.deviceGflops)
-     << " GFLOP/s, " << llvm::format("%g", model.linkGBps) << " GB/s links, "
+     << " GFLOP/s, " << llvm::format("%g", model.linkGBps)
+     << " GB/s links in a node of " << model.devicesPerNode << ", "
+     << llvm::format("%g", model.interNodeGBps) << " GB/s between nodes, "
+     << model.deviceMemory << " bytes per device, "
      << llvm::format("%g", model.collectiveLatencyUs)
      << " us per collective; per device):\n";
-  os << llvm::format("  %-22s %12s %14s %11s %14s %12s\n", "plan", "MFLOP",
-                     "comm bytes", "collectives", "weight bytes",
-                     "estimate us");
+  os << llvm::format("  %-22s %12s %14s %11s %14s %14s %12s %12s\n", "plan",
+                     "MFLOP", "comm bytes", "collectives", "weight bytes",
+                     "activ. bytes", "KV bytes", "estimate us");
   for (auto [i, candidate] : llvm::enumerate(candidates)) {
     std::string name = gridString(candidate.options);
     if (candidate.options.sequenceParallel)
@@ -205,10 +267,12 @@ std::string loom::formatPlanReport(ArrayRef<PlanCandidate> candidates,
       continue;
     }
     const PlanCost &cost = *candidate.cost;
-    os << llvm::format("%-22s %12.3f %14.0f %11lld %14.0f %12.2f\n",
+    os << llvm::format("%-22s %12.3f %14.0f %11lld %14.0f %14.0f %12.0f "
+                       "%12.2f\n",
                        name.c_str(), cost.flops / 1e6, cost.commBytes,
                        static_cast<long long>(cost.collectives),
-                       cost.weightBytes, cost.seconds * 1e6);
+                       cost.weightBytes, cost.activationBytes,
+                       cost.kvCacheBytes, cost.seconds * 1e6);
   }
   if (!chosen) {
     os << "none applies";

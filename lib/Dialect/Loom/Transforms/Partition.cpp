@@ -47,6 +47,14 @@ struct LoomPartitionPass
     CostModel model;
     model.deviceGflops = deviceGflops;
     model.linkGBps = linkGBps;
+    model.interNodeGBps = interNodeGBps;
+    model.devicesPerNode = devicesPerNode;
+    model.deviceMemory = deviceMemory;
+    if (devicesPerNode < 1 || deviceMemory <= 0 || linkGBps <= 0 ||
+        interNodeGBps <= 0 || deviceGflops <= 0)
+      return emitError(module.getLoc())
+             << "plan=auto needs positive devices-per-node, device-memory, "
+                "device-gflops, link-gbps and inter-node-gbps";
     auto partitionCopy = [&](ModuleOp copy, const PartitionOptions &trial) {
       LoomPartitionPassOptions stated;
       stated.grid = gridString(trial);

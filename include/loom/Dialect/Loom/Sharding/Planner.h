@@ -22,8 +22,14 @@ namespace loom {
 struct CostModel {
   /// Sustained compute per device.
   double deviceGflops = 100.0;
-  /// Bandwidth of one device's link for collectives.
+  /// Bandwidth of one device's link to the devices of its node, and
+  /// between nodes: a collective whose group holds more devices than a node
+  /// runs at the inter-node rate.
   double linkGBps = 10.0;
+  double interNodeGBps = 2.5;
+  int64_t devicesPerNode = 8;
+  /// Memory per device; plans needing more are rejected.
+  int64_t deviceMemory = int64_t(80) << 30;
   /// Fixed cost of one collective.
   double collectiveLatencyUs = 5.0;
 };
@@ -36,6 +42,14 @@ struct PlanCost {
   int64_t collectives = 0;
   /// Bytes of weights a device keeps (its pieces of the constants).
   double weightBytes = 0;
+  /// The most bytes of intermediate values alive at once on a device (local
+  /// shapes, program order), and the bytes of the keys and values its
+  /// attention ops read (the KV cache of a decoder step).
+  double activationBytes = 0;
+  double kvCacheBytes = 0;
+  double memoryBytes() const {
+    return weightBytes + activationBytes + kvCacheBytes;
+  }
   double seconds = 0;
 };
 

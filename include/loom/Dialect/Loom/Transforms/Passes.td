@@ -156,7 +156,17 @@ def LoomPartitionPass : Pass<"loom-partition", "::mlir::ModuleOp"> {
     Option<"deviceGflops", "device-gflops", "double", /*default=*/"100.0",
            "With plan=auto: sustained GFLOP/s of a device">,
     Option<"linkGBps", "link-gbps", "double", /*default=*/"10.0",
-           "With plan=auto: GB/s of a device's link for collectives">,
+           "With plan=auto: GB/s of a device's link to devices of its node">,
+    Option<"interNodeGBps", "inter-node-gbps", "double", /*default=*/"2.5",
+           "With plan=auto: GB/s between nodes (collectives whose group "
+           "spans nodes)">,
+    Option<"devicesPerNode", "devices-per-node", "int64_t", /*default=*/"8",
+           "With plan=auto: devices per node; tensor parallelism stays "
+           "inside one">,
+    Option<"deviceMemory", "device-memory", "int64_t",
+           /*default=*/"int64_t(80) << 30",
+           "With plan=auto: bytes of memory per device; plans needing more "
+           "(weights + activations + KV cache) are rejected">,
   ];
   let dependentDialects = ["::loom::LoomDialect", "::mlir::shard::ShardDialect",
                            "::mlir::tensor::TensorDialect"];
