@@ -65,7 +65,7 @@
 // PLANZERO: shard.all_gather {{.*}} : tensor<8x32xf32> -> tensor<16x32xf32>
 // The device and link figures are options.
 // RUN: loom-opt %s -split-input-file --loom-partition="plan=auto devices=2 device-gflops=50 link-gbps=1000" 2>&1 | FileCheck %s --check-prefix=FIGURES
-// FIGURES: (cost model: 50 GFLOP/s, 1000 GB/s links, 5 us per collective; per device)
+// FIGURES: (cost model: 50 GFLOP/s, 1000 GB/s links in a node of 8, 2.5 GB/s between nodes, 85899345920 bytes per device, 5 us per collective; per device)
 // Plans that do not apply say why; when none does, that is an error.
 // RUN: not loom-opt %s -split-input-file --loom-partition="plan=auto devices=3" 2>&1 | FileCheck %s --check-prefix=NOPLAN
 // NOPLAN: error: no partition plan applies to 3 devices:
