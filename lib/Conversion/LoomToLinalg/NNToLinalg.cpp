@@ -17,6 +17,7 @@
 #include "loom/Dialect/Loom/IR/ResizeSampling.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/TypeUtilities.h"
 
 #include <cmath>
 
@@ -367,8 +368,146 @@ public:
   }
 };
 
-/// Max and average pooling: a generic over (n, c, o..., k...) whose window
-/// dimensions come from an empty tensor of the kernel's shape.
+/// The operands of a pooling generic over (n, c, o..., k...): the input
+/// padded with `padValue` (the begin by `pads`, the end as far as the last
+/// window reaches: ceil_mode can need more than the end pads, or less), an
+/// empty tensor of the kernel's shape that gives the window loops their
+/// bounds, and the maps (input, window, then `numOutputs` outputs).
+struct PoolWindow {
+  Value input, window;
+  SmallVector<AffineMap> maps;
+  SmallVector<utils::IteratorType> iterators;
+};
+
+PoolWindow buildPoolWindow(B &b, L loc, Value input, RankedTensorType type,
+                           ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                           ArrayRef<int64_t> dilations, ArrayRef<int64_t> pads,
+                           Value padValue, unsigned numOutputs) {
+  MLIRContext *ctx = b.getContext();
+  auto inputShape = cast<RankedTensorType>(input.getType()).getShape();
+  int64_t spatial = type.getRank() - 2;
+  SmallVector<int64_t> low{0, 0}, high{0, 0};
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t reach = (type.getDimSize(2 + i) - 1) * strides[i] +
+                    (kernel[i] - 1) * dilations[i] + 1;
+    low.push_back(pads[i]);
+    high.push_back(std::max<int64_t>(0, reach - inputShape[2 + i] - pads[i]));
+  }
+  PoolWindow w;
+  w.input = input;
+  if (llvm::any_of(low, [](int64_t p) { return p; }) ||
+      llvm::any_of(high, [](int64_t p) { return p; }))
+    w.input = padStatic(b, loc, input, low, high, padValue);
+  int64_t numDims = 2 + 2 * spatial;
+  auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
+  SmallVector<AffineExpr> inputExprs{dim(0), dim(1)}, windowExprs,
+      outExprs{dim(0), dim(1)};
+  for (int64_t i = 0; i < spatial; ++i) {
+    inputExprs.push_back(
+        windowExpr(ctx, 2 + i, 2 + spatial + i, strides[i], dilations[i]));
+    windowExprs.push_back(dim(2 + spatial + i));
+    outExprs.push_back(dim(2 + i));
+  }
+  w.maps = {AffineMap::get(numDims, 0, inputExprs, ctx),
+            AffineMap::get(numDims, 0, windowExprs, ctx)};
+  w.maps.append(numOutputs, AffineMap::get(numDims, 0, outExprs, ctx));
+  w.iterators.assign(2 + spatial, utils::IteratorType::parallel);
+  w.iterators.append(spatial, utils::IteratorType::reduction);
+  w.window = tensor::EmptyOp::create(b, loc, kernel,
+                                     getElementTypeOrSelf(input.getType()));
+  return w;
+}
+
+/// Max pooling that also returns the flat index (over the whole unpadded
+/// input) of each maximum; the first of equal maxima wins. With
+/// storage_order 1 the spatial positions count column-major.
+class MaxPoolWithIndicesLowering
+    : public LoomLowering<MaxPoolWithIndicesOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(MaxPoolWithIndicesOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    auto indicesType = dyn_cast_or_null<RankedTensorType>(
+        getTypeConverter()->convertType(op.getIndices().getType()));
+    if (!type || !indicesType || !isa<FloatType>(type.getElementType()))
+      return failure();
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput();
+    auto inputShape = cast<RankedTensorType>(input.getType()).getShape();
+    Type element = type.getElementType();
+    int64_t spatial = type.getRank() - 2;
+    ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations(),
+                      pads = op.getPads();
+    Value lowest = extremeValue(rewriter, loc, element, true);
+    PoolWindow w =
+        buildPoolWindow(rewriter, loc, input, type, op.getKernelShape(),
+                        strides, dilations, pads, lowest, 2);
+    // Strides of the spatial positions in the flat index.
+    SmallVector<int64_t> positionStrides(spatial, 1);
+    int64_t plane = 1;
+    for (int64_t i = 0; i < spatial; ++i)
+      plane *= inputShape[2 + i];
+    if (op.getStorageOrder() == 1) {
+      for (int64_t i = 1; i < spatial; ++i)
+        positionStrides[i] = positionStrides[i - 1] * inputShape[1 + i];
+    } else {
+      for (int64_t i = spatial - 2; i >= 0; --i)
+        positionStrides[i] = positionStrides[i + 1] * inputShape[3 + i];
+    }
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{type, indicesType},
+        ValueRange{w.input, w.window},
+        ValueRange{filledTensor(rewriter, loc, type, lowest),
+                   zeroFilled(rewriter, loc, indicesType)},
+        w.maps, w.iterators, [&](B &b, L loc, V args) {
+          auto index = [&](int64_t v) -> Value {
+            return arith::ConstantIndexOp::create(b, loc, v);
+          };
+          Value flat = arith::MulIOp::create(
+              b, loc,
+              arith::AddIOp::create(
+                  b, loc,
+                  arith::MulIOp::create(b, loc,
+                                        linalg::IndexOp::create(b, loc, 0),
+                                        index(inputShape[1])),
+                  linalg::IndexOp::create(b, loc, 1)),
+              index(plane));
+          for (int64_t i = 0; i < spatial; ++i) {
+            Value position = arith::SubIOp::create(
+                b, loc,
+                arith::AddIOp::create(
+                    b, loc,
+                    arith::MulIOp::create(
+                        b, loc, linalg::IndexOp::create(b, loc, 2 + i),
+                        index(strides[i])),
+                    arith::MulIOp::create(
+                        b, loc,
+                        linalg::IndexOp::create(b, loc, 2 + spatial + i),
+                        index(dilations[i]))),
+                index(pads[i]));
+            flat = arith::AddIOp::create(
+                b, loc, flat,
+                arith::MulIOp::create(b, loc, position,
+                                      index(positionStrides[i])));
+          }
+          Value better = arith::CmpFOp::create(
+              b, loc, arith::CmpFPredicate::OGT, args[0], args[2]);
+          Value flatI64 =
+              arith::IndexCastOp::create(b, loc, b.getI64Type(), flat);
+          linalg::YieldOp::create(
+              b, loc,
+              ValueRange{
+                  arith::SelectOp::create(b, loc, better, args[0], args[2]),
+                  arith::SelectOp::create(b, loc, better, flatI64, args[3])});
+        });
+    rewriter.replaceOp(op, generic.getResults());
+    return success();
+  }
+};
+
+/// Max and average pooling.
 template <typename OpTy>
 class PoolLowering : public LoomLowering<OpTy> {
 public:
@@ -385,49 +524,18 @@ public:
     if (!isMax && llvm::any_of(dilations, [](int64_t d) { return d != 1; }))
       return rewriter.notifyMatchFailure(op, "dilated average pooling");
     Location loc = op.getLoc();
-    MLIRContext *ctx = rewriter.getContext();
     Value input = adaptor.getInput();
     auto inputShape = cast<RankedTensorType>(input.getType()).getShape();
     Type element = type.getElementType();
-    int64_t spatial = type.getRank() - 2;
-
-    // Pad the begin by `pads`, the end as far as the last window reaches
-    // (ceil_mode can need more than the end pads, or less).
-    SmallVector<int64_t> low{0, 0}, high{0, 0};
-    for (int64_t i = 0; i < spatial; ++i) {
-      int64_t reach = (type.getDimSize(2 + i) - 1) * strides[i] +
-                      (kernel[i] - 1) * dilations[i] + 1;
-      low.push_back(pads[i]);
-      high.push_back(std::max<int64_t>(0, reach - inputShape[2 + i] - pads[i]));
-    }
     Value padValue = isMax ? extremeValue(rewriter, loc, element, true)
                            : scalarConstant(rewriter, loc, element, 0);
-    if (llvm::any_of(low, [](int64_t p) { return p; }) ||
-        llvm::any_of(high, [](int64_t p) { return p; }))
-      input = padStatic(rewriter, loc, input, low, high, padValue);
-
-    int64_t numDims = 2 + 2 * spatial;
-    auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
-    SmallVector<AffineExpr> inputExprs{dim(0), dim(1)}, windowExprs,
-        outExprs{dim(0), dim(1)};
-    for (int64_t i = 0; i < spatial; ++i) {
-      inputExprs.push_back(
-          windowExpr(ctx, 2 + i, 2 + spatial + i, strides[i], dilations[i]));
-      windowExprs.push_back(dim(2 + spatial + i));
-      outExprs.push_back(dim(2 + i));
-    }
-    SmallVector<AffineMap> maps{AffineMap::get(numDims, 0, inputExprs, ctx),
-                                AffineMap::get(numDims, 0, windowExprs, ctx),
-                                AffineMap::get(numDims, 0, outExprs, ctx)};
-    SmallVector<utils::IteratorType> iterators(2 + spatial,
-                                               utils::IteratorType::parallel);
-    iterators.append(spatial, utils::IteratorType::reduction);
-    Value window = tensor::EmptyOp::create(rewriter, loc, kernel, element);
+    PoolWindow w = buildPoolWindow(rewriter, loc, input, type, kernel, strides,
+                                   dilations, pads, padValue, 1);
     Value result =
         linalg::GenericOp::create(
-            rewriter, loc, TypeRange{type}, ValueRange{input, window},
-            ValueRange{filledTensor(rewriter, loc, type, padValue)}, maps,
-            iterators,
+            rewriter, loc, TypeRange{type}, ValueRange{w.input, w.window},
+            ValueRange{filledTensor(rewriter, loc, type, padValue)}, w.maps,
+            w.iterators,
             [&](B &b, L loc, V args) {
               Value v =
                   isMax ? (isa<FloatType>(element)
@@ -679,6 +787,103 @@ public:
               Value(arith::SelectOp::create(b, loc, counts, sum, args[1])));
         });
     rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+/// Top-k without sorting: the rank of each element along the axis (how many
+/// elements come before it: better values, or equal ones at lower
+/// indices), then output position p takes the element of rank p. Both
+/// steps are generics with an extra reduction dimension over the axis.
+class TopKLowering : public LoomLowering<TopKOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(TopKOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType valuesType = resultType(op);
+    auto indicesType = dyn_cast_or_null<RankedTensorType>(
+        getTypeConverter()->convertType(op.getIndices().getType()));
+    if (!valuesType || !indicesType)
+      return failure();
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value x = adaptor.getInput();
+    auto inputType = cast<RankedTensorType>(x.getType());
+    Type element = inputType.getElementType();
+    int64_t rank = inputType.getRank();
+    int64_t axis = axisIndex(op.getAxis(), rank);
+    bool largest = op.getLargest(), unsignedInput = isUnsigned(op.getInput());
+    Type i64 = rewriter.getI64Type();
+    SmallVector<AffineExpr> ownExprs, otherExprs;
+    for (int64_t d = 0; d < rank; ++d) {
+      ownExprs.push_back(getAffineDimExpr(d, ctx));
+      otherExprs.push_back(getAffineDimExpr(d == axis ? rank : d, ctx));
+    }
+    AffineMap own = AffineMap::get(rank + 1, 0, ownExprs, ctx);
+    AffineMap other = AffineMap::get(rank + 1, 0, otherExprs, ctx);
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+
+    auto rankType = RankedTensorType::get(inputType.getShape(), i64);
+    Value ranks =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{rankType}, ValueRange{x, x},
+            ValueRange{zeroFilled(rewriter, loc, rankType)},
+            {own, other, own}, iterators,
+            [&](B &b, L loc, V args) {
+              Value self = args[0], rival = args[1];
+              Value beats, ties;
+              if (isa<FloatType>(element)) {
+                beats = arith::CmpFOp::create(
+                    b, loc,
+                    largest ? arith::CmpFPredicate::OGT
+                            : arith::CmpFPredicate::OLT,
+                    rival, self);
+                ties = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                             rival, self);
+              } else {
+                auto predicate = largest ? (unsignedInput
+                                                ? arith::CmpIPredicate::ugt
+                                                : arith::CmpIPredicate::sgt)
+                                         : (unsignedInput
+                                                ? arith::CmpIPredicate::ult
+                                                : arith::CmpIPredicate::slt);
+                beats = arith::CmpIOp::create(b, loc, predicate, rival, self);
+                ties = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             rival, self);
+              }
+              Value earlier = arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::slt,
+                  linalg::IndexOp::create(b, loc, rank),
+                  linalg::IndexOp::create(b, loc, axis));
+              Value before = arith::OrIOp::create(
+                  b, loc, beats, arith::AndIOp::create(b, loc, ties, earlier));
+              Value count = arith::ExtUIOp::create(b, loc, i64, before);
+              linalg::YieldOp::create(
+                  b, loc, Value(arith::AddIOp::create(b, loc, args[2], count)));
+            })
+            .getResult(0);
+
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{valuesType, indicesType}, ValueRange{x, ranks},
+        ValueRange{zeroFilled(rewriter, loc, valuesType),
+                   zeroFilled(rewriter, loc, indicesType)},
+        {other, other, own, own}, iterators, [&](B &b, L loc, V args) {
+          Value position = arith::IndexCastOp::create(
+              b, loc, i64, linalg::IndexOp::create(b, loc, axis));
+          Value source = arith::IndexCastOp::create(
+              b, loc, i64, linalg::IndexOp::create(b, loc, rank));
+          Value hit = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                            args[1], position);
+          linalg::YieldOp::create(
+              b, loc,
+              ValueRange{arith::SelectOp::create(b, loc, hit, args[0], args[2]),
+                         arith::SelectOp::create(b, loc, hit, source,
+                                                 args[3])});
+        });
+    rewriter.replaceOp(op, generic.getResults());
     return success();
   }
 };
@@ -1229,7 +1434,8 @@ void populateLoomNNToLinalgPatterns(const TypeConverter &converter,
                LayerNormLowering, InstanceNormLowering, RMSNormLowering,
                BatchNormLowering, AttentionLowering,
                RotaryEmbeddingLowering, ArgReduceLowering<ArgMaxOp>,
-               ArgReduceLowering<ArgMinOp>, CumSumLowering, ResizeLowering>(
+               ArgReduceLowering<ArgMinOp>, CumSumLowering, ResizeLowering,
+               TopKLowering, MaxPoolWithIndicesLowering>(
       converter,
                                                      patterns.getContext());
 }

@@ -128,3 +128,18 @@ func.func @resize_nearest(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
   %y = loom.resize %x, %s {mode = "nearest", coordinate_transformation_mode = "asymmetric", nearest_mode = "floor"} : (tensor<1x1x2x2xf32>, tensor<4xf32>) -> tensor<1x1x4x4xf32>
   return %y : tensor<1x1x4x4xf32>
 }
+
+// -----
+
+// Max pooling with indices: a second accumulator holds the flat index
+// ((n * C + c) * H + h) * W + w of the first maximum.
+// CHECK-LABEL: func.func @max_pool_with_indices
+// CHECK: %[[R:.+]]:2 = linalg.generic {{.+}} outs(%{{.+}}, %{{.+}} : tensor<1x3x4x4xf32>, tensor<1x3x4x4xi64>)
+// CHECK: %[[BETTER:.+]] = arith.cmpf ogt
+// CHECK: arith.select %[[BETTER]]
+// CHECK: arith.select %[[BETTER]]
+// CHECK: return %[[R]]#0, %[[R]]#1
+func.func @max_pool_with_indices(%x: tensor<1x3x8x8xf32>) -> (tensor<1x3x4x4xf32>, tensor<1x3x4x4xi64>) {
+  %y, %i = loom.max_pool_with_indices %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>, tensor<1x3x4x4xi64>
+  return %y, %i : tensor<1x3x4x4xf32>, tensor<1x3x4x4xi64>
+}

@@ -1,10 +1,10 @@
 // RUN: loom-opt %s --split-input-file --verify-diagnostics --convert-loom-to-linalg
 
 // An op without a lowering fails the pass and is named.
-func.func @no_lowering(%x: tensor<3x8xf32>, %k: tensor<1xi64>) -> tensor<3x2xf32> {
-  // expected-error @+1 {{failed to legalize operation 'loom.topk'}}
-  %v, %i = loom.topk %x, %k {axis = -1 : i64} : tensor<3x8xf32>, tensor<1xi64> -> tensor<3x2xf32>, tensor<3x2xi64>
-  return %v : tensor<3x2xf32>
+func.func @no_lowering(%x: tensor<1x3x8x8xf32>, %grid: tensor<1x4x4x2xf32>) -> tensor<1x3x4x4xf32> {
+  // expected-error @+1 {{failed to legalize operation 'loom.grid_sample'}}
+  %y = loom.grid_sample %x, %grid {mode = "bilinear", padding_mode = "border", align_corners = true} : tensor<1x3x8x8xf32>, tensor<1x4x4x2xf32> -> tensor<1x3x4x4xf32>
+  return %y : tensor<1x3x4x4xf32>
 }
 
 // -----
