@@ -47,7 +47,7 @@ struct CompileOptions {
 };
 
 /// The graph pipeline the CPU target runs first: loom-graph-optimize with
-/// the chosen precision and kernel formation.
+/// the chosen precision, loom-cpu-static-shapes, then kernel formation.
 void buildGraphPipeline(mlir::OpPassManager &pm, const CompileOptions &options);
 
 /// The passes from loom ops to linalg on tensors (convert-loom-to-linalg,
