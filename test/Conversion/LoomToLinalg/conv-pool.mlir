@@ -143,3 +143,22 @@ func.func @max_pool_with_indices(%x: tensor<1x3x8x8xf32>) -> (tensor<1x3x4x4xf32
   %y, %i = loom.max_pool_with_indices %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>, tensor<1x3x4x4xi64>
   return %y, %i : tensor<1x3x4x4xf32>, tensor<1x3x4x4xi64>
 }
+
+// -----
+
+// Grid sampling: a generic over (n, c, oy, ox, tap y, tap x) reads the
+// grid and the image with tensor.extract; bilinear has two taps per axis
+// and "zeros" padding drops neighbours outside the image.
+// CHECK-LABEL: func.func @grid_sample
+// CHECK-SAME: (%[[X:.+]]: tensor<1x2x4x4xf32>, %[[G:.+]]: tensor<1x3x3x2xf32>)
+// CHECK: %[[TAPS:.+]] = tensor.empty() : tensor<2x2xf32>
+// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[TAPS]] : tensor<2x2xf32>)
+// CHECK: tensor.extract %[[G]]
+// CHECK: tensor.extract %[[G]]
+// CHECK: math.floor
+// CHECK: %[[V:.+]] = tensor.extract %[[X]]
+// CHECK: arith.select
+func.func @grid_sample(%x: tensor<1x2x4x4xf32>, %g: tensor<1x3x3x2xf32>) -> tensor<1x2x3x3xf32> {
+  %y = loom.grid_sample %x, %g : tensor<1x2x4x4xf32>, tensor<1x3x3x2xf32> -> tensor<1x2x3x3xf32>
+  return %y : tensor<1x2x3x3xf32>
+}
