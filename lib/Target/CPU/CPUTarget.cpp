@@ -3,7 +3,6 @@
 #include "loom/Target/CPU/CPUTarget.h"
 
 #include "loom/Conversion/Passes.h"
-#include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/Pipelines/Pipelines.h"
 #include "loom/Target/CPU/Passes.h"
 
@@ -35,13 +34,12 @@ using namespace mlir;
 namespace loom::cpu {
 
 void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
+  // Static types first: the graph passes and kernel formation see them.
+  pm.addNestedPass<func::FuncOp>(createLoomCPUStaticShapesPass());
   GraphOptimizationOptions graph;
   graph.precision = options.precision;
+  graph.formKernels = true;
   buildGraphOptimizationPipeline(pm, graph);
-  // Static types first: kernel formation then sees the final types.
-  OpPassManager &func = pm.nest<func::FuncOp>();
-  func.addPass(createLoomCPUStaticShapesPass());
-  func.addPass(createLoomFormKernelsPass());
 }
 
 void buildLoomToLinalgPipeline(OpPassManager &pm) {
