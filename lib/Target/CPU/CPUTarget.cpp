@@ -102,9 +102,11 @@ LogicalResult prepareEntry(ModuleOp module) {
       return entry.emitError("the entry's inputs and outputs must be "
                              "statically shaped tensors, got ")
              << type;
-    // The bare-pointer convention does not take memrefs with a dimension
-    // of size 0 (upstream leaves such functions unconverted).
-    if (shaped.getNumElements() == 0)
+    // The bare-pointer convention does not take memrefs with an empty
+    // dimension after the first (upstream leaves such functions
+    // unconverted).
+    if (shaped.getRank() > 1 &&
+        llvm::is_contained(shaped.getShape().drop_front(), 0))
       return entry.emitError("the CPU target does not support empty tensors "
                              "at the entry yet, got ")
              << type;
