@@ -57,6 +57,11 @@ mlir::Value padStatic(mlir::OpBuilder &b, mlir::Location loc,
                       mlir::Value value, llvm::ArrayRef<int64_t> low,
                       llvm::ArrayRef<int64_t> high, mlir::Value padValue);
 
+/// Element `position` of a 1-D tensor (or the scalar of a one-element
+/// tensor), read at run time.
+mlir::Value scalarOf(mlir::OpBuilder &b, mlir::Location loc,
+                     mlir::Value tensor, int64_t position = 0);
+
 /// A tensor of `type` filled with `value`.
 mlir::Value filledTensor(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::RankedTensorType type, mlir::Value value);

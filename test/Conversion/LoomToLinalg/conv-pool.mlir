@@ -162,3 +162,20 @@ func.func @grid_sample(%x: tensor<1x2x4x4xf32>, %g: tensor<1x3x3x2xf32>) -> tens
   %y = loom.grid_sample %x, %g : tensor<1x2x4x4xf32>, tensor<1x3x3x2xf32> -> tensor<1x2x3x3xf32>
   return %y : tensor<1x2x3x3xf32>
 }
+
+// -----
+
+// Scales known only at run time: each axis's tables [out, taps] come from
+// a generic that evaluates the sampling in f64 from the scale it reads.
+// CHECK-LABEL: func.func @resize_runtime
+// CHECK-SAME: (%[[X:.+]]: tensor<1x1x2x2xf32>, %[[S:.+]]: tensor<4xf32>)
+// CHECK: tensor.extract %[[S]]
+// CHECK: %{{.+}}:3 = linalg.generic {{.+}} outs({{.+}} : tensor<1x2xi64>, tensor<1x2xf32>, tensor<1x2xi1>)
+// CHECK: math.floor %{{.+}} : f64
+// CHECK: tensor.extract %[[S]]
+// CHECK: %[[H:.+]]:3 = linalg.generic {{.+}} outs({{.+}} : tensor<4x2xi64>, tensor<4x2xf32>, tensor<4x2xi1>)
+// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]
+func.func @resize_runtime(%x: tensor<1x1x2x2xf32>, %s: tensor<4xf32>) -> tensor<1x1x4x4xf32> {
+  %y = loom.resize %x, %s {mode = "linear"} : (tensor<1x1x2x2xf32>, tensor<4xf32>) -> tensor<1x1x4x4xf32>
+  return %y : tensor<1x1x4x4xf32>
+}
