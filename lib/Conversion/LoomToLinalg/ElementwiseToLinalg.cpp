@@ -570,7 +570,7 @@ public:
     SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
     SmallVector<Value> results;
     for (Value result : op.getResults()) {
-      auto type = convertedType(getTypeConverter(), result);
+      auto type = convertedType(result);
       if (!type)
         return failure();
       results.push_back(tensor::ExtractSliceOp::create(

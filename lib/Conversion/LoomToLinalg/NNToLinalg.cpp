@@ -429,8 +429,7 @@ public:
   matchAndRewrite(MaxPoolWithIndicesOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     RankedTensorType type = resultType(op);
-    auto indicesType = dyn_cast_or_null<RankedTensorType>(
-        getTypeConverter()->convertType(op.getIndices().getType()));
+    RankedTensorType indicesType = convertedType(op.getIndices());
     if (!type || !indicesType || !isa<FloatType>(type.getElementType()))
       return failure();
     Location loc = op.getLoc();
@@ -802,8 +801,7 @@ public:
   matchAndRewrite(TopKOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     RankedTensorType valuesType = resultType(op);
-    auto indicesType = dyn_cast_or_null<RankedTensorType>(
-        getTypeConverter()->convertType(op.getIndices().getType()));
+    RankedTensorType indicesType = convertedType(op.getIndices());
     if (!valuesType || !indicesType)
       return failure();
     Location loc = op.getLoc();

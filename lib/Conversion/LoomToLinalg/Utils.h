@@ -109,6 +109,12 @@ public:
   using mlir::OpConversionPattern<OpTy>::OpConversionPattern;
 
 protected:
+  /// The converted type of `value`, or null.
+  mlir::RankedTensorType convertedType(mlir::Value value) const {
+    return llvm::dyn_cast_or_null<mlir::RankedTensorType>(
+        this->getTypeConverter()->convertType(value.getType()));
+  }
+
   mlir::RankedTensorType resultType(OpTy op) const {
     for (mlir::Type t : op->getOperandTypes())
       if (!this->getTypeConverter()->convertType(t))
