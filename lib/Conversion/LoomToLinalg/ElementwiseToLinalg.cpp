@@ -577,7 +577,7 @@ public:
     SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
     SmallVector<Value> results;
     for (Value result : op.getResults()) {
-      auto type = convertedType(getTypeConverter(), result);
+      auto type = convertedType(result);
       if (!type)
         return failure();
       results.push_back(tensor::ExtractSliceOp::create(
@@ -601,16 +601,6 @@ std::optional<SmallVector<int64_t>> constantInts(Value value) {
   });
 }
 
-/// Element `position` of a 1-D tensor (or the scalar of a one-element
-/// tensor), read at run time.
-Value scalarOf(OpBuilder &b, Location loc, Value tensor, int64_t position = 0) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  SmallVector<Value> coords(type.getRank(),
-                            arith::ConstantIndexOp::create(b, loc, 0));
-  if (type.getRank() == 1)
-    coords[0] = arith::ConstantIndexOp::create(b, loc, position);
-  return tensor::ExtractOp::create(b, loc, tensor, coords);
-}
 
 class SliceLowering : public LoomLowering<SliceOp> {
 public:

@@ -17,6 +17,7 @@
 #include "loom/Dialect/Loom/IR/ResizeSampling.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/TypeUtilities.h"
 
 #include <cmath>
 
@@ -367,8 +368,145 @@ public:
   }
 };
 
-/// Max and average pooling: a generic over (n, c, o..., k...) whose window
-/// dimensions come from an empty tensor of the kernel's shape.
+/// The operands of a pooling generic over (n, c, o..., k...): the input
+/// padded with `padValue` (the begin by `pads`, the end as far as the last
+/// window reaches: ceil_mode can need more than the end pads, or less), an
+/// empty tensor of the kernel's shape that gives the window loops their
+/// bounds, and the maps (input, window, then `numOutputs` outputs).
+struct PoolWindow {
+  Value input, window;
+  SmallVector<AffineMap> maps;
+  SmallVector<utils::IteratorType> iterators;
+};
+
+PoolWindow buildPoolWindow(B &b, L loc, Value input, RankedTensorType type,
+                           ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                           ArrayRef<int64_t> dilations, ArrayRef<int64_t> pads,
+                           Value padValue, unsigned numOutputs) {
+  MLIRContext *ctx = b.getContext();
+  auto inputShape = cast<RankedTensorType>(input.getType()).getShape();
+  int64_t spatial = type.getRank() - 2;
+  SmallVector<int64_t> low{0, 0}, high{0, 0};
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t reach = (type.getDimSize(2 + i) - 1) * strides[i] +
+                    (kernel[i] - 1) * dilations[i] + 1;
+    low.push_back(pads[i]);
+    high.push_back(std::max<int64_t>(0, reach - inputShape[2 + i] - pads[i]));
+  }
+  PoolWindow w;
+  w.input = input;
+  if (llvm::any_of(low, [](int64_t p) { return p; }) ||
+      llvm::any_of(high, [](int64_t p) { return p; }))
+    w.input = padStatic(b, loc, input, low, high, padValue);
+  int64_t numDims = 2 + 2 * spatial;
+  auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
+  SmallVector<AffineExpr> inputExprs{dim(0), dim(1)}, windowExprs,
+      outExprs{dim(0), dim(1)};
+  for (int64_t i = 0; i < spatial; ++i) {
+    inputExprs.push_back(
+        windowExpr(ctx, 2 + i, 2 + spatial + i, strides[i], dilations[i]));
+    windowExprs.push_back(dim(2 + spatial + i));
+    outExprs.push_back(dim(2 + i));
+  }
+  w.maps = {AffineMap::get(numDims, 0, inputExprs, ctx),
+            AffineMap::get(numDims, 0, windowExprs, ctx)};
+  w.maps.append(numOutputs, AffineMap::get(numDims, 0, outExprs, ctx));
+  w.iterators.assign(2 + spatial, utils::IteratorType::parallel);
+  w.iterators.append(spatial, utils::IteratorType::reduction);
+  w.window = tensor::EmptyOp::create(b, loc, kernel,
+                                     getElementTypeOrSelf(input.getType()));
+  return w;
+}
+
+/// Max pooling that also returns the flat index (over the whole unpadded
+/// input) of each maximum; the first of equal maxima wins. With
+/// storage_order 1 the spatial positions count column-major.
+class MaxPoolWithIndicesLowering
+    : public LoomLowering<MaxPoolWithIndicesOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(MaxPoolWithIndicesOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    RankedTensorType indicesType = convertedType(op.getIndices());
+    if (!type || !indicesType || !isa<FloatType>(type.getElementType()))
+      return failure();
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput();
+    auto inputShape = cast<RankedTensorType>(input.getType()).getShape();
+    Type element = type.getElementType();
+    int64_t spatial = type.getRank() - 2;
+    ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations(),
+                      pads = op.getPads();
+    Value lowest = extremeValue(rewriter, loc, element, true);
+    PoolWindow w =
+        buildPoolWindow(rewriter, loc, input, type, op.getKernelShape(),
+                        strides, dilations, pads, lowest, 2);
+    // Strides of the spatial positions in the flat index.
+    SmallVector<int64_t> positionStrides(spatial, 1);
+    int64_t plane = 1;
+    for (int64_t i = 0; i < spatial; ++i)
+      plane *= inputShape[2 + i];
+    if (op.getStorageOrder() == 1) {
+      for (int64_t i = 1; i < spatial; ++i)
+        positionStrides[i] = positionStrides[i - 1] * inputShape[1 + i];
+    } else {
+      for (int64_t i = spatial - 2; i >= 0; --i)
+        positionStrides[i] = positionStrides[i + 1] * inputShape[3 + i];
+    }
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{type, indicesType},
+        ValueRange{w.input, w.window},
+        ValueRange{filledTensor(rewriter, loc, type, lowest),
+                   zeroFilled(rewriter, loc, indicesType)},
+        w.maps, w.iterators, [&](B &b, L loc, V args) {
+          auto index = [&](int64_t v) -> Value {
+            return arith::ConstantIndexOp::create(b, loc, v);
+          };
+          Value flat = arith::MulIOp::create(
+              b, loc,
+              arith::AddIOp::create(
+                  b, loc,
+                  arith::MulIOp::create(b, loc,
+                                        linalg::IndexOp::create(b, loc, 0),
+                                        index(inputShape[1])),
+                  linalg::IndexOp::create(b, loc, 1)),
+              index(plane));
+          for (int64_t i = 0; i < spatial; ++i) {
+            Value position = arith::SubIOp::create(
+                b, loc,
+                arith::AddIOp::create(
+                    b, loc,
+                    arith::MulIOp::create(
+                        b, loc, linalg::IndexOp::create(b, loc, 2 + i),
+                        index(strides[i])),
+                    arith::MulIOp::create(
+                        b, loc,
+                        linalg::IndexOp::create(b, loc, 2 + spatial + i),
+                        index(dilations[i]))),
+                index(pads[i]));
+            flat = arith::AddIOp::create(
+                b, loc, flat,
+                arith::MulIOp::create(b, loc, position,
+                                      index(positionStrides[i])));
+          }
+          Value better = arith::CmpFOp::create(
+              b, loc, arith::CmpFPredicate::OGT, args[0], args[2]);
+          Value flatI64 =
+              arith::IndexCastOp::create(b, loc, b.getI64Type(), flat);
+          linalg::YieldOp::create(
+              b, loc,
+              ValueRange{
+                  arith::SelectOp::create(b, loc, better, args[0], args[2]),
+                  arith::SelectOp::create(b, loc, better, flatI64, args[3])});
+        });
+    rewriter.replaceOp(op, generic.getResults());
+    return success();
+  }
+};
+
+/// Max and average pooling.
 template <typename OpTy>
 class PoolLowering : public LoomLowering<OpTy> {
 public:
@@ -385,49 +523,18 @@ public:
     if (!isMax && llvm::any_of(dilations, [](int64_t d) { return d != 1; }))
       return rewriter.notifyMatchFailure(op, "dilated average pooling");
     Location loc = op.getLoc();
-    MLIRContext *ctx = rewriter.getContext();
     Value input = adaptor.getInput();
     auto inputShape = cast<RankedTensorType>(input.getType()).getShape();
     Type element = type.getElementType();
-    int64_t spatial = type.getRank() - 2;
-
-    // Pad the begin by `pads`, the end as far as the last window reaches
-    // (ceil_mode can need more than the end pads, or less).
-    SmallVector<int64_t> low{0, 0}, high{0, 0};
-    for (int64_t i = 0; i < spatial; ++i) {
-      int64_t reach = (type.getDimSize(2 + i) - 1) * strides[i] +
-                      (kernel[i] - 1) * dilations[i] + 1;
-      low.push_back(pads[i]);
-      high.push_back(std::max<int64_t>(0, reach - inputShape[2 + i] - pads[i]));
-    }
     Value padValue = isMax ? extremeValue(rewriter, loc, element, true)
                            : scalarConstant(rewriter, loc, element, 0);
-    if (llvm::any_of(low, [](int64_t p) { return p; }) ||
-        llvm::any_of(high, [](int64_t p) { return p; }))
-      input = padStatic(rewriter, loc, input, low, high, padValue);
-
-    int64_t numDims = 2 + 2 * spatial;
-    auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
-    SmallVector<AffineExpr> inputExprs{dim(0), dim(1)}, windowExprs,
-        outExprs{dim(0), dim(1)};
-    for (int64_t i = 0; i < spatial; ++i) {
-      inputExprs.push_back(
-          windowExpr(ctx, 2 + i, 2 + spatial + i, strides[i], dilations[i]));
-      windowExprs.push_back(dim(2 + spatial + i));
-      outExprs.push_back(dim(2 + i));
-    }
-    SmallVector<AffineMap> maps{AffineMap::get(numDims, 0, inputExprs, ctx),
-                                AffineMap::get(numDims, 0, windowExprs, ctx),
-                                AffineMap::get(numDims, 0, outExprs, ctx)};
-    SmallVector<utils::IteratorType> iterators(2 + spatial,
-                                               utils::IteratorType::parallel);
-    iterators.append(spatial, utils::IteratorType::reduction);
-    Value window = tensor::EmptyOp::create(rewriter, loc, kernel, element);
+    PoolWindow w = buildPoolWindow(rewriter, loc, input, type, kernel, strides,
+                                   dilations, pads, padValue, 1);
     Value result =
         linalg::GenericOp::create(
-            rewriter, loc, TypeRange{type}, ValueRange{input, window},
-            ValueRange{filledTensor(rewriter, loc, type, padValue)}, maps,
-            iterators,
+            rewriter, loc, TypeRange{type}, ValueRange{w.input, w.window},
+            ValueRange{filledTensor(rewriter, loc, type, padValue)}, w.maps,
+            w.iterators,
             [&](B &b, L loc, V args) {
               Value v =
                   isMax ? (isa<FloatType>(element)
@@ -679,6 +786,102 @@ public:
               Value(arith::SelectOp::create(b, loc, counts, sum, args[1])));
         });
     rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+/// Top-k without sorting: the rank of each element along the axis (how many
+/// elements come before it: better values, or equal ones at lower
+/// indices), then output position p takes the element of rank p. Both
+/// steps are generics with an extra reduction dimension over the axis.
+class TopKLowering : public LoomLowering<TopKOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(TopKOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType valuesType = resultType(op);
+    RankedTensorType indicesType = convertedType(op.getIndices());
+    if (!valuesType || !indicesType)
+      return failure();
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value x = adaptor.getInput();
+    auto inputType = cast<RankedTensorType>(x.getType());
+    Type element = inputType.getElementType();
+    int64_t rank = inputType.getRank();
+    int64_t axis = axisIndex(op.getAxis(), rank);
+    bool largest = op.getLargest(), unsignedInput = isUnsigned(op.getInput());
+    Type i64 = rewriter.getI64Type();
+    SmallVector<AffineExpr> ownExprs, otherExprs;
+    for (int64_t d = 0; d < rank; ++d) {
+      ownExprs.push_back(getAffineDimExpr(d, ctx));
+      otherExprs.push_back(getAffineDimExpr(d == axis ? rank : d, ctx));
+    }
+    AffineMap own = AffineMap::get(rank + 1, 0, ownExprs, ctx);
+    AffineMap other = AffineMap::get(rank + 1, 0, otherExprs, ctx);
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+
+    auto rankType = RankedTensorType::get(inputType.getShape(), i64);
+    Value ranks =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{rankType}, ValueRange{x, x},
+            ValueRange{zeroFilled(rewriter, loc, rankType)},
+            {own, other, own}, iterators,
+            [&](B &b, L loc, V args) {
+              Value self = args[0], rival = args[1];
+              Value beats, ties;
+              if (isa<FloatType>(element)) {
+                beats = arith::CmpFOp::create(
+                    b, loc,
+                    largest ? arith::CmpFPredicate::OGT
+                            : arith::CmpFPredicate::OLT,
+                    rival, self);
+                ties = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                             rival, self);
+              } else {
+                auto predicate = largest ? (unsignedInput
+                                                ? arith::CmpIPredicate::ugt
+                                                : arith::CmpIPredicate::sgt)
+                                         : (unsignedInput
+                                                ? arith::CmpIPredicate::ult
+                                                : arith::CmpIPredicate::slt);
+                beats = arith::CmpIOp::create(b, loc, predicate, rival, self);
+                ties = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             rival, self);
+              }
+              Value earlier = arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::slt,
+                  linalg::IndexOp::create(b, loc, rank),
+                  linalg::IndexOp::create(b, loc, axis));
+              Value before = arith::OrIOp::create(
+                  b, loc, beats, arith::AndIOp::create(b, loc, ties, earlier));
+              Value count = arith::ExtUIOp::create(b, loc, i64, before);
+              linalg::YieldOp::create(
+                  b, loc, Value(arith::AddIOp::create(b, loc, args[2], count)));
+            })
+            .getResult(0);
+
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{valuesType, indicesType}, ValueRange{x, ranks},
+        ValueRange{zeroFilled(rewriter, loc, valuesType),
+                   zeroFilled(rewriter, loc, indicesType)},
+        {other, other, own, own}, iterators, [&](B &b, L loc, V args) {
+          Value position = arith::IndexCastOp::create(
+              b, loc, i64, linalg::IndexOp::create(b, loc, axis));
+          Value source = arith::IndexCastOp::create(
+              b, loc, i64, linalg::IndexOp::create(b, loc, rank));
+          Value hit = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                            args[1], position);
+          linalg::YieldOp::create(
+              b, loc,
+              ValueRange{arith::SelectOp::create(b, loc, hit, args[0], args[2]),
+                         arith::SelectOp::create(b, loc, hit, source,
+                                                 args[3])});
+        });
+    rewriter.replaceOp(op, generic.getResults());
     return success();
   }
 };
@@ -1031,6 +1234,208 @@ public:
 /// (output dims..., one tap dim per resized axis), reads the input with
 /// tensor.extract and sums weight products; nearest sampling has one tap
 /// and copies. Cropped-out positions get the extrapolation value after.
+/// The sampling tables of one resized axis: source indices [out, taps]
+/// (i64), weights [out, taps] (absent for nearest) and the cropped-out
+/// flags ([out], or [out, taps] with equal entries when computed at run
+/// time).
+struct ResizeAxisTables {
+  int64_t dim, taps;
+  Value indices, weights, outside;
+  bool outsidePerTap;
+};
+
+/// Tables computed at run time from the scales (and roi) operands: a
+/// generic over [out, taps] evaluates, in f64, the sampling of
+/// ResizeSampling.cpp (coordinate transformation, neighbour window, its
+/// sliding into the edge padding, exclude_outside).
+ResizeAxisTables buildRuntimeResizeTables(OpBuilder &b, Location loc,
+                                          const ResizeSampling &sampling,
+                                          ResizeOp::Adaptor adaptor, int64_t d,
+                                          int64_t inLen, int64_t outLen,
+                                          Type element) {
+  Type f64 = b.getF64Type(), i64 = b.getI64Type();
+  auto c = [&](double v) { return scalarConstant(b, loc, f64, v); };
+  StringRef mode = sampling.mode, coordinateMode = sampling.coordinateMode;
+  bool nearest = mode == "nearest", cubic = mode == "cubic";
+  int64_t neighbours = cubic ? 4 : 2;
+  int64_t taps = nearest ? 1 : neighbours;
+  // The scale: the exact out / in when the f32 scale rounds it.
+  Value scaleF32 = scalarOf(b, loc, adaptor.getScales(), d);
+  double ratio = static_cast<double>(outLen) / static_cast<double>(inLen);
+  Value exact = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OEQ, scaleF32,
+      scalarConstant(b, loc, scaleF32.getType(),
+                     static_cast<float>(ratio)));
+  Value scale = arith::SelectOp::create(
+      b, loc, exact, c(ratio), arith::ExtFOp::create(b, loc, f64, scaleF32));
+  Value roiStart = c(0), roiEnd = c(1);
+  if (adaptor.getRoi()) {
+    int64_t rank = cast<RankedTensorType>(adaptor.getInput().getType())
+                       .getRank();
+    roiStart = arith::ExtFOp::create(b, loc, f64,
+                                     scalarOf(b, loc, adaptor.getRoi(), d));
+    roiEnd = arith::ExtFOp::create(
+        b, loc, f64, scalarOf(b, loc, adaptor.getRoi(), rank + d));
+  }
+  auto tableType = [&](Type t) {
+    return RankedTensorType::get({outLen, taps}, t);
+  };
+  Type weightType = isa<FloatType>(element) ? element : f64;
+  SmallVector<AffineMap> maps(3, b.getMultiDimIdentityMap(2));
+  SmallVector<utils::IteratorType> iterators(2, utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc,
+      TypeRange{tableType(i64), tableType(weightType),
+                tableType(b.getI1Type())},
+      ValueRange{},
+      ValueRange{emptyTensor(b, loc, tableType(i64)),
+                 emptyTensor(b, loc, tableType(weightType)),
+                 emptyTensor(b, loc, tableType(b.getI1Type()))},
+      maps, iterators, [&](OpBuilder &b, Location loc, ValueRange) {
+        auto add = [&](Value x, Value y) -> Value {
+          return arith::AddFOp::create(b, loc, x, y);
+        };
+        auto sub = [&](Value x, Value y) -> Value {
+          return arith::SubFOp::create(b, loc, x, y);
+        };
+        auto mul = [&](Value x, Value y) -> Value {
+          return arith::MulFOp::create(b, loc, x, y);
+        };
+        auto div = [&](Value x, Value y) -> Value {
+          return arith::DivFOp::create(b, loc, x, y);
+        };
+        auto cmp = [&](arith::CmpFPredicate p, Value x, Value y) -> Value {
+          return arith::CmpFOp::create(b, loc, p, x, y);
+        };
+        auto select = [&](Value cond, Value x, Value y) -> Value {
+          return arith::SelectOp::create(b, loc, cond, x, y);
+        };
+        Value o = arith::SIToFPOp::create(
+            b, loc, f64,
+            arith::IndexCastOp::create(b, loc, i64,
+                                       linalg::IndexOp::create(b, loc, 0)));
+        Value tap = linalg::IndexOp::create(b, loc, 1);
+        Value in = c(inLen), out = c(outLen);
+        Value outWidth = mul(scale, in);
+        Value widthIsOne = cmp(arith::CmpFPredicate::OEQ, outWidth, c(1));
+        Value halfPixel = sub(div(add(o, c(0.5)), scale), c(0.5));
+        Value coord;
+        if (coordinateMode == "align_corners") {
+          coord = select(widthIsOne, c(0),
+                         div(mul(o, sub(in, c(1))), sub(outWidth, c(1))));
+        } else if (coordinateMode == "asymmetric") {
+          coord = div(o, scale);
+        } else if (coordinateMode == "tf_crop_and_resize") {
+          Value extent = mul(sub(roiEnd, roiStart), sub(in, c(1)));
+          coord = add(select(widthIsOne, div(extent, c(2)),
+                             div(mul(o, extent), sub(outWidth, c(1)))),
+                      mul(roiStart, sub(in, c(1))));
+        } else if (coordinateMode == "pytorch_half_pixel") {
+          coord = select(widthIsOne, c(-0.5), halfPixel);
+        } else if (coordinateMode == "tf_half_pixel_for_nn") {
+          coord = div(add(o, c(0.5)), scale);
+        } else if (coordinateMode == "half_pixel_symmetric") {
+          Value adjustment = div(out, outWidth);
+          Value offset = mul(c(inLen / 2.0), sub(c(1), adjustment));
+          coord = add(offset, halfPixel);
+        } else {
+          coord = halfPixel;
+        }
+        Value outside = arith::OrIOp::create(
+            b, loc, cmp(arith::CmpFPredicate::OLT, coord, c(0)),
+            cmp(arith::CmpFPredicate::OGT, coord, c(inLen - 1)));
+        if (!sampling.crop)
+          outside = arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
+        Value floorC = math::FloorOp::create(b, loc, coord);
+        Value integral = cmp(arith::CmpFPredicate::OEQ, coord, floorC);
+        Value r = select(integral, c(1), sub(coord, floorC));
+        // The first neighbour (before sliding) and the coefficients.
+        Value first = sub(floorC, select(integral, c(cubic ? 2 : 1),
+                                         c(cubic ? 1 : 0)));
+        SmallVector<Value> coeffs;
+        Value right;
+        if (nearest) {
+          StringRef nearestMode = sampling.nearestMode;
+          if (nearestMode == "round_prefer_ceil")
+            right = cmp(arith::CmpFPredicate::OGE, r, c(0.5));
+          else if (nearestMode == "floor")
+            right = arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
+          else if (nearestMode == "ceil")
+            right = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+          else
+            right = cmp(arith::CmpFPredicate::OGT, r, c(0.5));
+          right = arith::OrIOp::create(b, loc, integral, right);
+        } else if (cubic) {
+          double a = sampling.cubicA;
+          Value r1 = add(r, c(1)), q = sub(c(1), r), q1 = sub(c(2), r);
+          auto outer = [&](Value x) {
+            return sub(mul(add(mul(sub(mul(c(a), x), c(5 * a)), x), c(8 * a)),
+                           x),
+                       c(4 * a));
+          };
+          auto inner = [&](Value x) {
+            return add(mul(sub(mul(c(a + 2), x), c(a + 3)), mul(x, x)), c(1));
+          };
+          coeffs = {outer(r1), inner(r), inner(q), outer(q1)};
+        } else {
+          coeffs = {sub(c(1), r), r};
+        }
+        // The window slides to fit [-pad, in + pad).
+        int64_t pad = (neighbours + 1) / 2;
+        first = arith::MaximumFOp::create(b, loc, first, c(-pad));
+        first = arith::MinimumFOp::create(b, loc, first,
+                                          c(inLen + pad - neighbours));
+        auto clampIndex = [&](Value position) -> Value {
+          Value clamped = arith::MaximumFOp::create(
+              b, loc, arith::MinimumFOp::create(b, loc, position, c(inLen - 1)),
+              c(0));
+          return arith::FPToSIOp::create(b, loc, i64, clamped);
+        };
+        Value index, weight;
+        if (nearest) {
+          index = clampIndex(add(first, select(right, c(1), c(0))));
+          weight = c(1);
+        } else {
+          Value tapF = arith::SIToFPOp::create(
+              b, loc, f64, arith::IndexCastOp::create(b, loc, i64, tap));
+          index = clampIndex(add(first, tapF));
+          Value total = c(0);
+          SmallVector<Value> kept;
+          for (auto [i, coeff] : llvm::enumerate(coeffs)) {
+            Value w = coeff;
+            if (sampling.excludeOutside) {
+              Value position = add(first, c(i));
+              Value inside = arith::AndIOp::create(
+                  b, loc, cmp(arith::CmpFPredicate::OGE, position, c(0)),
+                  cmp(arith::CmpFPredicate::OLT, position, c(inLen)));
+              w = select(inside, w, c(0));
+            }
+            kept.push_back(w);
+            total = add(total, w);
+          }
+          weight = kept.back();
+          for (int64_t i = static_cast<int64_t>(kept.size()) - 2; i >= 0;
+               --i) {
+            Value here = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::eq, tap,
+                arith::ConstantIndexOp::create(b, loc, i));
+            weight = select(here, kept[i], weight);
+          }
+          if (sampling.excludeOutside)
+            weight = div(weight, total);
+        }
+        linalg::YieldOp::create(
+            b, loc,
+            ValueRange{index, castScalar(b, loc, weight, weightType),
+                       outside});
+      });
+  ResizeAxisTables tables{d, taps, generic.getResult(0), nullptr,
+                          generic.getResult(2), true};
+  if (!nearest)
+    tables.weights = generic.getResult(1);
+  return tables;
+}
+
 class ResizeLowering : public LoomLowering<ResizeOp> {
 public:
   using LoomLowering::LoomLowering;
@@ -1042,8 +1447,9 @@ public:
     std::optional<SmallVector<float>> roi;
     if (op.getRoi())
       roi = op.getStaticRoi();
-    if (!type || !scales || (op.getRoi() && !roi))
-      return rewriter.notifyMatchFailure(op, "scales or roi not constant");
+    if (!type)
+      return failure();
+    bool runtime = !scales || (op.getRoi() && !roi);
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     Value input = adaptor.getInput();
@@ -1061,14 +1467,18 @@ public:
                             op.getCoordinateTransformationMode() ==
                                 "tf_crop_and_resize"};
 
-    // Tables of the resized axes.
-    struct Axis {
-      int64_t dim, taps;
-      Value indices, weights, outside;
-    };
-    SmallVector<Axis> axes;
+    SmallVector<ResizeAxisTables> axes;
     bool anyOutside = false;
-    for (int64_t d = 0; d < rank; ++d) {
+    if (runtime) {
+      // Scales (or roi) known only at run time: every axis gets tables
+      // computed at run time; an axis that is not resized samples itself.
+      for (int64_t d = 0; d < rank; ++d)
+        axes.push_back(buildRuntimeResizeTables(rewriter, loc, sampling,
+                                                adaptor, d, inputShape[d],
+                                                type.getDimSize(d), element));
+      anyOutside = sampling.crop;
+    }
+    for (int64_t d = 0; d < rank && !runtime; ++d) {
       int64_t outLen = type.getDimSize(d);
       SmallVector<ResizeSample> samples = resizeAxisSamples(
           sampling, (*scales)[d], inputShape[d], outLen, roi ? (*roi)[d] : 0.0,
@@ -1108,7 +1518,7 @@ public:
       auto tableType = [&](Type t) {
         return RankedTensorType::get({outLen, taps}, t);
       };
-      Axis axis{d, taps, nullptr, nullptr, nullptr};
+      ResizeAxisTables axis{d, taps, nullptr, nullptr, nullptr, false};
       axis.indices = arith::ConstantOp::create(
           rewriter, loc,
           DenseElementsAttr::get(tableType(rewriter.getI64Type()),
@@ -1161,7 +1571,7 @@ public:
                 coords.push_back(linalg::IndexOp::create(b, loc, d));
               Value weight;
               int64_t arg = 0;
-              for (const Axis &axis : axes) {
+              for (const ResizeAxisTables &axis : axes) {
                 coords[axis.dim] = arith::IndexCastOp::create(
                     b, loc, b.getIndexType(), args[arg++]);
                 if (!axis.weights)
@@ -1186,10 +1596,12 @@ public:
     if (anyOutside) {
       SmallVector<Value> flags{result};
       SmallVector<AffineMap> flagMaps{rewriter.getMultiDimIdentityMap(rank)};
-      for (const Axis &axis : axes) {
+      for (const ResizeAxisTables &axis : axes) {
         flags.push_back(axis.outside);
-        flagMaps.push_back(
-            AffineMap::get(rank, 0, getAffineDimExpr(axis.dim, ctx)));
+        SmallVector<AffineExpr> exprs{getAffineDimExpr(axis.dim, ctx)};
+        if (axis.outsidePerTap)
+          exprs.push_back(getAffineConstantExpr(0, ctx));
+        flagMaps.push_back(AffineMap::get(rank, 0, exprs, ctx));
       }
       flagMaps.push_back(rewriter.getMultiDimIdentityMap(rank));
       double extrapolation = op.getExtrapolationValue().convertToDouble();
@@ -1217,6 +1629,254 @@ public:
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Grid sampling
+//===----------------------------------------------------------------------===//
+
+/// The arithmetic of one spatial axis of grid_sample, in f64, as the
+/// reference executor's GridAxis (ONNX's reference algorithm).
+class GridAxisBuilder {
+public:
+  GridAxisBuilder(OpBuilder &b, Location loc, int64_t size, bool alignCorners,
+                  StringRef padding)
+      : b(b), loc(loc), size(size), alignCorners(alignCorners),
+        padding(padding) {}
+
+  Value f64(double v) { return scalarConstant(b, loc, b.getF64Type(), v); }
+  double lo() const { return alignCorners ? 0.0 : -0.5; }
+  double hi() const {
+    return alignCorners ? static_cast<double>(size - 1) : size - 0.5;
+  }
+
+  /// Normalized [-1, 1] to pixel coordinates.
+  Value denormalize(Value n) {
+    Value plusOne = arith::AddFOp::create(b, loc, n, f64(1));
+    if (alignCorners)
+      return arith::MulFOp::create(b, loc, plusOne, f64((size - 1) / 2.0));
+    return arith::DivFOp::create(
+        b, loc,
+        arith::SubFOp::create(b, loc,
+                              arith::MulFOp::create(b, loc, plusOne, f64(size)),
+                              f64(1)),
+        f64(2));
+  }
+
+  /// Mirrors `x` into [lo, hi] as often as needed.
+  Value reflect(Value x) {
+    double range = hi() - lo();
+    if (range <= 0)
+      return f64(lo());
+    auto mirror = [&](Value distance, double from, double to) -> Value {
+      Value n = math::TruncOp::create(
+          b, loc, arith::DivFOp::create(b, loc, distance, f64(range)));
+      Value r = arith::SubFOp::create(
+          b, loc, distance, arith::MulFOp::create(b, loc, n, f64(range)));
+      Value even = arith::CmpFOp::create(
+          b, loc, arith::CmpFPredicate::OEQ,
+          arith::RemFOp::create(b, loc, n, f64(2)), f64(0));
+      double sign = to > from ? 1 : -1;
+      return arith::SelectOp::create(
+          b, loc, even,
+          arith::AddFOp::create(b, loc, f64(from),
+                                arith::MulFOp::create(b, loc, f64(sign), r)),
+          arith::SubFOp::create(b, loc, f64(to),
+                                arith::MulFOp::create(b, loc, f64(sign), r)));
+    };
+    Value below = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x,
+                                        f64(lo()));
+    Value above = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x,
+                                        f64(hi()));
+    Value fromLow =
+        mirror(arith::SubFOp::create(b, loc, f64(lo()), x), lo(), hi());
+    Value fromHigh =
+        mirror(arith::SubFOp::create(b, loc, x, f64(hi())), hi(), lo());
+    return arith::SelectOp::create(
+        b, loc, below, fromLow,
+        arith::SelectOp::create(b, loc, above, fromHigh, x));
+  }
+
+  /// A coordinate moved inside the borders by the padding mode.
+  Value pad(Value v) {
+    if (padding == "border")
+      return arith::MaximumFOp::create(
+          b, loc, arith::MinimumFOp::create(b, loc, v, f64(size - 1)), f64(0));
+    if (padding == "reflection")
+      return reflect(v);
+    return v;
+  }
+
+  /// The index neighbour `i` (an f64 holding an integer) reads, and whether
+  /// it reads the image at all ("zeros" outside).
+  std::pair<Value, Value> index(Value i) {
+    Value valid = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+    if (padding == "reflection")
+      i = reflect(i);
+    Value clamped = arith::MaximumFOp::create(
+        b, loc, arith::MinimumFOp::create(b, loc, i, f64(size - 1)), f64(0));
+    if (padding == "zeros")
+      valid = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, i,
+                                    clamped);
+    Value asIndex = arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        arith::FPToSIOp::create(b, loc, b.getI64Type(), clamped));
+    return {asIndex, valid};
+  }
+
+private:
+  OpBuilder &b;
+  Location loc;
+  int64_t size;
+  bool alignCorners;
+  StringRef padding;
+};
+
+/// Keys' cubic convolution weight (a = -0.75) of neighbour `tap` (0..3,
+/// at floor - 1 .. floor + 2) for the fraction `t`.
+Value cubicWeight(OpBuilder &b, Location loc, Value t, int64_t tap) {
+  auto c = [&](double v) { return scalarConstant(b, loc, b.getF64Type(), v); };
+  const double a = -0.75;
+  // Distance from the neighbour: 1 + t, t, 1 - t, 2 - t.
+  Value d = tap == 0   ? arith::AddFOp::create(b, loc, t, c(1)).getResult()
+            : tap == 1 ? t
+            : tap == 2 ? arith::SubFOp::create(b, loc, c(1), t).getResult()
+                       : arith::SubFOp::create(b, loc, c(2), t).getResult();
+  auto mul = [&](Value x, Value y) -> Value {
+    return arith::MulFOp::create(b, loc, x, y);
+  };
+  auto add = [&](Value x, Value y) -> Value {
+    return arith::AddFOp::create(b, loc, x, y);
+  };
+  if (tap == 1 || tap == 2) // ((a + 2) d - (a + 3)) d^2 + 1
+    return add(mul(add(mul(c(a + 2), d), c(-(a + 3))), mul(d, d)), c(1));
+  // ((a d - 5 a) d + 8 a) d - 4 a
+  return add(mul(add(mul(add(mul(c(a), d), c(-5 * a)), d), c(8 * a)), d),
+             c(-4 * a));
+}
+
+/// Samples [N, C, H, W] at the grid's [N, Ho, Wo, 2] normalized (x, y)
+/// positions: a generic over (n, c, oy, ox, tap y, tap x) with 1, 2 or 4
+/// taps per axis (nearest, bilinear, bicubic) that reads the grid and the
+/// image with tensor.extract and sums weighted neighbours.
+class GridSampleLowering : public LoomLowering<GridSampleOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(GridSampleOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type || type.getRank() != 4 || !isa<FloatType>(type.getElementType()))
+      return failure();
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value input = adaptor.getInput(), grid = adaptor.getGrid();
+    auto inputShape = cast<RankedTensorType>(input.getType()).getShape();
+    StringRef mode = op.getMode(), padding = op.getPaddingMode();
+    bool alignCorners = op.getAlignCorners();
+    int64_t taps = mode == "nearest" ? 1 : mode == "bicubic" ? 4 : 2;
+    Type element = type.getElementType();
+    Value window = tensor::EmptyOp::create(rewriter, loc,
+                                           ArrayRef<int64_t>{taps, taps},
+                                           element);
+    auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
+    SmallVector<AffineMap> maps{
+        AffineMap::get(6, 0, {dim(4), dim(5)}, ctx),
+        AffineMap::get(6, 0, {dim(0), dim(1), dim(2), dim(3)}, ctx)};
+    SmallVector<utils::IteratorType> iterators(4,
+                                               utils::IteratorType::parallel);
+    iterators.append(2, utils::IteratorType::reduction);
+    Value result =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{type}, ValueRange{window},
+            ValueRange{zeroFilled(rewriter, loc, type)}, maps, iterators,
+            [&](B &b, L loc, V args) {
+              Value n = linalg::IndexOp::create(b, loc, 0);
+              Value ch = linalg::IndexOp::create(b, loc, 1);
+              Value oy = linalg::IndexOp::create(b, loc, 2);
+              Value ox = linalg::IndexOp::create(b, loc, 3);
+              auto gridAt = [&](int64_t component) -> Value {
+                Value v = tensor::ExtractOp::create(
+                    b, loc, grid,
+                    ValueRange{n, oy, ox,
+                               arith::ConstantIndexOp::create(b, loc,
+                                                              component)});
+                return castScalar(b, loc, v, b.getF64Type());
+              };
+              GridAxisBuilder ax(b, loc, inputShape[3], alignCorners, padding);
+              GridAxisBuilder ay(b, loc, inputShape[2], alignCorners, padding);
+              Value px = ax.denormalize(gridAt(0));
+              Value py = ay.denormalize(gridAt(1));
+              Value weight, colF, rowF;
+              if (mode == "nearest") {
+                // The padded position is truncated to an integer first.
+                colF = math::TruncOp::create(
+                    b, loc, ax.pad(math::RoundEvenOp::create(b, loc, px)));
+                rowF = math::TruncOp::create(
+                    b, loc, ay.pad(math::RoundEvenOp::create(b, loc, py)));
+                weight = ax.f64(1);
+              } else {
+                px = ax.pad(px);
+                py = ay.pad(py);
+                Value fx = math::FloorOp::create(b, loc, px);
+                Value fy = math::FloorOp::create(b, loc, py);
+                Value tx = arith::SubFOp::create(b, loc, px, fx);
+                Value ty = arith::SubFOp::create(b, loc, py, fy);
+                // Tap k reads floor + k (- 1 for bicubic).
+                auto tapOffset = [&](int64_t loopDim) -> Value {
+                  Value k = arith::SIToFPOp::create(
+                      b, loc, b.getF64Type(),
+                      arith::IndexCastOp::create(
+                          b, loc, b.getI64Type(),
+                          linalg::IndexOp::create(b, loc, loopDim)));
+                  return taps == 4 ? arith::SubFOp::create(b, loc, k,
+                                                           ax.f64(1))
+                                         .getResult()
+                                   : k;
+                };
+                colF = arith::AddFOp::create(b, loc, fx, tapOffset(5));
+                rowF = arith::AddFOp::create(b, loc, fy, tapOffset(4));
+                // The weight of this tap pair, selected among the taps.
+                auto axisWeight = [&](Value t, int64_t loopDim) -> Value {
+                  Value k = linalg::IndexOp::create(b, loc, loopDim);
+                  Value w = taps == 4 ? cubicWeight(b, loc, t, 3)
+                                      : Value(t);
+                  for (int64_t tap = taps - 2; tap >= 0; --tap) {
+                    Value wt =
+                        taps == 4
+                            ? cubicWeight(b, loc, t, tap)
+                            : arith::SubFOp::create(b, loc, ax.f64(1), t)
+                                  .getResult();
+                    Value here = arith::CmpIOp::create(
+                        b, loc, arith::CmpIPredicate::eq, k,
+                        arith::ConstantIndexOp::create(b, loc, tap));
+                    w = arith::SelectOp::create(b, loc, here, wt, w);
+                  }
+                  return w;
+                };
+                weight = arith::MulFOp::create(b, loc, axisWeight(ty, 4),
+                                               axisWeight(tx, 5));
+              }
+              auto [col, colValid] = ax.index(colF);
+              auto [row, rowValid] = ay.index(rowF);
+              Value valid = arith::AndIOp::create(b, loc, colValid, rowValid);
+              Value x = castScalar(
+                  b, loc,
+                  tensor::ExtractOp::create(b, loc, input,
+                                            ValueRange{n, ch, row, col}),
+                  b.getF64Type());
+              Value term = arith::SelectOp::create(
+                  b, loc, valid, arith::MulFOp::create(b, loc, weight, x),
+                  ax.f64(0));
+              Value sum = arith::AddFOp::create(
+                  b, loc, castScalar(b, loc, args[1], b.getF64Type()), term);
+              linalg::YieldOp::create(b, loc,
+                                      castScalar(b, loc, sum, element));
+            })
+            .getResult(0);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void populateLoomNNToLinalgPatterns(const TypeConverter &converter,
@@ -1229,7 +1889,9 @@ void populateLoomNNToLinalgPatterns(const TypeConverter &converter,
                LayerNormLowering, InstanceNormLowering, RMSNormLowering,
                BatchNormLowering, AttentionLowering,
                RotaryEmbeddingLowering, ArgReduceLowering<ArgMaxOp>,
-               ArgReduceLowering<ArgMinOp>, CumSumLowering, ResizeLowering>(
+               ArgReduceLowering<ArgMinOp>, CumSumLowering, ResizeLowering,
+               TopKLowering, MaxPoolWithIndicesLowering,
+               GridSampleLowering>(
       converter,
                                                      patterns.getContext());
 }

@@ -46,6 +46,15 @@ Value extremeValue(OpBuilder &b, Location loc, Type type, bool lowest,
   return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, value));
 }
 
+Value scalarOf(OpBuilder &b, Location loc, Value tensor, int64_t position) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<Value> coords(type.getRank(),
+                            arith::ConstantIndexOp::create(b, loc, 0));
+  if (type.getRank() == 1)
+    coords[0] = arith::ConstantIndexOp::create(b, loc, position);
+  return tensor::ExtractOp::create(b, loc, tensor, coords);
+}
+
 Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
                    Value value) {
   return linalg::FillOp::create(b, loc, ValueRange{value},

@@ -57,6 +57,11 @@ mlir::Value padStatic(mlir::OpBuilder &b, mlir::Location loc,
                       mlir::Value value, llvm::ArrayRef<int64_t> low,
                       llvm::ArrayRef<int64_t> high, mlir::Value padValue);
 
+/// Element `position` of a 1-D tensor (or the scalar of a one-element
+/// tensor), read at run time.
+mlir::Value scalarOf(mlir::OpBuilder &b, mlir::Location loc,
+                     mlir::Value tensor, int64_t position = 0);
+
 /// A tensor of `type` filled with `value`.
 mlir::Value filledTensor(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::RankedTensorType type, mlir::Value value);
@@ -104,6 +109,12 @@ public:
   using mlir::OpConversionPattern<OpTy>::OpConversionPattern;
 
 protected:
+  /// The converted type of `value`, or null.
+  mlir::RankedTensorType convertedType(mlir::Value value) const {
+    return llvm::dyn_cast_or_null<mlir::RankedTensorType>(
+        this->getTypeConverter()->convertType(value.getType()));
+  }
+
   mlir::RankedTensorType resultType(OpTy op) const {
     for (mlir::Type t : op->getOperandTypes())
       if (!this->getTypeConverter()->convertType(t))

@@ -34,6 +34,8 @@ using namespace mlir;
 namespace loom::cpu {
 
 void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
+  // Static types first: the graph passes and kernel formation see them.
+  pm.addNestedPass<func::FuncOp>(createLoomCPUStaticShapesPass());
   GraphOptimizationOptions graph;
   graph.precision = options.precision;
   graph.formKernels = true;
@@ -100,6 +102,14 @@ LogicalResult prepareEntry(ModuleOp module) {
     if (!shaped || !shaped.hasStaticShape())
       return entry.emitError("the entry's inputs and outputs must be "
                              "statically shaped tensors, got ")
+             << type;
+    // The bare-pointer convention does not take memrefs with an empty
+    // dimension after the first (upstream leaves such functions
+    // unconverted).
+    if (shaped.getRank() > 1 &&
+        llvm::is_contained(shaped.getShape().drop_front(), 0))
+      return entry.emitError("the CPU target does not support empty tensors "
+                             "at the entry yet, got ")
              << type;
   }
   SymbolTable(module).setSymbolName(entry, kMainSymbol);

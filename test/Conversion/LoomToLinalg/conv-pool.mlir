@@ -128,3 +128,54 @@ func.func @resize_nearest(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
   %y = loom.resize %x, %s {mode = "nearest", coordinate_transformation_mode = "asymmetric", nearest_mode = "floor"} : (tensor<1x1x2x2xf32>, tensor<4xf32>) -> tensor<1x1x4x4xf32>
   return %y : tensor<1x1x4x4xf32>
 }
+
+// -----
+
+// Max pooling with indices: a second accumulator holds the flat index
+// ((n * C + c) * H + h) * W + w of the first maximum.
+// CHECK-LABEL: func.func @max_pool_with_indices
+// CHECK: %[[R:.+]]:2 = linalg.generic {{.+}} outs(%{{.+}}, %{{.+}} : tensor<1x3x4x4xf32>, tensor<1x3x4x4xi64>)
+// CHECK: %[[BETTER:.+]] = arith.cmpf ogt
+// CHECK: arith.select %[[BETTER]]
+// CHECK: arith.select %[[BETTER]]
+// CHECK: return %[[R]]#0, %[[R]]#1
+func.func @max_pool_with_indices(%x: tensor<1x3x8x8xf32>) -> (tensor<1x3x4x4xf32>, tensor<1x3x4x4xi64>) {
+  %y, %i = loom.max_pool_with_indices %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>, tensor<1x3x4x4xi64>
+  return %y, %i : tensor<1x3x4x4xf32>, tensor<1x3x4x4xi64>
+}
+
+// -----
+
+// Grid sampling: a generic over (n, c, oy, ox, tap y, tap x) reads the
+// grid and the image with tensor.extract; bilinear has two taps per axis
+// and "zeros" padding drops neighbours outside the image.
+// CHECK-LABEL: func.func @grid_sample
+// CHECK-SAME: (%[[X:.+]]: tensor<1x2x4x4xf32>, %[[G:.+]]: tensor<1x3x3x2xf32>)
+// CHECK: %[[TAPS:.+]] = tensor.empty() : tensor<2x2xf32>
+// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[TAPS]] : tensor<2x2xf32>)
+// CHECK: tensor.extract %[[G]]
+// CHECK: tensor.extract %[[G]]
+// CHECK: math.floor
+// CHECK: %[[V:.+]] = tensor.extract %[[X]]
+// CHECK: arith.select
+func.func @grid_sample(%x: tensor<1x2x4x4xf32>, %g: tensor<1x3x3x2xf32>) -> tensor<1x2x3x3xf32> {
+  %y = loom.grid_sample %x, %g : tensor<1x2x4x4xf32>, tensor<1x3x3x2xf32> -> tensor<1x2x3x3xf32>
+  return %y : tensor<1x2x3x3xf32>
+}
+
+// -----
+
+// Scales known only at run time: each axis's tables [out, taps] come from
+// a generic that evaluates the sampling in f64 from the scale it reads.
+// CHECK-LABEL: func.func @resize_runtime
+// CHECK-SAME: (%[[X:.+]]: tensor<1x1x2x2xf32>, %[[S:.+]]: tensor<4xf32>)
+// CHECK: tensor.extract %[[S]]
+// CHECK: %{{.+}}:3 = linalg.generic {{.+}} outs({{.+}} : tensor<1x2xi64>, tensor<1x2xf32>, tensor<1x2xi1>)
+// CHECK: math.floor %{{.+}} : f64
+// CHECK: tensor.extract %[[S]]
+// CHECK: %[[H:.+]]:3 = linalg.generic {{.+}} outs({{.+}} : tensor<4x2xi64>, tensor<4x2xf32>, tensor<4x2xi1>)
+// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]
+func.func @resize_runtime(%x: tensor<1x1x2x2xf32>, %s: tensor<4xf32>) -> tensor<1x1x4x4xf32> {
+  %y = loom.resize %x, %s {mode = "linear"} : (tensor<1x1x2x2xf32>, tensor<4xf32>) -> tensor<1x1x4x4xf32>
+  return %y : tensor<1x1x4x4xf32>
+}

@@ -1,10 +1,10 @@
 // RUN: loom-opt %s --split-input-file --verify-diagnostics --convert-loom-to-linalg
 
 // An op without a lowering fails the pass and is named.
-func.func @no_lowering(%x: tensor<3x8xf32>, %k: tensor<1xi64>) -> tensor<3x2xf32> {
-  // expected-error @+1 {{failed to legalize operation 'loom.topk'}}
-  %v, %i = loom.topk %x, %k {axis = -1 : i64} : tensor<3x8xf32>, tensor<1xi64> -> tensor<3x2xf32>, tensor<3x2xi64>
-  return %v : tensor<3x2xf32>
+func.func @no_lowering(%x: tensor<1x4x8x8xf32>, %rois: tensor<3x4xf32>, %idx: tensor<3xi64>) -> tensor<3x4x2x2xf32> {
+  // expected-error @+1 {{failed to legalize operation 'loom.roi_align'}}
+  %y = loom.roi_align %x, %rois, %idx {output_height = 2 : i64, output_width = 2 : i64, sampling_ratio = 2 : i64, spatial_scale = 1.0 : f32} : tensor<1x4x8x8xf32>, tensor<3x4xf32>, tensor<3xi64> -> tensor<3x4x2x2xf32>
+  return %y : tensor<3x4x2x2xf32>
 }
 
 // -----

@@ -108,3 +108,23 @@ func.func @cumsum(%x: tensor<3x5xf32>) -> tensor<3x5xf32> {
   %y = loom.cumsum %x {axis = 1 : i64} : tensor<3x5xf32>
   return %y : tensor<3x5xf32>
 }
+
+// -----
+
+// Top-k by rank: first each element's rank along the axis (better values,
+// or equal ones at lower indices, before it), then position p takes the
+// element of rank p.
+// CHECK-DAG: #[[OWN:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[OTHER:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-LABEL: func.func @topk
+// CHECK-SAME: (%[[X:.+]]: tensor<3x8xf32>
+// CHECK: %[[RANKS:.+]] = linalg.generic {indexing_maps = [#[[OWN]], #[[OTHER]], #[[OWN]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]], %[[X]] : {{.+}}) outs(%{{.+}} : tensor<3x8xi64>)
+// CHECK: ^bb0(%[[SELF:.+]]: f32, %[[RIVAL:.+]]: f32, %{{.+}}: i64):
+// CHECK: arith.cmpf ogt, %[[RIVAL]], %[[SELF]]
+// CHECK: arith.cmpf oeq, %[[RIVAL]], %[[SELF]]
+// CHECK: %[[R:.+]]:2 = linalg.generic {indexing_maps = [#[[OTHER]], #[[OTHER]], #[[OWN]], #[[OWN]]], {{.+}} ins(%[[X]], %[[RANKS]] : {{.+}}) outs({{.+}} : tensor<3x2xf32>, tensor<3x2xi64>)
+// CHECK: return %[[R]]#0, %[[R]]#1
+func.func @topk(%x: tensor<3x8xf32>, %k: tensor<1xi64>) -> (tensor<3x2xf32>, tensor<3x2xi64>) {
+  %v, %i = loom.topk %x, %k {axis = -1 : i64} : tensor<3x8xf32>, tensor<1xi64> -> tensor<3x2xf32>, tensor<3x2xi64>
+  return %v, %i : tensor<3x2xf32>, tensor<3x2xi64>
+}

@@ -49,8 +49,8 @@ struct CompileOptions {
   std::function<void(llvm::StringRef phase, double milliseconds)> onPhase;
 };
 
-/// The graph pipeline the CPU target runs first: loom-graph-optimize with
-/// the chosen precision and kernel formation.
+/// The graph pipeline the CPU target runs first: loom-cpu-static-shapes,
+/// then loom-graph-optimize with the chosen precision and kernel formation.
 void buildGraphPipeline(mlir::OpPassManager &pm, const CompileOptions &options);
 
 /// The passes from loom ops to linalg on tensors (convert-loom-to-linalg,
