@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 using namespace loom::reference;
 
@@ -176,7 +177,22 @@ std::string listTensorFiles(llvm::StringRef directory, llvm::StringRef prefix,
   for (auto &[index, path] : numbered)
     files.push_back(path);
   if (files.empty()) {
-    std::sort(npy.begin(), npy.end());
+    // Numbered names in numeric order (output_2.npy before output_10.npy),
+    // the rest by name.
+    auto key = [](const std::string &path) {
+      llvm::StringRef stem = llvm::sys::path::stem(path);
+      size_t digits = stem.size();
+      while (digits > 0 && llvm::isDigit(stem[digits - 1]))
+        --digits;
+      int64_t number = -1;
+      if (digits < stem.size())
+        stem.drop_front(digits).getAsInteger(10, number);
+      return std::make_tuple(stem.take_front(digits).str(), number, path);
+    };
+    std::sort(npy.begin(), npy.end(),
+              [&](const std::string &a, const std::string &b) {
+                return key(a) < key(b);
+              });
     files = npy;
   }
   return "";
