@@ -1187,6 +1187,89 @@ public:
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Quantization
+//===----------------------------------------------------------------------===//
+
+/// loom.quantize to an integer type: saturate(round_half_even(x / scale) +
+/// zero_point), NaN to 0, as the reference executor computes it. f8E4M3FN
+/// results are not lowered yet (LLVM has no f8 type to truncate to).
+class QuantizeLowering : public LoomLowering<QuantizeOp> {
+public:
+  using LoomLowering::LoomLowering;
+
+  LogicalResult
+  matchAndRewrite(QuantizeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return rewriter.notifyMatchFailure(op, "unsupported types");
+    auto to = dyn_cast<IntegerType>(type.getElementType());
+    if (!to)
+      return op.emitOpError("with a float result (")
+             << op.getType().getElementType() << ") is not lowered yet";
+    bool outUnsigned = isUnsigned(op.getResult());
+    bool zpUnsigned = op.getZeroPoint() && isUnsigned(op.getZeroPoint());
+    unsigned width = to.getWidth();
+    double lo = outUnsigned ? 0.0 : -std::ldexp(1.0, width - 1);
+    double hi = outUnsigned ? std::ldexp(1.0, width) - 1
+                            : std::ldexp(1.0, width - 1) - 1;
+    Value result = buildElementwise(
+        rewriter, op.getLoc(), type, adaptor.getOperands(),
+        [&](OpBuilder &b, Location loc, ValueRange x) -> Value {
+          Type floatType = x[0].getType();
+          Value q = arith::DivFOp::create(b, loc, x[0], x[1]);
+          q = math::RoundEvenOp::create(b, loc, q);
+          if (x.size() > 2)
+            q = arith::AddFOp::create(
+                b, loc, q, castScalar(b, loc, x[2], floatType, zpUnsigned));
+          auto constant = [&](double v) -> Value {
+            return arith::ConstantOp::create(
+                b, loc, b.getFloatAttr(floatType, v));
+          };
+          q = arith::MaximumFOp::create(b, loc, q, constant(lo));
+          q = arith::MinimumFOp::create(b, loc, q, constant(hi));
+          Value isNan =
+              arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, q, q);
+          q = arith::SelectOp::create(b, loc, isNan, constant(0.0), q);
+          return castScalar(b, loc, q, to, false, outUnsigned);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// loom.dequantize of integers: (x - zero_point) * scale.
+class DequantizeLowering : public LoomLowering<DequantizeOp> {
+public:
+  using LoomLowering::LoomLowering;
+
+  LogicalResult
+  matchAndRewrite(DequantizeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return rewriter.notifyMatchFailure(op, "unsupported types");
+    if (!isa<IntegerType>(op.getInput().getType().getElementType()))
+      return op.emitOpError("of ")
+             << op.getInput().getType().getElementType()
+             << " values is not lowered yet";
+    bool inUnsigned = isUnsigned(op.getInput());
+    Value result = buildElementwise(
+        rewriter, op.getLoc(), type, adaptor.getOperands(),
+        [&](OpBuilder &b, Location loc, ValueRange x) -> Value {
+          Type floatType = type.getElementType();
+          Value v = castScalar(b, loc, x[0], floatType, inUnsigned);
+          if (x.size() > 2)
+            v = arith::SubFOp::create(
+                b, loc, v, castScalar(b, loc, x[2], floatType, inUnsigned));
+          return arith::MulFOp::create(b, loc, v, x[1]);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void populateLoomElementwiseToLinalgPatterns(const TypeConverter &converter,
@@ -1199,7 +1282,7 @@ void populateLoomElementwiseToLinalgPatterns(const TypeConverter &converter,
                SliceLowering, PadLowering, GatherLowering,
                GatherElementsLowering, TileLowering, TriluLowering,
                OneHotLowering, ScatterElementsLowering, ScatterNDLowering,
-               GatherNDLowering>(
+               GatherNDLowering, QuantizeLowering, DequantizeLowering>(
       converter, patterns.getContext());
 }
 

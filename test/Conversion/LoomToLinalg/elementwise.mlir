@@ -140,3 +140,28 @@ func.func @unsigned(%a: tensor<4xui8>, %b: tensor<4xui8>) -> (tensor<4xf32>, ten
   %3 = loom.bit_shift %a, %b {direction = "RIGHT"} : tensor<4xui8>, tensor<4xui8> -> tensor<4xui8>
   return %1, %2, %3 : tensor<4xf32>, tensor<4xi1>, tensor<4xui8>
 }
+
+// -----
+
+// Quantize to ui8: divide, round half to even, add the zero point,
+// saturate to [0, 255], NaN to 0, convert; dequantize: (q - zp) * scale.
+// CHECK-LABEL: func.func @quantize
+// CHECK: linalg.generic
+// CHECK: arith.divf
+// CHECK: math.roundeven
+// CHECK: arith.uitofp
+// CHECK: arith.addf
+// CHECK: arith.maximumf
+// CHECK: arith.minimumf
+// CHECK: arith.cmpf uno
+// CHECK: arith.select
+// CHECK: arith.fptoui
+// CHECK: linalg.generic
+// CHECK: arith.uitofp
+// CHECK: arith.subf
+// CHECK: arith.mulf
+func.func @quantize(%x: tensor<4xf32>, %s: tensor<f32>, %z: tensor<ui8>) -> tensor<4xf32> {
+  %q = loom.quantize %x, %s, %z : (tensor<4xf32>, tensor<f32>, tensor<ui8>) -> tensor<4xui8>
+  %d = loom.dequantize %q, %s, %z : (tensor<4xui8>, tensor<f32>, tensor<ui8>) -> tensor<4xf32>
+  return %d : tensor<4xf32>
+}

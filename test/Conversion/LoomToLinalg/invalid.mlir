@@ -22,3 +22,12 @@ func.func @complex(%x: tensor<2x3xcomplex<f32>>) -> tensor<3x2xcomplex<f32>> {
   %y = loom.transpose %x {perm = array<i64: 1, 0>} : tensor<2x3xcomplex<f32>> -> tensor<3x2xcomplex<f32>>
   return %y : tensor<3x2xcomplex<f32>>
 }
+
+// -----
+
+func.func @quantize_fp8(%x: tensor<4xf32>, %s: tensor<f32>) -> tensor<4xf8E4M3FN> {
+  // expected-error @+2 {{with a float result ('f8E4M3FN') is not lowered yet}}
+  // expected-error @+1 {{failed to legalize operation 'loom.quantize'}}
+  %q = loom.quantize %x, %s : (tensor<4xf32>, tensor<f32>) -> tensor<4xf8E4M3FN>
+  return %q : tensor<4xf8E4M3FN>
+}
