@@ -85,6 +85,9 @@ def main():
     ap.add_argument("--timeout", type=int, default=120)
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-7)
+    ap.add_argument("--min-pass", type=int, default=0,
+                    help="fail when fewer cases pass, or on any crash, or on a "
+                         "mismatch (a wrong answer) not listed in --expectations")
     ap.add_argument("--backend", default="reference",
                     help="loom-run's backend: reference, or cpu (compiled code)")
     ap.add_argument("--expectations")
@@ -128,6 +131,16 @@ def main():
             status = 1
         print("conformance: %d cases, %d pass, %d expected failures, %d new failures, "
               "%d unexpected passes" % (n, totals["pass"], len(expected), len(new), len(fixed)))
+    if args.min_pass:
+        wrong = [c for c in cases if results[c][0] == "mismatch" and c not in expected]
+        for c in wrong:
+            print("WRONG ANSWER %s: %s" % (c, results[c][1]))
+        ok = totals["pass"] >= args.min_pass and not totals["crash"] and not wrong
+        print("conformance (%s): %d pass, floor %d, %d crashes, %d unlisted mismatches: %s"
+              % (args.backend, totals["pass"], args.min_pass, totals["crash"], len(wrong),
+                 "ok" if ok else "FAILED"))
+        if not ok:
+            status = 1
     if args.update and args.expectations:
         with open(args.expectations, "w") as f:
             f.write("# ONNX node-suite cases that do not pass through loom-run yet, with why.\n"
