@@ -2,9 +2,9 @@
 # The README's main-job command: installs what is missing, builds, imports
 # the bundled example model into loom IR, runs it with the reference
 # executor, optimizes it, partitions it for 2 devices (tensor parallel) and
-# runs that on 2 simulated ranks, compiles it into an engine and runs the
-# engine through the runtime, each time comparing with the reference
-# outputs.
+# runs that on 2 simulated ranks, compiles it into a 2-rank engine and runs
+# the engine through the runtime on 2 ranks, each time comparing with the
+# reference outputs.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/install-deps.sh"
@@ -30,7 +30,8 @@ grep -E 'shard\.(grid|all_reduce|all_gather|reduce_scatter)' "$build/mlp.tp2.mli
 echo "== Running the partitioned program on 2 ranks (threads): every rank matches"
 "$build/bin/loom-run" "$build/mlp.tp2.mlir" --ranks 2 --all-ranks --seed 1 \
   --expected "$build/output_0.npy" --rtol 1e-5 --atol 1e-6
-echo "== Compiling an engine for this CPU (loomc) and running it (runtime C API)"
-"$build/bin/loomc" "$model" -o "$build/mlp.engine" --report
-"$build/bin/loom-run" "$build/mlp.engine" --seed 1 \
+echo "== Compiling the 2-device program into an engine for this CPU (one program per rank)"
+"$build/bin/loomc" "$build/mlp.tp2.mlir" -o "$build/mlp.tp2.engine" --report
+echo "== Running the engine on 2 ranks through the runtime's C API (threads, in-process communicator)"
+"$build/bin/loom-run" "$build/mlp.tp2.engine" --ranks 2 --all-ranks --seed 1 \
   --expected "$build/output_0.npy" --rtol 1e-5 --atol 1e-6 --benchmark

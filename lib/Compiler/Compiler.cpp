@@ -6,6 +6,7 @@
 #include "loom/Importer/ONNX/Importer.h"
 #include "loom/InitAllDialects.h"
 #include "loom/Target/CPU/CPUTarget.h"
+#include "loom/Target/CPU/Collectives.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -49,6 +50,9 @@ struct CompileRequest {
   std::string model;
   std::string output;
   Emit emit = Emit::Engine;
+  /// With a partitioned program and a stage before the engine: the rank
+  /// whose program to emit.
+  int64_t rank = -1;
   bool report = false;
   cpu::CompileOptions options;
 };
@@ -90,10 +94,25 @@ int compile(CompileRequest request) {
                                .count());
     if (request.report)
       llvm::errs() << llvm::format("loomc: %-40s %9.1f ms\n", "total", total)
-                   << "loomc: wrote " << request.output << " (1 rank, "
+                   << "loomc: wrote " << request.output << " ("
+                   << engine.ranks.size()
+                   << (engine.ranks.size() == 1 ? " rank, " : " ranks, ")
                    << engine.arch << ", code "
                    << engine.ranks.front().code.size() << " bytes)\n";
     return 0;
+  }
+
+  if (request.rank >= 0) {
+    FailureOr<std::optional<int64_t>> ranks = cpu::engineGridSize(*module);
+    if (failed(ranks))
+      return 1;
+    if (!ranks->has_value() || request.rank >= **ranks) {
+      llvm::errs() << "error: --rank " << request.rank
+                   << " needs a partitioned program with that many ranks\n";
+      return 1;
+    }
+    if (failed(cpu::specializeForRank(*module, request.rank)))
+      return 1;
   }
 
   std::string error;
@@ -170,6 +189,10 @@ int loomcMain(int argc, char **argv) {
                                  "the graph pipeline"));
   cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level (0-3)"),
                              cl::Prefix, cl::init(3));
+  cl::opt<int64_t> rank(
+      "rank", cl::init(-1),
+      cl::desc("With a partitioned program and --emit before engine: emit "
+               "this rank's program (collectives as runtime calls)"));
   cl::opt<bool> report("report",
                        cl::desc("Print the time of each phase and the fusion "
                                 "report to stderr"));
@@ -193,6 +216,12 @@ int loomcMain(int argc, char **argv) {
   request.output = output;
   request.emit = emit;
   request.report = report;
+  request.rank = rank;
+  if (rank >= 0 && emit == Emit::Engine) {
+    llvm::errs() << "error: --rank selects a rank's program for --emit; an "
+                    "engine holds every rank\n";
+    return 1;
+  }
   request.options.optimizeGraph = !noGraph;
   request.options.precision = precision;
   request.options.optLevel = optLevel;

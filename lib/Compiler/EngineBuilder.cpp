@@ -11,6 +11,7 @@
 #include "loom/Compiler/EngineBuilder.h"
 
 #include "loom/Target/CPU/CPUTarget.h"
+#include "loom/Target/CPU/Collectives.h"
 #include "loom/Target/CPU/Executable.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -85,9 +86,10 @@ LogicalResult buildEngine(ModuleOp module, const cpu::CompileOptions &options,
   func::FuncOp entry = findEntry(module);
   if (!entry)
     return module.emitError("an engine needs @main or a single function");
-  if (!module.getOps<shard::GridOp>().empty())
-    return module.emitError(
-        "partitioned programs (shard ops) do not compile to engines yet");
+  FailureOr<std::optional<int64_t>> gridSize = cpu::engineGridSize(module);
+  if (failed(gridSize))
+    return failure();
+  int64_t numRanks = gridSize->value_or(1);
   EngineRank rank;
   FunctionType signature = entry.getFunctionType();
   for (auto [i, type] : llvm::enumerate(signature.getInputs())) {
@@ -105,22 +107,29 @@ LogicalResult buildEngine(ModuleOp module, const cpu::CompileOptions &options,
     rank.outputs.push_back(std::move(*t));
   }
 
-  SmallVector<char> object;
-  if (std::string error = cpu::compileToObject(module, options, object);
-      !error.empty())
-    return module.emitError(error);
-  SmallVector<char> shared;
-  if (std::string error = cpu::linkSharedObject(object, shared);
-      !error.empty())
-    return module.emitError(error);
-  rank.code.assign(shared.begin(), shared.end());
-  rank.entry = cpu::kEntrySymbol;
-
+  // One program per rank: the partitioned program specialized for it (a
+  // program without a grid is its own rank 0).
+  engine.ranks.clear();
+  for (int64_t r = 0; r < numRanks; ++r) {
+    OwningOpRef<ModuleOp> copy = module.clone();
+    if (gridSize->has_value() && failed(cpu::specializeForRank(*copy, r)))
+      return failure();
+    SmallVector<char> object;
+    if (std::string error = cpu::compileToObject(*copy, options, object);
+        !error.empty())
+      return module.emitError(error);
+    SmallVector<char> shared;
+    if (std::string error = cpu::linkSharedObject(object, shared);
+        !error.empty())
+      return module.emitError(error);
+    EngineRank compiled = rank;
+    compiled.code.assign(shared.begin(), shared.end());
+    compiled.entry = cpu::kEntrySymbol;
+    engine.ranks.push_back(std::move(compiled));
+  }
   engine.compilerVersion = compilerVersion();
   describeHost(engine);
-  engine.grid = {1};
-  engine.ranks.clear();
-  engine.ranks.push_back(std::move(rank));
+  engine.grid = {numRanks};
   return success();
 }
 

@@ -11,6 +11,7 @@
 #include "RunnerSupport.h"
 
 #include "loom/Runner/TensorIO.h"
+#include "loom/comm.h"
 #include "loom/runtime.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -96,7 +97,33 @@ int runEngine(const RunOptions &options) {
                  << "was compiled for " << numRanks << " ranks\n";
     return 1;
   }
-  if (options.ranks == 0 && numRanks != 1) {
+  // Under mpirun: this process is one rank, its collectives on MPI.
+  loom_comm *mpiComm = nullptr;
+  if (options.mpi) {
+#ifdef LOOM_HAVE_MPI
+    loom_comm_options commOptions;
+    loom_comm_options_init(&commOptions);
+    commOptions.timeout_ms = options.rankTimeoutMs;
+    if (loom_status status = loom_comm_create_mpi(&commOptions, &mpiComm)) {
+      llvm::errs() << "error: " << loom_last_error() << " ("
+                   << loom_status_name(status) << ")\n";
+      return 1;
+    }
+#else
+    llvm::errs() << "error: this loom-run was built without MPI\n";
+    return 1;
+#endif
+  }
+  std::unique_ptr<loom_comm, void (*)(loom_comm *)> comm(mpiComm,
+                                                         loom_comm_free);
+  int32_t myRank = mpiComm ? loom_comm_rank(mpiComm) : 0;
+  if (mpiComm && loom_comm_size(mpiComm) != numRanks) {
+    llvm::errs() << "error: mpirun started " << loom_comm_size(mpiComm)
+                 << " processes but the engine has " << numRanks
+                 << " ranks\n";
+    return 1;
+  }
+  if (options.ranks == 0 && numRanks != 1 && !mpiComm) {
     llvm::errs() << "error: the engine has " << numRanks
                  << " ranks: run it with --ranks " << numRanks << "\n";
     return 1;
@@ -174,6 +201,9 @@ int runEngine(const RunOptions &options) {
   loom_execute_options_init(&executeOptions);
   executeOptions.timeout_ms = options.rankTimeoutMs;
   auto runOnce = [&]() -> loom_status {
+    if (mpiComm)
+      return loom_engine_execute_on(raw, mpiComm, rankInputs[0],
+                                    rankOutputs[0]);
     if (options.ranks > 0)
       return loom_engine_execute_ranks(raw, rankInputs.data(),
                                        rankOutputs.data(), &executeOptions);
@@ -194,6 +224,7 @@ int runEngine(const RunOptions &options) {
       Tensor t = *tensorFromBytes(*kindOf(d.dtype), shapeOf(d),
                                   outputBytes[r][i]);
       llvm::outs() << (options.ranks > 0 ? "rank " + std::to_string(r) + " "
+                       : mpiComm         ? "rank " + std::to_string(myRank) + " "
                                          : "")
                    << "output " << i << " '" << d.name << "': ";
       runner::printTensor(llvm::outs(), t, options.printValues);

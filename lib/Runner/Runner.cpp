@@ -535,6 +535,9 @@ int loomRunMain(int argc, char **argv) {
                           cl::desc("With --benchmark: untimed runs first"));
   cl::opt<int64_t> iterations("iterations", cl::init(50),
                               cl::desc("With --benchmark: timed runs"));
+  cl::opt<bool> mpi(
+      "mpi", cl::desc("Engines: run this process's rank under mpirun (one "
+                      "rank per process, collectives on MPI)"));
   cl::opt<bool> allRanks(
       "all-ranks",
       cl::desc("With --ranks: compare every rank's outputs with --expected, "
@@ -573,6 +576,13 @@ int loomRunMain(int argc, char **argv) {
   options.ranks = ranks;
   options.rankTimeoutMs = rankTimeout;
   options.compareAllRanks = allRanks;
+  options.mpi = mpi;
+  if (mpi && (ranks > 0 ||
+              !llvm::StringRef(options.model).ends_with(".engine"))) {
+    llvm::errs() << "error: --mpi runs one rank of an engine per process "
+                    "(under mpirun), without --ranks\n";
+    return 1;
+  }
   if (benchmark) {
     if (iterations <= 0 || warmup < 0) {
       llvm::errs() << "error: --iterations must be positive and --warmup "

@@ -17,7 +17,8 @@
 #include "loom/abi/engine_format.h"
 #include "loom/abi/sha256.h"
 
-#include "comm_internal.h"
+#include "collectives_internal.h"
+#include "loom/comm.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -75,6 +76,11 @@ struct Rank {
   std::string entryName;
   EntryFn entry = nullptr;
   void *library = nullptr;
+  /// The memfd holding the code, open while the library is loaded: the
+  /// dynamic loader knows a library by its path, and a closed descriptor's
+  /// number (hence "/proc/self/fd/N") would be reused for the next rank,
+  /// which would then get this rank's library back.
+  int codeFd = -1;
 };
 
 /// The architecture this runtime was built for, as the manifest names it.
@@ -167,9 +173,12 @@ struct loom_engine {
   std::vector<std::unique_ptr<std::string>> names;
 
   ~loom_engine() {
-    for (Rank &r : ranks)
+    for (Rank &r : ranks) {
       if (r.library)
         dlclose(r.library);
+      if (r.codeFd >= 0)
+        close(r.codeFd);
+    }
     if (mapping)
       munmap(mapping, mappedSize);
   }
@@ -279,8 +288,8 @@ loom_status loom_engine::loadCode(const loom_engine_section &section) {
     written += n;
   }
   std::string path = "/proc/self/fd/" + std::to_string(fd);
+  rank.codeFd = fd;
   rank.library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  close(fd);
   if (!rank.library)
     return fail(LOOM_ERROR_CORRUPT, "rank " + std::to_string(section.rank) +
                                         "'s code does not load: " + dlerror());
@@ -481,9 +490,13 @@ const loom_tensor_desc *loom_engine_output(const loom_engine *engine,
   return &r->outputs[index];
 }
 
-loom_status loom_engine_execute(loom_engine *engine, int32_t rank,
-                                const void *const *inputs,
-                                void *const *outputs) {
+} // extern "C"
+
+/// Runs rank `rank`'s code with `comm` (null: no collectives) installed
+/// for its collectives.
+static loom_status runRank(loom_engine *engine, int32_t rank,
+                           const void *const *inputs, void *const *outputs,
+                           loom_comm *comm) {
   const Rank *r = rankOf(engine, rank);
   if (!r)
     return fail(LOOM_ERROR_INVALID_ARGUMENT,
@@ -503,8 +516,39 @@ loom_status loom_engine_execute(loom_engine *engine, int32_t rank,
                   "output " + std::to_string(i) + " is null");
     buffers.push_back(outputs[i]);
   }
+  loom::runtime::CollectiveScope scope(comm);
   r->entry(buffers.data());
-  return LOOM_OK;
+  return scope.status();
+}
+
+extern "C" {
+
+loom_status loom_engine_execute(loom_engine *engine, int32_t rank,
+                                const void *const *inputs,
+                                void *const *outputs) {
+  if (engine && engine->ranks.size() > 1)
+    return fail(LOOM_ERROR_INVALID_ARGUMENT,
+                "the engine has " + std::to_string(engine->ranks.size()) +
+                    " ranks, which communicate: run them with "
+                    "loom_engine_execute_ranks or loom_engine_execute_on");
+  return runRank(engine, rank, inputs, outputs, nullptr);
+}
+
+loom_status loom_engine_execute_on(loom_engine *engine, loom_comm *comm,
+                                   const void *const *inputs,
+                                   void *const *outputs) {
+  if (!engine || !comm)
+    return fail(LOOM_ERROR_INVALID_ARGUMENT, "null engine or communicator");
+  if (loom_comm_size(comm) != (int32_t)engine->ranks.size())
+    return fail(LOOM_ERROR_INVALID_ARGUMENT,
+                "the communicator has " + std::to_string(loom_comm_size(comm)) +
+                    " ranks, the engine " +
+                    std::to_string(engine->ranks.size()));
+  int32_t rank = loom_comm_rank(comm);
+  loom_status status = runRank(engine, rank, inputs, outputs, comm);
+  if (status != LOOM_OK)
+    loom_comm_abort(comm, loom_last_error());
+  return status;
 }
 
 void loom_execute_options_init(loom_execute_options *options) {
@@ -517,21 +561,32 @@ loom_status loom_engine_execute_ranks(loom_engine *engine,
                                       const loom_execute_options *options) {
   if (!engine || !inputs || !outputs)
     return fail(LOOM_ERROR_INVALID_ARGUMENT, "null engine or buffer arrays");
-  (void)options; // Ranks do not communicate yet: nothing waits.
-  size_t n = engine->ranks.size();
+  loom_execute_options defaults;
+  loom_execute_options_init(&defaults);
+  if (!options)
+    options = &defaults;
+  int32_t n = static_cast<int32_t>(engine->ranks.size());
+  loom_comm_options commOptions;
+  loom_comm_options_init(&commOptions);
+  commOptions.timeout_ms = options->timeout_ms;
+  std::vector<loom_comm *> comms(n);
+  if (loom_status s = loom_comm_create_local(n, &commOptions, comms.data()))
+    return s;
   std::vector<loom_status> status(n, LOOM_OK);
   std::vector<std::string> messages(n);
   std::vector<std::thread> threads;
-  for (size_t r = 0; r < n; ++r)
+  for (int32_t r = 0; r < n; ++r)
     threads.emplace_back([&, r] {
-      status[r] = loom_engine_execute(engine, static_cast<int32_t>(r),
-                                      inputs[r], outputs[r]);
+      status[r] = loom_engine_execute_on(engine, comms[r], inputs[r],
+                                         outputs[r]);
       if (status[r] != LOOM_OK)
         messages[r] = loom_last_error();
     });
   for (std::thread &t : threads)
     t.join();
-  for (size_t r = 0; r < n; ++r)
+  for (loom_comm *c : comms)
+    loom_comm_free(c);
+  for (int32_t r = 0; r < n; ++r)
     if (status[r] != LOOM_OK)
       return fail(LOOM_ERROR_RANK_FAILED,
                   "rank " + std::to_string(r) + ": " + messages[r]);

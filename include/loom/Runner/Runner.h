@@ -48,6 +48,9 @@ struct RunOptions {
   /// ones and print latency percentiles and throughput (0: no benchmark).
   int64_t benchmarkIterations = 0;
   int64_t benchmarkWarmup = 5;
+  /// With engines: this process runs its rank of the engine under mpirun,
+  /// its collectives on MPI.
+  bool mpi = false;
   /// Compare the top-1 index along the last axis instead of the values.
   bool compareTop1 = false;
   /// When set, this program also runs on the inputs, and each output's

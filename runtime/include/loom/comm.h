@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-typedef struct loom_comm loom_comm;
+
 
 typedef enum loom_reduce_op {
   LOOM_REDUCE_SUM = 0,

@@ -123,7 +123,9 @@ const loom_tensor_desc *loom_engine_output(const loom_engine *engine,
                                            int32_t rank, int32_t index);
 
 /* Runs rank `rank`'s program: `inputs` and `outputs` hold one buffer per
-   input / output of that rank, each of the descriptor's byte_size. */
+   input / output of that rank, each of the descriptor's byte_size. Only for
+   engines of one rank: the ranks of a partitioned engine communicate (see
+   loom_engine_execute_ranks and loom_engine_execute_on). */
 loom_status loom_engine_execute(loom_engine *engine, int32_t rank,
                                 const void *const *inputs,
                                 void *const *outputs);
@@ -143,6 +145,15 @@ loom_status loom_engine_execute_ranks(loom_engine *engine,
                                       const void *const *const *inputs,
                                       void *const *const *outputs,
                                       const loom_execute_options *options);
+
+typedef struct loom_comm loom_comm;
+
+/* Runs this process's rank of the engine (the communicator's rank) with its
+   collectives on `comm` (loom/comm.h: in-process, or MPI under mpirun).
+   On failure the communicator is aborted, so the peers fail too. */
+loom_status loom_engine_execute_on(loom_engine *engine, loom_comm *comm,
+                                   const void *const *inputs,
+                                   void *const *outputs);
 
 #ifdef __cplusplus
 }

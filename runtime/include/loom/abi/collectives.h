@@ -1,0 +1,36 @@
+/*===- collectives.h - What compiled code calls for collectives --*- C -*-===*
+ *
+ * Compiled per-rank code (lib/Target/CPU/Collectives.cpp) calls these
+ * functions, which the runtime exports; they act on the communicator the
+ * runtime installed for the calling thread before it entered the code. A
+ * failure does not return into the code (which has no error path): it is
+ * recorded, the remaining collectives of the call return at once, and the
+ * runtime reports the failure when the code returns.
+ *
+ * Buffers are passed as addresses (uintptr_t as int64_t), so that one
+ * declaration serves every shape and element type.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef LOOM_ABI_COLLECTIVES_H
+#define LOOM_ABI_COLLECTIVES_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* `count` elements of dtype `dtype` (a loom_dtype), reduced with `op` (a
+   loom_reduce_op) over all ranks into `out`. */
+void loom_rt_all_reduce(int64_t in, int64_t out, int64_t count, int32_t dtype,
+                        int32_t op);
+
+/* `bytes` bytes from every rank, concatenated in rank order into `out`. */
+void loom_rt_all_gather(int64_t in, int64_t out, int64_t bytes);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LOOM_ABI_COLLECTIVES_H */
