@@ -3,12 +3,16 @@
 #include "loom/Compiler/Compiler.h"
 
 #include "loom/Compiler/EngineBuilder.h"
+#include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/Importer/ONNX/Importer.h"
 #include "loom/InitAllDialects.h"
 #include "loom/Target/CPU/CPUTarget.h"
 #include "loom/Target/CPU/Collectives.h"
 
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "loom/Pipelines/Pipelines.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
@@ -53,6 +57,9 @@ struct CompileRequest {
   /// With a partitioned program and a stage before the engine: the rank
   /// whose program to emit.
   int64_t rank = -1;
+  /// The plan (-loom-partition's options), when the program is to be
+  /// partitioned first.
+  std::optional<LoomPartitionPassOptions> partition;
   bool report = false;
   cpu::CompileOptions options;
 };
@@ -79,6 +86,30 @@ int compile(CompileRequest request) {
   report("import", std::chrono::duration<double, std::milli>(
                        Clock::now() - start)
                        .count());
+
+  // The plan: recognition and precision first, then partitioning (the
+  // order of DESIGN.md); kernels are formed per rank when lowering.
+  if (request.partition) {
+    // The planner reports its plans as a remark; show it.
+    ScopedDiagnosticHandler remarks(&context, [](Diagnostic &d) {
+      if (d.getSeverity() != DiagnosticSeverity::Remark)
+        return failure();
+      llvm::errs() << "loomc: " << d << "\n";
+      return success();
+    });
+    Clock::time_point partitionStart = Clock::now();
+    PassManager pm(&context);
+    GraphOptimizationOptions graph;
+    graph.precision = request.options.precision;
+    buildGraphOptimizationPipeline(pm, graph);
+    pm.addPass(createLoomPartitionPass(*request.partition));
+    if (failed(pm.run(*module)))
+      return 1;
+    report("optimize graph and partition",
+           std::chrono::duration<double, std::milli>(Clock::now() -
+                                                     partitionStart)
+               .count());
+  }
 
   if (request.emit == Emit::Engine) {
     EngineDescription engine;
@@ -189,6 +220,23 @@ int loomcMain(int argc, char **argv) {
                                  "the graph pipeline"));
   cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level (0-3)"),
                              cl::Prefix, cl::init(3));
+  cl::opt<std::string> grid(
+      "grid", cl::desc("Partition for a device grid first, e.g. "
+                       "--grid=tp=2 (1-D grids compile to engines)"));
+  cl::opt<bool> sequenceParallel(
+      "sequence-parallel",
+      cl::desc("With --grid tp=N: sequence parallelism between the blocks"));
+  cl::opt<std::string> plan(
+      "plan", cl::desc("--plan=auto: choose the grid for --devices with "
+                       "the planner (its report goes to stderr)"));
+  cl::opt<int64_t> devices("devices", cl::init(0),
+                           cl::desc("With --plan=auto: the devices"));
+  cl::opt<int64_t> devicesPerNode(
+      "devices-per-node", cl::init(8),
+      cl::desc("With --plan=auto: devices per node"));
+  cl::opt<int64_t> deviceMemory(
+      "device-memory", cl::init(int64_t(80) << 30),
+      cl::desc("With --plan=auto: bytes of memory per device"));
   cl::opt<int64_t> rank(
       "rank", cl::init(-1),
       cl::desc("With a partitioned program and --emit before engine: emit "
@@ -200,6 +248,8 @@ int loomcMain(int argc, char **argv) {
       argc, argv,
       "loomc: compile a model ahead of time for this CPU\n\n"
       "  loomc model.onnx -o model.engine --report\n"
+      "  loomc model.onnx -o model.engine --grid=tp=2\n"
+      "  loomc model.onnx -o model.engine --plan=auto --devices=4\n"
       "  loomc model.onnx --emit=obj -o model.o\n"
       "  loomc model.onnx --emit=linalg --report\n");
   if (optLevel > 3) {
@@ -217,6 +267,20 @@ int loomcMain(int argc, char **argv) {
   request.emit = emit;
   request.report = report;
   request.rank = rank;
+  if (!grid.empty() && !plan.empty()) {
+    llvm::errs() << "error: give --grid or --plan=auto, not both\n";
+    return 1;
+  }
+  if (!grid.empty() || !plan.empty()) {
+    LoomPartitionPassOptions partition;
+    partition.grid = grid;
+    partition.sequenceParallel = sequenceParallel;
+    partition.plan = plan;
+    partition.devices = devices;
+    partition.devicesPerNode = devicesPerNode;
+    partition.deviceMemory = deviceMemory;
+    request.partition = partition;
+  }
   if (rank >= 0 && emit == Emit::Engine) {
     llvm::errs() << "error: --rank selects a rank's program for --emit; an "
                     "engine holds every rank\n";
