@@ -237,6 +237,15 @@ int loomcMain(int argc, char **argv) {
   cl::opt<int64_t> deviceMemory(
       "device-memory", cl::init(int64_t(80) << 30),
       cl::desc("With --plan=auto: bytes of memory per device"));
+  cl::opt<double> deviceGflops(
+      "device-gflops", cl::init(100.0),
+      cl::desc("With --plan=auto: sustained GFLOP/s of a device"));
+  cl::opt<double> linkGBps(
+      "link-gbps", cl::init(10.0),
+      cl::desc("With --plan=auto: GB/s between devices of a node"));
+  cl::opt<double> interNodeGBps(
+      "inter-node-gbps", cl::init(2.5),
+      cl::desc("With --plan=auto: GB/s between nodes"));
   cl::opt<int64_t> rank(
       "rank", cl::init(-1),
       cl::desc("With a partitioned program and --emit before engine: emit "
@@ -279,6 +288,9 @@ int loomcMain(int argc, char **argv) {
     partition.devices = devices;
     partition.devicesPerNode = devicesPerNode;
     partition.deviceMemory = deviceMemory;
+    partition.deviceGflops = deviceGflops;
+    partition.linkGBps = linkGBps;
+    partition.interNodeGBps = interNodeGBps;
     request.partition = partition;
   }
   if (rank >= 0 && emit == Emit::Engine) {
