@@ -108,6 +108,20 @@ Value finish(OpBuilder &b, Location loc, CallBuffers &c,
                                            /*writable=*/true);
 }
 
+/// Rank `rank`'s block of `source` along `axis`: a static slice of
+/// `resultType`.
+Value rankSlice(OpBuilder &b, Location loc, Value source,
+                RankedTensorType resultType, int64_t axis, int64_t rank) {
+  int64_t rankOf = resultType.getRank();
+  SmallVector<OpFoldResult> offsets(rankOf, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes, strides(rankOf, b.getIndexAttr(1));
+  for (int64_t d : resultType.getShape())
+    sizes.push_back(b.getIndexAttr(d));
+  offsets[axis] = b.getIndexAttr(rank * resultType.getDimSize(axis));
+  return tensor::ExtractSliceOp::create(b, loc, resultType, source, offsets,
+                                        sizes, strides);
+}
+
 Value i64(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
 }
@@ -145,18 +159,10 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
     OpBuilder b(op);
     Location loc = op->getLoc();
     if (auto slice = dyn_cast<shard::AllSliceOp>(op)) {
-      auto in = cast<RankedTensorType>(slice.getInput().getType());
-      auto out = cast<RankedTensorType>(slice.getType());
-      int64_t axis = slice.getSliceAxis().getSExtValue();
-      SmallVector<OpFoldResult> offsets(in.getRank(), b.getIndexAttr(0));
-      SmallVector<OpFoldResult> sizes, strides(in.getRank(), b.getIndexAttr(1));
-      for (int64_t d : out.getShape())
-        sizes.push_back(b.getIndexAttr(d));
-      offsets[axis] = b.getIndexAttr(rank * out.getDimSize(axis));
-      Value result = tensor::ExtractSliceOp::create(b, loc, out,
-                                                    slice.getInput(), offsets,
-                                                    sizes, strides);
-      op->getResult(0).replaceAllUsesWith(result);
+      op->getResult(0).replaceAllUsesWith(
+          rankSlice(b, loc, slice.getInput(),
+                    cast<RankedTensorType>(slice.getType()),
+                    slice.getSliceAxis().getSExtValue(), rank));
     } else if (isa<shard::ProcessLinearIndexOp, shard::ProcessMultiIndexOp>(
                    op)) {
       // On a 1-D grid the rank is the linear and the only multi-index.
@@ -195,14 +201,9 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
                                       i64(b, loc, in.getNumElements()),
                                       i32(b, loc, dtype), i32(b, loc, kind)});
       Value reduced = finish(b, loc, c, in);
-      int64_t axis = scatter.getScatterAxis().getSExtValue();
-      SmallVector<OpFoldResult> offsets(in.getRank(), b.getIndexAttr(0));
-      SmallVector<OpFoldResult> sizes, strides(in.getRank(), b.getIndexAttr(1));
-      for (int64_t d : out.getShape())
-        sizes.push_back(b.getIndexAttr(d));
-      offsets[axis] = b.getIndexAttr(rank * out.getDimSize(axis));
-      op->getResult(0).replaceAllUsesWith(tensor::ExtractSliceOp::create(
-          b, loc, out, reduced, offsets, sizes, strides));
+      op->getResult(0).replaceAllUsesWith(
+          rankSlice(b, loc, reduced, out,
+                    scatter.getScatterAxis().getSExtValue(), rank));
     } else if (auto gather = dyn_cast<shard::AllGatherOp>(op)) {
       auto in = cast<RankedTensorType>(gather.getInput().getType());
       auto out = cast<RankedTensorType>(gather.getType());
