@@ -12,6 +12,10 @@
 
 #include "comm_internal.h"
 
+// The C API only: Open MPI's (deprecated) C++ bindings would need
+// libmpi_cxx at link time.
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
 #include <chrono>
