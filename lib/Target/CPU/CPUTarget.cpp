@@ -49,7 +49,7 @@ void buildLoomToLinalgPipeline(OpPassManager &pm) {
   func.addPass(createCanonicalizerPass());
 }
 
-void buildLinalgToLLVMPipeline(OpPassManager &pm) {
+void buildLinalgToLLVMPipeline(OpPassManager &pm, bool reportMemory) {
   // Merge producer-consumer chains of elementwise generics into one loop
   // nest each before buffers exist.
   pm.addPass(createLinalgElementwiseOpFusionPass());
@@ -60,6 +60,11 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm) {
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // One arena per function for the temporaries, before deallocation is
+  // inserted (the arena is the only buffer left to free).
+  LoomCPUMemoryPlanPassOptions plan;
+  plan.report = reportMemory;
+  pm.addNestedPass<func::FuncOp>(createLoomCPUMemoryPlanPass(plan));
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertLinalgToLoopsPass());
   // Integer powers have no LLVM intrinsic: they become small functions.
@@ -84,7 +89,7 @@ void registerCPUPipelines() {
       "loom-cpu-lower-to-llvm",
       "The CPU target's pipeline from linalg on tensors to the LLVM dialect "
       "(bufferization, loops, bare-pointer calling convention)",
-      buildLinalgToLLVMPipeline);
+      [](OpPassManager &pm) { buildLinalgToLLVMPipeline(pm); });
 }
 
 LogicalResult prepareEntry(ModuleOp module) {
@@ -239,7 +244,7 @@ LogicalResult lowerModule(ModuleOp module, Stage stopAfter,
   if (failed(prepareEntry(module)))
     return failure();
   PassManager toLLVM(module.getContext());
-  buildLinalgToLLVMPipeline(toLLVM);
+  buildLinalgToLLVMPipeline(toLLVM, options.reportKernels);
   if (failed(toLLVM.run(module)))
     return failure();
   phaseDone(options, "bufferize and lower to LLVM dialect", start);

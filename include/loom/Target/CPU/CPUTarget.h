@@ -43,7 +43,7 @@ struct CompileOptions {
   /// LLVM optimization level (0-3) of the object code.
   unsigned optLevel = 3;
   /// Print kernel formation's fusion report (ONNX nodes in, kernels out by
-  /// kind) to stderr.
+  /// kind) and the memory plan's figures to stderr.
   bool reportKernels = false;
   /// Called after each phase with its name and wall time in milliseconds.
   std::function<void(llvm::StringRef phase, double milliseconds)> onPhase;
@@ -61,7 +61,8 @@ void buildLoomToLinalgPipeline(mlir::OpPassManager &pm);
 /// fusion, one-shot bufferization with identity layouts at the function
 /// boundary, results as out-parameters, deallocation, loops, and the
 /// conversions to LLVM with the bare-pointer calling convention.
-void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm);
+void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm,
+                               bool reportMemory = false);
 
 /// Registers `loom-cpu-lower-to-llvm` (buildLinalgToLLVMPipeline) with
 /// mlir-opt style drivers.

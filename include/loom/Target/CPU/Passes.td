@@ -54,4 +54,28 @@ def LoomCPUStaticShapesPass
   }];
 }
 
+def LoomCPUMemoryPlanPass
+    : Pass<"loom-cpu-memory-plan", "::mlir::func::FuncOp"> {
+  let summary = "Place a function's temporary buffers in one arena, reusing "
+                "memory between buffers whose lifetimes do not overlap";
+  let description = [{
+    Runs on bufferized code, before deallocation is inserted. Every
+    `memref.alloc` of a static, identity-layout buffer in the function's
+    body (not inside loops) lives from its allocation to the last use of it
+    or of any view of it, in program order. The buffers are placed, largest
+    first, at the lowest 64-byte-aligned offset that no buffer live at the
+    same time occupies, and each becomes a `memref.view` of one arena
+    allocated once at the start of the function. A buffer whose address
+    escapes as an integer (to a runtime call) stays a separate allocation.
+    With `report`, prints the number of buffers, the sum of their sizes and
+    the arena's size.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Print the plan's figures to stderr">
+  ];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // LOOM_TARGET_CPU_PASSES_TD
