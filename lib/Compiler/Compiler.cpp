@@ -42,6 +42,18 @@ OwningOpRef<ModuleOp> loadModel(llvm::StringRef path, MLIRContext *context) {
   return parseSourceFile<ModuleOp>(sourceMgr, context);
 }
 
+func::FuncOp findEntry(ModuleOp module) {
+  if (auto main = module.lookupSymbol<func::FuncOp>("main"))
+    return main;
+  func::FuncOp only;
+  for (auto f : module.getOps<func::FuncOp>()) {
+    if (only)
+      return {};
+    only = f;
+  }
+  return only;
+}
+
 namespace {
 
 using Stage = cpu::Stage;

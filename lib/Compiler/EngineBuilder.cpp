@@ -10,6 +10,8 @@
 
 #include "loom/Compiler/EngineBuilder.h"
 
+#include "loom/Compiler/Compiler.h"
+
 #include "loom/Target/CPU/CPUTarget.h"
 #include "loom/Target/CPU/Collectives.h"
 #include "loom/Target/CPU/Executable.h"
@@ -63,16 +65,6 @@ FailureOr<EngineTensor> describe(func::FuncOp func, Type type,
       attrs ? dyn_cast_or_null<StringAttr>(attrs.get("onnx.name")) : nullptr;
   t.name = name ? name.getValue().str() : fallback.str();
   return t;
-}
-
-/// The function an engine runs: @main, or the module's only function.
-func::FuncOp findEntry(ModuleOp module) {
-  if (auto main = module.lookupSymbol<func::FuncOp>("main"))
-    return main;
-  auto funcs = module.getOps<func::FuncOp>();
-  if (std::distance(funcs.begin(), funcs.end()) == 1)
-    return *funcs.begin();
-  return nullptr;
 }
 
 } // namespace

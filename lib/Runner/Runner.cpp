@@ -34,19 +34,6 @@ using namespace loom::reference;
 namespace loom {
 namespace runner {
 
-/// The function to run: @main, or the only function of the module.
-func::FuncOp findEntry(ModuleOp module) {
-  if (auto main = module.lookupSymbol<func::FuncOp>("main"))
-    return main;
-  func::FuncOp only;
-  for (auto f : module.getOps<func::FuncOp>()) {
-    if (only)
-      return {};
-    only = f;
-  }
-  return only;
-}
-
 /// Expands a single directory argument into its tensor files.
 bool expandFiles(const std::vector<std::string> &given, llvm::StringRef prefix,
                  std::vector<std::string> &files) {

@@ -70,6 +70,18 @@ void reduceInto(void *acc, const void *x, size_t count, loom_dtype dtype,
   }
 }
 
+loom_status resolveTimeout(const loom_comm_options *options,
+                           std::chrono::milliseconds &timeout) {
+  loom_comm_options defaults;
+  loom_comm_options_init(&defaults);
+  if (!options)
+    options = &defaults;
+  if (options->timeout_ms <= 0)
+    return setError(LOOM_ERROR_INVALID_ARGUMENT, "timeout_ms must be positive");
+  timeout = std::chrono::milliseconds(options->timeout_ms);
+  return LOOM_OK;
+}
+
 const char *reduceOpName(loom_reduce_op op) {
   switch (op) {
   case LOOM_REDUCE_SUM: return "sum";
@@ -301,14 +313,10 @@ loom_status loom_comm_create_local(int32_t size,
     return setError(LOOM_ERROR_INVALID_ARGUMENT,
                     "a local communicator needs at least one rank and an "
                     "array for the handles");
-  loom_comm_options defaults;
-  loom_comm_options_init(&defaults);
-  if (!options)
-    options = &defaults;
-  if (options->timeout_ms <= 0)
-    return setError(LOOM_ERROR_INVALID_ARGUMENT, "timeout_ms must be positive");
-  auto group = std::make_shared<LocalGroup>(
-      size, std::chrono::milliseconds(options->timeout_ms));
+  std::chrono::milliseconds timeout;
+  if (loom_status s = loom::runtime::resolveTimeout(options, timeout))
+    return s;
+  auto group = std::make_shared<LocalGroup>(size, timeout);
   for (int32_t r = 0; r < size; ++r)
     comms[r] = new LocalComm(group, r);
   return LOOM_OK;

@@ -5,6 +5,7 @@
 
 #include "loom/comm.h"
 
+#include <chrono>
 #include <string>
 
 /// Each implementation (local, MPI) derives from this; the C API
@@ -28,6 +29,11 @@ namespace loom::runtime {
 
 /// Records `message` as this thread's last error and returns `status`.
 loom_status setError(loom_status status, const std::string &message);
+
+/// The timeout of `options` (null: the defaults) as a duration; an
+/// invalid-argument status when it is not positive.
+loom_status resolveTimeout(const loom_comm_options *options,
+                           std::chrono::milliseconds &timeout);
 
 /// Element size of the dtypes reductions support, 0 for the others.
 size_t reducibleSize(loom_dtype dtype);

@@ -188,17 +188,13 @@ extern "C" loom_status loom_comm_create_mpi(const loom_comm_options *options,
                                             loom_comm **comm) {
   if (!comm)
     return setError(LOOM_ERROR_INVALID_ARGUMENT, "null communicator pointer");
-  loom_comm_options defaults;
-  loom_comm_options_init(&defaults);
-  if (!options)
-    options = &defaults;
-  if (options->timeout_ms <= 0)
-    return setError(LOOM_ERROR_INVALID_ARGUMENT, "timeout_ms must be positive");
+  std::chrono::milliseconds timeout;
+  if (loom_status s = loom::runtime::resolveTimeout(options, timeout))
+    return s;
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized && MPI_Init(nullptr, nullptr) != MPI_SUCCESS)
     return setError(LOOM_ERROR_NO_DEVICE, "MPI_Init failed");
-  *comm = new MPIComm(std::chrono::milliseconds(options->timeout_ms),
-                      !initialized);
+  *comm = new MPIComm(timeout, !initialized);
   return LOOM_OK;
 }

@@ -3,6 +3,7 @@
 #ifndef LOOM_COMPILER_COMPILER_H
 #define LOOM_COMPILER_COMPILER_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
@@ -14,6 +15,10 @@ namespace loom {
 /// parsed, anything else imported as ONNX (binary or text). Null, with a diagnostic, on failure.
 mlir::OwningOpRef<mlir::ModuleOp> loadModel(llvm::StringRef path,
                                             mlir::MLIRContext *context);
+
+/// The function a model runs: @main, or the module's only function; null
+/// when there is neither.
+mlir::func::FuncOp findEntry(mlir::ModuleOp module);
 
 /// Runs loomc's command line: parses flags, compiles, writes the output.
 /// Returns the process exit code.
