@@ -30,6 +30,9 @@ const Kernel *KernelRegistry::lookup(llvm::StringRef opName) const {
 
 static LogicalResult runFusion(Operation *op, ArrayRef<const Tensor *> operands,
                                SmallVectorImpl<Tensor> &results);
+static LogicalResult runPipelineStage(Operation *op,
+                                      ArrayRef<const Tensor *> operands,
+                                      SmallVectorImpl<Tensor> &results);
 
 const KernelRegistry &KernelRegistry::get() {
   static const KernelRegistry registry = [] {
@@ -42,6 +45,7 @@ const KernelRegistry &KernelRegistry::get() {
     registerShardKernels(r);
     registerUpstreamKernels(r);
     r.add("loom.fusion", runFusion);
+    r.add("loom.pipeline_stage", runPipelineStage);
     return r;
   }();
   return registry;
@@ -187,6 +191,43 @@ static LogicalResult runFusion(Operation *op, ArrayRef<const Tensor *> operands,
     return failure();
   results.append(std::make_move_iterator(yielded->begin()),
                  std::make_move_iterator(yielded->end()));
+  return success();
+}
+
+/// loom.pipeline_stage: the ranks of the stage run the region like a
+/// fusion; every other rank skips it and gets zeros.
+static LogicalResult runPipelineStage(Operation *op,
+                                      ArrayRef<const Tensor *> operands,
+                                      SmallVectorImpl<Tensor> &results) {
+  auto stage = cast<loom::PipelineStageOp>(op);
+  RankContext *context = getCurrentRankContext();
+  if (!context)
+    return op->emitError() << "a pipeline stage runs on ranks (loom-run "
+                              "--ranks N)";
+  Operation *grid =
+      SymbolTable::lookupNearestSymbolFrom(op, stage.getGridAttr());
+  auto shape = grid ? grid->getAttrOfType<DenseI64ArrayAttr>("shape")
+                    : DenseI64ArrayAttr();
+  if (!shape || stage.getGridAxisIndex() >= shape.size() ||
+      llvm::any_of(shape.asArrayRef(), ShapedType::isDynamic))
+    return op->emitError() << "needs a static grid with axis "
+                           << stage.getGridAxisIndex();
+  // Row-major: the coordinate along the axis.
+  int64_t inner = 1;
+  for (int64_t d = stage.getGridAxisIndex() + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+  int64_t coordinate =
+      (context->rank / inner) % shape[stage.getGridAxisIndex()];
+  if (coordinate == stage.getStageIndex())
+    return runFusion(op, operands, results);
+  for (Type type : op->getResultTypes()) {
+    auto ranked = dyn_cast<RankedTensorType>(type);
+    std::optional<ElementKind> kind =
+        ranked ? getElementKind(ranked.getElementType()) : std::nullopt;
+    if (!kind || !ranked.hasStaticShape())
+      return op->emitError() << "unsupported result type " << type;
+    results.push_back(Tensor(*kind, ranked.getShape()));
+  }
   return success();
 }
 

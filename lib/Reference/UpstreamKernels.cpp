@@ -16,6 +16,16 @@ void registerUpstreamKernels(KernelRegistry &r) {
     out.push_back(*in[0]);
     return success();
   });
+  // An empty tensor is only a shape (the buffer of a shard.recv); zeros.
+  r.add("tensor.empty", [](Operation *op, ArrayRef<const Tensor *>,
+                           SmallVectorImpl<Tensor> &out) -> LogicalResult {
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    std::optional<ElementKind> kind = getElementKind(type.getElementType());
+    if (!kind || !type.hasStaticShape())
+      return op->emitError() << "unsupported type " << type;
+    out.push_back(Tensor(*kind, type.getShape()));
+    return success();
+  });
   r.add("loom.constant", [](Operation *op, ArrayRef<const Tensor *>,
                             SmallVectorImpl<Tensor> &out) -> LogicalResult {
     FailureOr<Tensor> t =

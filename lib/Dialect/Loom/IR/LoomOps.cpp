@@ -1516,5 +1516,52 @@ LogicalResult FusionOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// PipelineStageOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult PipelineStageOp::verify() {
+  if (getGridAxisIndex() < 0 || getStageIndex() < 0 || getMicroBatchIndex() < 0)
+    return emitOpError("grid axis, stage and micro-batch must not be negative");
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError("has ")
+           << getInputs().size() << " inputs but its block has "
+           << body.getNumArguments() << " arguments";
+  for (auto [i, input, arg] : llvm::enumerate(getInputs(), body.getArguments()))
+    if (input.getType() != arg.getType())
+      return emitOpError("block argument ")
+             << i << " has type " << arg.getType() << ", but input " << i
+             << " has type " << input.getType();
+  auto yield = dyn_cast_or_null<YieldOp>(body.empty() ? nullptr : &body.back());
+  if (!yield)
+    return emitOpError("body must end with loom.yield");
+  if (yield.getValues().getTypes() != getResultTypes())
+    return emitOpError("yields ")
+           << yield.getValues().getTypes() << " for results of types "
+           << getResultTypes();
+  return success();
+}
+
+LogicalResult
+PipelineStageOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  // The grid is a shard.grid; read its shape generically so that the loom
+  // dialect does not depend on the shard dialect's library.
+  Operation *grid = symbolTable.lookupNearestSymbolFrom(*this, getGridAttr());
+  if (!grid || grid->getName().getStringRef() != "shard.grid")
+    return emitOpError("refers to ")
+           << getGridAttr() << ", which is not a shard.grid";
+  auto shape = grid->getAttrOfType<DenseI64ArrayAttr>("shape");
+  if (!shape || getGridAxisIndex() >= shape.size())
+    return emitOpError("grid axis ")
+           << getGridAxisIndex() << " is not an axis of " << getGridAttr();
+  int64_t stages = shape[getGridAxisIndex()];
+  if (!ShapedType::isDynamic(stages) && getStageIndex() >= stages)
+    return emitOpError("stage ")
+           << getStageIndex() << " is outside grid axis " << getGridAxisIndex()
+           << " of size " << stages;
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "loom/Dialect/Loom/IR/LoomOps.cpp.inc"

@@ -33,7 +33,7 @@ using shard::GridAxis;
 using shard::Sharding;
 
 ArrayRef<StringRef> loom::knownGridAxisNames() {
-  static const StringRef names[] = {"dp", "cp", "tp"};
+  static const StringRef names[] = {"dp", "cp", "tp", "pp"};
   return names;
 }
 

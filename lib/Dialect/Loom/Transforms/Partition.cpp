@@ -8,6 +8,7 @@
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 
 #include "loom/Dialect/Loom/Sharding/Partition.h"
+#include "loom/Dialect/Loom/Sharding/Pipeline.h"
 #include "loom/Dialect/Loom/Sharding/Planner.h"
 
 #include "mlir/Dialect/Shard/Transforms/Passes.h"
@@ -82,8 +83,39 @@ struct LoomPartitionPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     PartitionOptions options;
-    if (failed(choosePolicy(module, options)) ||
-        failed(annotateForGrid(module, options)))
+    if (failed(choosePolicy(module, options)))
+      return signalPassFailure();
+
+    // Pipeline parallelism cuts the program that the other axes produce;
+    // micro-batching comes first so that they partition one micro-batch.
+    std::optional<int64_t> pipelineAxis;
+    int64_t stages = 1;
+    for (auto [i, axis] : llvm::enumerate(options.axes))
+      if (axis.name == "pp")
+        pipelineAxis = i, stages = axis.size;
+    if (microBatches < 1 || (microBatches > 1 && !pipelineAxis)) {
+      emitError(module.getLoc())
+          << "micro-batches=" << static_cast<int64_t>(microBatches)
+          << " needs a pipeline (pp) grid axis and a positive count";
+      return signalPassFailure();
+    }
+    llvm::StringMap<MicroBatchPlan> batches;
+    if (pipelineAxis) {
+      auto splitBatch = [&](ModuleOp copy) {
+        LoomPartitionPassOptions dataParallel;
+        dataParallel.grid = "dp=" + std::to_string(microBatches);
+        PassManager pm(copy.getContext());
+        pm.addPass(createLoomPartitionPass(dataParallel));
+        return pm.run(copy);
+      };
+      FailureOr<llvm::StringMap<MicroBatchPlan>> split =
+          splitIntoMicroBatches(module, microBatches, splitBatch);
+      if (failed(split))
+        return signalPassFailure();
+      batches = std::move(*split);
+    }
+
+    if (failed(annotateForGrid(module, options)))
       return signalPassFailure();
 
     // Forward only: the plan's annotations flow from inputs and weights to
@@ -108,6 +140,9 @@ struct LoomPartitionPass
       if (failed(runPipeline(partition, func)))
         return signalPassFailure();
     cleanUpPartitioned(module);
+    if (pipelineAxis && failed(buildPipeline(module, *pipelineAxis, stages,
+                                             microBatches, batches)))
+      return signalPassFailure();
   }
 };
 

@@ -1286,7 +1286,7 @@ func.func @fusion_isolated(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @yield_outside_fusion(%x: tensor<4xf32>) {
-  // expected-error @+1 {{expects parent op 'loom.fusion'}}
+  // expected-error @+1 {{expects parent op to be one of 'loom.fusion, loom.pipeline_stage'}}
   loom.yield %x : tensor<4xf32>
 }
 
@@ -1367,5 +1367,67 @@ func.func @qconv_result(%x: tensor<1x3x8x8xi8>, %w: tensor<16x3x3x3xi8>, %s: ten
 func.func @swiglu_of_integers(%g: tensor<4xi32>, %u: tensor<4xi32>) {
   // expected-error @+1 {{must be ranked tensor of}}
   %0 = loom.swiglu %g, %u : tensor<4xi32>, tensor<4xi32> -> tensor<4xi32>
+  return
+}
+
+// -----
+
+shard.grid @grid(shape = 2)
+
+func.func @pipeline_stage_outside_grid(%x: tensor<4xf32>) {
+  // expected-error @+1 {{stage 2 is outside grid axis 0 of size 2}}
+  loom.pipeline_stage @grid axis 0 stage 2 micro_batch 0 ins(%x : tensor<4xf32>) {
+  ^bb0(%a: tensor<4xf32>):
+    loom.yield
+  }
+  return
+}
+
+// -----
+
+shard.grid @grid(shape = 2)
+
+func.func @pipeline_stage_bad_axis(%x: tensor<4xf32>) {
+  // expected-error @+1 {{grid axis 1 is not an axis of @grid}}
+  loom.pipeline_stage @grid axis 1 stage 0 micro_batch 0 ins(%x : tensor<4xf32>) {
+  ^bb0(%a: tensor<4xf32>):
+    loom.yield
+  }
+  return
+}
+
+// -----
+
+func.func @pipeline_stage_no_grid(%x: tensor<4xf32>) {
+  // expected-error @+1 {{refers to @nowhere, which is not a shard.grid}}
+  loom.pipeline_stage @nowhere axis 0 stage 0 micro_batch 0 ins(%x : tensor<4xf32>) {
+  ^bb0(%a: tensor<4xf32>):
+    loom.yield
+  }
+  return
+}
+
+// -----
+
+shard.grid @grid(shape = 2)
+
+func.func @pipeline_stage_yield_types(%x: tensor<4xf32>) {
+  // expected-error @+1 {{yields 'tensor<4xf32>' for results of types 'tensor<4xf16>'}}
+  %0 = loom.pipeline_stage @grid axis 0 stage 0 micro_batch 0 ins(%x : tensor<4xf32>) -> tensor<4xf16> {
+  ^bb0(%a: tensor<4xf32>):
+    loom.yield %a : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+shard.grid @grid(shape = 2)
+
+func.func @pipeline_stage_arguments(%x: tensor<4xf32>) {
+  // expected-error @+1 {{has 1 inputs but its block has 0 arguments}}
+  loom.pipeline_stage @grid axis 0 stage 0 micro_batch 0 ins(%x : tensor<4xf32>) {
+    loom.yield
+  }
   return
 }

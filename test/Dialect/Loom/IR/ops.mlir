@@ -383,3 +383,28 @@ func.func @swiglu(%g: tensor<4x8xf32>, %u: tensor<8xf32>) -> tensor<4x8xf32> {
   %y = loom.swiglu %g, %u : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+shard.grid @pipeline_grid(shape = 2x2)
+
+// CHECK-LABEL: func.func @pipeline_stage
+// CHECK:       loom.pipeline_stage @pipeline_grid axis 1 stage 0 micro_batch 3 ins(%{{.*}}, %{{.*}} : tensor<2x4xf32>, tensor<4x4xf32>) {
+// CHECK:         shard.send
+// CHECK:         loom.yield
+// CHECK:       loom.pipeline_stage @pipeline_grid axis 1 stage 1 micro_batch 3 ins(%{{.*}} : tensor<4x4xf32>) -> tensor<2x4xf32> {
+// CHECK:         loom.yield %{{.*}} : tensor<2x4xf32>
+func.func @pipeline_stage(%x: tensor<2x4xf32>, %w: tensor<4x4xf32>) -> tensor<2x4xf32> {
+  loom.pipeline_stage @pipeline_grid axis 1 stage 0 micro_batch 3 ins(%x, %w : tensor<2x4xf32>, tensor<4x4xf32>) {
+  ^bb0(%a: tensor<2x4xf32>, %b: tensor<4x4xf32>):
+    %0 = loom.matmul %a, %b : tensor<2x4xf32>, tensor<4x4xf32> -> tensor<2x4xf32>
+    %1 = shard.send %0 on @pipeline_grid grid_axes = [1] destination = [1] : (tensor<2x4xf32>) -> tensor<2x4xf32>
+    loom.yield
+  }
+  %y = loom.pipeline_stage @pipeline_grid axis 1 stage 1 micro_batch 3 ins(%w : tensor<4x4xf32>) -> tensor<2x4xf32> {
+  ^bb0(%b: tensor<4x4xf32>):
+    %e = tensor.empty() : tensor<2x4xf32>
+    %0 = shard.recv %e on @pipeline_grid grid_axes = [1] source = [0] : (tensor<2x4xf32>) -> tensor<2x4xf32>
+    %1 = loom.matmul %0, %b : tensor<2x4xf32>, tensor<4x4xf32> -> tensor<2x4xf32>
+    loom.yield %1 : tensor<2x4xf32>
+  }
+  return %y : tensor<2x4xf32>
+}

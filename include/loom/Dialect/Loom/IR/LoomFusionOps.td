@@ -52,8 +52,8 @@ def Loom_FusionOp : Loom_Op<"fusion", [IsolatedFromAbove, SingleBlock,
 }
 
 def Loom_YieldOp : Loom_Op<"yield", [Pure, Terminator, ReturnLike,
-    HasParent<"FusionOp">]> {
-  let summary = "Ends a loom.fusion and gives its results";
+    ParentOneOf<["FusionOp", "PipelineStageOp"]>]> {
+  let summary = "Ends a loom.fusion or loom.pipeline_stage and gives its results";
   let description = [{
     Example:
 

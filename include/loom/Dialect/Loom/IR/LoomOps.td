@@ -10,6 +10,7 @@
 include "loom/Dialect/Loom/IR/LoomElementwiseOps.td"
 include "loom/Dialect/Loom/IR/LoomFusionOps.td"
 include "loom/Dialect/Loom/IR/LoomNNOps.td"
+include "loom/Dialect/Loom/IR/LoomPipelineOps.td"
 include "loom/Dialect/Loom/IR/LoomQuantOps.td"
 include "loom/Dialect/Loom/IR/LoomReductionOps.td"
 include "loom/Dialect/Loom/IR/LoomShapeOps.td"

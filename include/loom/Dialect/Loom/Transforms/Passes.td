@@ -116,6 +116,13 @@ def LoomPartitionPass : Pass<"loom-partition", "::mlir::ModuleOp"> {
       and norms between blocks run on sequence shards; each all-reduce
       becomes a `shard.reduce_scatter`, and the next block all-gathers its
       input (`shard.all_gather`).
+    - `pp`: pipeline parallelism. Each function is cut into as many
+      stages as the axis has ranks (`loom.pipeline_stage` regions, balanced
+      by estimated FLOPs, cut where few bytes cross); a stage sends what
+      later stages read with `shard.send` and receives it with `shard.recv`
+      (one pair per crossing value per micro-batch). With
+      `micro-batches=M` the batch is split in M; the stages process them
+      in turn (GPipe). The last stage's results are broadcast along the axis.
     - `zero=true` (with `dp`): ZeRO-style weights. Each weight is stored as
       the piece its use needs, further split over the `dp` axis, and
       all-gathered over `dp` just before use.
@@ -140,7 +147,11 @@ def LoomPartitionPass : Pass<"loom-partition", "::mlir::ModuleOp"> {
   let options = [
     Option<"grid", "grid", "std::string", /*default=*/"\"\"",
            "Grid axes and degrees in grid order, e.g. \"dp=2,tp=4\" "
-           "(known axes: dp, cp, tp)">,
+           "(known axes: dp, cp, tp, pp)">,
+    Option<"microBatches", "micro-batches", "int64_t", /*default=*/"1",
+           "With pp: split the batch (dimension 0 of every input) into this "
+           "many micro-batches that flow through the stages one after "
+           "another (GPipe)">,
     Option<"sequenceParallel", "sequence-parallel", "bool", /*default=*/"false",
            "With tp: run biases, residual adds and norms between the "
            "tensor-parallel blocks on sequence shards (reduce-scatter and "
