@@ -59,7 +59,15 @@ namespace {
 using Stage = cpu::Stage;
 
 /// What loomc writes: a stage of the CPU pipeline, or the engine.
-enum class Emit { Loom, Linalg, LLVMDialect, LLVMIR, Object, Engine };
+enum class Emit {
+  Partitioned,
+  Loom,
+  Linalg,
+  LLVMDialect,
+  LLVMIR,
+  Object,
+  Engine
+};
 
 /// What one loomc invocation does.
 struct CompileRequest {
@@ -121,6 +129,23 @@ int compile(CompileRequest request) {
            std::chrono::duration<double, std::milli>(Clock::now() -
                                                      partitionStart)
                .count());
+  }
+
+  if (request.emit == Emit::Partitioned) {
+    if (!request.partition) {
+      llvm::errs() << "error: --emit=partitioned needs --grid or --plan\n";
+      return 1;
+    }
+    std::string error;
+    auto output = openOutputFile(request.output, &error);
+    if (!output) {
+      llvm::errs() << "error: " << error << "\n";
+      return 1;
+    }
+    module->print(output->os());
+    output->os() << "\n";
+    output->keep();
+    return 0;
   }
 
   if (request.emit == Emit::Engine) {
@@ -213,6 +238,9 @@ int loomcMain(int argc, char **argv) {
   cl::opt<Emit> emit(
       "emit", cl::desc("What to write"), cl::init(Emit::Engine),
       cl::values(
+          clEnumValN(Emit::Partitioned, "partitioned",
+                     "the partitioned program for all ranks (with --grid "
+                     "or --plan)"),
           clEnumValN(Emit::Loom, "loom", "loom IR after the graph pipeline"),
           clEnumValN(Emit::Linalg, "linalg", "linalg on tensors"),
           clEnumValN(Emit::LLVMDialect, "llvm-dialect",
@@ -234,7 +262,12 @@ int loomcMain(int argc, char **argv) {
                              cl::Prefix, cl::init(3));
   cl::opt<std::string> grid(
       "grid", cl::desc("Partition for a device grid first, e.g. "
-                       "--grid=tp=2 (1-D grids compile to engines)"));
+                       "--grid=tp=2 or --grid=dp=2,tp=2,pp=2 (1-D grids compile to "
+                       "engines)"));
+  cl::opt<int64_t> microBatches(
+      "micro-batches", cl::init(1),
+      cl::desc("With a pp grid axis: split the batch into this many "
+               "micro-batches (GPipe)"));
   cl::opt<bool> sequenceParallel(
       "sequence-parallel",
       cl::desc("With --grid tp=N: sequence parallelism between the blocks"));
@@ -270,6 +303,7 @@ int loomcMain(int argc, char **argv) {
       "loomc: compile a model ahead of time for this CPU\n\n"
       "  loomc model.onnx -o model.engine --report\n"
       "  loomc model.onnx -o model.engine --grid=tp=2\n"
+      "  loomc model.onnx -o model.engine --grid=pp=2 --micro-batches=2\n"
       "  loomc model.onnx -o model.engine --plan=auto --devices=4\n"
       "  loomc model.onnx --emit=obj -o model.o\n"
       "  loomc model.onnx --emit=linalg --report\n");
@@ -296,6 +330,7 @@ int loomcMain(int argc, char **argv) {
     LoomPartitionPassOptions partition;
     partition.grid = grid;
     partition.sequenceParallel = sequenceParallel;
+    partition.microBatches = microBatches;
     partition.plan = plan;
     partition.devices = devices;
     partition.devicesPerNode = devicesPerNode;

@@ -12,6 +12,9 @@
 
 #include "loom/abi/collectives.h"
 
+#include <cstring>
+#include <string>
+
 
 using loom::runtime::setError;
 
@@ -51,30 +54,63 @@ loom_status CollectiveScope::status() const {
 
 } // namespace loom::runtime
 
+namespace {
+
+/// Whether a collective may run: no earlier failure and a communicator.
+bool ready(const char *what) {
+  if (state.failed)
+    return false;
+  if (!state.comm) {
+    record(setError(LOOM_ERROR_INVALID_ARGUMENT,
+                    std::string("the code called ") + what +
+                        " without a communicator"));
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
 extern "C" {
 
 void loom_rt_all_reduce(int64_t in, int64_t out, int64_t count, int32_t dtype,
                         int32_t op) {
-  if (state.failed)
+  if (!ready("all_reduce"))
     return;
-  if (!state.comm)
-    return record(setError(LOOM_ERROR_INVALID_ARGUMENT,
-                           "the code called all_reduce without a "
-                           "communicator"));
   record(loom_comm_all_reduce(state.comm, reinterpret_cast<const void *>(in),
                               reinterpret_cast<void *>(out), size_t(count),
                               loom_dtype(dtype), loom_reduce_op(op)));
 }
 
 void loom_rt_all_gather(int64_t in, int64_t out, int64_t bytes) {
-  if (state.failed)
+  if (!ready("all_gather"))
     return;
-  if (!state.comm)
-    return record(setError(LOOM_ERROR_INVALID_ARGUMENT,
-                           "the code called all_gather without a "
-                           "communicator"));
   record(loom_comm_all_gather(state.comm, reinterpret_cast<const void *>(in),
                               reinterpret_cast<void *>(out), size_t(bytes)));
+}
+
+void loom_rt_broadcast(int64_t in, int64_t out, int64_t bytes, int64_t root) {
+  if (!ready("broadcast"))
+    return;
+  if (loom_comm_rank(state.comm) == root && in != out)
+    std::memcpy(reinterpret_cast<void *>(out),
+                reinterpret_cast<const void *>(in), size_t(bytes));
+  record(loom_comm_broadcast(state.comm, reinterpret_cast<void *>(out),
+                             size_t(bytes), int32_t(root)));
+}
+
+void loom_rt_send(int64_t in, int64_t bytes, int64_t destination) {
+  if (!ready("send"))
+    return;
+  record(loom_comm_send(state.comm, reinterpret_cast<const void *>(in),
+                        size_t(bytes), int32_t(destination)));
+}
+
+void loom_rt_recv(int64_t out, int64_t bytes, int64_t source) {
+  if (!ready("recv"))
+    return;
+  record(loom_comm_recv(state.comm, reinterpret_cast<void *>(out),
+                        size_t(bytes), int32_t(source)));
 }
 
 } // extern "C"

@@ -15,6 +15,11 @@
 // loom.transpose and loom.reshape; a reduce_scatter reduces the whole tensor
 // and keeps the rank's slice (simple, not the least traffic).
 //
+// Pipeline stages come first: the rank's own loom.pipeline_stage regions
+// are inlined and the others dropped (their results are zeros nobody on
+// this rank reads), so each rank's program holds only its stage's ops and
+// weights; shard.send / shard.recv / shard.broadcast then become calls.
+//
 //===----------------------------------------------------------------------===//
 
 #include "loom/Target/CPU/Collectives.h"
@@ -35,6 +40,9 @@ namespace {
 
 constexpr const char *kAllReduce = "loom_rt_all_reduce";
 constexpr const char *kAllGather = "loom_rt_all_gather";
+constexpr const char *kBroadcast = "loom_rt_broadcast";
+constexpr const char *kSend = "loom_rt_send";
+constexpr const char *kRecv = "loom_rt_recv";
 
 /// The runtime's loom_dtype of an element type (runtime/include/loom/
 /// runtime.h), or -1.
@@ -86,16 +94,25 @@ struct CallBuffers {
   Value in, out, inAddress, outAddress;
 };
 
+/// `x` as a read-only buffer.
+Value readOnlyBuffer(OpBuilder &b, Location loc, Value x) {
+  auto type = cast<RankedTensorType>(x.getType());
+  return bufferization::ToBufferOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()), x,
+      /*read_only=*/true);
+}
+
+/// A new buffer for a result of `type`.
+Value resultBuffer(OpBuilder &b, Location loc, RankedTensorType type) {
+  return memref::AllocOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()));
+}
+
 CallBuffers prepare(OpBuilder &b, Location loc, Value x,
                     RankedTensorType resultType) {
-  auto inType = cast<RankedTensorType>(x.getType());
   CallBuffers c;
-  c.in = bufferization::ToBufferOp::create(
-      b, loc, MemRefType::get(inType.getShape(), inType.getElementType()), x,
-      /*read_only=*/true);
-  c.out = memref::AllocOp::create(
-      b, loc,
-      MemRefType::get(resultType.getShape(), resultType.getElementType()));
+  c.in = readOnlyBuffer(b, loc, x);
+  c.out = resultBuffer(b, loc, resultType);
   c.inAddress = addressOf(b, loc, c.in);
   c.outAddress = addressOf(b, loc, c.out);
   return c;
@@ -129,6 +146,49 @@ Value i32(OpBuilder &b, Location loc, int32_t v) {
   return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
 }
 
+/// The bytes of a static tensor type, or -1.
+int64_t bytesOf(RankedTensorType type) {
+  int64_t bits = type.getElementTypeBitWidth();
+  if (!type.hasStaticShape() || bits % 8)
+    return -1;
+  return type.getNumElements() * bits / 8;
+}
+
+/// Keeps the stages of `rank` (inlined in place) and drops the others.
+LogicalResult keepOwnStages(ModuleOp module, int64_t rank) {
+  SmallVector<PipelineStageOp> stages;
+  module.walk([&](PipelineStageOp stage) { stages.push_back(stage); });
+  for (PipelineStageOp stage : stages) {
+    auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+        stage, stage.getGridAttr());
+    if (!grid || grid.getShape().size() != 1)
+      return stage.emitOpError("needs a 1-D grid in engines yet");
+    OpBuilder b(stage);
+    if (stage.getStageIndex() != rank) {
+      for (Value result : stage.getResults()) {
+        auto type = cast<RankedTensorType>(result.getType());
+        result.replaceAllUsesWith(ConstantOp::create(
+            b, stage.getLoc(), type,
+            DenseElementsAttr::get(type, b.getZeroAttr(type.getElementType()))));
+      }
+      stage.erase();
+      continue;
+    }
+    Block &body = stage.getBody().front();
+    auto yield = cast<YieldOp>(body.getTerminator());
+    for (auto [arg, input] : llvm::zip(body.getArguments(), stage.getInputs()))
+      arg.replaceAllUsesWith(input);
+    for (auto [result, value] :
+         llvm::zip(stage.getResults(), yield.getValues()))
+      result.replaceAllUsesWith(value);
+    yield.erase();
+    stage->getBlock()->getOperations().splice(stage->getIterator(),
+                                              body.getOperations());
+    stage.erase();
+  }
+  return success();
+}
+
 } // namespace
 
 FailureOr<std::optional<int64_t>> engineGridSize(ModuleOp module) {
@@ -145,6 +205,8 @@ FailureOr<std::optional<int64_t>> engineGridSize(ModuleOp module) {
 LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
   Type i64Type = IntegerType::get(module.getContext(), 64);
   Type i32Type = IntegerType::get(module.getContext(), 32);
+  if (failed(keepOwnStages(module, rank)))
+    return failure();
   SmallVector<Operation *> shardOps;
   module.walk([&](Operation *op) {
     if (op->getDialect() && op->getDialect()->getNamespace() == "shard" &&
@@ -246,10 +308,51 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
       result = ReshapeOp::create(b, loc, out, result, shape,
                                  /*allowzero=*/false);
       op->getResult(0).replaceAllUsesWith(result);
+    } else if (auto send = dyn_cast<shard::SendOp>(op)) {
+      auto type = cast<RankedTensorType>(send.getInput().getType());
+      if (bytesOf(type) < 0 || !send.getDestinationDynamic().empty())
+        return op->emitOpError("of this type or with a dynamic destination "
+                               "is not supported in engines yet");
+      func::FuncOp callee =
+          declare(module, kSend, {i64Type, i64Type, i64Type});
+      Value in = addressOf(b, loc, readOnlyBuffer(b, loc, send.getInput()));
+      func::CallOp::create(b, loc, callee,
+                           ValueRange{in, i64(b, loc, bytesOf(type)),
+                                      i64(b, loc, send.getDestination()[0])});
+      op->getResult(0).replaceAllUsesWith(send.getInput());
+    } else if (auto recv = dyn_cast<shard::RecvOp>(op)) {
+      auto type = cast<RankedTensorType>(recv.getType());
+      if (bytesOf(type) < 0 || !recv.getSource() ||
+          !recv.getSourceDynamic().empty())
+        return op->emitOpError("of this type or without a static source is "
+                               "not supported in engines yet");
+      func::FuncOp callee =
+          declare(module, kRecv, {i64Type, i64Type, i64Type});
+      CallBuffers c;
+      c.out = resultBuffer(b, loc, type);
+      func::CallOp::create(b, loc, callee,
+                           ValueRange{addressOf(b, loc, c.out),
+                                      i64(b, loc, bytesOf(type)),
+                                      i64(b, loc, (*recv.getSource())[0])});
+      op->getResult(0).replaceAllUsesWith(finish(b, loc, c, type));
+    } else if (auto broadcast = dyn_cast<shard::BroadcastOp>(op)) {
+      auto type = cast<RankedTensorType>(broadcast.getType());
+      if (bytesOf(type) < 0 || !broadcast.getRootDynamic().empty())
+        return op->emitOpError("of this type or with a dynamic root is not "
+                               "supported in engines yet");
+      func::FuncOp callee =
+          declare(module, kBroadcast, {i64Type, i64Type, i64Type, i64Type});
+      CallBuffers c = prepare(b, loc, broadcast.getInput(), type);
+      func::CallOp::create(b, loc, callee,
+                           ValueRange{c.inAddress, c.outAddress,
+                                      i64(b, loc, bytesOf(type)),
+                                      i64(b, loc, broadcast.getRoot()[0])});
+      op->getResult(0).replaceAllUsesWith(finish(b, loc, c, type));
     } else {
       return op->emitOpError("is not supported in engines yet (per-rank code "
                              "handles all_slice, all_reduce, reduce_scatter, "
-                             "all_gather and process indices)");
+                             "all_gather, broadcast, send, recv and process "
+                             "indices)");
     }
   }
   for (Operation *op : llvm::reverse(shardOps))

@@ -29,6 +29,15 @@ void loom_rt_all_reduce(int64_t in, int64_t out, int64_t count, int32_t dtype,
 /* `bytes` bytes from every rank, concatenated in rank order into `out`. */
 void loom_rt_all_gather(int64_t in, int64_t out, int64_t bytes);
 
+/* `bytes` bytes of rank `root`'s `in` into every rank's `out` (`in` is read
+   on the root only). */
+void loom_rt_broadcast(int64_t in, int64_t out, int64_t bytes, int64_t root);
+
+/* Point to point between pipeline stages: `bytes` bytes at `in` to rank
+   `destination`, and `bytes` bytes from rank `source` into `out`. */
+void loom_rt_send(int64_t in, int64_t bytes, int64_t destination);
+void loom_rt_recv(int64_t out, int64_t bytes, int64_t source);
+
 #ifdef __cplusplus
 }
 #endif
