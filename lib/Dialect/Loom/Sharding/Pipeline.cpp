@@ -408,6 +408,21 @@ FailureOr<llvm::StringMap<MicroBatchPlan>> loom::splitIntoMicroBatches(
   }
   if (microBatches == 1)
     return plans;
+  for (func::FuncOp func : module.getOps<func::FuncOp>())
+    for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      if (!tensor || tensor.getRank() == 0)
+        continue;
+      int64_t batch = tensor.getDimSize(0);
+      if (ShapedType::isDynamic(batch) || batch % microBatches != 0)
+        return emitError(func.getLoc())
+               << "micro-batches=" << microBatches
+               << " does not divide the batch dimension ("
+               << (ShapedType::isDynamic(batch) ? std::string("?")
+                                                 : std::to_string(batch))
+               << ") of argument " << i << " of '" << func.getSymName()
+               << "'";
+    }
   OwningOpRef<ModuleOp> copy = module.clone();
   if (failed(splitBatch(*copy)))
     return emitError(module.getLoc())

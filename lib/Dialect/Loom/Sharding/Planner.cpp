@@ -11,10 +11,12 @@
 #include "loom/Dialect/Loom/Sharding/Planner.h"
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/Sharding/Pipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -34,28 +36,40 @@ std::string loom::gridString(const PartitionOptions &options) {
 
 SmallVector<PartitionOptions> loom::candidatePlans(int64_t devices) {
   SmallVector<PartitionOptions> plans;
-  for (int64_t dp = 1; dp <= devices; ++dp) {
-    if (devices % dp != 0)
-      continue;
-    for (int64_t cp = 1; cp <= devices / dp; ++cp) {
-      if ((devices / dp) % cp != 0)
-        continue;
-      int64_t tp = devices / dp / cp;
-      PartitionOptions options;
-      for (auto [name, degree] :
-           {std::make_pair("dp", dp), std::make_pair("cp", cp),
-            std::make_pair("tp", tp)})
-        if (degree > 1)
-          options.axes.push_back({name, degree});
-      if (options.axes.empty())
-        options.axes.push_back({"dp", 1});
-      plans.push_back(options);
-      if (tp > 1) {
-        options.sequenceParallel = true;
-        plans.push_back(options);
+  auto divisors = [](int64_t n) {
+    SmallVector<int64_t> d;
+    for (int64_t i = 1; i <= n; ++i)
+      if (n % i == 0)
+        d.push_back(i);
+    return d;
+  };
+  for (int64_t pp : divisors(devices))
+    for (int64_t dp : divisors(devices / pp))
+      for (int64_t cp : divisors(devices / pp / dp)) {
+        int64_t tp = devices / pp / dp / cp;
+        PartitionOptions options;
+        for (auto [name, degree] :
+             {std::make_pair("dp", dp), std::make_pair("cp", cp),
+              std::make_pair("tp", tp), std::make_pair("pp", pp)})
+          if (degree > 1)
+            options.axes.push_back({name, degree});
+        if (options.axes.empty())
+          options.axes.push_back({"dp", 1});
+        // A pipeline with one micro-batch, and with one per stage (GPipe's
+        // bubble shrinks with more).
+        SmallVector<int64_t> microBatches{1};
+        if (pp > 1)
+          microBatches.push_back(pp);
+        for (int64_t m : microBatches) {
+          options.microBatches = m;
+          options.sequenceParallel = false;
+          plans.push_back(options);
+          if (tp > 1) {
+            options.sequenceParallel = true;
+            plans.push_back(options);
+          }
+        }
       }
-    }
-  }
   return plans;
 }
 
@@ -67,11 +81,6 @@ double bytesOf(Type type) {
     return 0;
   return static_cast<double>(tensor.getNumElements()) *
          std::max<int64_t>(1, tensor.getElementTypeBitWidth() / 8);
-}
-
-double elementsOf(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor && tensor.hasStaticShape() ? tensor.getNumElements() : 0;
 }
 
 /// The devices taking part in a collective over `axes` of `grid`.
@@ -101,13 +110,12 @@ double keptBytes(Value value) {
 
 } // namespace
 
+namespace {
+
 /// The most bytes of intermediate values (not arguments, not constants)
-/// alive at once in `func`'s body, in program order: a value lives from its
+/// alive at once in `body`, in program order: a value lives from its
 /// definition to its last use.
-double peakLiveBytes(func::FuncOp func) {
-  if (func.getBody().empty())
-    return 0;
-  Block &body = func.getBody().front();
+double peakLiveBytes(Block &body) {
   llvm::DenseMap<Operation *, size_t> position;
   for (auto [i, op] : llvm::enumerate(body))
     position[&op] = i;
@@ -129,31 +137,28 @@ double peakLiveBytes(func::FuncOp func) {
   return peak;
 }
 
-PlanCost loom::measurePartitioned(ModuleOp module, const CostModel &model) {
-  PlanCost cost;
-  double seconds = 0;
+/// Adds what the ops under `root` cost a device: FLOPs, collective bytes
+/// and time, KV cache. Weights and activations are counted by the caller.
+void accumulateOps(Operation *root, const CostModel &model, PlanCost &cost,
+                   double &commSeconds) {
+  auto transfer = [&](double sent, bool interNode) {
+    cost.commBytes += sent;
+    commSeconds +=
+        sent / ((interNode ? model.interNodeGBps : model.linkGBps) * 1e9);
+    ++cost.collectives;
+  };
   auto ring = [&](Operation *op, FlatSymbolRefAttr grid,
                   ArrayRef<shard::GridAxis> axes, double bytes, double factor) {
     int64_t n = groupSize(op, grid, axes);
     if (n <= 1)
       return;
-    double sent = factor * bytes * static_cast<double>(n - 1) / n;
-    cost.commBytes += sent;
-    seconds += sent / ((n > model.devicesPerNode ? model.interNodeGBps
-                                                  : model.linkGBps) *
-                       1e9);
-    ++cost.collectives;
+    transfer(factor * bytes * static_cast<double>(n - 1) / n,
+             n > model.devicesPerNode);
   };
-  module.walk([&](Operation *op) {
-    if (auto matmul = dyn_cast<MatMulOp>(op)) {
-      auto lhs = cast<RankedTensorType>(matmul.getLhs().getType());
-      cost.flops += 2 * elementsOf(matmul.getType()) *
-                    static_cast<double>(lhs.getShape().back());
-    } else if (auto attention = dyn_cast<AttentionOp>(op)) {
-      auto key = cast<RankedTensorType>(attention.getKey().getType());
-      auto query = cast<RankedTensorType>(attention.getQuery().getType());
-      // Q K^T and the weighted sum of V.
-      cost.flops += 4 * elementsOf(query) * key.getDimSize(2);
+  root->walk([&](Operation *op) {
+    if (isa<MatMulOp, AttentionOp>(op))
+      cost.flops += estimateFlops(op);
+    if (auto attention = dyn_cast<AttentionOp>(op)) {
       cost.kvCacheBytes += bytesOf(attention.getKey().getType()) +
                            bytesOf(attention.getValue().getType());
     } else if (auto reduce = dyn_cast<shard::AllReduceOp>(op)) {
@@ -168,15 +173,105 @@ PlanCost loom::measurePartitioned(ModuleOp module, const CostModel &model) {
     } else if (auto exchange = dyn_cast<shard::AllToAllOp>(op)) {
       ring(op, exchange.getGridAttr(), exchange.getGridAxes(),
            bytesOf(exchange.getInput().getType()), 1);
-    } else if (auto constant = dyn_cast<ConstantOp>(op)) {
-      if (isa<FloatType>(constant.getType().getElementType()))
-        cost.weightBytes += keptBytes(constant.getResult());
+    } else if (auto broadcast = dyn_cast<shard::BroadcastOp>(op)) {
+      ring(op, broadcast.getGridAttr(), broadcast.getGridAxes(),
+           bytesOf(broadcast.getType()), 1);
+    } else if (auto send = dyn_cast<shard::SendOp>(op)) {
+      // Neighbouring stages are `stride` ranks apart: on another node once
+      // the stride reaches a node's size.
+      auto gridOp = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+          op, send.getGridAttr());
+      int64_t stride = 1;
+      if (gridOp && !send.getGridAxes().empty())
+        for (int64_t d = send.getGridAxes().front() + 1;
+             d < static_cast<int64_t>(gridOp.getShape().size()); ++d)
+          stride *= gridOp.getShape()[d];
+      transfer(bytesOf(send.getInput().getType()),
+               stride >= model.devicesPerNode);
     }
   });
+}
+
+/// The bytes of weights the ops under `region` keep: each constant passed
+/// in as an argument, as the smallest piece they slice from it.
+double keptArgumentBytes(PipelineStageOp stage,
+                         llvm::DenseSet<Operation *> &counted) {
+  double bytes = 0;
+  for (auto [input, arg] :
+       llvm::zip(stage.getInputs(), stage.getBody().getArguments())) {
+    auto constant = input.getDefiningOp<ConstantOp>();
+    if (!constant || !isa<FloatType>(constant.getType().getElementType()) ||
+        !counted.insert(constant).second)
+      continue;
+    bytes += keptBytes(arg);
+  }
+  return bytes;
+}
+
+} // namespace
+
+PlanCost loom::measurePartitioned(ModuleOp module, const CostModel &model) {
+  PlanCost cost;
+  double commSeconds = 0;
+  SmallVector<PipelineStageOp> stageOps;
+  module.walk([&](PipelineStageOp stage) { stageOps.push_back(stage); });
+  if (stageOps.empty()) {
+    accumulateOps(module, model, cost, commSeconds);
+    module.walk([&](ConstantOp constant) {
+      if (isa<FloatType>(constant.getType().getElementType()))
+        cost.weightBytes += keptBytes(constant.getResult());
+    });
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.getBody().empty())
+        cost.activationBytes =
+            std::max(cost.activationBytes, peakLiveBytes(func.getBody().front()));
+    cost.seconds = cost.flops / (model.deviceGflops * 1e9) + commSeconds +
+                   cost.collectives * model.collectiveLatencyUs * 1e-6;
+    return cost;
+  }
+
+  // A pipeline: a device runs the regions of one stage. Count each stage
+  // over all micro-batches and report the costliest; GPipe's fill and drain
+  // stretch the step to (M + P - 1) / M times the slowest stage's work.
+  int64_t stages = 0, microBatches = 0;
+  for (PipelineStageOp stage : stageOps) {
+    stages = std::max(stages, stage.getStageIndex() + 1);
+    microBatches = std::max(microBatches, stage.getMicroBatchIndex() + 1);
+  }
+  SmallVector<PlanCost> perStage(stages);
+  SmallVector<double> stageComm(stages, 0);
+  SmallVector<llvm::DenseSet<Operation *>> weightsOf(stages);
+  for (PipelineStageOp stage : stageOps) {
+    int64_t s = stage.getStageIndex();
+    accumulateOps(stage, model, perStage[s], stageComm[s]);
+    perStage[s].weightBytes += keptArgumentBytes(stage, weightsOf[s]);
+    perStage[s].activationBytes = std::max(
+        perStage[s].activationBytes, peakLiveBytes(stage.getBody().front()));
+  }
+  double slowest = 0;
+  for (auto [s, c] : llvm::enumerate(perStage)) {
+    double seconds = c.flops / (model.deviceGflops * 1e9) + stageComm[s] +
+                     c.collectives * model.collectiveLatencyUs * 1e-6;
+    slowest = std::max(slowest, seconds);
+    cost.flops = std::max(cost.flops, c.flops);
+    cost.commBytes = std::max(cost.commBytes, c.commBytes);
+    cost.collectives = std::max(cost.collectives, c.collectives);
+    cost.weightBytes = std::max(cost.weightBytes, c.weightBytes);
+    cost.activationBytes = std::max(cost.activationBytes, c.activationBytes);
+    cost.kvCacheBytes = std::max(cost.kvCacheBytes, c.kvCacheBytes);
+  }
+  // What runs outside the stages (the broadcast of the results).
+  PlanCost outside;
+  double outsideComm = 0;
   for (auto func : module.getOps<func::FuncOp>())
-    cost.activationBytes = std::max(cost.activationBytes, peakLiveBytes(func));
-  cost.seconds = cost.flops / (model.deviceGflops * 1e9) + seconds +
-                 cost.collectives * model.collectiveLatencyUs * 1e-6;
+    for (Operation &op : func.getOps())
+      if (!isa<PipelineStageOp>(op))
+        accumulateOps(&op, model, outside, outsideComm);
+  cost.commBytes += outside.commBytes;
+  cost.collectives += outside.collectives;
+  cost.seconds = slowest * double(microBatches + stages - 1) / microBatches +
+                 outsideComm +
+                 outside.collectives * model.collectiveLatencyUs * 1e-6;
   return cost;
 }
 
@@ -258,6 +353,8 @@ std::string loom::formatPlanReport(ArrayRef<PlanCandidate> candidates,
                      "activ. bytes", "KV bytes", "estimate us");
   for (auto [i, candidate] : llvm::enumerate(candidates)) {
     std::string name = gridString(candidate.options);
+    if (candidate.options.microBatches > 1)
+      name += " m=" + std::to_string(candidate.options.microBatches);
     if (candidate.options.sequenceParallel)
       name += " +sp";
     os << (i == chosen ? "* " : "  ");
@@ -278,9 +375,11 @@ std::string loom::formatPlanReport(ArrayRef<PlanCandidate> candidates,
     os << "none applies";
     return text;
   }
-  os << "chosen: " << gridString(candidates[*chosen].options)
-     << (candidates[*chosen].options.sequenceParallel
-             ? " sequence-parallel=true"
-             : "");
+  const PartitionOptions &best = candidates[*chosen].options;
+  os << "chosen: " << gridString(best)
+     << (best.microBatches > 1
+             ? " micro-batches=" + std::to_string(best.microBatches)
+             : std::string())
+     << (best.sequenceParallel ? " sequence-parallel=true" : "");
   return text;
 }

@@ -32,6 +32,7 @@ struct LoomPartitionPass
   LogicalResult choosePolicy(ModuleOp module, PartitionOptions &options) {
     options.sequenceParallel = sequenceParallel;
     options.shardWeights = zero;
+    options.microBatches = microBatches;
     if (plan.empty()) {
       FailureOr<SmallVector<GridAxisSpec>> axes =
           parseGridSpec(grid, [&] { return emitError(module.getLoc()); });
@@ -60,6 +61,7 @@ struct LoomPartitionPass
       LoomPartitionPassOptions stated;
       stated.grid = gridString(trial);
       stated.sequenceParallel = trial.sequenceParallel;
+      stated.microBatches = trial.microBatches;
       stated.zero = zero;
       PassManager pm(copy.getContext());
       pm.addPass(createLoomPartitionPass(stated));
@@ -77,6 +79,7 @@ struct LoomPartitionPass
     emitRemark(module.getLoc()) << report;
     options.axes = candidates[*chosen].options.axes;
     options.sequenceParallel = candidates[*chosen].options.sequenceParallel;
+    options.microBatches = candidates[*chosen].options.microBatches;
     return success();
   }
 
@@ -93,9 +96,10 @@ struct LoomPartitionPass
     for (auto [i, axis] : llvm::enumerate(options.axes))
       if (axis.name == "pp")
         pipelineAxis = i, stages = axis.size;
+    int64_t microBatches = options.microBatches;
     if (microBatches < 1 || (microBatches > 1 && !pipelineAxis)) {
       emitError(module.getLoc())
-          << "micro-batches=" << static_cast<int64_t>(microBatches)
+          << "micro-batches=" << microBatches
           << " needs a pipeline (pp) grid axis and a positive count";
       return signalPassFailure();
     }

@@ -52,6 +52,8 @@
 // PLAN-NEXT:   tp=2 +sp                      0.003            128           1           1632           1280            0         5.04
 // PLAN-NEXT:   cp=2                          0.004            512           1           2208           1664            0         5.09
 // PLAN-NEXT: * dp=2                          0.003             64           1           3232            512            0         5.04
+// PLAN-NEXT:   pp=2                          0.004            576           2           2048           1024            0        15.19
+// PLAN-NEXT:   pp=2 m=2                      0.004            576           3           2048            512            0        20.14
 // PLAN-NEXT: chosen: dp=2
 // PLAN:      remark: partition plans for 2 devices
 // PLAN:      chosen: dp=2
@@ -67,11 +69,17 @@
 // RUN: loom-opt %s -split-input-file --loom-partition="plan=auto devices=2 device-gflops=50 link-gbps=1000" 2>&1 | FileCheck %s --check-prefix=FIGURES
 // FIGURES: (cost model: 50 GFLOP/s, 1000 GB/s links in a node of 8, 2.5 GB/s between nodes, 85899345920 bytes per device, 5 us per collective; per device)
 // Plans that do not apply say why; when none does, that is an error.
-// RUN: not loom-opt %s -split-input-file --loom-partition="plan=auto devices=3" 2>&1 | FileCheck %s --check-prefix=NOPLAN
+// RUN: not loom-opt %s -split-input-file --loom-partition="plan=auto devices=3 device-memory=1000" 2>&1 | FileCheck %s --check-prefix=NOPLAN
 // NOPLAN: error: no partition plan applies to 3 devices:
 // NOPLAN:   tp=3                   not applicable: tp=3 does not divide the MLP's hidden size 32
 // NOPLAN:   dp=3                   not applicable: dp=3 does not divide the batch dimension (4) of argument 0
+// NOPLAN:   pp=3                   not applicable: needs 3072 bytes per device (weights, activations, KV cache), has 1000
+// NOPLAN:   pp=3 m=3               not applicable: micro-batches=3 does not divide the batch dimension (4) of argument 0 of 'mlp'
 // NOPLAN: none applies
+// With 3 devices and memory enough, only a 3-stage pipeline applies.
+// RUN: loom-opt %s -split-input-file --loom-partition="plan=auto devices=3" 2>&1 | FileCheck %s --check-prefix=PLAN3
+// PLAN3: * pp=3
+// PLAN3: chosen: pp=3
 // RUN: not loom-opt %s --loom-partition="plan=auto" 2>&1 | FileCheck %s --check-prefix=BADPLAN
 // RUN: not loom-opt %s --loom-partition="plan=auto devices=2 grid=tp=2" 2>&1 | FileCheck %s --check-prefix=BADPLAN
 // RUN: not loom-opt %s --loom-partition="plan=fast devices=2" 2>&1 | FileCheck %s --check-prefix=BADPLAN

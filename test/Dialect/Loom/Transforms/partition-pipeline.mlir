@@ -69,7 +69,6 @@ func.func @main(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
 // RUN: not loom-opt %s --loom-partition="grid=tp=2 micro-batches=2" 2>&1 | FileCheck %s --check-prefix=NOPP
 // NOPP: error: micro-batches=2 needs a pipeline (pp) grid axis and a positive count
 // RUN: not loom-opt %s --loom-partition="grid=pp=2 micro-batches=3" 2>&1 | FileCheck %s --check-prefix=MB3
-// MB3: error: dp=3 does not divide the batch dimension (4) of argument 0
-// MB3: error: micro-batches=3 splits dimension 0 of every input like dp=3, which failed (see above)
+// MB3: error: micro-batches=3 does not divide the batch dimension (4) of argument 0 of 'main'
 // RUN: not loom-opt %s --loom-partition="grid=pp=9" 2>&1 | FileCheck %s --check-prefix=PP9
 // PP9: error: pp=9 needs at least 9 ops that compute on activations; 'main' has 8

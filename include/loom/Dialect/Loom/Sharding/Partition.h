@@ -22,7 +22,7 @@ namespace loom {
 /// One axis of a device grid: the strategy it carries and its degree.
 struct GridAxisSpec {
   /// "dp" (data parallel: the batch), "cp" (context parallel: the
-  /// sequence) or "tp" (tensor parallel, Megatron).
+  /// sequence), "tp" (tensor parallel, Megatron) or "pp" (pipeline stages).
   std::string name;
   int64_t size = 1;
 };
@@ -43,6 +43,9 @@ struct PartitionOptions {
   llvm::SmallVector<GridAxisSpec> axes;
   /// With "tp": sequence parallelism between the tensor-parallel blocks.
   bool sequenceParallel = false;
+  /// With "pp": micro-batches of the batch that flow through the stages
+  /// one after another (GPipe).
+  int64_t microBatches = 1;
   /// With "dp": ZeRO-style weights, stored split over the dp axis and
   /// all-gathered just before use.
   bool shardWeights = false;
