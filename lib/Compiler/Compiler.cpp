@@ -166,7 +166,10 @@ int compile(CompileRequest request) {
                    << engine.ranks.size()
                    << (engine.ranks.size() == 1 ? " rank, " : " ranks, ")
                    << engine.arch << ", code "
-                   << engine.ranks.front().code.size() << " bytes)\n";
+                   << engine.ranks.front().code.size() << " bytes, weights "
+                   << engine.ranks.front().weights.size() << " bytes in "
+                   << engine.ranks.front().weightPlaces.size()
+                   << " tensors)\n";
     return 0;
   }
 

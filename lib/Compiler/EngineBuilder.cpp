@@ -107,7 +107,9 @@ LogicalResult buildEngine(ModuleOp module, const cpu::CompileOptions &options,
     if (gridSize->has_value() && failed(cpu::specializeForRank(*copy, r)))
       return failure();
     SmallVector<char> object;
-    if (std::string error = cpu::compileToObject(*copy, options, object);
+    SmallVector<ElementsAttr> weights;
+    if (std::string error =
+            cpu::compileToObject(*copy, options, object, &weights);
         !error.empty())
       return module.emitError(error);
     SmallVector<char> shared;
@@ -117,6 +119,8 @@ LogicalResult buildEngine(ModuleOp module, const cpu::CompileOptions &options,
     EngineRank compiled = rank;
     compiled.code.assign(shared.begin(), shared.end());
     compiled.entry = cpu::kEntrySymbol;
+    for (ElementsAttr weight : weights)
+      appendWeight(compiled, cpu::weightBytes(weight));
     engine.ranks.push_back(std::move(compiled));
   }
   engine.compilerVersion = compilerVersion();

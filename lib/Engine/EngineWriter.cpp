@@ -52,6 +52,15 @@ uint64_t alignUp(uint64_t v) {
 
 } // namespace
 
+void appendWeight(EngineRank &rank, ArrayRef<char> bytes) {
+  constexpr uint64_t kWeightAlignment = 64;
+  uint64_t offset = (rank.weights.size() + kWeightAlignment - 1) /
+                    kWeightAlignment * kWeightAlignment;
+  rank.weights.resize(offset, 0);
+  rank.weights.insert(rank.weights.end(), bytes.begin(), bytes.end());
+  rank.weightPlaces.push_back({offset, bytes.size()});
+}
+
 Expected<std::vector<char>> serializeEngine(const EngineDescription &engine) {
   int64_t devices = 1;
   for (int64_t d : engine.grid)
@@ -76,6 +85,8 @@ Expected<std::vector<char>> serializeEngine(const EngineDescription &engine) {
     for (const EngineTensor &t : rank.outputs)
       os << "output " << r << " " << percentEncode(t.name) << " " << t.dtype
          << " " << shapeString(t.shape) << "\n";
+    for (const EngineWeight &w : rank.weightPlaces)
+      os << "weight " << r << " " << w.offset << " " << w.size << "\n";
   }
 
   // Layout: header, section table, manifest, then page-aligned payloads.

@@ -71,8 +71,17 @@ const DtypeInfo *findDtype(const std::string &name) {
 
 using EntryFn = void (*)(void **);
 
+/// A weight's place in its rank's weights section (from the manifest).
+struct WeightPlace {
+  uint64_t offset = 0, size = 0;
+};
+
 struct Rank {
   std::vector<loom_tensor_desc> inputs, outputs;
+  std::vector<WeightPlace> weightPlaces;
+  /// Pointers into the mapped weights section, in parameter order.
+  std::vector<void *> weights;
+  bool hasWeightsSection = false;
   std::string entryName;
   EntryFn entry = nullptr;
   void *library = nullptr;
@@ -257,6 +266,17 @@ loom_status loom_engine::parseManifest(const std::string &text,
       }
       desc.byte_size = bytes;
       (f[0] == "input" ? r->inputs : r->outputs).push_back(desc);
+    } else if (f[0] == "weight" && f.size() == 4) {
+      Rank *r = rankAt(f[1]);
+      char *end = nullptr;
+      WeightPlace place;
+      place.offset = std::strtoull(f[2].c_str(), &end, 10);
+      bool ok = !f[2].empty() && !*end && f[2][0] != '-';
+      place.size = std::strtoull(f[3].c_str(), &end, 10);
+      ok = ok && !f[3].empty() && !*end && f[3][0] != '-';
+      if (!r || !ok)
+        return bad("bad rank, offset or size");
+      r->weightPlaces.push_back(place);
     } else {
       return bad("unknown record");
     }
@@ -423,16 +443,41 @@ loom_status loom_engine_load(const char *path,
     if (section.kind == LOOM_SECTION_CODE) {
       if (loom_status s = result->loadCode(section))
         return fail(s, where + loom_last_error());
-    } else if (section.kind != LOOM_SECTION_WEIGHTS) {
+    } else if (section.kind == LOOM_SECTION_WEIGHTS) {
+      // Used in place: the weights stay in the read-only mapping.
+      Rank &rank = result->ranks[section.rank];
+      if (rank.hasWeightsSection)
+        return fail(LOOM_ERROR_CORRUPT,
+                    where + "two weights sections for rank " +
+                        std::to_string(section.rank));
+      rank.hasWeightsSection = true;
+      for (const WeightPlace &place : rank.weightPlaces) {
+        if (place.offset > section.size ||
+            place.size > section.size - place.offset)
+          return fail(LOOM_ERROR_CORRUPT,
+                      where + "a weight of rank " +
+                          std::to_string(section.rank) +
+                          " lies outside its weights section");
+        rank.weights.push_back(
+            const_cast<uint8_t *>(bytes + section.offset + place.offset));
+      }
+    } else {
       return fail(LOOM_ERROR_CORRUPT,
                   where + "section " + std::to_string(i) + " has unknown kind " +
                       std::to_string(section.kind));
     }
   }
-  for (size_t r = 0; r < result->ranks.size(); ++r)
+  for (size_t r = 0; r < result->ranks.size(); ++r) {
     if (!result->ranks[r].entry)
       return fail(LOOM_ERROR_CORRUPT,
                   where + "no code for rank " + std::to_string(r));
+    if (result->ranks[r].weights.size() !=
+        result->ranks[r].weightPlaces.size())
+      return fail(LOOM_ERROR_CORRUPT,
+                  where + "the manifest lists weights of rank " +
+                      std::to_string(r) + " but the file has no weights "
+                                          "section for it");
+  }
   *engine = result.release();
   return LOOM_OK;
 }
@@ -510,6 +555,8 @@ static loom_status runRank(loom_engine *engine, int32_t rank,
                   "input " + std::to_string(i) + " is null");
     buffers.push_back(const_cast<void *>(inputs[i]));
   }
+  // The code only reads its weights; the mapping is read-only.
+  buffers.insert(buffers.end(), r->weights.begin(), r->weights.end());
   for (size_t i = 0; i < r->outputs.size(); ++i) {
     if (!outputs[i] && r->outputs[i].byte_size)
       return fail(LOOM_ERROR_INVALID_ARGUMENT,

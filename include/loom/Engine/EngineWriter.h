@@ -27,15 +27,26 @@ struct EngineTensor {
   llvm::SmallVector<int64_t> shape;
 };
 
+/// Where one weight lies in its rank's weights section.
+struct EngineWeight {
+  uint64_t offset = 0, size = 0;
+};
+
 /// One rank's program: a shared object exporting `entry`
-/// (`void entry(void **buffers)`, inputs then outputs), its signature, and
-/// optionally its weights.
+/// (`void entry(void **buffers)`: inputs, then weights, then outputs), its
+/// signature, and its weights (the section's bytes and each weight's place
+/// in it, in parameter order).
 struct EngineRank {
   std::vector<char> code;
   std::string entry = "loom_entry";
   std::vector<char> weights;
+  std::vector<EngineWeight> weightPlaces;
   std::vector<EngineTensor> inputs, outputs;
 };
+
+/// Appends `bytes` to `rank`'s weights section at the next 64-byte boundary
+/// (what vector loads want) and records its place.
+void appendWeight(EngineRank &rank, llvm::ArrayRef<char> bytes);
 
 struct EngineDescription {
   std::string compilerVersion;

@@ -223,7 +223,8 @@ std::string emitObject(llvm::Module &module, unsigned optLevel,
 }
 
 LogicalResult lowerModule(ModuleOp module, Stage stopAfter,
-                          const CompileOptions &options) {
+                          const CompileOptions &options,
+                          SmallVectorImpl<ElementsAttr> *weights) {
   Clock::time_point start = Clock::now();
   if (options.optimizeGraph) {
     PassManager graph(module.getContext());
@@ -243,6 +244,10 @@ LogicalResult lowerModule(ModuleOp module, Stage stopAfter,
     return success();
   if (failed(prepareEntry(module)))
     return failure();
+  if (weights &&
+      failed(externalizeWeights(module, options.externalWeightMinBytes,
+                                *weights)))
+    return failure();
   PassManager toLLVM(module.getContext());
   buildLinalgToLLVMPipeline(toLLVM, options.reportKernels);
   if (failed(toLLVM.run(module)))
@@ -252,8 +257,9 @@ LogicalResult lowerModule(ModuleOp module, Stage stopAfter,
 }
 
 std::string compileToObject(ModuleOp module, const CompileOptions &options,
-                            llvm::SmallVectorImpl<char> &object) {
-  if (failed(lowerModule(module, Stage::LLVMDialect, options)))
+                            llvm::SmallVectorImpl<char> &object,
+                            SmallVectorImpl<ElementsAttr> *weights) {
+  if (failed(lowerModule(module, Stage::LLVMDialect, options, weights)))
     return "lowering failed (see the diagnostics above)";
   Clock::time_point start = Clock::now();
   llvm::LLVMContext context;

@@ -6,6 +6,10 @@ usage: tamper.py IN OUT MODE [ARG]
   version V       set the format version to V and re-sign the file
   arch NAME       set the manifest's target architecture (a name of the
                   same length) and re-sign
+  weight N OFFSET set the offset of the manifest's N-th weight record and
+                  re-sign (the manifest may grow into the padding before
+                  the first section)
+  sections N      keep only the first N sections of the table and re-sign
 
 "Re-sign" recomputes the SHA-256 the way the writer does (over the file
 with the digest field zeroed), so that the check after the digest fires.
@@ -49,6 +53,24 @@ def main():
                 lines[i] = " ".join(fields)
         new = "\n".join(lines).encode()
         data[manifest_offset:manifest_offset + manifest_size] = new
+        resign(data)
+    elif mode == "weight":
+        index, offset = int(arg), sys.argv[5]
+        manifest_offset, manifest_size = struct.unpack_from("<QQ", data, 72)
+        lines = data[manifest_offset:manifest_offset + manifest_size].decode().split("\n")
+        weights = [i for i, line in enumerate(lines) if line.startswith("weight ")]
+        fields = lines[weights[index]].split(" ")
+        fields[2] = offset
+        lines[weights[index]] = " ".join(fields)
+        new = "\n".join(lines).encode()
+        first_section = struct.unpack_from("<Q", data, struct.unpack_from("<Q", data, 56)[0] + 8)[0]
+        if manifest_offset + len(new) > first_section:
+            sys.exit("the new manifest does not fit before the first section")
+        data[manifest_offset:manifest_offset + len(new)] = new
+        struct.pack_into("<Q", data, 80, len(new))
+        resign(data)
+    elif mode == "sections":
+        struct.pack_into("<I", data, 64, int(arg))
         resign(data)
     else:
         sys.exit("unknown mode " + mode)

@@ -45,6 +45,9 @@ struct CompileOptions {
   /// Print kernel formation's fusion report (ONNX nodes in, kernels out by
   /// kind) and the memory plan's figures to stderr.
   bool reportKernels = false;
+  /// With external weights (engines): the smallest constant, in bytes, that
+  /// becomes a weight parameter; smaller ones stay in the code.
+  int64_t externalWeightMinBytes = 64;
   /// Called after each phase with its name and wall time in milliseconds.
   std::function<void(llvm::StringRef phase, double milliseconds)> onPhase;
 };
@@ -91,14 +94,33 @@ std::string emitObject(llvm::Module &module, unsigned optLevel,
 /// Runs the pipeline on `module` in place up to `stopAfter` (Loom: after
 /// the graph pipeline; Linalg; LLVMDialect). Diagnostics go to the
 /// context's handler.
-mlir::LogicalResult lowerModule(mlir::ModuleOp module, Stage stopAfter,
-                                const CompileOptions &options);
+/// With `weights`, the entry's constant tensors of at least
+/// `CompileOptions::externalWeightMinBytes` become parameters after its
+/// inputs (see externalizeWeights) and `weights` receives their values.
+mlir::LogicalResult
+lowerModule(mlir::ModuleOp module, Stage stopAfter,
+            const CompileOptions &options,
+            llvm::SmallVectorImpl<mlir::ElementsAttr> *weights = nullptr);
+
+/// Replaces each dense, non-splat constant tensor of the entry
+/// (`kMainSymbol`, linalg on tensors) of at least `minBytes` by a parameter
+/// placed after the inputs (one per distinct value), appending the values
+/// in parameter order to `weights`. The compiled code then reads them from
+/// buffers the caller passes between the inputs and the outputs.
+mlir::LogicalResult
+externalizeWeights(mlir::ModuleOp module, int64_t minBytes,
+                   llvm::SmallVectorImpl<mlir::ElementsAttr> &weights);
+
+/// The bytes of a weight as externalizeWeights takes it (row-major,
+/// little-endian, whole bytes per element).
+llvm::ArrayRef<char> weightBytes(mlir::ElementsAttr weight);
 
 /// The whole pipeline: `module` (loom IR, lowered in place) to object code.
 /// Returns an error message, empty on success.
-std::string compileToObject(mlir::ModuleOp module,
-                            const CompileOptions &options,
-                            llvm::SmallVectorImpl<char> &object);
+std::string
+compileToObject(mlir::ModuleOp module, const CompileOptions &options,
+                llvm::SmallVectorImpl<char> &object,
+                llvm::SmallVectorImpl<mlir::ElementsAttr> *weights = nullptr);
 
 } // namespace loom::cpu
 

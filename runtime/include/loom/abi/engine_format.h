@@ -24,7 +24,12 @@
  *   rank <r> entry <symbol>    (rank r's code calls `symbol(void **)`)
  *   input <r> <name> <dtype> <d0>x<d1>...   ("scalar" for rank 0)
  *   output <r> <name> <dtype> <d0>x<d1>...
+ *   weight <r> <offset> <bytes>  (a weight in rank r's weights section, at
+ *                                 `offset` from its start, in parameter
+ *                                 order)
  *
+ * Rank r's code is called with one pointer per input, then one per weight
+ * (into the mapped weights section), then one per output.
  * Names are percent-encoded (%20 for a space, %25 for '%'). The dtypes are
  * those of loom_dtype below, by name ("f32", "i64", ...).
  *
@@ -43,7 +48,7 @@ extern "C" {
 #define LOOM_ENGINE_MAGIC "LOOMENGN"
 #define LOOM_ENGINE_MAGIC_SIZE 8
 /* Bumped on any incompatible change of this header or the manifest. */
-#define LOOM_ENGINE_FORMAT_VERSION 1u
+#define LOOM_ENGINE_FORMAT_VERSION 2u
 /* Payload alignment: a page, so sections can be mapped in place. */
 #define LOOM_ENGINE_ALIGNMENT 4096u
 
