@@ -1,0 +1,116 @@
+//===- runtime_cpp_test.cpp - The C++ wrapper on a real engine ------------===//
+//
+// Run by test/Runtime/unit-tests.test with LOOM_TEST_ENGINE set to the MLP
+// fixture compiled by loomc (one rank, input x f32[2, 16], output y
+// f32[2, 8], a softmax) and LOOM_TEST_PP_ENGINE to the same model compiled
+// for two pipeline stages.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/runtime.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+std::string enginePath(const char *variable) {
+  const char *path = std::getenv(variable);
+  return path ? path : "";
+}
+
+TEST(CppWrapper, LoadFailureIsAValue) {
+  loom::Error error;
+  loom::Engine engine = loom::Engine::load("/nonexistent/x.engine", error);
+  EXPECT_TRUE(error);
+  EXPECT_FALSE(engine);
+  EXPECT_EQ(error.status(), LOOM_ERROR_IO);
+  EXPECT_STREQ(error.statusName(), "LOOM_ERROR_IO");
+  EXPECT_NE(error.message().find("/nonexistent/x.engine"), std::string::npos)
+      << error.message();
+}
+
+TEST(CppWrapper, InspectAndExecute) {
+  std::string path = enginePath("LOOM_TEST_ENGINE");
+  ASSERT_FALSE(path.empty()) << "set LOOM_TEST_ENGINE to an MLP engine";
+  loom::Error error;
+  loom::Engine engine = loom::Engine::load(path, error);
+  ASSERT_FALSE(error) << error.message();
+  ASSERT_TRUE(engine);
+  EXPECT_EQ(engine.numRanks(), 1);
+  EXPECT_EQ(engine.grid(), std::vector<int64_t>{1});
+  EXPECT_NE(engine.compilerVersion().find("loom"), std::string::npos);
+  ASSERT_EQ(engine.inputs().size(), 1u);
+  ASSERT_EQ(engine.outputs().size(), 1u);
+  loom_tensor_desc x = engine.inputs()[0], y = engine.outputs()[0];
+  EXPECT_STREQ(x.name, "x");
+  EXPECT_EQ(x.dtype, LOOM_DTYPE_F32);
+  ASSERT_EQ(x.rank, 2);
+  EXPECT_EQ(x.dims[0], 2);
+  EXPECT_EQ(x.dims[1], 16);
+  EXPECT_EQ(y.byte_size, 2u * 8u * sizeof(float));
+
+  // Moving keeps the engine usable.
+  loom::Engine moved = std::move(engine);
+  EXPECT_FALSE(engine);
+  std::vector<float> in(32), out(16, -1.0f);
+  for (size_t i = 0; i < in.size(); ++i)
+    in[i] = 0.1f * float(i) - 1.0f;
+  error = moved.execute({in.data()}, {out.data()});
+  ASSERT_FALSE(error) << error.message();
+  // The model ends in a softmax: each row is a distribution.
+  for (int row = 0; row < 2; ++row) {
+    float sum = 0;
+    for (int j = 0; j < 8; ++j) {
+      EXPECT_GT(out[row * 8 + j], 0.0f);
+      sum += out[row * 8 + j];
+    }
+    EXPECT_NEAR(sum, 1.0f, 1e-5f);
+  }
+
+  // Wrong buffer counts are refused before the C API runs.
+  error = moved.execute({}, {out.data()});
+  EXPECT_TRUE(error);
+  EXPECT_EQ(error.status(), LOOM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error.message().find("takes 1 inputs and 1 outputs, got 0 and 1"),
+            std::string::npos)
+      << error.message();
+}
+
+TEST(CppWrapper, PipelineRanksMatchOneRank) {
+  std::string single = enginePath("LOOM_TEST_ENGINE");
+  std::string pipeline = enginePath("LOOM_TEST_PP_ENGINE");
+  ASSERT_FALSE(single.empty() || pipeline.empty())
+      << "set LOOM_TEST_ENGINE and LOOM_TEST_PP_ENGINE";
+  loom::Error error;
+  loom::Engine one = loom::Engine::load(single, error);
+  ASSERT_FALSE(error) << error.message();
+  loom::Engine two = loom::Engine::load(pipeline, error);
+  ASSERT_FALSE(error) << error.message();
+  EXPECT_EQ(two.numRanks(), 2);
+  EXPECT_EQ(two.grid(), std::vector<int64_t>{2});
+
+  std::vector<float> in(32), expected(16), out0(16), out1(16);
+  for (size_t i = 0; i < in.size(); ++i)
+    in[i] = std::sin(float(i));
+  ASSERT_FALSE(one.execute({in.data()}, {expected.data()}));
+  // Running a multi-rank engine as one rank is refused.
+  EXPECT_TRUE(two.execute({in.data()}, {out0.data()}));
+  error = two.executeRanks({{in.data()}, {in.data()}},
+                           {{out0.data()}, {out1.data()}});
+  ASSERT_FALSE(error) << error.message();
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_NEAR(out0[i], expected[i], 1e-6f) << i;
+    EXPECT_NEAR(out1[i], expected[i], 1e-6f) << i;
+  }
+  error = two.executeRanks({{in.data()}}, {{out0.data()}});
+  EXPECT_TRUE(error);
+  EXPECT_NE(error.message().find("one list of buffers per rank"),
+            std::string::npos);
+}
+
+} // namespace
