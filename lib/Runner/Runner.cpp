@@ -10,6 +10,7 @@
 #include "loom/Runner/TensorIO.h"
 #include "loom/Target/CPU/CPUTarget.h"
 #include "loom/Target/CPU/Executable.h"
+#include "loom/device.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -467,9 +468,29 @@ int runDataSets(const RunOptions &options, llvm::StringRef directory) {
   return failures ? 1 : 0;
 }
 
+/// What the runtime finds on this machine; vendor libraries that are
+/// missing are reported with the reason, not as a failure.
+static int printDevices() {
+  for (loom_device_kind kind : {LOOM_DEVICE_CPU, LOOM_DEVICE_CUDA}) {
+    int32_t count = 0;
+    llvm::outs() << loom_device_kind_name(kind) << ": ";
+    if (loom_device_count(kind, &count) == LOOM_OK)
+      llvm::outs() << count << (count == 1 ? " device\n" : " devices\n");
+    else
+      llvm::outs() << "not available (" << loom_last_error() << ")\n";
+  }
+  int32_t version = 0;
+  llvm::outs() << "nccl: ";
+  if (loom_nccl_version(&version) == LOOM_OK)
+    llvm::outs() << "version " << version << "\n";
+  else
+    llvm::outs() << "not available (" << loom_last_error() << ")\n";
+  return 0;
+}
+
 int loomRunMain(int argc, char **argv) {
   namespace cl = llvm::cl;
-  cl::opt<std::string> model(cl::Positional, cl::Required,
+  cl::opt<std::string> model(cl::Positional,
                              cl::desc("<model.onnx | model.onnxtxt | "
                                       "model.mlir | - (loom IR on stdin)>"));
   cl::list<std::string> inputs(
@@ -525,6 +546,10 @@ int loomRunMain(int argc, char **argv) {
   cl::opt<bool> mpi(
       "mpi", cl::desc("Engines: run this process's rank under mpirun (one "
                       "rank per process, collectives on MPI)"));
+  cl::opt<bool> listDevices(
+      "list-devices",
+      cl::desc("Print the devices this machine offers the runtime (CPU, "
+               "CUDA through its driver, NCCL) and exit"));
   cl::opt<bool> allRanks(
       "all-ranks",
       cl::desc("With --ranks: compare every rank's outputs with --expected, "
@@ -539,6 +564,12 @@ int loomRunMain(int argc, char **argv) {
       "  loom-run model.onnx --data-sets DIR --top1\n"
       "  loom-run model.engine --inputs DIR --benchmark --iterations 100\n"
       "  loom-run int8.mlir --reference-model f32.mlir\n");
+  if (listDevices)
+    return printDevices();
+  if (model.empty()) {
+    llvm::errs() << "error: no model given (loom-run --help)\n";
+    return 1;
+  }
   RunOptions options;
   options.model = model;
   options.inputs.assign(inputs.begin(), inputs.end());

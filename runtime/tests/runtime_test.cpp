@@ -2,6 +2,7 @@
 
 #include "loom/abi/engine_format.h"
 #include "loom/comm.h"
+#include "loom/device.h"
 #include "loom/abi/sha256.h"
 #include "loom/runtime.h"
 
@@ -76,6 +77,31 @@ TEST(Runtime, Names) {
   EXPECT_STREQ(loom_dtype_name(LOOM_DTYPE_F32), "f32");
   EXPECT_EQ(loom_dtype_size(LOOM_DTYPE_BF16), 2u);
   EXPECT_EQ(loom_dtype_size(LOOM_DTYPE_BOOL), 1u);
+}
+
+TEST(Device, CpuIsAlwaysThere) {
+  int32_t count = -1;
+  ASSERT_EQ(loom_device_count(LOOM_DEVICE_CPU, &count), LOOM_OK);
+  EXPECT_EQ(count, 1);
+  EXPECT_STREQ(loom_device_kind_name(LOOM_DEVICE_CUDA), "cuda");
+  EXPECT_EQ(loom_device_count(LOOM_DEVICE_CPU, nullptr),
+            LOOM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(loom_device_count(static_cast<loom_device_kind>(7), &count),
+            LOOM_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(loom_last_error(), "unknown device kind 7");
+}
+
+// Either the machine has CUDA devices or the reason it has none is given.
+TEST(Device, CudaCountOrReason) {
+  int32_t count = -1;
+  loom_status status = loom_device_count(LOOM_DEVICE_CUDA, &count);
+  if (status == LOOM_OK) {
+    EXPECT_GT(count, 0);
+  } else {
+    EXPECT_EQ(status, LOOM_ERROR_NO_DEVICE);
+    EXPECT_EQ(count, 0);
+    EXPECT_GT(std::strlen(loom_last_error()), 0u);
+  }
 }
 
 TEST(Runtime, BadArguments) {

@@ -1,0 +1,44 @@
+/*===- device.h - Devices the runtime can run on ------------------*- C -*-===*
+ *
+ * Engines run on the CPU today. The device seam is here so that the CUDA
+ * backend and NCCL communicators plug in without changing the C API: the
+ * runtime opens vendor libraries at run time (dlopen), never links them, so
+ * it builds and loads on machines without them and reports their absence
+ * as LOOM_ERROR_NO_DEVICE with the reason.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef LOOM_DEVICE_H
+#define LOOM_DEVICE_H
+
+#include "loom/runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum loom_device_kind {
+  LOOM_DEVICE_CPU = 0,
+  /* NVIDIA GPUs through the CUDA driver (libcuda.so.1). */
+  LOOM_DEVICE_CUDA = 1
+} loom_device_kind;
+
+/* "cpu", "cuda"; "unknown" for anything else. */
+const char *loom_device_kind_name(loom_device_kind kind);
+
+/* How many devices of `kind` this process can use. The CPU is one device.
+   CUDA: opens the driver library and asks it (cuInit, cuDeviceGetCount);
+   LOOM_ERROR_NO_DEVICE (with the reason in loom_last_error()) when the
+   library is missing, fails to initialize or sees no device. */
+loom_status loom_device_count(loom_device_kind kind, int32_t *count);
+
+/* Whether NCCL (libnccl.so.2) can be opened, for communicators between
+   GPUs: LOOM_OK with its version (e.g. 22304 for 2.23.4), or
+   LOOM_ERROR_NO_DEVICE with the reason. */
+loom_status loom_nccl_version(int32_t *version);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LOOM_DEVICE_H */
