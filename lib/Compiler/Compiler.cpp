@@ -265,8 +265,7 @@ int loomcMain(int argc, char **argv) {
                              cl::Prefix, cl::init(3));
   cl::opt<std::string> grid(
       "grid", cl::desc("Partition for a device grid first, e.g. "
-                       "--grid=tp=2 or --grid=dp=2,tp=2,pp=2 (1-D grids compile to "
-                       "engines)"));
+                       "--grid=tp=2 or --grid=dp=2,tp=2,pp=2"));
   cl::opt<int64_t> microBatches(
       "micro-batches", cl::init(1),
       cl::desc("With a pp grid axis: split the batch into this many "

@@ -125,7 +125,9 @@ LogicalResult buildEngine(ModuleOp module, const cpu::CompileOptions &options,
   }
   engine.compilerVersion = compilerVersion();
   describeHost(engine);
-  engine.grid = {numRanks};
+  FailureOr<std::optional<SmallVector<int64_t>>> gridShape =
+      cpu::engineGridShape(module);
+  engine.grid = *gridShape ? **gridShape : SmallVector<int64_t>{1};
   return success();
 }
 

@@ -14,6 +14,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 
 using loom::runtime::setError;
@@ -111,6 +112,117 @@ void loom_rt_recv(int64_t out, int64_t bytes, int64_t source) {
     return;
   record(loom_comm_recv(state.comm, reinterpret_cast<void *>(out),
                         size_t(bytes), int32_t(source)));
+}
+
+} // extern "C"
+
+namespace {
+
+/// The group a call names, and this rank's place in it; false (with the
+/// error recorded) when this rank is not a member.
+bool findInGroup(const char *what, int64_t ranks, int64_t n,
+                 const int64_t *&members, int64_t &position) {
+  members = reinterpret_cast<const int64_t *>(ranks);
+  int32_t me = loom_comm_rank(state.comm);
+  for (position = 0; position < n; ++position)
+    if (members[position] == me)
+      return true;
+  record(setError(LOOM_ERROR_INTERNAL,
+                  std::string("rank ") + std::to_string(me) + " called " +
+                      what + " for a group it is not in"));
+  return false;
+}
+
+bool sendTo(const void *data, size_t bytes, int64_t rank) {
+  loom_status s = loom_comm_send(state.comm, data, bytes, int32_t(rank));
+  record(s);
+  return s == LOOM_OK;
+}
+
+bool recvFrom(void *data, size_t bytes, int64_t rank) {
+  loom_status s = loom_comm_recv(state.comm, data, bytes, int32_t(rank));
+  record(s);
+  return s == LOOM_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+void loom_rt_group_all_reduce(int64_t in, int64_t out, int64_t count,
+                              int32_t dtype, int32_t op, int64_t ranks,
+                              int64_t n) {
+  const int64_t *members;
+  int64_t position;
+  if (!ready("all_reduce") || !findInGroup("all_reduce", ranks, n, members,
+                                           position))
+    return;
+  size_t element = loom::runtime::reducibleSize(loom_dtype(dtype));
+  if (!element)
+    return record(setError(LOOM_ERROR_INVALID_ARGUMENT,
+                           "all_reduce of an unsupported dtype"));
+  size_t bytes = size_t(count) * element;
+  auto *result = reinterpret_cast<char *>(out);
+  if (position != 0) {
+    // Members send their part to the first one and get the sum back.
+    if (sendTo(reinterpret_cast<const void *>(in), bytes, members[0]))
+      recvFrom(result, bytes, members[0]);
+    return;
+  }
+  // The first member reduces in group order, then hands out the result.
+  std::memcpy(result, reinterpret_cast<const void *>(in), bytes);
+  std::vector<char> part(bytes);
+  for (int64_t i = 1; i < n; ++i) {
+    if (!recvFrom(part.data(), bytes, members[i]))
+      return;
+    loom::runtime::reduceInto(result, part.data(), size_t(count),
+                              loom_dtype(dtype), loom_reduce_op(op));
+  }
+  for (int64_t i = 1; i < n; ++i)
+    if (!sendTo(result, bytes, members[i]))
+      return;
+}
+
+void loom_rt_group_all_gather(int64_t in, int64_t out, int64_t bytes,
+                              int64_t ranks, int64_t n) {
+  const int64_t *members;
+  int64_t position;
+  if (!ready("all_gather") || !findInGroup("all_gather", ranks, n, members,
+                                           position))
+    return;
+  auto *result = reinterpret_cast<char *>(out);
+  size_t size = size_t(bytes);
+  if (position != 0) {
+    if (sendTo(reinterpret_cast<const void *>(in), size, members[0]))
+      recvFrom(result, size * size_t(n), members[0]);
+    return;
+  }
+  std::memcpy(result, reinterpret_cast<const void *>(in), size);
+  for (int64_t i = 1; i < n; ++i)
+    if (!recvFrom(result + size * size_t(i), size, members[i]))
+      return;
+  for (int64_t i = 1; i < n; ++i)
+    if (!sendTo(result, size * size_t(n), members[i]))
+      return;
+}
+
+void loom_rt_group_broadcast(int64_t in, int64_t out, int64_t bytes,
+                             int64_t root, int64_t ranks, int64_t n) {
+  const int64_t *members;
+  int64_t position;
+  if (!ready("broadcast") || !findInGroup("broadcast", ranks, n, members,
+                                          position))
+    return;
+  auto *result = reinterpret_cast<char *>(out);
+  if (members[position] != root) {
+    recvFrom(result, size_t(bytes), root);
+    return;
+  }
+  if (in != out)
+    std::memcpy(result, reinterpret_cast<const void *>(in), size_t(bytes));
+  for (int64_t i = 0; i < n; ++i)
+    if (members[i] != root && !sendTo(result, size_t(bytes), members[i]))
+      return;
 }
 
 } // extern "C"

@@ -43,6 +43,9 @@ constexpr const char *kAllGather = "loom_rt_all_gather";
 constexpr const char *kBroadcast = "loom_rt_broadcast";
 constexpr const char *kSend = "loom_rt_send";
 constexpr const char *kRecv = "loom_rt_recv";
+constexpr const char *kGroupAllReduce = "loom_rt_group_all_reduce";
+constexpr const char *kGroupAllGather = "loom_rt_group_all_gather";
+constexpr const char *kGroupBroadcast = "loom_rt_group_broadcast";
 
 /// The runtime's loom_dtype of an element type (runtime/include/loom/
 /// runtime.h), or -1.
@@ -154,17 +157,94 @@ int64_t bytesOf(RankedTensorType type) {
   return type.getNumElements() * bits / 8;
 }
 
-/// Keeps the stages of `rank` (inlined in place) and drops the others.
-LogicalResult keepOwnStages(ModuleOp module, int64_t rank) {
+/// One rank's place in a grid (row-major: the last axis varies fastest),
+/// and the groups of ranks that collectives over some axes involve.
+struct GridPlace {
+  SmallVector<int64_t> shape, coordinates;
+  int64_t rank = 0;
+
+  GridPlace(ArrayRef<int64_t> gridShape, int64_t rank)
+      : shape(gridShape), coordinates(gridShape.size()), rank(rank) {
+    int64_t rest = rank;
+    for (int64_t d = shape.size() - 1; d >= 0; --d) {
+      coordinates[d] = rest % shape[d];
+      rest /= shape[d];
+    }
+  }
+  int64_t numRanks() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+  int64_t linear(ArrayRef<int64_t> at) const {
+    int64_t r = 0;
+    for (auto [d, c] : llvm::enumerate(at))
+      r = r * shape[d] + c;
+    return r;
+  }
+  /// The rank at in-group index `index` (one entry per axis of `axes`) of
+  /// this rank's group.
+  int64_t memberAt(ArrayRef<int16_t> axes, ArrayRef<int64_t> index) const {
+    SmallVector<int64_t> at(coordinates);
+    for (auto [axis, i] : llvm::zip(axes, index))
+      at[axis] = i;
+    return linear(at);
+  }
+  /// This rank's group over `axes`: the ranks that differ from it only
+  /// there, in in-group order (row-major over `axes` as listed).
+  SmallVector<int64_t> group(ArrayRef<int16_t> axes) const {
+    int64_t n = 1;
+    for (int16_t axis : axes)
+      n *= shape[axis];
+    SmallVector<int64_t> members;
+    for (int64_t i = 0; i < n; ++i) {
+      SmallVector<int64_t> index(axes.size());
+      int64_t rest = i;
+      for (int64_t k = axes.size() - 1; k >= 0; --k) {
+        index[k] = rest % shape[axes[k]];
+        rest /= shape[axes[k]];
+      }
+      members.push_back(memberAt(axes, index));
+    }
+    return members;
+  }
+  /// This rank's in-group index over `axes`.
+  int64_t position(ArrayRef<int16_t> axes) const {
+    int64_t p = 0;
+    for (int16_t axis : axes)
+      p = p * shape[axis] + coordinates[axis];
+    return p;
+  }
+  /// Whether `members` is every rank in order: the communicator itself.
+  bool isWholeGrid(ArrayRef<int64_t> members) const {
+    if (static_cast<int64_t>(members.size()) != numRanks())
+      return false;
+    for (auto [i, m] : llvm::enumerate(members))
+      if (m != static_cast<int64_t>(i))
+        return false;
+    return true;
+  }
+};
+
+/// The address of a constant list of ranks, for group calls.
+Value ranksAddress(OpBuilder &b, Location loc, ArrayRef<int64_t> members) {
+  auto type = RankedTensorType::get({static_cast<int64_t>(members.size())},
+                                    b.getI64Type());
+  Value list =
+      ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, members));
+  return addressOf(b, loc, readOnlyBuffer(b, loc, list));
+}
+
+/// Keeps the stages of this rank (inlined in place) and drops the others.
+LogicalResult keepOwnStages(ModuleOp module, const GridPlace &place) {
   SmallVector<PipelineStageOp> stages;
   module.walk([&](PipelineStageOp stage) { stages.push_back(stage); });
   for (PipelineStageOp stage : stages) {
-    auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
-        stage, stage.getGridAttr());
-    if (!grid || grid.getShape().size() != 1)
-      return stage.emitOpError("needs a 1-D grid in engines yet");
+    if (stage.getGridAxisIndex() >= static_cast<int64_t>(place.shape.size()))
+      return stage.emitOpError("names a grid axis the grid does not have");
     OpBuilder b(stage);
-    if (stage.getStageIndex() != rank) {
+    if (stage.getStageIndex() != place.coordinates[stage.getGridAxisIndex()]) {
       for (Value result : stage.getResults()) {
         auto type = cast<RankedTensorType>(result.getType());
         result.replaceAllUsesWith(ConstantOp::create(
@@ -191,21 +271,41 @@ LogicalResult keepOwnStages(ModuleOp module, int64_t rank) {
 
 } // namespace
 
-FailureOr<std::optional<int64_t>> engineGridSize(ModuleOp module) {
+FailureOr<std::optional<SmallVector<int64_t>>>
+engineGridShape(ModuleOp module) {
   auto grids = llvm::to_vector(module.getOps<shard::GridOp>());
   if (grids.empty())
-    return std::optional<int64_t>();
-  if (grids.size() != 1 || grids.front().getShape().size() != 1 ||
-      ShapedType::isDynamic(grids.front().getShape()[0]))
+    return std::optional<SmallVector<int64_t>>();
+  if (grids.size() != 1 ||
+      llvm::any_of(grids.front().getShape(), ShapedType::isDynamic))
     return grids.front().emitError(
-        "engines support one 1-D device grid of static size yet");
-  return std::optional<int64_t>(grids.front().getShape()[0]);
+        "engines support one device grid of static size");
+  return std::optional<SmallVector<int64_t>>(
+      llvm::to_vector(grids.front().getShape()));
+}
+
+FailureOr<std::optional<int64_t>> engineGridSize(ModuleOp module) {
+  FailureOr<std::optional<SmallVector<int64_t>>> shape =
+      engineGridShape(module);
+  if (failed(shape))
+    return failure();
+  if (!*shape)
+    return std::optional<int64_t>();
+  int64_t n = 1;
+  for (int64_t d : **shape)
+    n *= d;
+  return std::optional<int64_t>(n);
 }
 
 LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
   Type i64Type = IntegerType::get(module.getContext(), 64);
   Type i32Type = IntegerType::get(module.getContext(), 32);
-  if (failed(keepOwnStages(module, rank)))
+  FailureOr<std::optional<SmallVector<int64_t>>> shape =
+      engineGridShape(module);
+  if (failed(shape))
+    return failure();
+  GridPlace place(shape->value_or(SmallVector<int64_t>{1}), rank);
+  if (failed(keepOwnStages(module, place)))
     return failure();
   SmallVector<Operation *> shardOps;
   module.walk([&](Operation *op) {
@@ -213,23 +313,56 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
         !isa<shard::GridOp>(op))
       shardOps.push_back(op);
   });
-  FailureOr<std::optional<int64_t>> size = engineGridSize(module);
-  if (failed(size))
-    return failure();
-  int64_t ranks = size->value_or(1);
+
+  // all_reduce of `input` (of `type`) over `members` into a new tensor.
+  auto allReduce = [&](OpBuilder &b, Location loc, Value input,
+                       RankedTensorType type, int32_t dtype, int32_t kind,
+                       ArrayRef<int64_t> members) -> Value {
+    if (members.size() == 1)
+      return input;
+    CallBuffers c = prepare(b, loc, input, type);
+    SmallVector<Value> args{c.inAddress, c.outAddress,
+                            i64(b, loc, type.getNumElements()),
+                            i32(b, loc, dtype), i32(b, loc, kind)};
+    if (place.isWholeGrid(members)) {
+      func::CallOp::create(b, loc,
+                           declare(module, kAllReduce,
+                                   {i64Type, i64Type, i64Type, i32Type,
+                                    i32Type}),
+                           args);
+    } else {
+      args.push_back(ranksAddress(b, loc, members));
+      args.push_back(i64(b, loc, members.size()));
+      func::CallOp::create(b, loc,
+                           declare(module, kGroupAllReduce,
+                                   {i64Type, i64Type, i64Type, i32Type,
+                                    i32Type, i64Type, i64Type}),
+                           args);
+    }
+    return finish(b, loc, c, type);
+  };
+
   for (Operation *op : shardOps) {
     OpBuilder b(op);
     Location loc = op->getLoc();
     if (auto slice = dyn_cast<shard::AllSliceOp>(op)) {
+      op->getResult(0).replaceAllUsesWith(rankSlice(
+          b, loc, slice.getInput(), cast<RankedTensorType>(slice.getType()),
+          slice.getSliceAxis().getSExtValue(),
+          place.position(slice.getGridAxes())));
+    } else if (isa<shard::ProcessLinearIndexOp>(op)) {
       op->getResult(0).replaceAllUsesWith(
-          rankSlice(b, loc, slice.getInput(),
-                    cast<RankedTensorType>(slice.getType()),
-                    slice.getSliceAxis().getSExtValue(), rank));
-    } else if (isa<shard::ProcessLinearIndexOp, shard::ProcessMultiIndexOp>(
-                   op)) {
-      // On a 1-D grid the rank is the linear and the only multi-index.
-      for (Value result : op->getResults())
-        result.replaceAllUsesWith(arith::ConstantIndexOp::create(b, loc, rank));
+          arith::ConstantIndexOp::create(b, loc, rank));
+    } else if (auto index = dyn_cast<shard::ProcessMultiIndexOp>(op)) {
+      SmallVector<int64_t> axes;
+      for (int16_t axis : index.getAxes())
+        axes.push_back(axis);
+      if (axes.empty())
+        for (int64_t d = 0; d < static_cast<int64_t>(place.shape.size()); ++d)
+          axes.push_back(d);
+      for (auto [result, axis] : llvm::zip(op->getResults(), axes))
+        result.replaceAllUsesWith(arith::ConstantIndexOp::create(
+            b, loc, place.coordinates[axis]));
     } else if (auto reduce = dyn_cast<shard::AllReduceOp>(op)) {
       auto type = cast<RankedTensorType>(reduce.getType());
       int32_t dtype = dtypeOf(type.getElementType());
@@ -238,14 +371,9 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
           reduce.getInput().getType() != reduce.getType())
         return op->emitOpError("with this element type, reduction or type "
                                "change is not supported in engines yet");
-      func::FuncOp callee = declare(
-          module, kAllReduce, {i64Type, i64Type, i64Type, i32Type, i32Type});
-      CallBuffers c = prepare(b, loc, reduce.getInput(), type);
-      func::CallOp::create(b, loc, callee,
-                           ValueRange{c.inAddress, c.outAddress,
-                                      i64(b, loc, type.getNumElements()),
-                                      i32(b, loc, dtype), i32(b, loc, kind)});
-      op->getResult(0).replaceAllUsesWith(finish(b, loc, c, type));
+      op->getResult(0).replaceAllUsesWith(
+          allReduce(b, loc, reduce.getInput(), type, dtype, kind,
+                    place.group(reduce.getGridAxes())));
     } else if (auto scatter = dyn_cast<shard::ReduceScatterOp>(op)) {
       // The reduction of the whole tensor, then this rank's slice.
       auto in = cast<RankedTensorType>(scatter.getInput().getType());
@@ -255,17 +383,12 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
       if (dtype < 0 || kind < 0 || !in.hasStaticShape())
         return op->emitOpError("with this element type or reduction is not "
                                "supported in engines yet");
-      func::FuncOp callee = declare(
-          module, kAllReduce, {i64Type, i64Type, i64Type, i32Type, i32Type});
-      CallBuffers c = prepare(b, loc, scatter.getInput(), in);
-      func::CallOp::create(b, loc, callee,
-                           ValueRange{c.inAddress, c.outAddress,
-                                      i64(b, loc, in.getNumElements()),
-                                      i32(b, loc, dtype), i32(b, loc, kind)});
-      Value reduced = finish(b, loc, c, in);
+      Value reduced = allReduce(b, loc, scatter.getInput(), in, dtype, kind,
+                                place.group(scatter.getGridAxes()));
       op->getResult(0).replaceAllUsesWith(
           rankSlice(b, loc, reduced, out,
-                    scatter.getScatterAxis().getSExtValue(), rank));
+                    scatter.getScatterAxis().getSExtValue(),
+                    place.position(scatter.getGridAxes())));
     } else if (auto gather = dyn_cast<shard::AllGatherOp>(op)) {
       auto in = cast<RankedTensorType>(gather.getInput().getType());
       auto out = cast<RankedTensorType>(gather.getType());
@@ -274,38 +397,47 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
       if (bits % 8 || !in.hasStaticShape())
         return op->emitOpError("of this element type or shape is not "
                                "supported in engines yet");
-      // [ranks, local...], contiguous per rank.
-      SmallVector<int64_t> stacked{ranks};
+      SmallVector<int64_t> members = place.group(gather.getGridAxes());
+      int64_t n = members.size();
+      // [n, local...], contiguous per member.
+      SmallVector<int64_t> stacked{n};
       llvm::append_range(stacked, in.getShape());
       auto stackedType = RankedTensorType::get(stacked, in.getElementType());
-      func::FuncOp callee =
-          declare(module, kAllGather, {i64Type, i64Type, i64Type});
       CallBuffers c = prepare(b, loc, gather.getInput(), stackedType);
-      func::CallOp::create(
-          b, loc, callee,
-          ValueRange{c.inAddress, c.outAddress,
-                     i64(b, loc, in.getNumElements() * bits / 8)});
+      SmallVector<Value> args{c.inAddress, c.outAddress,
+                              i64(b, loc, in.getNumElements() * bits / 8)};
+      if (place.isWholeGrid(members)) {
+        func::CallOp::create(
+            b, loc, declare(module, kAllGather, {i64Type, i64Type, i64Type}),
+            args);
+      } else {
+        args.push_back(ranksAddress(b, loc, members));
+        args.push_back(i64(b, loc, n));
+        func::CallOp::create(b, loc,
+                             declare(module, kGroupAllGather,
+                                     {i64Type, i64Type, i64Type, i64Type,
+                                      i64Type}),
+                             args);
+      }
       Value result = finish(b, loc, c, stackedType);
       if (axis != 0) {
-        // Move the rank dimension next to the gathered axis.
-        SmallVector<int64_t> perm, shape;
+        // Move the member dimension next to the gathered axis.
+        SmallVector<int64_t> perm, permuted;
         for (int64_t d = 0; d < in.getRank(); ++d) {
           if (d == axis)
             perm.push_back(0);
           perm.push_back(d + 1);
         }
         for (int64_t p : perm)
-          shape.push_back(stacked[p]);
-        result = TransposeOp::create(b, loc,
-                                     RankedTensorType::get(shape,
-                                                           in.getElementType()),
-                                     result, b.getDenseI64ArrayAttr(perm));
+          permuted.push_back(stacked[p]);
+        result = TransposeOp::create(
+            b, loc, RankedTensorType::get(permuted, in.getElementType()),
+            result, b.getDenseI64ArrayAttr(perm));
       }
-      auto shapeType =
-          RankedTensorType::get({out.getRank()}, b.getI64Type());
-      Value shape = ConstantOp::create(
+      auto shapeType = RankedTensorType::get({out.getRank()}, b.getI64Type());
+      Value outShape = ConstantOp::create(
           b, loc, DenseElementsAttr::get(shapeType, out.getShape()));
-      result = ReshapeOp::create(b, loc, out, result, shape,
+      result = ReshapeOp::create(b, loc, out, result, outShape,
                                  /*allowzero=*/false);
       op->getResult(0).replaceAllUsesWith(result);
     } else if (auto send = dyn_cast<shard::SendOp>(op)) {
@@ -316,9 +448,11 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
       func::FuncOp callee =
           declare(module, kSend, {i64Type, i64Type, i64Type});
       Value in = addressOf(b, loc, readOnlyBuffer(b, loc, send.getInput()));
+      int64_t destination =
+          place.memberAt(send.getGridAxes(), send.getDestination());
       func::CallOp::create(b, loc, callee,
                            ValueRange{in, i64(b, loc, bytesOf(type)),
-                                      i64(b, loc, send.getDestination()[0])});
+                                      i64(b, loc, destination)});
       op->getResult(0).replaceAllUsesWith(send.getInput());
     } else if (auto recv = dyn_cast<shard::RecvOp>(op)) {
       auto type = cast<RankedTensorType>(recv.getType());
@@ -330,23 +464,41 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
           declare(module, kRecv, {i64Type, i64Type, i64Type});
       CallBuffers c;
       c.out = resultBuffer(b, loc, type);
+      int64_t source = place.memberAt(recv.getGridAxes(), *recv.getSource());
       func::CallOp::create(b, loc, callee,
                            ValueRange{addressOf(b, loc, c.out),
                                       i64(b, loc, bytesOf(type)),
-                                      i64(b, loc, (*recv.getSource())[0])});
+                                      i64(b, loc, source)});
       op->getResult(0).replaceAllUsesWith(finish(b, loc, c, type));
     } else if (auto broadcast = dyn_cast<shard::BroadcastOp>(op)) {
       auto type = cast<RankedTensorType>(broadcast.getType());
       if (bytesOf(type) < 0 || !broadcast.getRootDynamic().empty())
         return op->emitOpError("of this type or with a dynamic root is not "
                                "supported in engines yet");
-      func::FuncOp callee =
-          declare(module, kBroadcast, {i64Type, i64Type, i64Type, i64Type});
+      SmallVector<int64_t> members = place.group(broadcast.getGridAxes());
+      if (members.size() == 1) {
+        op->getResult(0).replaceAllUsesWith(broadcast.getInput());
+        continue;
+      }
+      int64_t root =
+          place.memberAt(broadcast.getGridAxes(), broadcast.getRoot());
       CallBuffers c = prepare(b, loc, broadcast.getInput(), type);
-      func::CallOp::create(b, loc, callee,
-                           ValueRange{c.inAddress, c.outAddress,
-                                      i64(b, loc, bytesOf(type)),
-                                      i64(b, loc, broadcast.getRoot()[0])});
+      SmallVector<Value> args{c.inAddress, c.outAddress,
+                              i64(b, loc, bytesOf(type)), i64(b, loc, root)};
+      if (place.isWholeGrid(members)) {
+        func::CallOp::create(b, loc,
+                             declare(module, kBroadcast,
+                                     {i64Type, i64Type, i64Type, i64Type}),
+                             args);
+      } else {
+        args.push_back(ranksAddress(b, loc, members));
+        args.push_back(i64(b, loc, members.size()));
+        func::CallOp::create(b, loc,
+                             declare(module, kGroupBroadcast,
+                                     {i64Type, i64Type, i64Type, i64Type,
+                                      i64Type, i64Type}),
+                             args);
+      }
       op->getResult(0).replaceAllUsesWith(finish(b, loc, c, type));
     } else {
       return op->emitOpError("is not supported in engines yet (per-rank code "

@@ -38,6 +38,19 @@ void loom_rt_broadcast(int64_t in, int64_t out, int64_t bytes, int64_t root);
 void loom_rt_send(int64_t in, int64_t bytes, int64_t destination);
 void loom_rt_recv(int64_t out, int64_t bytes, int64_t source);
 
+/* Collectives over a group of the communicator's ranks (a sub-grid of a
+   multi-axis grid): `ranks` is the address of `n` int64 global ranks, the
+   group in order; every member passes the same list. They run through the
+   group's first member with point-to-point messages. */
+void loom_rt_group_all_reduce(int64_t in, int64_t out, int64_t count,
+                              int32_t dtype, int32_t op, int64_t ranks,
+                              int64_t n);
+void loom_rt_group_all_gather(int64_t in, int64_t out, int64_t bytes,
+                              int64_t ranks, int64_t n);
+/* `root` is a global rank, one of the group's. */
+void loom_rt_group_broadcast(int64_t in, int64_t out, int64_t bytes,
+                             int64_t root, int64_t ranks, int64_t n);
+
 #ifdef __cplusplus
 }
 #endif
