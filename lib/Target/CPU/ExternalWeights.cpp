@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/DenseMap.h"
@@ -44,6 +45,56 @@ ArrayRef<char> weightBytes(ElementsAttr attr) {
   return {};
 }
 
+/// The static, unit-stride slice `slice` takes of `whole` (row-major
+/// bytes), as a new constant of the slice's type.
+static ElementsAttr sliceOf(ElementsAttr whole, tensor::ExtractSliceOp slice) {
+  auto source = cast<ShapedType>(whole.getType());
+  auto type = cast<RankedTensorType>(slice.getType());
+  ArrayRef<int64_t> offsets = slice.getStaticOffsets();
+  int64_t element = source.getElementTypeBitWidth() / 8;
+  ArrayRef<char> from = weightBytes(whole);
+  // Row-major strides of the source, in elements.
+  SmallVector<int64_t> strides(source.getRank(), 1);
+  for (int64_t d = source.getRank() - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * source.getDimSize(d + 1);
+  std::vector<char> to;
+  to.reserve(type.getNumElements() * element);
+  SmallVector<int64_t> index(type.getRank(), 0);
+  int64_t innermost = type.getRank() ? type.getShape().back() : 1;
+  // Copy contiguous runs of the innermost dimension.
+  for (int64_t run = 0, runs = type.getNumElements() / std::max<int64_t>(
+                                   innermost, 1);
+       run < runs; ++run) {
+    int64_t at = 0;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      at += (offsets[d] + (d + 1 == type.getRank() ? 0 : index[d])) *
+            strides[d];
+    to.insert(to.end(), from.begin() + at * element,
+              from.begin() + (at + innermost) * element);
+    // The next run: increment the index over all but the last dimension.
+    for (int64_t d = type.getRank() - 2; d >= 0; --d) {
+      if (++index[d] < type.getDimSize(d))
+        break;
+      index[d] = 0;
+    }
+  }
+  return DenseElementsAttr::getFromRawBuffer(type, to);
+}
+
+/// Whether every use of `constant` is a static, unit-stride slice: a rank
+/// of a partitioned program reads only its pieces of the weight.
+static bool onlySliced(arith::ConstantOp constant) {
+  return !constant->use_empty() &&
+         llvm::all_of(constant->getUsers(), [](Operation *user) {
+           auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
+           return slice && slice.hasUnitStride() &&
+                  slice.getType().hasStaticShape() &&
+                  !ShapedType::isDynamicShape(slice.getStaticOffsets()) &&
+                  slice.getSourceType().getRank() ==
+                      slice.getType().getRank();
+         });
+}
+
 LogicalResult externalizeWeights(ModuleOp module, int64_t minBytes,
                                  SmallVectorImpl<ElementsAttr> &weights) {
   auto entry = module.lookupSymbol<func::FuncOp>(kMainSymbol);
@@ -60,16 +111,37 @@ LogicalResult externalizeWeights(ModuleOp module, int64_t minBytes,
     int64_t bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
     if (bytes < minBytes || weightBytes(attr).size() != size_t(bytes))
       continue;
-    BlockArgument &parameter = parameterOf[attr];
-    if (!parameter) {
-      unsigned index = numInputs + weights.size();
-      if (failed(entry.insertArgument(index, constant.getType(), {},
-                                      constant.getLoc())))
-        return failure();
-      parameter = entry.getArgument(index);
-      weights.push_back(attr);
+    auto parameterFor = [&](ElementsAttr value,
+                            Location loc) -> FailureOr<BlockArgument> {
+      BlockArgument &parameter = parameterOf[value];
+      if (!parameter) {
+        unsigned index = numInputs + weights.size();
+        if (failed(entry.insertArgument(index, value.getType(), {}, loc)))
+          return failure();
+        parameter = entry.getArgument(index);
+        weights.push_back(value);
+      }
+      return parameter;
+    };
+    if (onlySliced(constant)) {
+      // Keep only the pieces this program reads.
+      for (Operation *user : llvm::make_early_inc_range(constant->getUsers())) {
+        auto slice = cast<tensor::ExtractSliceOp>(user);
+        FailureOr<BlockArgument> piece =
+            parameterFor(sliceOf(attr, slice), slice.getLoc());
+        if (failed(piece))
+          return failure();
+        slice.replaceAllUsesWith(*piece);
+        slice.erase();
+      }
+      constant.erase();
+      continue;
     }
-    constant.replaceAllUsesWith(parameter);
+    FailureOr<BlockArgument> parameter =
+        parameterFor(attr, constant.getLoc());
+    if (failed(parameter))
+      return failure();
+    constant.replaceAllUsesWith(*parameter);
     constant.erase();
   }
   return success();
