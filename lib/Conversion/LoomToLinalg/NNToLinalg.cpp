@@ -15,6 +15,7 @@
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Dialect/Loom/IR/ResizeSampling.h"
+#include "loom/Dialect/Loom/Sharding/ExpertParallel.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -1877,6 +1878,25 @@ public:
   }
 };
 
+/// A mixture-of-experts layer becomes its dispatch/combine form in loom ops
+/// (one-hot routing masks and matmuls; see ExpertParallel.h), which the
+/// other patterns lower in turn.
+struct MoELowering : public LoomLowering<MoEOp> {
+  using LoomLowering::LoomLowering;
+
+  LogicalResult
+  matchAndRewrite(MoEOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<Value> result = buildMoEDispatchCombine(
+        rewriter, op, adaptor.getInput(), adaptor.getScores(),
+        adaptor.getWIn(), adaptor.getWOut());
+    if (failed(result))
+      return failure();
+    rewriter.replaceOp(op, *result);
+    return success();
+  }
+};
+
 } // namespace
 
 void populateLoomNNToLinalgPatterns(const TypeConverter &converter,
@@ -1891,7 +1911,7 @@ void populateLoomNNToLinalgPatterns(const TypeConverter &converter,
                RotaryEmbeddingLowering, ArgReduceLowering<ArgMaxOp>,
                ArgReduceLowering<ArgMinOp>, CumSumLowering, ResizeLowering,
                TopKLowering, MaxPoolWithIndicesLowering,
-               GridSampleLowering>(
+               GridSampleLowering, MoELowering>(
       converter,
                                                      patterns.getContext());
 }

@@ -1233,6 +1233,164 @@ struct RotaryEmbeddingPattern : OpRewritePattern<AddOp> {
 };
 
 //===----------------------------------------------------------------------===//
+// Mixture of experts
+//===----------------------------------------------------------------------===//
+
+/// Whether `axes` names exactly `axis` of a tensor of rank `rank`.
+bool isSingleAxis(ArrayRef<int64_t> axes, int64_t axis, int64_t rank) {
+  return axes.size() == 1 && normalizeAxis(axes[0], rank) == axis;
+}
+
+/// Whether `value` is a constant [0, 1] (one-hot off and on values).
+bool isOffOn(Value value) {
+  DenseFPElementsAttr attr;
+  if (!matchPattern(value, m_Constant(&attr)) || attr.getNumElements() != 2)
+    return false;
+  SmallVector<double> values;
+  for (const APFloat &v : attr.getValues<APFloat>())
+    values.push_back(v.convertToDouble());
+  return values[0] == 0.0 && values[1] == 1.0;
+}
+
+/// Recognizes the dense mixture-of-experts form PyTorch exports (every
+/// expert on every token, weighted by one-hot routing weights):
+///
+///   %v, %i = loom.topk %scores, k {axis = -1}       // [T, E] -> [T, k]
+///   %w = %v, or loom.div %v, (loom.reduce_sum %v {axes = [-1]})
+///   %m = loom.one_hot %i, E, [0, 1] {axis = -1}     // [T, k, E]
+///   %c = loom.reduce_sum (loom.mul %m, (loom.unsqueeze %w [2])) {axes = [1],
+///                         keepdims = false}         // [T, E]
+///   %xe = loom.expand (loom.unsqueeze %x [0]), [E, T, D]
+///   %h = act(loom.matmul %xe, %w_in)                // [E, T, H]
+///   %o = loom.matmul %h, %w_out                     // [E, T, D]
+///   %y = loom.reduce_sum (loom.mul %o, (loom.unsqueeze
+///          (loom.transpose %c [1, 0]) [2])) {axes = [0], keepdims = false}
+/// ->
+///   %y = loom.moe %x, %scores, %w_in, %w_out {k, normalize, activation}
+struct MoEPattern : OpRewritePattern<ReduceSumOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ReduceSumOp root,
+                                PatternRewriter &rewriter) const override {
+    auto fail = [&](const char *why) {
+      return rewriter.notifyMatchFailure(root, why);
+    };
+    auto rootType = cast<RankedTensorType>(root.getType());
+    if (rootType.getRank() != 2 || root.getKeepdims() ||
+        !isSingleAxis(root.getAxes(), 0, 3))
+      return fail("not a sum over experts of [E, T, D]");
+    auto weighted = root.getInput().getDefiningOp<MulOp>();
+    if (!weighted || !weighted->hasOneUse())
+      return fail("not a sum of weighted expert outputs");
+    MatMulOp down;
+    Value combine;
+    eitherOrder(weighted.getLhs(), weighted.getRhs(), [&](Value o, Value w) {
+      down = o.getDefiningOp<MatMulOp>();
+      auto unsqueeze = w.getDefiningOp<UnsqueezeOp>();
+      auto transpose =
+          unsqueeze ? unsqueeze.getInput().getDefiningOp<TransposeOp>()
+                    : TransposeOp();
+      if (!down || !o.hasOneUse() || !transpose || !w.hasOneUse() ||
+          !isSingleAxis(unsqueeze.getAxes(), 2, 3) ||
+          transpose.getPerm() != ArrayRef<int64_t>{1, 0})
+        return false;
+      combine = transpose.getInput();
+      return true;
+    });
+    if (!combine)
+      return fail("no expert outputs weighted by transposed combine weights");
+
+    // The experts: act(x @ w_in) @ w_out, batched over experts.
+    Value wOut = down.getRhs(), hidden = down.getLhs();
+    StringRef activation = "none";
+    Operation *act = hidden.getDefiningOp();
+    if (isa_and_nonnull<SiluOp, ReluOp>(act) ||
+        (isa_and_nonnull<GeluOp>(act) &&
+         cast<GeluOp>(act).getApproximate() == "none")) {
+      activation = isa<SiluOp>(act) ? "silu" : isa<ReluOp>(act) ? "relu" : "gelu";
+      if (!hidden.hasOneUse())
+        return fail("the hidden activation has other users");
+      hidden = act->getOperand(0);
+    }
+    auto up = hidden.getDefiningOp<MatMulOp>();
+    if (!up || !hidden.hasOneUse())
+      return fail("no expert input projection");
+    Value wIn = up.getRhs(), tokens = up.getLhs();
+    if (auto expand = tokens.getDefiningOp<ExpandOp>();
+        expand && tokens.hasOneUse())
+      tokens = expand.getInput();
+    if (auto unsqueeze = tokens.getDefiningOp<UnsqueezeOp>();
+        unsqueeze && tokens.hasOneUse() &&
+        isSingleAxis(unsqueeze.getAxes(), 0, 3))
+      tokens = unsqueeze.getInput();
+    auto xType = dyn_cast<RankedTensorType>(tokens.getType());
+    auto wInType = cast<RankedTensorType>(wIn.getType());
+    auto wOutType = cast<RankedTensorType>(wOut.getType());
+    if (!xType || xType != rootType || wInType.getRank() != 3 ||
+        wOutType.getRank() != 3 || !wInType.hasStaticShape() ||
+        wInType.getDimSize(0) != wOutType.getDimSize(0) ||
+        wInType.getDimSize(1) != xType.getDimSize(1) ||
+        wOutType.getDimSize(2) != xType.getDimSize(1) ||
+        wInType.getDimSize(2) != wOutType.getDimSize(1))
+      return fail("experts are not [E, D, H] and [E, H, D] on tokens [T, D]");
+    int64_t experts = wInType.getDimSize(0);
+
+    // The combine weights: top-k weights scattered to their experts.
+    auto sum = combine.getDefiningOp<ReduceSumOp>();
+    if (!sum || !combine.hasOneUse() || sum.getKeepdims() ||
+        !isSingleAxis(sum.getAxes(), 1, 3))
+      return fail("combine weights are not a sum over the k choices");
+    auto scatter = sum.getInput().getDefiningOp<MulOp>();
+    if (!scatter || !sum.getInput().hasOneUse())
+      return fail("combine weights are not one-hot masks times weights");
+    OneHotOp oneHot;
+    Value weights;
+    eitherOrder(scatter.getLhs(), scatter.getRhs(), [&](Value m, Value w) {
+      oneHot = m.getDefiningOp<OneHotOp>();
+      auto unsqueeze = w.getDefiningOp<UnsqueezeOp>();
+      if (!oneHot || !m.hasOneUse() || !unsqueeze || !w.hasOneUse() ||
+          !isSingleAxis(unsqueeze.getAxes(), 2, 3))
+        return false;
+      weights = unsqueeze.getInput();
+      return true;
+    });
+    if (!weights || normalizeAxis(oneHot.getAxis(), 3) != 2 ||
+        getSplatValue(oneHot.getDepth()) != static_cast<double>(experts) ||
+        !isOffOn(oneHot.getValues()))
+      return fail("no one-hot [0, 1] mask over the experts");
+    auto topk = oneHot.getIndices().getDefiningOp<TopKOp>();
+    if (!topk || oneHot.getIndices() != topk.getIndices())
+      return fail("the experts are not chosen by top-k");
+    bool normalize = false;
+    if (auto div = weights.getDefiningOp<DivOp>()) {
+      auto total = div.getRhs().getDefiningOp<ReduceSumOp>();
+      if (!total || div.getLhs() != topk.getValues() ||
+          total.getInput() != topk.getValues() || !total.getKeepdims() ||
+          !isSingleAxis(total.getAxes(), 1, 2))
+        return fail("top-k weights divided by something else than their sum");
+      normalize = true;
+      weights = div.getLhs();
+    }
+    auto scoresType = cast<RankedTensorType>(topk.getInput().getType());
+    std::optional<double> k = getSplatValue(topk.getK());
+    if (weights != topk.getValues() || !topk.getLargest() ||
+        scoresType.getRank() != 2 ||
+        normalizeAxis(topk.getAxis(), 2) != 1 ||
+        scoresType.getDimSize(1) != experts ||
+        scoresType.getDimSize(0) != xType.getDimSize(0) || !k || *k < 1 ||
+        *k > experts)
+      return fail("the routing is not the k largest of [T, E] scores");
+
+    rewriter.replaceOpWithNewOp<MoEOp>(
+        root, rootType, tokens, topk.getInput(), wIn, wOut,
+        rewriter.getI64IntegerAttr(static_cast<int64_t>(*k)),
+        rewriter.getBoolAttr(normalize), rewriter.getStringAttr(activation),
+        FloatAttr());
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
 // Pass
 //===----------------------------------------------------------------------===//
 
@@ -1254,5 +1412,5 @@ void loom::populateRecognitionPatterns(RewritePatternSet &patterns) {
                LayerNormPattern<DivOp>, RMSNormPattern<MulOp>,
                RMSNormPattern<DivOp>, GeluPattern, SiluPattern, SwigluPattern,
                SoftmaxPattern<DivOp>, SoftmaxPattern<MulOp>, AttentionPattern,
-               RotaryEmbeddingPattern>(ctx);
+               RotaryEmbeddingPattern, MoEPattern>(ctx);
 }
