@@ -231,9 +231,9 @@ def llama_block(batch=1):
         {"x": g.rng.standard_normal((batch, seq, d)).astype(np.float32)}
 
 
-def moe_top2():
+def moe_top2(tokens=6):
     g = Graph(6)
-    tokens, d, experts, hidden = 6, 16, 4, 32
+    d, experts, hidden = 16, 4, 32
     probs = g.op("Softmax", [g.op("MatMul", ["x", g.weight([d, experts])])], axis=-1)
     values, indices = g.op("TopK", [probs, g.const(np.array([2], np.int64))], n_out=2, axis=-1)
     values = g.op("Div", [values, g.op("ReduceSum", [values, g.const(np.array([-1], np.int64))],
@@ -254,14 +254,17 @@ def moe_top2():
                                  g.const(np.array([-1], np.int64))])
     g.op("ReduceSum", [g.op("Mul", [out, weights]), g.const(np.array([0], np.int64))], keepdims=0)
     g.nodes[-1].output[0] = "y"
-    return g.model("moe_top2", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [tokens, d])],
+    name = "moe_top2" if tokens == 6 else "moe_top2_t%d" % tokens
+    return g.model(name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [tokens, d])],
                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [tokens, d])]), \
         {"x": g.rng.standard_normal((tokens, d)).astype(np.float32)}
 
 
 FIXTURES = [mlp, cnn, transformer_encoder, gpt_decoder, llama_block, moe_top2,
             # Batch 2, for data parallelism.
-            lambda: transformer_encoder(2), lambda: gpt_decoder(2), lambda: llama_block(2)]
+            lambda: transformer_encoder(2), lambda: gpt_decoder(2), lambda: llama_block(2),
+            # 8 tokens, for expert parallelism over 4 ranks.
+            lambda: moe_top2(8)]
 
 
 def main():
