@@ -237,7 +237,12 @@ FailureOr<Value> loom::buildMoEDispatchCombine(OpBuilder &builder, MoEOp moe,
 
 LogicalResult loom::annotateExpertParallel(func::FuncOp func,
                                            FlatSymbolRefAttr grid,
-                                           GridAxis epAxis, int64_t ep) {
+                                           GridAxis epAxis, int64_t ep,
+                                           double capacityFactor) {
+  if (capacityFactor < 0)
+    return func.emitError() << "capacity-factor must be positive (or 0 for "
+                               "no capacity), got "
+                            << capacityFactor;
   OpBuilder builder(func.getContext());
   WalkResult walk = func.walk([&](MoEOp moe) -> WalkResult {
     int64_t experts = moe.getNumExperts();
@@ -249,6 +254,8 @@ LogicalResult loom::annotateExpertParallel(func::FuncOp func,
                       << " experts of this mixture-of-experts layer";
       return WalkResult::interrupt();
     }
+    if (capacityFactor > 0 && !moe.getCapacityFactorAttr())
+      moe.setCapacityFactorAttr(builder.getF64FloatAttr(capacityFactor));
     // Each rank stores its own experts: the expert weights are used split
     // by experts over the ep axis.
     Sharding split = Sharding::get(

@@ -470,7 +470,11 @@ LogicalResult annotateFunction(func::FuncOp func, FlatSymbolRefAttr grid,
     annotateUse(op->getOpOperand(1), splitSharding(grid, 0, *tpAxis), builder);
   for (Operation *op : plan.embeddings)
     annotateUse(op->getOpOperand(0), splitSharding(grid, 0, *tpAxis), builder);
-  if (epAxis && failed(annotateExpertParallel(func, grid, *epAxis, ep)))
+  if (options.capacityFactor != 0 && !epAxis)
+    return emitError(func.getLoc())
+           << "capacity-factor needs an expert-parallel (ep) grid axis";
+  if (epAxis && failed(annotateExpertParallel(func, grid, *epAxis, ep,
+                                              options.capacityFactor)))
     return failure();
   if (options.sequenceParallel) {
     if (!tpAxis)

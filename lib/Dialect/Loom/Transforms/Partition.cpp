@@ -31,6 +31,7 @@ struct LoomPartitionPass
   LogicalResult choosePolicy(ModuleOp module, PartitionOptions &options) {
     options.sequenceParallel = sequenceParallel;
     options.shardWeights = zero;
+    options.capacityFactor = capacityFactor;
     if (plan.empty()) {
       FailureOr<SmallVector<GridAxisSpec>> axes =
           parseGridSpec(grid, [&] { return emitError(module.getLoc()); });

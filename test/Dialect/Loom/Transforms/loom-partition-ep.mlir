@@ -9,6 +9,20 @@
 // RUN: loom-opt %s -split-input-file --loom-partition="grid=ep=2" | FileCheck %s --check-prefix=NOREDUCE
 // NOREDUCE-NOT: shard.all_reduce
 
+// capacity-factor=0.5 gives every layer without one C = ceil(0.5 * 4 * 2 / 4)
+// = 1 slot per expert and rank; a layer's own capacity factor stays.
+// RUN: loom-opt %s -split-input-file --loom-partition="grid=ep=2 capacity-factor=0.5" | FileCheck %s --check-prefix=CAP
+// CAP-LABEL: func.func @moe
+// CAP: shard.all_to_all %{{.*}} : tensor<4x1x4xf32> -> tensor<4x1x4xf32>
+// CAP-LABEL: func.func @two_layers
+// CAP: shard.all_to_all %{{.*}} : tensor<4x1x4xf32> -> tensor<4x1x4xf32>
+// CAP: shard.all_to_all %{{.*}} : tensor<4x1x4xf32> -> tensor<4x1x4xf32>
+// CAP: shard.all_to_all %{{.*}} : tensor<4x2x4xf32> -> tensor<4x2x4xf32>
+// RUN: not loom-opt %s --loom-partition="grid=dp=2 capacity-factor=1.5" 2>&1 | FileCheck %s --check-prefix=CAPNOEP
+// CAPNOEP: error: capacity-factor needs an expert-parallel (ep) grid axis
+// RUN: not loom-opt %s --loom-partition="grid=ep=2 capacity-factor=-1" 2>&1 | FileCheck %s --check-prefix=CAPNEG
+// CAPNEG: error: capacity-factor must be positive (or 0 for no capacity), got -1
+
 // Degrees that do not divide the tokens or the experts are errors.
 // RUN: not loom-opt %s -split-input-file --loom-partition="grid=ep=3" 2>&1 | FileCheck %s --check-prefix=EP3
 // EP3: error: ep=3 does not divide the token dimension (8) of argument 0

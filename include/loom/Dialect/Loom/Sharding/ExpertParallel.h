@@ -48,11 +48,14 @@ buildMoEDispatchCombine(mlir::OpBuilder &builder, MoEOp moe, mlir::Value input,
 /// axis `epAxis` of `grid` (degree `ep`): its expert weights split by
 /// experts. Its tokens are split by the arguments' annotation (the "ep"
 /// axis splits the tokens of the whole program, as data parallelism does).
-/// Fails with a diagnostic when `ep` does not divide the experts.
+/// A positive `capacityFactor` becomes the capacity factor of every
+/// `loom.moe` that has none. Fails with a diagnostic when `ep` does not
+/// divide the experts or the capacity factor is negative.
 mlir::LogicalResult annotateExpertParallel(mlir::func::FuncOp func,
                                            mlir::FlatSymbolRefAttr grid,
                                            mlir::shard::GridAxis epAxis,
-                                           int64_t ep);
+                                           int64_t ep,
+                                           double capacityFactor = 0.0);
 
 /// The loop nest `loom.moe` presents to the sharding framework: tokens,
 /// model features, routing scores' experts, experts, hidden features.

@@ -22,7 +22,8 @@ namespace loom {
 /// One axis of a device grid: the strategy it carries and its degree.
 struct GridAxisSpec {
   /// "dp" (data parallel: the batch), "cp" (context parallel: the
-  /// sequence) or "tp" (tensor parallel, Megatron).
+  /// sequence), "tp" (tensor parallel, Megatron) or "ep" (expert parallel:
+  /// the tokens and the experts of mixture-of-experts layers).
   std::string name;
   int64_t size = 1;
 };
@@ -46,6 +47,9 @@ struct PartitionOptions {
   /// With "dp": ZeRO-style weights, stored split over the dp axis and
   /// all-gathered just before use.
   bool shardWeights = false;
+  /// With "ep": the capacity factor given to every loom.moe that has none
+  /// (0: none).
+  double capacityFactor = 0.0;
 };
 
 /// The symbol of the grid that `annotateForGrid` creates.
