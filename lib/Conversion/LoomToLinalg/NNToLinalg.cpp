@@ -1878,18 +1878,24 @@ public:
   }
 };
 
-/// A mixture-of-experts layer becomes its dispatch/combine form in loom ops
-/// (one-hot routing masks and matmuls; see ExpertParallel.h), which the
-/// other patterns lower in turn.
+/// A mixture-of-experts layer becomes loom ops (see ExpertParallel.h),
+/// which the other patterns lower in turn: the dense form (every expert on
+/// every token) when no token is dropped, else the dispatch/combine form
+/// with its fixed-capacity slots.
 struct MoELowering : public LoomLowering<MoEOp> {
   using LoomLowering::LoomLowering;
 
   LogicalResult
   matchAndRewrite(MoEOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    FailureOr<Value> result = buildMoEDispatchCombine(
-        rewriter, op, adaptor.getInput(), adaptor.getScores(),
-        adaptor.getWIn(), adaptor.getWOut());
+    FailureOr<Value> result =
+        op.getCapacityFactorAttr()
+            ? buildMoEDispatchCombine(rewriter, op, adaptor.getInput(),
+                                      adaptor.getScores(), adaptor.getWIn(),
+                                      adaptor.getWOut())
+            : buildMoEDense(rewriter, op, adaptor.getInput(),
+                            adaptor.getScores(), adaptor.getWIn(),
+                            adaptor.getWOut());
     if (failed(result))
       return failure();
     rewriter.replaceOp(op, *result);

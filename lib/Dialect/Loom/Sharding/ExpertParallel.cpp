@@ -96,12 +96,27 @@ public:
                           {b.getNamedAttr("axis", b.getI64IntegerAttr(-1))});
   }
 
+  /// A matmul of operands with equal batch dimensions, or of a matrix by a
+  /// batch of matrices (numpy broadcasting of the matrix).
   Value matmul(Value lhs, Value rhs) {
     auto l = cast<RankedTensorType>(lhs.getType());
     auto r = cast<RankedTensorType>(rhs.getType());
-    SmallVector<int64_t> shape(l.getShape().drop_back());
+    SmallVector<int64_t> shape(r.getShape().drop_back(2));
+    if (l.getRank() > r.getRank())
+      shape.assign(l.getShape().begin(), l.getShape().end() - 2);
+    shape.push_back(l.getDimSize(l.getRank() - 2));
     shape.push_back(r.getShape().back());
     return make<MatMulOp>(type(shape, l.getElementType()), {lhs, rhs});
+  }
+
+  Value activate(Value value, StringRef activation) {
+    if (activation == "relu")
+      return make<ReluOp>(value.getType(), {value});
+    if (activation == "gelu")
+      return make<GeluOp>(value.getType(), {value});
+    if (activation == "silu")
+      return make<SiluOp>(value.getType(), {value});
+    return value;
   }
 
   OpBuilder &b;
@@ -208,16 +223,8 @@ FailureOr<Value> loom::buildMoEDispatchCombine(OpBuilder &builder, MoEOp moe,
   }
 
   // The local experts on their slots.
-  Value hiddenValue = m.matmul(slots, wIn);
-  StringRef activation = moe.getActivation();
-  Type hiddenType = hiddenValue.getType();
-  if (activation == "relu")
-    hiddenValue = m.make<ReluOp>(hiddenType, {hiddenValue});
-  else if (activation == "gelu")
-    hiddenValue = m.make<GeluOp>(hiddenType, {hiddenValue});
-  else if (activation == "silu")
-    hiddenValue = m.make<SiluOp>(hiddenType, {hiddenValue});
-  Value expertOut = m.matmul(hiddenValue, wOut);
+  Value expertOut = m.matmul(
+      m.activate(m.matmul(slots, wIn), moe.getActivation()), wOut);
 
   Value results = expertOut; // [E, C, D] in this rank's slot order
   if (placement) {
@@ -233,6 +240,54 @@ FailureOr<Value> loom::buildMoEDispatchCombine(OpBuilder &builder, MoEOp moe,
   }
   // Combine: each token's slots weighted by its routing weights.
   return m.matmul(combine, m.reshape(results, {experts * capacity, model}));
+}
+
+FailureOr<Value> loom::buildMoEDense(OpBuilder &builder, MoEOp moe,
+                                     Value input, Value scores, Value wIn,
+                                     Value wOut) {
+  if (moe.getCapacityFactorAttr())
+    return moe.emitOpError("drops tokens over capacity: the dense form does "
+                           "not apply");
+  for (Value value : {input, scores, wIn, wOut})
+    if (!cast<RankedTensorType>(value.getType()).hasStaticShape())
+      return moe.emitOpError("needs static shapes for the dense form, got ")
+             << value.getType();
+  MoEBuilder m(builder, moe.getLoc());
+  Type element = cast<RankedTensorType>(input.getType()).getElementType();
+  Type scoreElement = cast<RankedTensorType>(scores.getType()).getElementType();
+  int64_t tokens = dimOf(input, 0), model = dimOf(input, 1),
+          experts = dimOf(scores, 1), k = moe.getKAttr().getInt();
+  Value kValue = m.i64Constant({1}, {k});
+  auto topk = TopKOp::create(
+      builder, moe.getLoc(),
+      TypeRange{m.type({tokens, k}, scoreElement),
+                m.type({tokens, k}, builder.getI64Type())},
+      ValueRange{scores, kValue},
+      {builder.getNamedAttr("axis", builder.getI64IntegerAttr(1))});
+  Value weights = topk.getValues();
+  if (moe.getNormalize())
+    weights = m.make<DivOp>(weights.getType(),
+                            {weights, m.reduceSum(weights, 1, true)});
+  if (scoreElement != element)
+    weights = m.make<CastOp>(m.type({tokens, k}, element), {weights});
+  // Combine weights [E, T, 1]: each token's weight for every expert (zero
+  // for the experts it did not choose).
+  Value chosen = m.reshape(topk.getIndices(), {tokens * k});
+  Value mask = m.reshape(m.oneHot(chosen, experts, element),
+                         {tokens, k, experts});
+  Value combine = m.reduceSum(
+      m.make<MulOp>(mask.getType(),
+                    {mask, m.reshape(weights, {tokens, k, 1})}),
+      1, false);
+  Value perExpert =
+      m.reshape(m.transpose(combine, {1, 0}), {experts, tokens, 1});
+  // Every expert on every token ([T, D] broadcast against [E, D, H]).
+  Value expertOut = m.matmul(
+      m.activate(m.matmul(input, wIn), moe.getActivation()), wOut);
+  return m.reduceSum(
+      m.make<MulOp>(m.type({experts, tokens, model}, element),
+                    {expertOut, perExpert}),
+      0, false);
 }
 
 LogicalResult loom::annotateExpertParallel(func::FuncOp func,

@@ -44,6 +44,16 @@ buildMoEDispatchCombine(mlir::OpBuilder &builder, MoEOp moe, mlir::Value input,
                         mlir::Value scores, mlir::Value wIn, mlir::Value wOut,
                         const ExpertPlacement *placement = nullptr);
 
+/// Builds `moe` (without a capacity factor) in dense form: every expert on
+/// every token, weighted by the routing weights scattered to the experts
+/// (zero for the experts a token did not choose). On one rank this does
+/// the same work as the dispatch/combine form without its gather and
+/// scatter products.
+mlir::FailureOr<mlir::Value> buildMoEDense(mlir::OpBuilder &builder, MoEOp moe,
+                                           mlir::Value input,
+                                           mlir::Value scores, mlir::Value wIn,
+                                           mlir::Value wOut);
+
 /// Annotates every `loom.moe` of `func` for expert parallelism over grid
 /// axis `epAxis` of `grid` (degree `ep`): its expert weights split by
 /// experts. Its tokens are split by the arguments' annotation (the "ep"
