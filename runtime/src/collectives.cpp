@@ -66,6 +66,17 @@ void loom_rt_all_reduce(int64_t in, int64_t out, int64_t count, int32_t dtype,
                               loom_dtype(dtype), loom_reduce_op(op)));
 }
 
+void loom_rt_all_to_all(int64_t in, int64_t out, int64_t bytes) {
+  if (state.failed)
+    return;
+  if (!state.comm)
+    return record(setError(LOOM_ERROR_INVALID_ARGUMENT,
+                           "the code called all_to_all without a "
+                           "communicator"));
+  record(loom_comm_all_to_all(state.comm, reinterpret_cast<const void *>(in),
+                              reinterpret_cast<void *>(out), size_t(bytes)));
+}
+
 void loom_rt_all_gather(int64_t in, int64_t out, int64_t bytes) {
   if (state.failed)
     return;

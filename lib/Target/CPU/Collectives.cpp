@@ -13,7 +13,9 @@
 // and writes plain buffers. An all_gather along an axis other than 0 gathers
 // [ranks, local...] and moves the rank dimension into place with
 // loom.transpose and loom.reshape; a reduce_scatter reduces the whole tensor
-// and keeps the rank's slice (simple, not the least traffic).
+// and keeps the rank's slice (simple, not the least traffic). An all_to_all
+// that splits and concatenates along axis 0 (expert parallelism's dispatch
+// and combine) exchanges contiguous blocks as they are.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +37,7 @@ namespace {
 
 constexpr const char *kAllReduce = "loom_rt_all_reduce";
 constexpr const char *kAllGather = "loom_rt_all_gather";
+constexpr const char *kAllToAll = "loom_rt_all_to_all";
 
 /// The runtime's loom_dtype of an element type (runtime/include/loom/
 /// runtime.h), or -1.
@@ -246,10 +249,29 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
       result = ReshapeOp::create(b, loc, out, result, shape,
                                  /*allowzero=*/false);
       op->getResult(0).replaceAllUsesWith(result);
+    } else if (auto exchange = dyn_cast<shard::AllToAllOp>(op)) {
+      auto in = cast<RankedTensorType>(exchange.getInput().getType());
+      auto out = cast<RankedTensorType>(exchange.getType());
+      int64_t bits = in.getElementTypeBitWidth();
+      if (bits % 8 || !in.hasStaticShape() || in != out ||
+          exchange.getSplitAxis() != 0 || exchange.getConcatAxis() != 0 ||
+          in.getDimSize(0) % ranks != 0)
+        return op->emitOpError("is supported in engines only along axis 0 "
+                               "(split and concatenate), with a static shape "
+                               "whose dimension 0 divides by the ranks");
+      // Block j of dimension 0 is contiguous: it goes to rank j as it is.
+      func::FuncOp callee =
+          declare(module, kAllToAll, {i64Type, i64Type, i64Type});
+      CallBuffers c = prepare(b, loc, exchange.getInput(), out);
+      func::CallOp::create(
+          b, loc, callee,
+          ValueRange{c.inAddress, c.outAddress,
+                     i64(b, loc, in.getNumElements() / ranks * bits / 8)});
+      op->getResult(0).replaceAllUsesWith(finish(b, loc, c, out));
     } else {
       return op->emitOpError("is not supported in engines yet (per-rank code "
                              "handles all_slice, all_reduce, reduce_scatter, "
-                             "all_gather and process indices)");
+                             "all_gather, all_to_all and process indices)");
     }
   }
   for (Operation *op : llvm::reverse(shardOps))

@@ -29,6 +29,10 @@ void loom_rt_all_reduce(int64_t in, int64_t out, int64_t count, int32_t dtype,
 /* `bytes` bytes from every rank, concatenated in rank order into `out`. */
 void loom_rt_all_gather(int64_t in, int64_t out, int64_t bytes);
 
+/* Block j (`bytes` bytes) of `in` to rank j; `out` gets the blocks sent to
+   this rank, in rank order. */
+void loom_rt_all_to_all(int64_t in, int64_t out, int64_t bytes);
+
 #ifdef __cplusplus
 }
 #endif
