@@ -956,3 +956,57 @@ func.func @moe_hidden_used(%x: tensor<6x16xf32>, %p: tensor<6x4xf32>, %w1: tenso
   %y = loom.reduce_sum %ow {axes = array<i64: 0>, keepdims = false} : tensor<4x6x16xf32> -> tensor<6x16xf32>
   return %y, %h : tensor<6x16xf32>, tensor<4x6x32xf32>
 }
+
+// -----
+
+// Each token gathers its two experts' weights by index and runs only those
+// (GELU experts, normalized weights, the weights before the outputs).
+// CHECK-LABEL: func.func @moe_gathered_weights
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<8x16xf32>, %[[P:[^:]*]]: tensor<8x4xf32>, %[[W1:[^:]*]]: tensor<4x16x32xf32>, %[[W2:[^:]*]]: tensor<4x32x16xf32>)
+// CHECK-NOT: loom.gather
+// CHECK: %[[Y:.*]] = loom.moe %[[X]], %[[P]], %[[W1]], %[[W2]] {activation = "gelu", k = 2 : i64, normalize = true}
+// CHECK-NEXT: return %[[Y]]
+func.func @moe_gathered_weights(%x: tensor<8x16xf32>, %p: tensor<8x4xf32>, %w1: tensor<4x16x32xf32>, %w2: tensor<4x32x16xf32>) -> tensor<8x16xf32> {
+  %k = loom.constant dense<2> : tensor<1xi64>
+  %v, %i = loom.topk %p, %k {axis = 1 : i64} : tensor<8x4xf32>, tensor<1xi64> -> tensor<8x2xf32>, tensor<8x2xi64>
+  %j = loom.add %i, %i : tensor<8x2xi64>, tensor<8x2xi64> -> tensor<8x2xi64>
+  %g1 = loom.gather %w1, %i : tensor<4x16x32xf32>, tensor<8x2xi64> -> tensor<8x2x16x32xf32>
+  %g2 = loom.gather %w2, %i : tensor<4x32x16xf32>, tensor<8x2xi64> -> tensor<8x2x32x16xf32>
+  %xu = loom.unsqueeze %x {axes = array<i64: 1, 2>} : tensor<8x16xf32> -> tensor<8x1x1x16xf32>
+  %h = loom.matmul %xu, %g1 : tensor<8x1x1x16xf32>, tensor<8x2x16x32xf32> -> tensor<8x2x1x32xf32>
+  %a = loom.gelu %h : tensor<8x2x1x32xf32>
+  %o = loom.matmul %a, %g2 : tensor<8x2x1x32xf32>, tensor<8x2x32x16xf32> -> tensor<8x2x1x16xf32>
+  %os = loom.squeeze %o {axes = array<i64: 2>} : tensor<8x2x1x16xf32> -> tensor<8x2x16xf32>
+  %s = loom.reduce_sum %v {axes = array<i64: 1>} : tensor<8x2xf32> -> tensor<8x1xf32>
+  %w = loom.div %v, %s : tensor<8x2xf32>, tensor<8x1xf32> -> tensor<8x2xf32>
+  %wu = loom.unsqueeze %w {axes = array<i64: 2>} : tensor<8x2xf32> -> tensor<8x2x1xf32>
+  %m = loom.mul %wu, %os : tensor<8x2x1xf32>, tensor<8x2x16xf32> -> tensor<8x2x16xf32>
+  %y = loom.reduce_sum %m {axes = array<i64: 1>, keepdims = false} : tensor<8x2x16xf32> -> tensor<8x16xf32>
+  return %y : tensor<8x16xf32>
+}
+
+// -----
+
+// Negative: the output weights are gathered by other indices than the input
+// weights.
+// CHECK-LABEL: func.func @moe_gathered_other_indices
+// CHECK-NOT: loom.moe
+// CHECK: loom.gather
+func.func @moe_gathered_other_indices(%x: tensor<8x16xf32>, %p: tensor<8x4xf32>, %w1: tensor<4x16x32xf32>, %w2: tensor<4x32x16xf32>) -> tensor<8x16xf32> {
+  %k = loom.constant dense<2> : tensor<1xi64>
+  %v, %i = loom.topk %p, %k {axis = 1 : i64} : tensor<8x4xf32>, tensor<1xi64> -> tensor<8x2xf32>, tensor<8x2xi64>
+  %j = loom.add %i, %i : tensor<8x2xi64>, tensor<8x2xi64> -> tensor<8x2xi64>
+  %g1 = loom.gather %w1, %i : tensor<4x16x32xf32>, tensor<8x2xi64> -> tensor<8x2x16x32xf32>
+  %g2 = loom.gather %w2, %j : tensor<4x32x16xf32>, tensor<8x2xi64> -> tensor<8x2x32x16xf32>
+  %xu = loom.unsqueeze %x {axes = array<i64: 1, 2>} : tensor<8x16xf32> -> tensor<8x1x1x16xf32>
+  %h = loom.matmul %xu, %g1 : tensor<8x1x1x16xf32>, tensor<8x2x16x32xf32> -> tensor<8x2x1x32xf32>
+  %a = loom.gelu %h : tensor<8x2x1x32xf32>
+  %o = loom.matmul %a, %g2 : tensor<8x2x1x32xf32>, tensor<8x2x32x16xf32> -> tensor<8x2x1x16xf32>
+  %os = loom.squeeze %o {axes = array<i64: 2>} : tensor<8x2x1x16xf32> -> tensor<8x2x16xf32>
+  %s = loom.reduce_sum %v {axes = array<i64: 1>} : tensor<8x2xf32> -> tensor<8x1xf32>
+  %w = loom.div %v, %s : tensor<8x2xf32>, tensor<8x1xf32> -> tensor<8x2xf32>
+  %wu = loom.unsqueeze %w {axes = array<i64: 2>} : tensor<8x2xf32> -> tensor<8x2x1xf32>
+  %m = loom.mul %wu, %os : tensor<8x2x1xf32>, tensor<8x2x16xf32> -> tensor<8x2x16xf32>
+  %y = loom.reduce_sum %m {axes = array<i64: 1>, keepdims = false} : tensor<8x2x16xf32> -> tensor<8x16xf32>
+  return %y : tensor<8x16xf32>
+}
