@@ -231,9 +231,9 @@ def llama_block(batch=1):
         {"x": g.rng.standard_normal((batch, seq, d)).astype(np.float32)}
 
 
-def moe_top2():
+def moe_top2(tokens=6):
     g = Graph(6)
-    tokens, d, experts, hidden = 6, 16, 4, 32
+    d, experts, hidden = 16, 4, 32
     probs = g.op("Softmax", [g.op("MatMul", ["x", g.weight([d, experts])])], axis=-1)
     values, indices = g.op("TopK", [probs, g.const(np.array([2], np.int64))], n_out=2, axis=-1)
     values = g.op("Div", [values, g.op("ReduceSum", [values, g.const(np.array([-1], np.int64))],
@@ -254,14 +254,39 @@ def moe_top2():
                                  g.const(np.array([-1], np.int64))])
     g.op("ReduceSum", [g.op("Mul", [out, weights]), g.const(np.array([0], np.int64))], keepdims=0)
     g.nodes[-1].output[0] = "y"
-    return g.model("moe_top2", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [tokens, d])],
+    name = "moe_top2" if tokens == 6 else "moe_top2_t%d" % tokens
+    return g.model(name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [tokens, d])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [tokens, d])]), \
+        {"x": g.rng.standard_normal((tokens, d)).astype(np.float32)}
+
+
+def moe_gather(tokens=8):
+    """Top-2 routing where each token gathers its experts' weights by index
+    (W[indices], as simple PyTorch MoE layers do) instead of running every
+    expert: no one-hot, no wasted expert work. Raw top-k scores as weights,
+    ReLU experts."""
+    g = Graph(7)
+    d, experts, hidden = 16, 4, 32
+    probs = g.op("Softmax", [g.op("MatMul", ["x", g.weight([d, experts])])], axis=-1)
+    values, indices = g.op("TopK", [probs, g.const(np.array([2], np.int64))], n_out=2, axis=-1)
+    w_in = g.op("Gather", [g.weight([experts, d, hidden], 0.25), indices], axis=0)    # [T, k, D, H]
+    w_out = g.op("Gather", [g.weight([experts, hidden, d], 0.2), indices], axis=0)    # [T, k, H, D]
+    xu = g.op("Unsqueeze", ["x", g.const(np.array([1, 2], np.int64))])               # [T, 1, 1, D]
+    h = g.op("Relu", [g.op("MatMul", [xu, w_in])])                                   # [T, k, 1, H]
+    out = g.op("Squeeze", [g.op("MatMul", [h, w_out]), g.const(np.array([2], np.int64))])  # [T, k, D]
+    weighted = g.op("Mul", [out, g.op("Unsqueeze", [values, g.const(np.array([2], np.int64))])])
+    g.op("ReduceSum", [weighted, g.const(np.array([1], np.int64))], keepdims=0)
+    g.nodes[-1].output[0] = "y"
+    return g.model("moe_gather", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [tokens, d])],
                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [tokens, d])]), \
         {"x": g.rng.standard_normal((tokens, d)).astype(np.float32)}
 
 
 FIXTURES = [mlp, cnn, transformer_encoder, gpt_decoder, llama_block, moe_top2,
             # Batch 2, for data parallelism.
-            lambda: transformer_encoder(2), lambda: gpt_decoder(2), lambda: llama_block(2)]
+            lambda: transformer_encoder(2), lambda: gpt_decoder(2), lambda: llama_block(2),
+            # 8 tokens, for expert parallelism over 4 ranks.
+            lambda: moe_top2(8), moe_gather]
 
 
 def main():

@@ -273,6 +273,10 @@ int loomcMain(int argc, char **argv) {
   cl::opt<bool> sequenceParallel(
       "sequence-parallel",
       cl::desc("With --grid tp=N: sequence parallelism between the blocks"));
+  cl::opt<double> capacityFactor(
+      "capacity-factor", cl::init(0.0),
+      cl::desc("With --grid ep=N: the capacity factor of mixture-of-experts "
+               "layers (tokens over capacity are dropped; 0: none)"));
   cl::opt<std::string> plan(
       "plan", cl::desc("--plan=auto: choose the grid for --devices with "
                        "the planner (its report goes to stderr)"));
@@ -306,6 +310,7 @@ int loomcMain(int argc, char **argv) {
       "  loomc model.onnx -o model.engine --report\n"
       "  loomc model.onnx -o model.engine --grid=tp=2\n"
       "  loomc model.onnx -o model.engine --grid=pp=2 --micro-batches=2\n"
+      "  loomc moe.onnx -o moe.engine --grid=ep=4 --capacity-factor=1.25\n"
       "  loomc model.onnx -o model.engine --plan=auto --devices=4\n"
       "  loomc model.onnx --emit=obj -o model.o\n"
       "  loomc model.onnx --emit=linalg --report\n");
@@ -333,6 +338,7 @@ int loomcMain(int argc, char **argv) {
     partition.grid = grid;
     partition.sequenceParallel = sequenceParallel;
     partition.microBatches = microBatches;
+    partition.capacityFactor = capacityFactor;
     partition.plan = plan;
     partition.devices = devices;
     partition.devicesPerNode = devicesPerNode;

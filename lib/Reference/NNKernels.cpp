@@ -22,6 +22,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 using namespace mlir;
 
@@ -923,6 +924,91 @@ LogicalResult rotaryKernel(Operation *op, ArrayRef<const Tensor *> in,
 }
 
 //===----------------------------------------------------------------------===//
+// moe
+//===----------------------------------------------------------------------===//
+
+/// Routes each token to its top-k experts by score, runs each expert's MLP
+/// on the tokens it keeps (capacity: first choices before second choices,
+/// in token order) and sums the weighted outputs.
+LogicalResult moeKernel(Operation *op, ArrayRef<const Tensor *> in,
+                        Results &out) {
+  auto moe = cast<MoEOp>(op);
+  const Tensor &x = *in[0], &scores = *in[1], &wIn = *in[2], &wOut = *in[3];
+  if (x.rank() != 2 || scores.rank() != 2 || wIn.rank() != 3 ||
+      wOut.rank() != 3 || scores.dim(0) != x.dim(0) ||
+      wIn.dim(0) != scores.dim(1) || wOut.dim(0) != scores.dim(1) ||
+      wIn.dim(1) != x.dim(1) || wOut.dim(2) != x.dim(1) ||
+      wOut.dim(1) != wIn.dim(2))
+    return op->emitError() << "shapes do not agree: input " << x.typeString()
+                           << ", scores " << scores.typeString() << ", w_in "
+                           << wIn.typeString() << ", w_out "
+                           << wOut.typeString();
+  int64_t tokens = x.dim(0), model = x.dim(1), experts = wIn.dim(0),
+          hidden = wIn.dim(2), k = moe.getKAttr().getInt();
+  if (k > experts)
+    return op->emitError() << "k = " << k << " exceeds the " << experts
+                           << " experts";
+  StringRef activation = moe.getActivation();
+  auto activate = [&](double v) {
+    if (activation == "relu")
+      return v > 0 ? v : 0.0;
+    if (activation == "gelu")
+      return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+    if (activation == "silu")
+      return v / (1.0 + std::exp(-v));
+    return v;
+  };
+  // choice[t][j]: the j-th expert of token t and its weight.
+  std::vector<std::vector<std::pair<int64_t, double>>> choice(tokens);
+  for (int64_t t = 0; t < tokens; ++t) {
+    SmallVector<int64_t> order(experts);
+    std::iota(order.begin(), order.end(), 0);
+    // Higher scores first; equal scores keep the lower expert first.
+    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      double sa = scores.getDouble(t * experts + a),
+             sb = scores.getDouble(t * experts + b);
+      return sa > sb || (sa == sb && a < b);
+    });
+    double sum = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      double weight = scores.getDouble(t * experts + order[j]);
+      choice[t].push_back({order[j], weight});
+      sum += weight;
+    }
+    if (moe.getNormalize())
+      for (auto &[expert, weight] : choice[t])
+        weight /= sum;
+  }
+  int64_t capacity = moe.getCapacity(tokens);
+  SmallVector<int64_t> taken(experts, 0);
+  std::vector<double> y(tokens * model, 0.0), h(hidden);
+  for (int64_t j = 0; j < k; ++j)
+    for (int64_t t = 0; t < tokens; ++t) {
+      auto [e, weight] = choice[t][j];
+      if (taken[e]++ >= capacity)
+        continue;
+      for (int64_t n = 0; n < hidden; ++n) {
+        double acc = 0;
+        for (int64_t d = 0; d < model; ++d)
+          acc += x.getDouble(t * model + d) *
+                 wIn.getDouble((e * model + d) * hidden + n);
+        h[n] = activate(acc);
+      }
+      for (int64_t d = 0; d < model; ++d) {
+        double acc = 0;
+        for (int64_t n = 0; n < hidden; ++n)
+          acc += h[n] * wOut.getDouble((e * hidden + n) * model + d);
+        y[t * model + d] += weight * acc;
+      }
+    }
+  Tensor result(resultKind(op), x.shape());
+  for (int64_t i = 0, e = tokens * model; i < e; ++i)
+    result.setDouble(i, y[i]);
+  out.push_back(std::move(result));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // resize
 //===----------------------------------------------------------------------===//
 
@@ -1493,6 +1579,7 @@ void registerNNKernels(KernelRegistry &r) {
   r.add("loom.log_softmax", softmaxKernel<true>);
   r.add("loom.attention", attentionKernel);
   r.add("loom.rotary_embedding", rotaryKernel);
+  r.add("loom.moe", moeKernel);
   r.add("loom.resize", resizeKernel);
   r.add("loom.grid_sample", gridSampleKernel);
   r.add("loom.roi_align", roiAlignKernel);

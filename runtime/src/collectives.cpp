@@ -83,6 +83,13 @@ void loom_rt_all_reduce(int64_t in, int64_t out, int64_t count, int32_t dtype,
                               loom_dtype(dtype), loom_reduce_op(op)));
 }
 
+void loom_rt_all_to_all(int64_t in, int64_t out, int64_t bytes) {
+  if (!ready("all_to_all"))
+    return;
+  record(loom_comm_all_to_all(state.comm, reinterpret_cast<const void *>(in),
+                              reinterpret_cast<void *>(out), size_t(bytes)));
+}
+
 void loom_rt_all_gather(int64_t in, int64_t out, int64_t bytes) {
   if (!ready("all_gather"))
     return;
@@ -203,6 +210,28 @@ void loom_rt_group_all_gather(int64_t in, int64_t out, int64_t bytes,
       return;
   for (int64_t i = 1; i < n; ++i)
     if (!sendTo(result, size * size_t(n), members[i]))
+      return;
+}
+
+void loom_rt_group_all_to_all(int64_t in, int64_t out, int64_t bytes,
+                              int64_t ranks, int64_t n) {
+  const int64_t *members;
+  int64_t position;
+  if (!ready("all_to_all") || !findInGroup("all_to_all", ranks, n, members,
+                                           position))
+    return;
+  const auto *blocks = reinterpret_cast<const char *>(in);
+  auto *result = reinterpret_cast<char *>(out);
+  size_t size = size_t(bytes);
+  std::memcpy(result + size * size_t(position),
+              blocks + size * size_t(position), size);
+  // Sends are buffered (loom/comm.h), so all of them go first.
+  for (int64_t i = 0; i < n; ++i)
+    if (i != position && !sendTo(blocks + size * size_t(i), size, members[i]))
+      return;
+  for (int64_t i = 0; i < n; ++i)
+    if (i != position &&
+        !recvFrom(result + size * size_t(i), size, members[i]))
       return;
 }
 

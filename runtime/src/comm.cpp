@@ -153,6 +153,19 @@ public:
                       });
   }
 
+  loom_status allToAll(const void *send, void *recv, size_t bytes) override {
+    // Block r of every rank's contribution, in rank order: the blocks are
+    // read while the senders wait, so `recv` must not overlap `send`.
+    return collective("all_to_all", send,
+                      [&](const std::vector<const void *> &posts) {
+                        for (int32_t r = 0; r < group->size; ++r)
+                          std::memcpy(static_cast<char *>(recv) + r * bytes,
+                                      static_cast<const char *>(posts[r]) +
+                                          myRank * bytes,
+                                      bytes);
+                      });
+  }
+
   loom_status broadcast(void *buffer, size_t bytes, int32_t root) override {
     if (root < 0 || root >= group->size)
       return setError(LOOM_ERROR_INVALID_ARGUMENT,
@@ -340,6 +353,15 @@ loom_status loom_comm_all_gather(loom_comm *comm, const void *send,
                                  void *recv, size_t bytes) {
   LOOM_CHECK_COMM(comm)
   return comm->allGather(send, recv, bytes);
+}
+
+loom_status loom_comm_all_to_all(loom_comm *comm, const void *send,
+                                 void *recv, size_t bytes) {
+  LOOM_CHECK_COMM(comm)
+  if (send == recv && bytes > 0)
+    return setError(LOOM_ERROR_INVALID_ARGUMENT,
+                    "all_to_all needs separate send and receive buffers");
+  return comm->allToAll(send, recv, bytes);
 }
 
 loom_status loom_comm_broadcast(loom_comm *comm, void *buffer, size_t bytes,

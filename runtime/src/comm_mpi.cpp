@@ -89,6 +89,13 @@ public:
     return complete(request, "all_gather");
   }
 
+  loom_status allToAll(const void *send, void *recv, size_t bytes) override {
+    MPI_Request request;
+    MPI_Ialltoall(send, (int)bytes, MPI_BYTE, recv, (int)bytes, MPI_BYTE,
+                  MPI_COMM_WORLD, &request);
+    return complete(request, "all_to_all");
+  }
+
   loom_status broadcast(void *buffer, size_t bytes, int32_t root) override {
     if (root < 0 || root >= mySize)
       return setError(LOOM_ERROR_INVALID_ARGUMENT,

@@ -65,6 +65,16 @@ int main(int argc, char **argv) {
   for (int i = 0; i < size; ++i)
     EXPECT(all[i] == 100 + i);
   free(all);
+  /* Block j of rank r (10 * r + j) goes to rank j, in rank order. */
+  int32_t *blocks = calloc((size_t)size, sizeof(int32_t));
+  int32_t *received = calloc((size_t)size, sizeof(int32_t));
+  for (int j = 0; j < size; ++j)
+    blocks[j] = 10 * rank + j;
+  CHECK(loom_comm_all_to_all(comm, blocks, received, sizeof(int32_t)));
+  for (int i = 0; i < size; ++i)
+    EXPECT(received[i] == 10 * i + rank);
+  free(blocks);
+  free(received);
   double b = rank == size - 1 ? 3.5 : 0.0;
   CHECK(loom_comm_broadcast(comm, &b, sizeof(b), size - 1));
   EXPECT(b == 3.5);

@@ -200,6 +200,16 @@ TEST(LocalComm, Collectives) {
       return s;
     for (int i = 0; i < 4; ++i)
       EXPECT_EQ(all[i], 100 + i);
+    // all_to_all: block j of rank r (10 * r + j) goes to rank j, which
+    // receives the blocks in rank order.
+    int32_t blocks[4], received[4] = {0};
+    for (int j = 0; j < 4; ++j)
+      blocks[j] = 10 * r + j;
+    if (loom_status s =
+            loom_comm_all_to_all(c, blocks, received, sizeof(int32_t)))
+      return s;
+    for (int i = 0; i < 4; ++i)
+      EXPECT_EQ(received[i], 10 * i + r);
     // broadcast from rank 2.
     double b = r == 2 ? 3.5 : 0.0;
     if (loom_status s = loom_comm_broadcast(c, &b, sizeof(b), 2))

@@ -15,6 +15,7 @@
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Dialect/Loom/IR/ResizeSampling.h"
+#include "loom/Dialect/Loom/Sharding/ExpertParallel.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -1877,6 +1878,31 @@ public:
   }
 };
 
+/// A mixture-of-experts layer becomes loom ops (see ExpertParallel.h),
+/// which the other patterns lower in turn: the dense form (every expert on
+/// every token) when no token is dropped, else the dispatch/combine form
+/// with its fixed-capacity slots.
+struct MoELowering : public LoomLowering<MoEOp> {
+  using LoomLowering::LoomLowering;
+
+  LogicalResult
+  matchAndRewrite(MoEOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<Value> result =
+        op.getCapacityFactorAttr()
+            ? buildMoEDispatchCombine(rewriter, op, adaptor.getInput(),
+                                      adaptor.getScores(), adaptor.getWIn(),
+                                      adaptor.getWOut())
+            : buildMoEDense(rewriter, op, adaptor.getInput(),
+                            adaptor.getScores(), adaptor.getWIn(),
+                            adaptor.getWOut());
+    if (failed(result))
+      return failure();
+    rewriter.replaceOp(op, *result);
+    return success();
+  }
+};
+
 } // namespace
 
 void populateLoomNNToLinalgPatterns(const TypeConverter &converter,
@@ -1891,7 +1917,7 @@ void populateLoomNNToLinalgPatterns(const TypeConverter &converter,
                RotaryEmbeddingLowering, ArgReduceLowering<ArgMaxOp>,
                ArgReduceLowering<ArgMinOp>, CumSumLowering, ResizeLowering,
                TopKLowering, MaxPoolWithIndicesLowering,
-               GridSampleLowering>(
+               GridSampleLowering, MoELowering>(
       converter,
                                                      patterns.getContext());
 }

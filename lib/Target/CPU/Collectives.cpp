@@ -13,7 +13,9 @@
 // and writes plain buffers. An all_gather along an axis other than 0 gathers
 // [ranks, local...] and moves the rank dimension into place with
 // loom.transpose and loom.reshape; a reduce_scatter reduces the whole tensor
-// and keeps the rank's slice (simple, not the least traffic).
+// and keeps the rank's slice (simple, not the least traffic). An all_to_all
+// that splits and concatenates along axis 0 (expert parallelism's dispatch
+// and combine) exchanges contiguous blocks as they are.
 //
 // Pipeline stages come first: the rank's own loom.pipeline_stage regions
 // are inlined and the others dropped (their results are zeros nobody on
@@ -46,6 +48,8 @@ constexpr const char *kRecv = "loom_rt_recv";
 constexpr const char *kGroupAllReduce = "loom_rt_group_all_reduce";
 constexpr const char *kGroupAllGather = "loom_rt_group_all_gather";
 constexpr const char *kGroupBroadcast = "loom_rt_group_broadcast";
+constexpr const char *kAllToAll = "loom_rt_all_to_all";
+constexpr const char *kGroupAllToAll = "loom_rt_group_all_to_all";
 
 /// The runtime's loom_dtype of an element type (runtime/include/loom/
 /// runtime.h), or -1.
@@ -500,11 +504,46 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
                              args);
       }
       op->getResult(0).replaceAllUsesWith(finish(b, loc, c, type));
+    } else if (auto exchange = dyn_cast<shard::AllToAllOp>(op)) {
+      auto in = cast<RankedTensorType>(exchange.getInput().getType());
+      auto out = cast<RankedTensorType>(exchange.getType());
+      int64_t bits = in.getElementTypeBitWidth();
+      SmallVector<int64_t> members = place.group(exchange.getGridAxes());
+      int64_t n = members.size();
+      if (bits % 8 || !in.hasStaticShape() || in != out ||
+          exchange.getSplitAxis() != 0 || exchange.getConcatAxis() != 0 ||
+          in.getDimSize(0) % n != 0)
+        return op->emitOpError("is supported in engines only along axis 0 "
+                               "(split and concatenate), with a static shape "
+                               "whose dimension 0 divides by the group");
+      if (n == 1) {
+        op->getResult(0).replaceAllUsesWith(exchange.getInput());
+        continue;
+      }
+      // Block j of dimension 0 is contiguous: it goes to member j as it is.
+      CallBuffers c = prepare(b, loc, exchange.getInput(), out);
+      SmallVector<Value> args{
+          c.inAddress, c.outAddress,
+          i64(b, loc, in.getNumElements() / n * bits / 8)};
+      if (place.isWholeGrid(members)) {
+        func::CallOp::create(
+            b, loc, declare(module, kAllToAll, {i64Type, i64Type, i64Type}),
+            args);
+      } else {
+        args.push_back(ranksAddress(b, loc, members));
+        args.push_back(i64(b, loc, n));
+        func::CallOp::create(b, loc,
+                             declare(module, kGroupAllToAll,
+                                     {i64Type, i64Type, i64Type, i64Type,
+                                      i64Type}),
+                             args);
+      }
+      op->getResult(0).replaceAllUsesWith(finish(b, loc, c, out));
     } else {
       return op->emitOpError("is not supported in engines yet (per-rank code "
                              "handles all_slice, all_reduce, reduce_scatter, "
-                             "all_gather, broadcast, send, recv and process "
-                             "indices)");
+                             "all_gather, all_to_all, broadcast, send, recv "
+                             "and process indices)");
     }
   }
   for (Operation *op : llvm::reverse(shardOps))

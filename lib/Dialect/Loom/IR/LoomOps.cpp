@@ -10,6 +10,7 @@
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/StringSwitch.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -558,6 +559,67 @@ LogicalResult RotaryEmbeddingOp::verify() {
              << half << " columns";
   }
   return success();
+}
+
+LogicalResult MoEOp::verify() {
+  auto x = tensorTypeOf(getInput()), scores = tensorTypeOf(getScores());
+  auto wIn = tensorTypeOf(getWIn()), wOut = tensorTypeOf(getWOut());
+  if (x.getRank() != 2 || scores.getRank() != 2)
+    return emitOpError("expects input [T, D] and scores [T, E], got ")
+           << x << " and " << scores;
+  if (wIn.getRank() != 3 || wOut.getRank() != 3)
+    return emitOpError("expects expert weights w_in [E, D, H] and w_out "
+                       "[E, H, D], got ")
+           << wIn << " and " << wOut;
+  if (x.getElementType() != wIn.getElementType() ||
+      x.getElementType() != wOut.getElementType())
+    return emitOpError("expects input and expert weights of one element type");
+  // Each size must agree wherever it appears (dynamic sizes agree with all).
+  auto same = [](ArrayRef<int64_t> sizes) {
+    std::optional<int64_t> known;
+    for (int64_t size : sizes) {
+      if (ShapedType::isDynamic(size))
+        continue;
+      if (known && *known != size)
+        return false;
+      known = size;
+    }
+    return true;
+  };
+  if (!same({x.getDimSize(0), scores.getDimSize(0)}))
+    return emitOpError("input and scores disagree on the number of tokens");
+  if (!same({scores.getDimSize(1), wIn.getDimSize(0), wOut.getDimSize(0)}))
+    return emitOpError("scores, w_in and w_out disagree on the number of "
+                       "experts");
+  if (!same({x.getDimSize(1), wIn.getDimSize(1), wOut.getDimSize(2)}))
+    return emitOpError("input, w_in and w_out disagree on the model "
+                       "dimension");
+  if (!same({wIn.getDimSize(2), wOut.getDimSize(1)}))
+    return emitOpError("w_in and w_out disagree on the hidden dimension");
+  int64_t experts = getNumExperts();
+  int64_t k = getKAttr().getInt();
+  if (k < 1 || (!ShapedType::isDynamic(experts) && k > experts))
+    return emitOpError("k must be in [1, experts], got ") << k;
+  if (!llvm::is_contained({"relu", "gelu", "silu", "none"}, getActivation()))
+    return emitOpError("unknown activation '")
+           << getActivation() << "'; expected relu, gelu, silu or none";
+  if (FloatAttr factor = getCapacityFactorAttr();
+      factor && !(factor.getValueAsDouble() > 0.0))
+    return emitOpError("capacity_factor must be positive, got ")
+           << factor.getValueAsDouble();
+  return success();
+}
+
+int64_t MoEOp::getCapacity(int64_t tokens) {
+  FloatAttr factor = getCapacityFactorAttr();
+  int64_t experts = getNumExperts();
+  if (!factor)
+    return tokens;
+  double wanted =
+      std::ceil(factor.getValueAsDouble() *
+                static_cast<double>(tokens * getKAttr().getInt()) /
+                static_cast<double>(experts));
+  return std::clamp<int64_t>(static_cast<int64_t>(wanted), 1, tokens);
 }
 
 /// The values of `value` when it is a constant float tensor.

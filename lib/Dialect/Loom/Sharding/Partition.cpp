@@ -11,6 +11,7 @@
 #include "loom/Dialect/Loom/Sharding/Partition.h"
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/Sharding/ExpertParallel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -33,7 +34,7 @@ using shard::GridAxis;
 using shard::Sharding;
 
 ArrayRef<StringRef> loom::knownGridAxisNames() {
-  static const StringRef names[] = {"dp", "cp", "tp", "pp"};
+  static const StringRef names[] = {"dp", "cp", "tp", "pp", "ep"};
   return names;
 }
 
@@ -394,8 +395,8 @@ LogicalResult annotateSequenceParallel(const TensorParallelPlan &plan,
 
 LogicalResult annotateFunction(func::FuncOp func, FlatSymbolRefAttr grid,
                                const PartitionOptions &options) {
-  std::optional<GridAxis> dpAxis, cpAxis, tpAxis;
-  int64_t dp = 1, cp = 1, tp = 1;
+  std::optional<GridAxis> dpAxis, cpAxis, tpAxis, epAxis;
+  int64_t dp = 1, cp = 1, tp = 1, ep = 1;
   for (auto [i, axis] : llvm::enumerate(options.axes)) {
     if (axis.name == "dp")
       dpAxis = i, dp = axis.size;
@@ -403,6 +404,8 @@ LogicalResult annotateFunction(func::FuncOp func, FlatSymbolRefAttr grid,
       cpAxis = i, cp = axis.size;
     else if (axis.name == "tp")
       tpAxis = i, tp = axis.size;
+    else if (axis.name == "ep")
+      epAxis = i, ep = axis.size;
   }
   // Plan on the program as it is, before annotations sit between ops.
   TensorParallelPlan plan;
@@ -425,11 +428,13 @@ LogicalResult annotateFunction(func::FuncOp func, FlatSymbolRefAttr grid,
     if (!isa<RankedTensorType>(arg.getType()))
       continue;
     shard::ShardOp replicated = annotateReplicated(builder, arg, grid);
-    // dp splits dimension 0 (the batch), cp dimension 1 (the sequence).
+    // dp splits dimension 0 (the batch), cp dimension 1 (the sequence);
+    // ep splits dimension 0 further (the tokens; see ExpertParallel.h).
     SmallVector<std::pair<int64_t, GridAxis>> splits;
     for (auto [axis, degree, dim, what] :
          {std::make_tuple(dpAxis, dp, 0, "batch"),
-          std::make_tuple(cpAxis, cp, 1, "sequence")}) {
+          std::make_tuple(cpAxis, cp, 1, "sequence"),
+          std::make_tuple(epAxis, ep, 0, "token")}) {
       if (!axis || rankOf(arg) <= dim)
         continue;
       int64_t size = cast<RankedTensorType>(arg.getType()).getDimSize(dim);
@@ -440,6 +445,13 @@ LogicalResult annotateFunction(func::FuncOp func, FlatSymbolRefAttr grid,
                << sizeString(size) << ") of argument " << arg.getArgNumber();
       splits.push_back({dim, *axis});
     }
+    if (dpAxis && epAxis && rankOf(arg) > 0 &&
+        cast<RankedTensorType>(arg.getType()).getDimSize(0) % (dp * ep) != 0)
+      return emitError(arg.getLoc())
+             << "dp=" << dp << " x ep=" << ep
+             << " does not divide dimension 0 ("
+             << cast<RankedTensorType>(arg.getType()).getDimSize(0)
+             << ") of argument " << arg.getArgNumber();
     if (splits.empty())
       continue;
     shard::ShardOp split =
@@ -458,6 +470,12 @@ LogicalResult annotateFunction(func::FuncOp func, FlatSymbolRefAttr grid,
     annotateUse(op->getOpOperand(1), splitSharding(grid, 0, *tpAxis), builder);
   for (Operation *op : plan.embeddings)
     annotateUse(op->getOpOperand(0), splitSharding(grid, 0, *tpAxis), builder);
+  if (options.capacityFactor != 0 && !epAxis)
+    return emitError(func.getLoc())
+           << "capacity-factor needs an expert-parallel (ep) grid axis";
+  if (epAxis && failed(annotateExpertParallel(func, grid, *epAxis, ep,
+                                              options.capacityFactor)))
+    return failure();
   if (options.sequenceParallel) {
     if (!tpAxis)
       return emitError(func.getLoc())

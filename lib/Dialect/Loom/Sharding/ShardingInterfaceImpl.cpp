@@ -17,6 +17,7 @@
 #include "loom/Dialect/Loom/Sharding/ShardingInterfaceImpl.h"
 
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
+#include "loom/Dialect/Loom/Sharding/ExpertParallel.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -443,6 +444,23 @@ ReductionKind combinerOf(ReduceMinOp) { return ReductionKind::Min; }
 ReductionKind combinerOf(ReduceProdOp) { return ReductionKind::Product; }
 
 /// The loop nest of `op`; ops without a rule run replicated.
+/// Mixture of experts: tokens and experts may be split (by one grid axis at
+/// once for expert parallelism; see ExpertParallel.h), the rest stays whole.
+LoopNest mixtureOfExperts(MoEOp op) {
+  LoopNest nest;
+  nest.addLoop();       // kMoETokens
+  nest.addPinnedLoop(); // kMoEModel
+  nest.addPinnedLoop(); // kMoEScoreExperts
+  nest.addLoop();       // kMoEExperts
+  nest.addPinnedLoop(); // kMoEHidden
+  nest.tensors = {{kMoETokens, kMoEModel},
+                  {kMoETokens, kMoEScoreExperts},
+                  {kMoEExperts, kMoEModel, kMoEHidden},
+                  {kMoEExperts, kMoEHidden, kMoEModel},
+                  {kMoETokens, kMoEModel}};
+  return nest;
+}
+
 LoopNest describe(Operation *op) {
   std::optional<LoopNest> nest =
       llvm::TypeSwitch<Operation *, std::optional<LoopNest>>(op)
@@ -474,6 +492,7 @@ LoopNest describe(Operation *op) {
           .Case([](GatherOp op) { return gather(op); })
           .Case([](AttentionOp op) { return attention(op); })
           .Case([](RotaryEmbeddingOp op) { return rotary(op); })
+          .Case([](MoEOp op) { return mixtureOfExperts(op); })
           .Default([](Operation *op) -> std::optional<LoopNest> {
             if (op->hasTrait<OpTrait::Elementwise>() &&
                 op->getNumOperands() == 1 && op->getNumResults() == 1)
@@ -888,6 +907,8 @@ struct LoomShardingModel
   FailureOr<ShardingOption>
   getShardingOption(Operation *op, ArrayRef<Sharding> operandShardings,
                     ArrayRef<Sharding> resultShardings) const {
+    if (auto moe = dyn_cast<MoEOp>(op))
+      return chooseMoESharding(moe, operandShardings, resultShardings);
     return chooseLoopSharding(op, describe(op), operandShardings,
                               resultShardings);
   }
@@ -920,6 +941,9 @@ struct LoomShardingModel
                           IRMapping &partitionMap,
                           SymbolTableCollection &symbolTable,
                           OpBuilder &builder) const {
+    if (auto moe = dyn_cast<MoEOp>(op))
+      return partitionMoE(moe, partitionedOperands, operandShardings,
+                          resultShardings, partitionMap, symbolTable, builder);
     return partitionLoopNest(op, describe(op), partitionedOperands,
                              operandShardings, resultShardings, partitionMap,
                              symbolTable, builder);

@@ -33,6 +33,7 @@ struct LoomPartitionPass
     options.sequenceParallel = sequenceParallel;
     options.shardWeights = zero;
     options.microBatches = microBatches;
+    options.capacityFactor = capacityFactor;
     if (plan.empty()) {
       FailureOr<SmallVector<GridAxisSpec>> axes =
           parseGridSpec(grid, [&] { return emitError(module.getLoc()); });

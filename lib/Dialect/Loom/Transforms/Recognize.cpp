@@ -1233,6 +1233,274 @@ struct RotaryEmbeddingPattern : OpRewritePattern<AddOp> {
 };
 
 //===----------------------------------------------------------------------===//
+// Mixture of experts
+//===----------------------------------------------------------------------===//
+
+/// Whether `axes` names exactly `axis` of a tensor of rank `rank`.
+bool isSingleAxis(ArrayRef<int64_t> axes, int64_t axis, int64_t rank) {
+  return axes.size() == 1 && normalizeAxis(axes[0], rank) == axis;
+}
+
+/// Whether `value` is a constant [0, 1] (one-hot off and on values).
+bool isOffOn(Value value) {
+  DenseFPElementsAttr attr;
+  if (!matchPattern(value, m_Constant(&attr)) || attr.getNumElements() != 2)
+    return false;
+  SmallVector<double> values;
+  for (const APFloat &v : attr.getValues<APFloat>())
+    values.push_back(v.convertToDouble());
+  return values[0] == 0.0 && values[1] == 1.0;
+}
+
+/// The expert activation that produces `hidden` ("relu", "gelu" with erf,
+/// "silu"), with its input; "none" and `hidden` itself otherwise. Fails
+/// (null value) when the activation has other users.
+std::pair<Value, StringRef> matchExpertActivation(Value hidden) {
+  Operation *act = hidden.getDefiningOp();
+  if (!isa_and_nonnull<SiluOp, ReluOp>(act) &&
+      !(isa_and_nonnull<GeluOp>(act) &&
+        cast<GeluOp>(act).getApproximate() == "none"))
+    return {hidden, "none"};
+  if (!hidden.hasOneUse())
+    return {Value(), ""};
+  StringRef name = isa<SiluOp>(act) ? "silu" : isa<ReluOp>(act) ? "relu" : "gelu";
+  return {act->getOperand(0), name};
+}
+
+/// Top-k routing: `weights` are the k largest scores of a [T, E] tensor
+/// (optionally divided by their sum) and `indices` their experts.
+struct TopKRouting {
+  TopKOp topk;
+  bool normalize = false;
+};
+
+std::optional<TopKRouting> matchTopKRouting(Value weights, Value indices,
+                                            int64_t experts, int64_t tokens) {
+  TopKRouting routing;
+  routing.topk = indices.getDefiningOp<TopKOp>();
+  if (!routing.topk || indices != routing.topk.getIndices())
+    return std::nullopt;
+  Value values = routing.topk.getValues();
+  if (auto div = weights.getDefiningOp<DivOp>()) {
+    auto total = div.getRhs().getDefiningOp<ReduceSumOp>();
+    if (!total || div.getLhs() != values || total.getInput() != values ||
+        !total.getKeepdims() || !isSingleAxis(total.getAxes(), 1, 2))
+      return std::nullopt;
+    routing.normalize = true;
+    weights = div.getLhs();
+  }
+  auto scoresType = cast<RankedTensorType>(routing.topk.getInput().getType());
+  std::optional<double> k = getSplatValue(routing.topk.getK());
+  if (weights != values || !routing.topk.getLargest() ||
+      scoresType.getRank() != 2 ||
+      normalizeAxis(routing.topk.getAxis(), 2) != 1 ||
+      scoresType.getDimSize(1) != experts ||
+      scoresType.getDimSize(0) != tokens || !k || *k < 1 || *k > experts)
+    return std::nullopt;
+  return routing;
+}
+
+/// Whether `wIn` [E, D, H] and `wOut` [E, H, D] are experts for tokens of
+/// type `x` [T, D].
+bool areExpertWeights(RankedTensorType x, Value wIn, Value wOut) {
+  auto in = cast<RankedTensorType>(wIn.getType());
+  auto out = cast<RankedTensorType>(wOut.getType());
+  return x.getRank() == 2 && in.getRank() == 3 && out.getRank() == 3 &&
+         in.hasStaticShape() && out.hasStaticShape() &&
+         in.getDimSize(0) == out.getDimSize(0) &&
+         in.getDimSize(1) == x.getDimSize(1) &&
+         out.getDimSize(2) == x.getDimSize(1) &&
+         in.getDimSize(2) == out.getDimSize(1);
+}
+
+/// Replaces `root` by `loom.moe` with `routing`.
+void replaceWithMoE(PatternRewriter &rewriter, Operation *root, Value tokens,
+                    TopKRouting routing, Value wIn, Value wOut,
+                    StringRef activation) {
+  std::optional<double> k = getSplatValue(routing.topk.getK());
+  rewriter.replaceOpWithNewOp<MoEOp>(
+      root, root->getResult(0).getType(), tokens, routing.topk.getInput(), wIn,
+      wOut, rewriter.getI64IntegerAttr(static_cast<int64_t>(*k)),
+      rewriter.getBoolAttr(routing.normalize),
+      rewriter.getStringAttr(activation), FloatAttr());
+}
+
+/// Recognizes the dense mixture-of-experts form PyTorch exports (every
+/// expert on every token, weighted by one-hot routing weights):
+///
+///   %v, %i = loom.topk %scores, k {axis = -1}       // [T, E] -> [T, k]
+///   %w = %v, or loom.div %v, (loom.reduce_sum %v {axes = [-1]})
+///   %m = loom.one_hot %i, E, [0, 1] {axis = -1}     // [T, k, E]
+///   %c = loom.reduce_sum (loom.mul %m, (loom.unsqueeze %w [2])) {axes = [1],
+///                         keepdims = false}         // [T, E]
+///   %xe = loom.expand (loom.unsqueeze %x [0]), [E, T, D]
+///   %h = act(loom.matmul %xe, %w_in)                // [E, T, H]
+///   %o = loom.matmul %h, %w_out                     // [E, T, D]
+///   %y = loom.reduce_sum (loom.mul %o, (loom.unsqueeze
+///          (loom.transpose %c [1, 0]) [2])) {axes = [0], keepdims = false}
+/// ->
+///   %y = loom.moe %x, %scores, %w_in, %w_out {k, normalize, activation}
+struct MoEPattern : OpRewritePattern<ReduceSumOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ReduceSumOp root,
+                                PatternRewriter &rewriter) const override {
+    auto fail = [&](const char *why) {
+      return rewriter.notifyMatchFailure(root, why);
+    };
+    auto rootType = cast<RankedTensorType>(root.getType());
+    if (rootType.getRank() != 2 || root.getKeepdims() ||
+        !isSingleAxis(root.getAxes(), 0, 3))
+      return fail("not a sum over experts of [E, T, D]");
+    auto weighted = root.getInput().getDefiningOp<MulOp>();
+    if (!weighted || !weighted->hasOneUse())
+      return fail("not a sum of weighted expert outputs");
+    MatMulOp down;
+    Value combine;
+    eitherOrder(weighted.getLhs(), weighted.getRhs(), [&](Value o, Value w) {
+      down = o.getDefiningOp<MatMulOp>();
+      auto unsqueeze = w.getDefiningOp<UnsqueezeOp>();
+      auto transpose =
+          unsqueeze ? unsqueeze.getInput().getDefiningOp<TransposeOp>()
+                    : TransposeOp();
+      if (!down || !o.hasOneUse() || !transpose || !w.hasOneUse() ||
+          !isSingleAxis(unsqueeze.getAxes(), 2, 3) ||
+          transpose.getPerm() != ArrayRef<int64_t>{1, 0})
+        return false;
+      combine = transpose.getInput();
+      return true;
+    });
+    if (!combine)
+      return fail("no expert outputs weighted by transposed combine weights");
+
+    // The experts: act(x @ w_in) @ w_out, batched over experts.
+    Value wOut = down.getRhs();
+    auto [hidden, activation] = matchExpertActivation(down.getLhs());
+    if (!hidden)
+      return fail("the hidden activation has other users");
+    auto up = hidden.getDefiningOp<MatMulOp>();
+    if (!up || !hidden.hasOneUse())
+      return fail("no expert input projection");
+    Value wIn = up.getRhs(), tokens = up.getLhs();
+    if (auto expand = tokens.getDefiningOp<ExpandOp>();
+        expand && tokens.hasOneUse())
+      tokens = expand.getInput();
+    if (auto unsqueeze = tokens.getDefiningOp<UnsqueezeOp>();
+        unsqueeze && tokens.hasOneUse() &&
+        isSingleAxis(unsqueeze.getAxes(), 0, 3))
+      tokens = unsqueeze.getInput();
+    auto xType = dyn_cast<RankedTensorType>(tokens.getType());
+    if (!xType || xType != rootType || !areExpertWeights(xType, wIn, wOut))
+      return fail("experts are not [E, D, H] and [E, H, D] on tokens [T, D]");
+    int64_t experts = cast<RankedTensorType>(wIn.getType()).getDimSize(0);
+
+    // The combine weights: top-k weights scattered to their experts.
+    auto sum = combine.getDefiningOp<ReduceSumOp>();
+    if (!sum || !combine.hasOneUse() || sum.getKeepdims() ||
+        !isSingleAxis(sum.getAxes(), 1, 3))
+      return fail("combine weights are not a sum over the k choices");
+    auto scatter = sum.getInput().getDefiningOp<MulOp>();
+    if (!scatter || !sum.getInput().hasOneUse())
+      return fail("combine weights are not one-hot masks times weights");
+    OneHotOp oneHot;
+    Value weights;
+    eitherOrder(scatter.getLhs(), scatter.getRhs(), [&](Value m, Value w) {
+      oneHot = m.getDefiningOp<OneHotOp>();
+      auto unsqueeze = w.getDefiningOp<UnsqueezeOp>();
+      if (!oneHot || !m.hasOneUse() || !unsqueeze || !w.hasOneUse() ||
+          !isSingleAxis(unsqueeze.getAxes(), 2, 3))
+        return false;
+      weights = unsqueeze.getInput();
+      return true;
+    });
+    if (!weights || normalizeAxis(oneHot.getAxis(), 3) != 2 ||
+        getSplatValue(oneHot.getDepth()) != static_cast<double>(experts) ||
+        !isOffOn(oneHot.getValues()))
+      return fail("no one-hot [0, 1] mask over the experts");
+    std::optional<TopKRouting> routing = matchTopKRouting(
+        weights, oneHot.getIndices(), experts, xType.getDimSize(0));
+    if (!routing)
+      return fail("the routing is not the k largest of [T, E] scores");
+    replaceWithMoE(rewriter, root, tokens, *routing, wIn, wOut, activation);
+    return success();
+  }
+};
+
+/// Recognizes the form where each token gathers its experts' weights by
+/// index (`W[indices]` in PyTorch), so only the chosen experts run:
+///
+///   %v, %i = loom.topk %scores, k {axis = -1}       // [T, E] -> [T, k]
+///   %w = %v, or loom.div %v, (loom.reduce_sum %v {axes = [-1]})
+///   %w1 = loom.gather %w_in, %i                     // [T, k, D, H]
+///   %w2 = loom.gather %w_out, %i                    // [T, k, H, D]
+///   %h = act(loom.matmul (loom.unsqueeze %x [1, 2]), %w1)   // [T, k, 1, H]
+///   %o = loom.squeeze (loom.matmul %h, %w2) [2]     // [T, k, D]
+///   %y = loom.reduce_sum (loom.mul %o, (loom.unsqueeze %w [2]))
+///          {axes = [1], keepdims = false}
+/// ->
+///   %y = loom.moe %x, %scores, %w_in, %w_out {k, normalize, activation}
+struct MoEGatherPattern : OpRewritePattern<ReduceSumOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ReduceSumOp root,
+                                PatternRewriter &rewriter) const override {
+    auto fail = [&](const char *why) {
+      return rewriter.notifyMatchFailure(root, why);
+    };
+    auto rootType = cast<RankedTensorType>(root.getType());
+    if (rootType.getRank() != 2 || root.getKeepdims() ||
+        !isSingleAxis(root.getAxes(), 1, 3))
+      return fail("not a sum over the k choices of [T, k, D]");
+    auto weighted = root.getInput().getDefiningOp<MulOp>();
+    if (!weighted || !weighted->hasOneUse())
+      return fail("not a sum of weighted expert outputs");
+    SqueezeOp squeeze;
+    Value weights;
+    eitherOrder(weighted.getLhs(), weighted.getRhs(), [&](Value o, Value w) {
+      squeeze = o.getDefiningOp<SqueezeOp>();
+      auto unsqueeze = w.getDefiningOp<UnsqueezeOp>();
+      if (!squeeze || !o.hasOneUse() || !unsqueeze || !w.hasOneUse() ||
+          squeeze.getAxes() != ArrayRef<int64_t>{2} ||
+          !isSingleAxis(unsqueeze.getAxes(), 2, 3))
+        return false;
+      weights = unsqueeze.getInput();
+      return true;
+    });
+    if (!weights)
+      return fail("no [T, k, D] expert outputs weighted by [T, k] weights");
+    auto down = squeeze.getInput().getDefiningOp<MatMulOp>();
+    if (!down || !squeeze.getInput().hasOneUse())
+      return fail("no expert output projection");
+    auto [hidden, activation] = matchExpertActivation(down.getLhs());
+    if (!hidden)
+      return fail("the hidden activation has other users");
+    auto up = hidden.getDefiningOp<MatMulOp>();
+    auto tokens = up ? up.getLhs().getDefiningOp<UnsqueezeOp>() : UnsqueezeOp();
+    auto gatherIn = up ? up.getRhs().getDefiningOp<GatherOp>() : GatherOp();
+    auto gatherOut = down.getRhs().getDefiningOp<GatherOp>();
+    if (!up || !hidden.hasOneUse() || !tokens || !gatherIn || !gatherOut ||
+        !up.getLhs().hasOneUse() || !up.getRhs().hasOneUse() ||
+        !down.getRhs().hasOneUse() ||
+        tokens.getAxes() != ArrayRef<int64_t>{1, 2} ||
+        gatherIn.getAxis() != 0 || gatherOut.getAxis() != 0 ||
+        gatherIn.getIndices() != gatherOut.getIndices())
+      return fail("the experts' weights are not gathered by the same indices");
+    Value x = tokens.getInput(), wIn = gatherIn.getData(),
+          wOut = gatherOut.getData();
+    auto xType = dyn_cast<RankedTensorType>(x.getType());
+    if (!xType || xType != rootType || !areExpertWeights(xType, wIn, wOut))
+      return fail("experts are not [E, D, H] and [E, H, D] on tokens [T, D]");
+    int64_t experts = cast<RankedTensorType>(wIn.getType()).getDimSize(0);
+    std::optional<TopKRouting> routing = matchTopKRouting(
+        weights, gatherIn.getIndices(), experts, xType.getDimSize(0));
+    if (!routing)
+      return fail("the routing is not the k largest of [T, E] scores");
+    replaceWithMoE(rewriter, root, x, *routing, wIn, wOut, activation);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
 // Pass
 //===----------------------------------------------------------------------===//
 
@@ -1254,5 +1522,5 @@ void loom::populateRecognitionPatterns(RewritePatternSet &patterns) {
                LayerNormPattern<DivOp>, RMSNormPattern<MulOp>,
                RMSNormPattern<DivOp>, GeluPattern, SiluPattern, SwigluPattern,
                SoftmaxPattern<DivOp>, SoftmaxPattern<MulOp>, AttentionPattern,
-               RotaryEmbeddingPattern>(ctx);
+               RotaryEmbeddingPattern, MoEPattern, MoEGatherPattern>(ctx);
 }

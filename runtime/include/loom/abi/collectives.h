@@ -51,6 +51,14 @@ void loom_rt_group_all_gather(int64_t in, int64_t out, int64_t bytes,
 void loom_rt_group_broadcast(int64_t in, int64_t out, int64_t bytes,
                              int64_t root, int64_t ranks, int64_t n);
 
+/* Block j (`bytes` bytes) of `in` to rank j; `out` gets the blocks sent to
+   this rank, in rank order. */
+void loom_rt_all_to_all(int64_t in, int64_t out, int64_t bytes);
+/* The same within a group (see loom_rt_group_all_reduce): block j goes to
+   the group's member j. */
+void loom_rt_group_all_to_all(int64_t in, int64_t out, int64_t bytes,
+                              int64_t ranks, int64_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1431,3 +1431,67 @@ func.func @pipeline_stage_arguments(%x: tensor<4xf32>) {
   }
   return
 }
+
+// -----
+
+func.func @moe_experts(%x: tensor<6x16xf32>, %p: tensor<6x4xf32>, %w1: tensor<3x16x32xf32>, %w2: tensor<4x32x16xf32>) {
+  // expected-error @+1 {{scores, w_in and w_out disagree on the number of experts}}
+  %0 = loom.moe %x, %p, %w1, %w2 {k = 2 : i64} : (tensor<6x16xf32>, tensor<6x4xf32>, tensor<3x16x32xf32>, tensor<4x32x16xf32>) -> tensor<6x16xf32>
+  return
+}
+
+// -----
+
+func.func @moe_tokens(%x: tensor<6x16xf32>, %p: tensor<5x4xf32>, %w1: tensor<4x16x32xf32>, %w2: tensor<4x32x16xf32>) {
+  // expected-error @+1 {{input and scores disagree on the number of tokens}}
+  %0 = loom.moe %x, %p, %w1, %w2 {k = 2 : i64} : (tensor<6x16xf32>, tensor<5x4xf32>, tensor<4x16x32xf32>, tensor<4x32x16xf32>) -> tensor<6x16xf32>
+  return
+}
+
+// -----
+
+func.func @moe_model(%x: tensor<6x16xf32>, %p: tensor<6x4xf32>, %w1: tensor<4x8x32xf32>, %w2: tensor<4x32x16xf32>) {
+  // expected-error @+1 {{input, w_in and w_out disagree on the model dimension}}
+  %0 = loom.moe %x, %p, %w1, %w2 {k = 2 : i64} : (tensor<6x16xf32>, tensor<6x4xf32>, tensor<4x8x32xf32>, tensor<4x32x16xf32>) -> tensor<6x16xf32>
+  return
+}
+
+// -----
+
+func.func @moe_hidden(%x: tensor<6x16xf32>, %p: tensor<6x4xf32>, %w1: tensor<4x16x32xf32>, %w2: tensor<4x64x16xf32>) {
+  // expected-error @+1 {{w_in and w_out disagree on the hidden dimension}}
+  %0 = loom.moe %x, %p, %w1, %w2 {k = 2 : i64} : (tensor<6x16xf32>, tensor<6x4xf32>, tensor<4x16x32xf32>, tensor<4x64x16xf32>) -> tensor<6x16xf32>
+  return
+}
+
+// -----
+
+func.func @moe_k(%x: tensor<6x16xf32>, %p: tensor<6x4xf32>, %w1: tensor<4x16x32xf32>, %w2: tensor<4x32x16xf32>) {
+  // expected-error @+1 {{k must be in [1, experts], got 5}}
+  %0 = loom.moe %x, %p, %w1, %w2 {k = 5 : i64} : (tensor<6x16xf32>, tensor<6x4xf32>, tensor<4x16x32xf32>, tensor<4x32x16xf32>) -> tensor<6x16xf32>
+  return
+}
+
+// -----
+
+func.func @moe_activation(%x: tensor<6x16xf32>, %p: tensor<6x4xf32>, %w1: tensor<4x16x32xf32>, %w2: tensor<4x32x16xf32>) {
+  // expected-error @+1 {{unknown activation 'tanh'; expected relu, gelu, silu or none}}
+  %0 = loom.moe %x, %p, %w1, %w2 {k = 2 : i64, activation = "tanh"} : (tensor<6x16xf32>, tensor<6x4xf32>, tensor<4x16x32xf32>, tensor<4x32x16xf32>) -> tensor<6x16xf32>
+  return
+}
+
+// -----
+
+func.func @moe_capacity(%x: tensor<6x16xf32>, %p: tensor<6x4xf32>, %w1: tensor<4x16x32xf32>, %w2: tensor<4x32x16xf32>) {
+  // expected-error @+1 {{capacity_factor must be positive, got 0}}
+  %0 = loom.moe %x, %p, %w1, %w2 {k = 2 : i64, capacity_factor = 0.0 : f64} : (tensor<6x16xf32>, tensor<6x4xf32>, tensor<4x16x32xf32>, tensor<4x32x16xf32>) -> tensor<6x16xf32>
+  return
+}
+
+// -----
+
+func.func @moe_rank(%x: tensor<2x6x16xf32>, %p: tensor<6x4xf32>, %w1: tensor<4x16x32xf32>, %w2: tensor<4x32x16xf32>) {
+  // expected-error @+1 {{expects input [T, D] and scores [T, E]}}
+  %0 = loom.moe %x, %p, %w1, %w2 {k = 2 : i64} : (tensor<2x6x16xf32>, tensor<6x4xf32>, tensor<4x16x32xf32>, tensor<4x32x16xf32>) -> tensor<2x6x16xf32>
+  return
+}

@@ -745,3 +745,268 @@ func.func @swiglu_shared_silu(%g: tensor<8xf32>, %u: tensor<8xf32>) -> (tensor<8
   %a = loom.mul %s, %u : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
   return %a, %s : tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// Mixture of experts as PyTorch exports it: top-2 routing normalized by the
+// sum of the two weights, one-hot combine weights, every expert (SiLU MLP)
+// on every token, weighted sum over experts (operands of the last product in
+// either order).
+// CHECK-LABEL: func.func @moe_top2
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<6x16xf32>, %[[P:[^:]*]]: tensor<6x4xf32>, %[[W1:[^:]*]]: tensor<4x16x32xf32>, %[[W2:[^:]*]]: tensor<4x32x16xf32>)
+// CHECK-NOT: loom.one_hot
+// CHECK: %[[Y:.*]] = loom.moe %[[X]], %[[P]], %[[W1]], %[[W2]] {activation = "silu", k = 2 : i64, normalize = true} : (tensor<6x16xf32>, tensor<6x4xf32>, tensor<4x16x32xf32>, tensor<4x32x16xf32>) -> tensor<6x16xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @moe_top2(%x: tensor<6x16xf32>, %p: tensor<6x4xf32>, %w1: tensor<4x16x32xf32>, %w2: tensor<4x32x16xf32>) -> (tensor<6x16xf32>) {
+  %k = loom.constant dense<2> : tensor<1xi64>
+  %depth = loom.constant dense<4> : tensor<i64>
+  %onoff = loom.constant dense<[0.0, 1.0]> : tensor<2xf32>
+  %shape = loom.constant dense<[4, 6, 16]> : tensor<3xi64>
+  %v, %i = loom.topk %p, %k {axis = 1 : i64} : tensor<6x4xf32>, tensor<1xi64> -> tensor<6x2xf32>, tensor<6x2xi64>
+  %vs = loom.reduce_sum %v {axes = array<i64: 1>} : tensor<6x2xf32> -> tensor<6x1xf32>
+  %w = loom.div %v, %vs : tensor<6x2xf32>, tensor<6x1xf32> -> tensor<6x2xf32>
+  %m = loom.one_hot %i, %depth, %onoff {axis = 2 : i64} : tensor<6x2xi64>, tensor<i64>, tensor<2xf32> -> tensor<6x2x?xf32>
+  %wu = loom.unsqueeze %w {axes = array<i64: 2>} : tensor<6x2xf32> -> tensor<6x2x1xf32>
+  %mw = loom.mul %m, %wu : tensor<6x2x?xf32>, tensor<6x2x1xf32> -> tensor<6x2x?xf32>
+  %c = loom.reduce_sum %mw {axes = array<i64: 1>, keepdims = false} : tensor<6x2x?xf32> -> tensor<6x?xf32>
+  %xu = loom.unsqueeze %x {axes = array<i64: 0>} : tensor<6x16xf32> -> tensor<1x6x16xf32>
+  %xe = loom.expand %xu, %shape : (tensor<1x6x16xf32>, tensor<3xi64>) -> tensor<4x6x16xf32>
+  %h = loom.matmul %xe, %w1 : tensor<4x6x16xf32>, tensor<4x16x32xf32> -> tensor<4x6x32xf32>
+  %a = loom.silu %h : tensor<4x6x32xf32>
+  %o = loom.matmul %a, %w2 : tensor<4x6x32xf32>, tensor<4x32x16xf32> -> tensor<4x6x16xf32>
+  %ct = loom.transpose %c {perm = array<i64: 1, 0>} : tensor<6x?xf32> -> tensor<?x6xf32>
+  %cu = loom.unsqueeze %ct {axes = array<i64: 2>} : tensor<?x6xf32> -> tensor<?x6x1xf32>
+  %ow = loom.mul %cu, %o : tensor<?x6x1xf32>, tensor<4x6x16xf32> -> tensor<4x6x16xf32>
+  %y = loom.reduce_sum %ow {axes = array<i64: 0>, keepdims = false} : tensor<4x6x16xf32> -> tensor<6x16xf32>
+  return %y : tensor<6x16xf32>
+}
+
+// -----
+
+// The top-k scores used as they are, ReLU experts.
+// CHECK-LABEL: func.func @moe_relu_raw_weights
+// CHECK: loom.moe %{{.*}} {activation = "relu", k = 2 : i64} :
+func.func @moe_relu_raw_weights(%x: tensor<6x16xf32>, %p: tensor<6x4xf32>, %w1: tensor<4x16x32xf32>, %w2: tensor<4x32x16xf32>) -> (tensor<6x16xf32>) {
+  %k = loom.constant dense<2> : tensor<1xi64>
+  %depth = loom.constant dense<4> : tensor<i64>
+  %onoff = loom.constant dense<[0.0, 1.0]> : tensor<2xf32>
+  %shape = loom.constant dense<[4, 6, 16]> : tensor<3xi64>
+  %v, %i = loom.topk %p, %k {axis = 1 : i64} : tensor<6x4xf32>, tensor<1xi64> -> tensor<6x2xf32>, tensor<6x2xi64>
+  %m = loom.one_hot %i, %depth, %onoff {axis = 2 : i64} : tensor<6x2xi64>, tensor<i64>, tensor<2xf32> -> tensor<6x2x?xf32>
+  %wu = loom.unsqueeze %v {axes = array<i64: 2>} : tensor<6x2xf32> -> tensor<6x2x1xf32>
+  %mw = loom.mul %m, %wu : tensor<6x2x?xf32>, tensor<6x2x1xf32> -> tensor<6x2x?xf32>
+  %c = loom.reduce_sum %mw {axes = array<i64: 1>, keepdims = false} : tensor<6x2x?xf32> -> tensor<6x?xf32>
+  %xu = loom.unsqueeze %x {axes = array<i64: 0>} : tensor<6x16xf32> -> tensor<1x6x16xf32>
+  %xe = loom.expand %xu, %shape : (tensor<1x6x16xf32>, tensor<3xi64>) -> tensor<4x6x16xf32>
+  %h = loom.matmul %xe, %w1 : tensor<4x6x16xf32>, tensor<4x16x32xf32> -> tensor<4x6x32xf32>
+  %a = loom.relu %h : tensor<4x6x32xf32>
+  %o = loom.matmul %a, %w2 : tensor<4x6x32xf32>, tensor<4x32x16xf32> -> tensor<4x6x16xf32>
+  %ct = loom.transpose %c {perm = array<i64: 1, 0>} : tensor<6x?xf32> -> tensor<?x6xf32>
+  %cu = loom.unsqueeze %ct {axes = array<i64: 2>} : tensor<?x6xf32> -> tensor<?x6x1xf32>
+  %ow = loom.mul %cu, %o : tensor<?x6x1xf32>, tensor<4x6x16xf32> -> tensor<4x6x16xf32>
+  %y = loom.reduce_sum %ow {axes = array<i64: 0>, keepdims = false} : tensor<4x6x16xf32> -> tensor<6x16xf32>
+  return %y : tensor<6x16xf32>
+}
+
+// -----
+
+// Experts without an activation.
+// CHECK-LABEL: func.func @moe_linear_experts
+// CHECK: loom.moe %{{.*}} {k = 2 : i64, normalize = true} :
+func.func @moe_linear_experts(%x: tensor<6x16xf32>, %p: tensor<6x4xf32>, %w1: tensor<4x16x32xf32>, %w2: tensor<4x32x16xf32>) -> (tensor<6x16xf32>) {
+  %k = loom.constant dense<2> : tensor<1xi64>
+  %depth = loom.constant dense<4> : tensor<i64>
+  %onoff = loom.constant dense<[0.0, 1.0]> : tensor<2xf32>
+  %shape = loom.constant dense<[4, 6, 16]> : tensor<3xi64>
+  %v, %i = loom.topk %p, %k {axis = 1 : i64} : tensor<6x4xf32>, tensor<1xi64> -> tensor<6x2xf32>, tensor<6x2xi64>
+  %vs = loom.reduce_sum %v {axes = array<i64: 1>} : tensor<6x2xf32> -> tensor<6x1xf32>
+  %w = loom.div %v, %vs : tensor<6x2xf32>, tensor<6x1xf32> -> tensor<6x2xf32>
+  %m = loom.one_hot %i, %depth, %onoff {axis = 2 : i64} : tensor<6x2xi64>, tensor<i64>, tensor<2xf32> -> tensor<6x2x?xf32>
+  %wu = loom.unsqueeze %w {axes = array<i64: 2>} : tensor<6x2xf32> -> tensor<6x2x1xf32>
+  %mw = loom.mul %m, %wu : tensor<6x2x?xf32>, tensor<6x2x1xf32> -> tensor<6x2x?xf32>
+  %c = loom.reduce_sum %mw {axes = array<i64: 1>, keepdims = false} : tensor<6x2x?xf32> -> tensor<6x?xf32>
+  %xu = loom.unsqueeze %x {axes = array<i64: 0>} : tensor<6x16xf32> -> tensor<1x6x16xf32>
+  %xe = loom.expand %xu, %shape : (tensor<1x6x16xf32>, tensor<3xi64>) -> tensor<4x6x16xf32>
+  %h = loom.matmul %xe, %w1 : tensor<4x6x16xf32>, tensor<4x16x32xf32> -> tensor<4x6x32xf32>
+  %o = loom.matmul %h, %w2 : tensor<4x6x32xf32>, tensor<4x32x16xf32> -> tensor<4x6x16xf32>
+  %ct = loom.transpose %c {perm = array<i64: 1, 0>} : tensor<6x?xf32> -> tensor<?x6xf32>
+  %cu = loom.unsqueeze %ct {axes = array<i64: 2>} : tensor<?x6xf32> -> tensor<?x6x1xf32>
+  %ow = loom.mul %cu, %o : tensor<?x6x1xf32>, tensor<4x6x16xf32> -> tensor<4x6x16xf32>
+  %y = loom.reduce_sum %ow {axes = array<i64: 0>, keepdims = false} : tensor<4x6x16xf32> -> tensor<6x16xf32>
+  return %y : tensor<6x16xf32>
+}
+
+// -----
+
+// Negative: one-hot values [1, 0] weight the experts that were not chosen.
+// CHECK-LABEL: func.func @moe_on_off_swapped
+// CHECK-NOT: loom.moe
+// CHECK: loom.one_hot
+func.func @moe_on_off_swapped(%x: tensor<6x16xf32>, %p: tensor<6x4xf32>, %w1: tensor<4x16x32xf32>, %w2: tensor<4x32x16xf32>) -> (tensor<6x16xf32>) {
+  %k = loom.constant dense<2> : tensor<1xi64>
+  %depth = loom.constant dense<4> : tensor<i64>
+  %onoff = loom.constant dense<[1.0, 0.0]> : tensor<2xf32>
+  %shape = loom.constant dense<[4, 6, 16]> : tensor<3xi64>
+  %v, %i = loom.topk %p, %k {axis = 1 : i64} : tensor<6x4xf32>, tensor<1xi64> -> tensor<6x2xf32>, tensor<6x2xi64>
+  %vs = loom.reduce_sum %v {axes = array<i64: 1>} : tensor<6x2xf32> -> tensor<6x1xf32>
+  %w = loom.div %v, %vs : tensor<6x2xf32>, tensor<6x1xf32> -> tensor<6x2xf32>
+  %m = loom.one_hot %i, %depth, %onoff {axis = 2 : i64} : tensor<6x2xi64>, tensor<i64>, tensor<2xf32> -> tensor<6x2x?xf32>
+  %wu = loom.unsqueeze %w {axes = array<i64: 2>} : tensor<6x2xf32> -> tensor<6x2x1xf32>
+  %mw = loom.mul %m, %wu : tensor<6x2x?xf32>, tensor<6x2x1xf32> -> tensor<6x2x?xf32>
+  %c = loom.reduce_sum %mw {axes = array<i64: 1>, keepdims = false} : tensor<6x2x?xf32> -> tensor<6x?xf32>
+  %xu = loom.unsqueeze %x {axes = array<i64: 0>} : tensor<6x16xf32> -> tensor<1x6x16xf32>
+  %xe = loom.expand %xu, %shape : (tensor<1x6x16xf32>, tensor<3xi64>) -> tensor<4x6x16xf32>
+  %h = loom.matmul %xe, %w1 : tensor<4x6x16xf32>, tensor<4x16x32xf32> -> tensor<4x6x32xf32>
+  %a = loom.silu %h : tensor<4x6x32xf32>
+  %o = loom.matmul %a, %w2 : tensor<4x6x32xf32>, tensor<4x32x16xf32> -> tensor<4x6x16xf32>
+  %ct = loom.transpose %c {perm = array<i64: 1, 0>} : tensor<6x?xf32> -> tensor<?x6xf32>
+  %cu = loom.unsqueeze %ct {axes = array<i64: 2>} : tensor<?x6xf32> -> tensor<?x6x1xf32>
+  %ow = loom.mul %cu, %o : tensor<?x6x1xf32>, tensor<4x6x16xf32> -> tensor<4x6x16xf32>
+  %y = loom.reduce_sum %ow {axes = array<i64: 0>, keepdims = false} : tensor<4x6x16xf32> -> tensor<6x16xf32>
+  return %y : tensor<6x16xf32>
+}
+
+// -----
+
+// Negative: routing to the lowest scores is not top-k routing.
+// CHECK-LABEL: func.func @moe_smallest
+// CHECK-NOT: loom.moe
+// CHECK: loom.topk
+func.func @moe_smallest(%x: tensor<6x16xf32>, %p: tensor<6x4xf32>, %w1: tensor<4x16x32xf32>, %w2: tensor<4x32x16xf32>) -> (tensor<6x16xf32>) {
+  %k = loom.constant dense<2> : tensor<1xi64>
+  %depth = loom.constant dense<4> : tensor<i64>
+  %onoff = loom.constant dense<[0.0, 1.0]> : tensor<2xf32>
+  %shape = loom.constant dense<[4, 6, 16]> : tensor<3xi64>
+  %v, %i = loom.topk %p, %k {axis = 1 : i64, largest = false} : tensor<6x4xf32>, tensor<1xi64> -> tensor<6x2xf32>, tensor<6x2xi64>
+  %vs = loom.reduce_sum %v {axes = array<i64: 1>} : tensor<6x2xf32> -> tensor<6x1xf32>
+  %w = loom.div %v, %vs : tensor<6x2xf32>, tensor<6x1xf32> -> tensor<6x2xf32>
+  %m = loom.one_hot %i, %depth, %onoff {axis = 2 : i64} : tensor<6x2xi64>, tensor<i64>, tensor<2xf32> -> tensor<6x2x?xf32>
+  %wu = loom.unsqueeze %w {axes = array<i64: 2>} : tensor<6x2xf32> -> tensor<6x2x1xf32>
+  %mw = loom.mul %m, %wu : tensor<6x2x?xf32>, tensor<6x2x1xf32> -> tensor<6x2x?xf32>
+  %c = loom.reduce_sum %mw {axes = array<i64: 1>, keepdims = false} : tensor<6x2x?xf32> -> tensor<6x?xf32>
+  %xu = loom.unsqueeze %x {axes = array<i64: 0>} : tensor<6x16xf32> -> tensor<1x6x16xf32>
+  %xe = loom.expand %xu, %shape : (tensor<1x6x16xf32>, tensor<3xi64>) -> tensor<4x6x16xf32>
+  %h = loom.matmul %xe, %w1 : tensor<4x6x16xf32>, tensor<4x16x32xf32> -> tensor<4x6x32xf32>
+  %a = loom.silu %h : tensor<4x6x32xf32>
+  %o = loom.matmul %a, %w2 : tensor<4x6x32xf32>, tensor<4x32x16xf32> -> tensor<4x6x16xf32>
+  %ct = loom.transpose %c {perm = array<i64: 1, 0>} : tensor<6x?xf32> -> tensor<?x6xf32>
+  %cu = loom.unsqueeze %ct {axes = array<i64: 2>} : tensor<?x6xf32> -> tensor<?x6x1xf32>
+  %ow = loom.mul %cu, %o : tensor<?x6x1xf32>, tensor<4x6x16xf32> -> tensor<4x6x16xf32>
+  %y = loom.reduce_sum %ow {axes = array<i64: 0>, keepdims = false} : tensor<4x6x16xf32> -> tensor<6x16xf32>
+  return %y : tensor<6x16xf32>
+}
+
+// -----
+
+// Negative: a one-hot over 3 classes cannot select among 4 experts.
+// CHECK-LABEL: func.func @moe_depth_mismatch
+// CHECK-NOT: loom.moe
+// CHECK: loom.one_hot
+func.func @moe_depth_mismatch(%x: tensor<6x16xf32>, %p: tensor<6x4xf32>, %w1: tensor<4x16x32xf32>, %w2: tensor<4x32x16xf32>) -> (tensor<6x16xf32>) {
+  %k = loom.constant dense<2> : tensor<1xi64>
+  %depth = loom.constant dense<3> : tensor<i64>
+  %onoff = loom.constant dense<[0.0, 1.0]> : tensor<2xf32>
+  %shape = loom.constant dense<[4, 6, 16]> : tensor<3xi64>
+  %v, %i = loom.topk %p, %k {axis = 1 : i64} : tensor<6x4xf32>, tensor<1xi64> -> tensor<6x2xf32>, tensor<6x2xi64>
+  %vs = loom.reduce_sum %v {axes = array<i64: 1>} : tensor<6x2xf32> -> tensor<6x1xf32>
+  %w = loom.div %v, %vs : tensor<6x2xf32>, tensor<6x1xf32> -> tensor<6x2xf32>
+  %m = loom.one_hot %i, %depth, %onoff {axis = 2 : i64} : tensor<6x2xi64>, tensor<i64>, tensor<2xf32> -> tensor<6x2x?xf32>
+  %wu = loom.unsqueeze %w {axes = array<i64: 2>} : tensor<6x2xf32> -> tensor<6x2x1xf32>
+  %mw = loom.mul %m, %wu : tensor<6x2x?xf32>, tensor<6x2x1xf32> -> tensor<6x2x?xf32>
+  %c = loom.reduce_sum %mw {axes = array<i64: 1>, keepdims = false} : tensor<6x2x?xf32> -> tensor<6x?xf32>
+  %xu = loom.unsqueeze %x {axes = array<i64: 0>} : tensor<6x16xf32> -> tensor<1x6x16xf32>
+  %xe = loom.expand %xu, %shape : (tensor<1x6x16xf32>, tensor<3xi64>) -> tensor<4x6x16xf32>
+  %h = loom.matmul %xe, %w1 : tensor<4x6x16xf32>, tensor<4x16x32xf32> -> tensor<4x6x32xf32>
+  %a = loom.silu %h : tensor<4x6x32xf32>
+  %o = loom.matmul %a, %w2 : tensor<4x6x32xf32>, tensor<4x32x16xf32> -> tensor<4x6x16xf32>
+  %ct = loom.transpose %c {perm = array<i64: 1, 0>} : tensor<6x?xf32> -> tensor<?x6xf32>
+  %cu = loom.unsqueeze %ct {axes = array<i64: 2>} : tensor<?x6xf32> -> tensor<?x6x1xf32>
+  %ow = loom.mul %cu, %o : tensor<?x6x1xf32>, tensor<4x6x16xf32> -> tensor<4x6x16xf32>
+  %y = loom.reduce_sum %ow {axes = array<i64: 0>, keepdims = false} : tensor<4x6x16xf32> -> tensor<6x16xf32>
+  return %y : tensor<6x16xf32>
+}
+
+// -----
+
+// Negative: the dense hidden activations are also returned, so they must
+// be computed anyway.
+// CHECK-LABEL: func.func @moe_hidden_used
+// CHECK-NOT: loom.moe
+// CHECK: loom.one_hot
+func.func @moe_hidden_used(%x: tensor<6x16xf32>, %p: tensor<6x4xf32>, %w1: tensor<4x16x32xf32>, %w2: tensor<4x32x16xf32>) -> (tensor<6x16xf32>, tensor<4x6x32xf32>) {
+  %k = loom.constant dense<2> : tensor<1xi64>
+  %depth = loom.constant dense<4> : tensor<i64>
+  %onoff = loom.constant dense<[0.0, 1.0]> : tensor<2xf32>
+  %shape = loom.constant dense<[4, 6, 16]> : tensor<3xi64>
+  %v, %i = loom.topk %p, %k {axis = 1 : i64} : tensor<6x4xf32>, tensor<1xi64> -> tensor<6x2xf32>, tensor<6x2xi64>
+  %vs = loom.reduce_sum %v {axes = array<i64: 1>} : tensor<6x2xf32> -> tensor<6x1xf32>
+  %w = loom.div %v, %vs : tensor<6x2xf32>, tensor<6x1xf32> -> tensor<6x2xf32>
+  %m = loom.one_hot %i, %depth, %onoff {axis = 2 : i64} : tensor<6x2xi64>, tensor<i64>, tensor<2xf32> -> tensor<6x2x?xf32>
+  %wu = loom.unsqueeze %w {axes = array<i64: 2>} : tensor<6x2xf32> -> tensor<6x2x1xf32>
+  %mw = loom.mul %m, %wu : tensor<6x2x?xf32>, tensor<6x2x1xf32> -> tensor<6x2x?xf32>
+  %c = loom.reduce_sum %mw {axes = array<i64: 1>, keepdims = false} : tensor<6x2x?xf32> -> tensor<6x?xf32>
+  %xu = loom.unsqueeze %x {axes = array<i64: 0>} : tensor<6x16xf32> -> tensor<1x6x16xf32>
+  %xe = loom.expand %xu, %shape : (tensor<1x6x16xf32>, tensor<3xi64>) -> tensor<4x6x16xf32>
+  %h = loom.matmul %xe, %w1 : tensor<4x6x16xf32>, tensor<4x16x32xf32> -> tensor<4x6x32xf32>
+  %a = loom.silu %h : tensor<4x6x32xf32>
+  %o = loom.matmul %a, %w2 : tensor<4x6x32xf32>, tensor<4x32x16xf32> -> tensor<4x6x16xf32>
+  %ct = loom.transpose %c {perm = array<i64: 1, 0>} : tensor<6x?xf32> -> tensor<?x6xf32>
+  %cu = loom.unsqueeze %ct {axes = array<i64: 2>} : tensor<?x6xf32> -> tensor<?x6x1xf32>
+  %ow = loom.mul %cu, %o : tensor<?x6x1xf32>, tensor<4x6x16xf32> -> tensor<4x6x16xf32>
+  %y = loom.reduce_sum %ow {axes = array<i64: 0>, keepdims = false} : tensor<4x6x16xf32> -> tensor<6x16xf32>
+  return %y, %h : tensor<6x16xf32>, tensor<4x6x32xf32>
+}
+
+// -----
+
+// Each token gathers its two experts' weights by index and runs only those
+// (GELU experts, normalized weights, the weights before the outputs).
+// CHECK-LABEL: func.func @moe_gathered_weights
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<8x16xf32>, %[[P:[^:]*]]: tensor<8x4xf32>, %[[W1:[^:]*]]: tensor<4x16x32xf32>, %[[W2:[^:]*]]: tensor<4x32x16xf32>)
+// CHECK-NOT: loom.gather
+// CHECK: %[[Y:.*]] = loom.moe %[[X]], %[[P]], %[[W1]], %[[W2]] {activation = "gelu", k = 2 : i64, normalize = true}
+// CHECK-NEXT: return %[[Y]]
+func.func @moe_gathered_weights(%x: tensor<8x16xf32>, %p: tensor<8x4xf32>, %w1: tensor<4x16x32xf32>, %w2: tensor<4x32x16xf32>) -> tensor<8x16xf32> {
+  %k = loom.constant dense<2> : tensor<1xi64>
+  %v, %i = loom.topk %p, %k {axis = 1 : i64} : tensor<8x4xf32>, tensor<1xi64> -> tensor<8x2xf32>, tensor<8x2xi64>
+  %j = loom.add %i, %i : tensor<8x2xi64>, tensor<8x2xi64> -> tensor<8x2xi64>
+  %g1 = loom.gather %w1, %i : tensor<4x16x32xf32>, tensor<8x2xi64> -> tensor<8x2x16x32xf32>
+  %g2 = loom.gather %w2, %i : tensor<4x32x16xf32>, tensor<8x2xi64> -> tensor<8x2x32x16xf32>
+  %xu = loom.unsqueeze %x {axes = array<i64: 1, 2>} : tensor<8x16xf32> -> tensor<8x1x1x16xf32>
+  %h = loom.matmul %xu, %g1 : tensor<8x1x1x16xf32>, tensor<8x2x16x32xf32> -> tensor<8x2x1x32xf32>
+  %a = loom.gelu %h : tensor<8x2x1x32xf32>
+  %o = loom.matmul %a, %g2 : tensor<8x2x1x32xf32>, tensor<8x2x32x16xf32> -> tensor<8x2x1x16xf32>
+  %os = loom.squeeze %o {axes = array<i64: 2>} : tensor<8x2x1x16xf32> -> tensor<8x2x16xf32>
+  %s = loom.reduce_sum %v {axes = array<i64: 1>} : tensor<8x2xf32> -> tensor<8x1xf32>
+  %w = loom.div %v, %s : tensor<8x2xf32>, tensor<8x1xf32> -> tensor<8x2xf32>
+  %wu = loom.unsqueeze %w {axes = array<i64: 2>} : tensor<8x2xf32> -> tensor<8x2x1xf32>
+  %m = loom.mul %wu, %os : tensor<8x2x1xf32>, tensor<8x2x16xf32> -> tensor<8x2x16xf32>
+  %y = loom.reduce_sum %m {axes = array<i64: 1>, keepdims = false} : tensor<8x2x16xf32> -> tensor<8x16xf32>
+  return %y : tensor<8x16xf32>
+}
+
+// -----
+
+// Negative: the output weights are gathered by other indices than the input
+// weights.
+// CHECK-LABEL: func.func @moe_gathered_other_indices
+// CHECK-NOT: loom.moe
+// CHECK: loom.gather
+func.func @moe_gathered_other_indices(%x: tensor<8x16xf32>, %p: tensor<8x4xf32>, %w1: tensor<4x16x32xf32>, %w2: tensor<4x32x16xf32>) -> tensor<8x16xf32> {
+  %k = loom.constant dense<2> : tensor<1xi64>
+  %v, %i = loom.topk %p, %k {axis = 1 : i64} : tensor<8x4xf32>, tensor<1xi64> -> tensor<8x2xf32>, tensor<8x2xi64>
+  %j = loom.add %i, %i : tensor<8x2xi64>, tensor<8x2xi64> -> tensor<8x2xi64>
+  %g1 = loom.gather %w1, %i : tensor<4x16x32xf32>, tensor<8x2xi64> -> tensor<8x2x16x32xf32>
+  %g2 = loom.gather %w2, %j : tensor<4x32x16xf32>, tensor<8x2xi64> -> tensor<8x2x32x16xf32>
+  %xu = loom.unsqueeze %x {axes = array<i64: 1, 2>} : tensor<8x16xf32> -> tensor<8x1x1x16xf32>
+  %h = loom.matmul %xu, %g1 : tensor<8x1x1x16xf32>, tensor<8x2x16x32xf32> -> tensor<8x2x1x32xf32>
+  %a = loom.gelu %h : tensor<8x2x1x32xf32>
+  %o = loom.matmul %a, %g2 : tensor<8x2x1x32xf32>, tensor<8x2x32x16xf32> -> tensor<8x2x1x16xf32>
+  %os = loom.squeeze %o {axes = array<i64: 2>} : tensor<8x2x1x16xf32> -> tensor<8x2x16xf32>
+  %s = loom.reduce_sum %v {axes = array<i64: 1>} : tensor<8x2xf32> -> tensor<8x1xf32>
+  %w = loom.div %v, %s : tensor<8x2xf32>, tensor<8x1xf32> -> tensor<8x2xf32>
+  %wu = loom.unsqueeze %w {axes = array<i64: 2>} : tensor<8x2xf32> -> tensor<8x2x1xf32>
+  %m = loom.mul %wu, %os : tensor<8x2x1xf32>, tensor<8x2x16xf32> -> tensor<8x2x16xf32>
+  %y = loom.reduce_sum %m {axes = array<i64: 1>, keepdims = false} : tensor<8x2x16xf32> -> tensor<8x16xf32>
+  return %y : tensor<8x16xf32>
+}

@@ -278,6 +278,51 @@ def Loom_RotaryEmbeddingOp : Loom_Op<"rotary_embedding", [Pure,
   let hasVerifier = 1;
 }
 
+def Loom_MoEOp : Loom_Op<"moe", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "Mixture-of-experts layer with top-k routing";
+  let description = Loom_OpDoc<[{
+    Routes each token (row of `input`, `[T, D]`) to the `k` experts with the
+    highest routing scores (`scores`, `[T, E]`, e.g. softmax probabilities;
+    equal scores keep the lower expert first) and sums the experts' outputs
+    weighted by those scores. With `normalize`, the `k` weights of a token
+    are divided by their sum. Expert `e` is the MLP
+    `activation(x @ w_in[e]) @ w_out[e]` with `w_in` `[E, D, H]` and `w_out`
+    `[E, H, D]`; `activation` is one of "relu", "gelu", "silu", "none".
+
+    Without `capacity_factor` no assignment is dropped. With it, each expert
+    takes at most `C = ceil(capacity_factor * T * k / E)` assignments (at
+    most `T`): first choices of all tokens in token order, then second
+    choices, and so on; assignments beyond `C` are dropped and contribute
+    nothing (the token's other weights are not rescaled; a token with all
+    its assignments dropped gets zeros). Expert parallelism applies the
+    capacity to each rank's tokens.}],
+    "none; recognized from TopK/OneHot routing with dense expert MLPs",
+    "%y = loom.moe %x, %p, %w1, %w2 {k = 2 : i64, activation = \"silu\", normalize = true} : (tensor<6x16xf32>, tensor<6x4xf32>, tensor<4x16x32xf32>, tensor<4x32x16xf32>) -> tensor<6x16xf32>">.text;
+  let arguments = (ins Loom_FloatTensor:$input, Loom_FloatTensor:$scores,
+                       Loom_FloatTensor:$w_in, Loom_FloatTensor:$w_out,
+                       I64Attr:$k,
+                       DefaultValuedAttr<BoolAttr, "false">:$normalize,
+                       DefaultValuedAttr<StrAttr, "\"none\"">:$activation,
+                       OptionalAttr<F64Attr>:$capacity_factor);
+  let results = (outs Loom_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scores `,` $w_in `,` $w_out attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The number of experts (dimension 0 of `w_in`).
+    int64_t getNumExperts() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getWIn().getType())
+          .getDimSize(0);
+    }
+    /// The capacity of each expert for `tokens` tokens: the number of
+    /// assignments it takes before dropping (`tokens` without a capacity
+    /// factor: a token chooses an expert at most once).
+    int64_t getCapacity(int64_t tokens);
+  }];
+}
+
 def Loom_ResizeOp : Loom_Op<"resize", [Pure]> {
   let summary = "Resize the trailing axes by interpolation";
   let description = Loom_OpDoc<[{

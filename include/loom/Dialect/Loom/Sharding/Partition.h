@@ -22,7 +22,9 @@ namespace loom {
 /// One axis of a device grid: the strategy it carries and its degree.
 struct GridAxisSpec {
   /// "dp" (data parallel: the batch), "cp" (context parallel: the
-  /// sequence), "tp" (tensor parallel, Megatron) or "pp" (pipeline stages).
+  /// sequence), "tp" (tensor parallel, Megatron), "pp" (pipeline stages)
+  /// or "ep" (expert parallel: the tokens and the experts of
+  /// mixture-of-experts layers).
   std::string name;
   int64_t size = 1;
 };
@@ -49,6 +51,9 @@ struct PartitionOptions {
   /// With "dp": ZeRO-style weights, stored split over the dp axis and
   /// all-gathered just before use.
   bool shardWeights = false;
+  /// With "ep": the capacity factor given to every loom.moe that has none
+  /// (0: none).
+  double capacityFactor = 0.0;
 };
 
 /// The symbol of the grid that `annotateForGrid` creates.

@@ -126,6 +126,10 @@ def LoomPartitionPass : Pass<"loom-partition", "::mlir::ModuleOp"> {
     - `zero=true` (with `dp`): ZeRO-style weights. Each weight is stored as
       the piece its use needs, further split over the `dp` axis, and
       all-gathered over `dp` just before use.
+    - `ep`: expert parallelism. Dimension 0 (the tokens) of every argument
+      is split over the axis (after `dp`), and each `loom.moe` keeps E/ep of
+      its experts per rank: local routing, a dispatch `shard.all_to_all`
+      of fixed-capacity slots, the local experts, a combine all-to-all.
 
     The plan is a few `shard.shard` annotations; upstream
     `sharding-propagation` (forward) carries them through the program using
@@ -147,7 +151,7 @@ def LoomPartitionPass : Pass<"loom-partition", "::mlir::ModuleOp"> {
   let options = [
     Option<"grid", "grid", "std::string", /*default=*/"\"\"",
            "Grid axes and degrees in grid order, e.g. \"dp=2,tp=4\" "
-           "(known axes: dp, cp, tp, pp)">,
+           "(known axes: dp, cp, tp, pp, ep)">,
     Option<"microBatches", "micro-batches", "int64_t", /*default=*/"1",
            "With pp: split the batch (dimension 0 of every input) into this "
            "many micro-batches that flow through the stages one after "
@@ -159,6 +163,9 @@ def LoomPartitionPass : Pass<"loom-partition", "::mlir::ModuleOp"> {
     Option<"zero", "zero", "bool", /*default=*/"false",
            "With dp: ZeRO-style weights, stored split over the dp axis and "
            "all-gathered just before use">,
+    Option<"capacityFactor", "capacity-factor", "double", /*default=*/"0.0",
+           "With ep: the capacity factor of every loom.moe that has none "
+           "(0: no capacity, no token dropped)">,
     Option<"plan", "plan", "std::string", /*default=*/"\"\"",
            "\"auto\": choose the grid for `devices` devices with the cost "
            "model and report the plans (instead of `grid`)">,
