@@ -51,3 +51,19 @@ func.func @temporaries(%a: tensor<2x4xf32>) -> tensor<2x4xf32> {
   } -> tensor<2x4xf32>
   return %r : tensor<2x4xf32>
 }
+
+// -----
+
+// A matrix product becomes vector FMAs on whole rows of a register tile
+// (the tiles themselves: vectorize-contractions.mlir).
+// CHECK-LABEL: llvm.func @matmul
+// CHECK: llvm.intr.fmuladd({{.*}}) : (vector<{{[0-9]+}}xf32>, vector<{{[0-9]+}}xf32>, vector<{{[0-9]+}}xf32>) -> vector<{{[0-9]+}}xf32>
+// CHECK-NOT: llvm.call @malloc
+// CHECK: llvm.return
+func.func @matmul(%a: tensor<16x64xf32>, %b: tensor<64x64xf32>) -> tensor<16x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<16x64xf32>) -> tensor<16x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<16x64xf32>, tensor<64x64xf32>) outs(%f : tensor<16x64xf32>) -> tensor<16x64xf32>
+  return %r : tensor<16x64xf32>
+}
