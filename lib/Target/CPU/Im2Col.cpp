@@ -31,8 +31,8 @@ LogicalResult rewriteAsIm2Col(RewriterBase &rewriter,
       filterType.getElementType() != element || !inputType.hasStaticShape() ||
       !filterType.hasStaticShape())
     return failure();
-  int64_t n = outputType.getDimSize(0), f = outputType.getDimSize(1),
-          oh = outputType.getDimSize(2), ow = outputType.getDimSize(3);
+  int64_t n = outputType.getDimSize(0), oh = outputType.getDimSize(2),
+          ow = outputType.getDimSize(3);
   int64_t c = filterType.getDimSize(1), kh = filterType.getDimSize(2),
           kw = filterType.getDimSize(3);
   auto strides = llvm::to_vector(conv.getStrides().getValues<int64_t>());
