@@ -71,6 +71,7 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm, bool reportMemory) {
   // Matrix products and convolutions (as im2col) become register tiles of
   // vector code; everything else becomes loops.
   pm.addNestedPass<func::FuncOp>(createLoomCPUVectorizeContractionsPass());
+  pm.addNestedPass<func::FuncOp>(createLoomCPUVectorizeCopiesPass());
   // exp, erf, tanh as arithmetic that LLVM vectorizes with the loops.
   pm.addNestedPass<func::FuncOp>(createLoomCPUApproximateMathPass());
   pm.addPass(createConvertLinalgToLoopsPass());

@@ -11,6 +11,8 @@
 
 #include "loom/Target/CPU/Passes.h"
 
+#include "HostVectors.h"
+
 #include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
@@ -19,7 +21,6 @@
 #include "mlir/IR/Dominance.h"
 #include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "llvm/TargetParser/Host.h"
 
 namespace loom::cpu {
 #define GEN_PASS_DEF_LOOMCPUVECTORIZECONTRACTIONSPASS
@@ -30,22 +31,6 @@ using namespace mlir;
 
 namespace loom::cpu {
 namespace {
-
-/// The vector registers of the host: width in bits and number.
-std::pair<unsigned, unsigned> hostVectorRegisters() {
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  auto has = [&](llvm::StringRef name) {
-    auto it = features.find(name);
-    return it != features.end() && it->second;
-  };
-  if (has("avx512f"))
-    return {512, 32};
-  if (has("avx"))
-    return {256, 16};
-  if (has("neon") || has("sve"))
-    return {128, 32};
-  return {128, 16};
-}
 
 enum class Role { Batch, M, N, K };
 

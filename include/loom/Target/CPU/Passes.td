@@ -190,4 +190,27 @@ def LoomCPUApproximateMathPass
                            "::mlir::vector::VectorDialect"];
 }
 
+def LoomCPUVectorizeCopiesPass
+    : Pass<"loom-cpu-vectorize-copies", "::mlir::func::FuncOp"> {
+  let summary = "Copy rows of buffers with vector transfers";
+  let description = [{
+    Runs on bufferized code. `linalg.copy` and generics that only copy
+    (the body yields an input; im2col's window copy, padding, the panels
+    of `loom-cpu-vectorize-contractions`) whose output's innermost
+    dimension is contiguous, and whose input walks that dimension
+    contiguously in its own innermost dimension, become loops over the
+    other dimensions around vector transfers of whole row pieces (vector
+    registers, then power-of-two remainders). Left to LLVM, such loops
+    with small trip counts are fully unrolled into scalar moves before the
+    loop vectorizer sees them.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
+           "Vector register width in bits (0: the host's)">
+  ];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 #endif // LOOM_TARGET_CPU_PASSES_TD
