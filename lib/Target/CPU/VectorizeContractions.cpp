@@ -77,6 +77,21 @@ bool innermostContiguous(Type type) {
   return strides.empty() || strides.back() == 1;
 }
 
+/// The buffer `value` views: through subviews, reshapes and casts, up to
+/// an allocation, a function argument, or a `memref.view` (the memory
+/// plan's views of its arena are disjoint while they live).
+Value rootBuffer(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (isa<memref::ViewOp>(def))
+      break;
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      break;
+    value = view.getViewSource();
+  }
+  return value;
+}
+
 std::optional<Contraction> matchContraction(linalg::GenericOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1)
@@ -153,6 +168,12 @@ std::optional<Contraction> matchContraction(linalg::GenericOp op) {
   c.kv = *kv;
   if (!innermostContiguous(op.getDpsInputs()[1].getType()) ||
       !innermostContiguous(op.getDpsInits()[0].getType()))
+    return std::nullopt;
+  // The accumulators live in registers across the K loop: C must not be
+  // read through A or B.
+  Value out = rootBuffer(op.getDpsInits()[0]);
+  if (llvm::any_of(op.getDpsInputs(),
+                   [&](Value in) { return rootBuffer(in) == out; }))
     return std::nullopt;
   return c;
 }

@@ -126,3 +126,16 @@ func.func @f16(%a: memref<8x16xf16>, %b: memref<16x32xf16>, %c: memref<8x32xf16>
   linalg.matmul ins(%a, %b : memref<8x16xf16>, memref<16x32xf16>) outs(%c : memref<8x32xf16>)
   return
 }
+
+// -----
+
+// C read through A (the same buffer): the accumulators could not stay in
+// registers, so the product is left to the loop path.
+// CHECK-LABEL: func.func @aliased
+// CHECK-NOT: vector.
+// CHECK: linalg.generic
+func.func @aliased(%a: memref<8x32xf32>, %b: memref<32x32xf32>) {
+  %c = memref.subview %a[0, 0] [8, 32] [1, 1] : memref<8x32xf32> to memref<8x32xf32, strided<[32, 1]>>
+  linalg.matmul ins(%a, %b : memref<8x32xf32>, memref<32x32xf32>) outs(%c : memref<8x32xf32, strided<[32, 1]>>)
+  return
+}

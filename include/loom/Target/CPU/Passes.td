@@ -130,7 +130,8 @@ def LoomCPUVectorizeContractionsPass
     `C += A * B` (a matrix product with any batch, M, N and K dimensions,
     as generalized named products and im2col convolutions are) whose
     output's innermost dimension is an N dimension that B also walks
-    contiguously is tiled into register tiles of `m-tile` rows by two
+    contiguously, and whose output is not a view of A's or B's buffer, is
+    tiled into register tiles of `m-tile` rows by two
     vector registers of columns by one step of K (8x32x1 for f32 with
     512-bit vectors: 16 accumulators), K innermost. N is peeled into full
     tiles and power-of-two remainders, M into full tiles and one remainder,
