@@ -8,6 +8,7 @@ packages=(
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   python3 python3-onnx python3-numpy python3-venv
   libgtest-dev openmpi-bin libopenmpi-dev
+  libdnnl-dev
 )
 
 missing=()

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 void loom::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<loom::LoomDialect, mlir::func::FuncDialect,
@@ -21,6 +22,6 @@ void loom::registerAllDialects(mlir::DialectRegistry &registry) {
                   mlir::tensor::TensorDialect, mlir::linalg::LinalgDialect,
                   mlir::bufferization::BufferizationDialect,
                   mlir::memref::MemRefDialect, mlir::scf::SCFDialect,
-                  mlir::shard::ShardDialect>();
+                  mlir::shard::ShardDialect, mlir::vector::VectorDialect>();
   loom::registerShardingInterfaceExternalModels(registry);
 }

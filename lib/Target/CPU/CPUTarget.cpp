@@ -7,6 +7,7 @@
 #include "loom/Target/CPU/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -52,8 +53,9 @@ void buildLoomToLinalgPipeline(OpPassManager &pm) {
 void buildLinalgToLLVMPipeline(OpPassManager &pm, bool reportMemory) {
   // Merge producer-consumer chains of elementwise generics into one loop
   // nest each before buffers exist.
-  pm.addPass(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createLoomCPUFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createLoomCPUIm2ColPass());
   pm.addNestedPass<func::FuncOp>(createLoomCPUContractionOrderPass());
   pm.addPass(createLoomCPUBufferizePass());
   bufferization::BufferResultsToOutParamsPassOptions outParams;
@@ -66,13 +68,22 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm, bool reportMemory) {
   plan.report = reportMemory;
   pm.addNestedPass<func::FuncOp>(createLoomCPUMemoryPlanPass(plan));
   bufferization::buildBufferDeallocationPipeline(pm);
+  // Matrix products and convolutions (as im2col) become register tiles of
+  // vector code; everything else becomes loops.
+  pm.addNestedPass<func::FuncOp>(createLoomCPUVectorizeContractionsPass());
+  pm.addNestedPass<func::FuncOp>(createLoomCPUVectorizeCopiesPass());
+  // exp, erf, tanh as arithmetic that LLVM vectorizes with the loops.
+  pm.addNestedPass<func::FuncOp>(createLoomCPUApproximateMathPass());
   pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll()));
   // Integer powers have no LLVM intrinsic: they become small functions.
   pm.addPass(createConvertMathToFuncs());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
@@ -81,6 +92,8 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm, bool reportMemory) {
   funcOptions.useBarePtrCallConv = true;
   pm.addPass(createConvertFuncToLLVMPass(funcOptions));
   pm.addPass(createConvertControlFlowToLLVMPass());
+  // Vectorization pads transfers with ub.poison.
+  pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 

@@ -78,4 +78,140 @@ def LoomCPUMemoryPlanPass
                            "::mlir::arith::ArithDialect"];
 }
 
+def LoomCPUFuseElementwisePass
+    : Pass<"loom-cpu-fuse-elementwise", "::mlir::ModuleOp"> {
+  let summary = "Fuse elementwise producers into their consumers where no "
+                "value is computed twice";
+  let description = [{
+    Upstream's elementwise fusion (`linalg-fuse-elementwise-ops`) with a
+    cost rule: a producer is fused into a consumer when the consumer reads
+    each of the producer's elements once (its indexing map for the operand
+    is a permutation of the loops), or when the consumer has no reduction
+    loops and the producer's body is cheap (no math functions, no
+    division). Fusing a layer norm's tail or an activation into the matrix
+    product that consumes it would recompute them once per output column,
+    and would leave the product's body no longer a plain multiply-add that
+    `loom-cpu-vectorize-contractions` recognizes. Reshapes are propagated
+    by expansion, except through ops with reduction loops (a matrix
+    product expanded into attention heads would be tiled per head), and
+    splat constants are folded, as upstream.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::affine::AffineDialect"];
+}
+
+def LoomCPUIm2ColPass : Pass<"loom-cpu-im2col", "::mlir::func::FuncOp"> {
+  let summary = "Rewrite 2-D convolutions as an image-to-column copy and a "
+                "matrix product";
+  let description = [{
+    A `linalg.conv_2d_nchw_fchw` whose output has at least `min-columns`
+    spatial positions becomes upstream's im2col form: a generic that copies
+    the input windows into a [N, C*KH*KW, OH*OW] tensor and a batched
+    contraction [F, C*KH*KW] x [C*KH*KW, OH*OW], which
+    `loom-cpu-vectorize-contractions` then tiles and vectorizes along the
+    output positions.
+  }];
+  let options = [
+    Option<"minColumns", "min-columns", "int64_t", /*default=*/"16",
+           "Smallest OH*OW worth the copy">
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def LoomCPUVectorizeContractionsPass
+    : Pass<"loom-cpu-vectorize-contractions", "::mlir::func::FuncOp"> {
+  let summary = "Tile contractions on buffers into register tiles and "
+                "vectorize them";
+  let description = [{
+    Runs on bufferized code. A `linalg.generic` computing
+    `C += A * B` (a matrix product with any batch, M, N and K dimensions,
+    as generalized named products and im2col convolutions are) whose
+    output's innermost dimension is an N dimension that B also walks
+    contiguously, and whose output is not a view of A's or B's buffer, is
+    tiled into register tiles of `m-tile` rows by two
+    vector registers of columns by one step of K (8x32x1 for f32 with
+    512-bit vectors: 16 accumulators), K innermost. N is peeled into full
+    tiles and power-of-two remainders, M into full tiles and one remainder,
+    so that every tile has a static shape. When B is larger than
+    `block-bytes`, an outer tile of 64 columns by up to 512 steps of K
+    (loop order n, k, m) keeps a panel of B in cache while every row tile
+    passes over it.
+
+    Each tile becomes a rank-reduced three-dimensional generic (m, n, k)
+    that is vectorized into `vector.contract`. Then, in this order: memref
+    aliases (subviews) are folded into the transfers, common
+    subexpressions eliminated, and redundant transfers hoisted, so the
+    accumulator tile stays in registers across the K loop (without the
+    folding and CSE the hoisting finds nothing). Last, with
+    `lower-contractions`, contractions are lowered to outer products
+    (`vector.outerproduct`, one fused multiply-add per row); nothing is
+    canonicalized after that, which would rebuild the accumulators from
+    scalars.
+
+    `vector-bits` is the width of the target's vector registers (0: the
+    host's, from its CPU features) and `registers` their number; the CUDA
+    or any other target would use other tiles, so both are options.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
+           "Vector register width in bits (0: the host's)">,
+    Option<"registers", "registers", "unsigned", /*default=*/"0",
+           "Number of vector registers (0: the host's)">,
+    Option<"blockBytes", "block-bytes", "int64_t", /*default=*/"524288",
+           "Size of B above which the outer cache tile is used">,
+    Option<"lowerContractions", "lower-contractions", "bool",
+           /*default=*/"true",
+           "Lower vector.contract to outer products at the end">
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def LoomCPUApproximateMathPass
+    : Pass<"loom-cpu-approximate-math", "::mlir::func::FuncOp"> {
+  let summary = "Inline polynomial approximations of f32 exp, expm1, erf "
+                "and tanh";
+  let description = [{
+    Upstream's polynomial approximations (the ones MLIR's own CPU
+    pipelines use) replace calls to libm's `expf`, `expm1f`, `erff` and
+    `tanhf` with arithmetic, so that the loops computing softmax, GELU and
+    tanh activations contain no calls and LLVM vectorizes them. The
+    approximations stay within a few ulp (the compiled fixtures match
+    onnxruntime to rtol 1e-4, and the node suite's cases for these ops
+    pass).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def LoomCPUVectorizeCopiesPass
+    : Pass<"loom-cpu-vectorize-copies", "::mlir::func::FuncOp"> {
+  let summary = "Copy rows of buffers with vector transfers";
+  let description = [{
+    Runs on bufferized code. `linalg.copy` and generics that only copy
+    (the body yields an input; im2col's window copy, padding, the panels
+    of `loom-cpu-vectorize-contractions`) whose output's innermost
+    dimension is contiguous, and whose input walks that dimension
+    contiguously in its own innermost dimension, become loops over the
+    other dimensions around vector transfers of whole row pieces (vector
+    registers, then power-of-two remainders). Left to LLVM, such loops
+    with small trip counts are fully unrolled into scalar moves before the
+    loop vectorizer sees them.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
+           "Vector register width in bits (0: the host's)">
+  ];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 #endif // LOOM_TARGET_CPU_PASSES_TD

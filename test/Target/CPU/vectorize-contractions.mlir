@@ -1,0 +1,141 @@
+// RUN: loom-opt %s --split-input-file --loom-cpu-vectorize-contractions="vector-bits=512 registers=32 lower-contractions=false" | FileCheck %s
+// RUN: loom-opt %s --split-input-file --loom-cpu-vectorize-contractions="vector-bits=512 registers=32" | FileCheck %s --check-prefix=OUTER
+
+// Register tiles of 8 rows x 32 columns (two 512-bit registers of f32:
+// 16 accumulators) x 1 step of K, K innermost. M = 20 is two full row
+// tiles and a 4-row remainder; N = 72 two full column tiles and an
+// 8-wide remainder. The accumulator is read before the K loop, carried
+// through it in registers and written after it.
+// CHECK-LABEL: func.func @matmul
+// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.+]] = arith.constant 1 : index
+// CHECK-DAG: %[[C8:.+]] = arith.constant 8 : index
+// CHECK-DAG: %[[C16:.+]] = arith.constant 16 : index
+// CHECK-DAG: %[[C32:.+]] = arith.constant 32 : index
+// CHECK-DAG: %[[C64:.+]] = arith.constant 64 : index
+// CHECK: scf.for %[[M:.+]] = %[[C0]] to %[[C16]] step %[[C8]] {
+// CHECK:   scf.for %[[N:.+]] = %[[C0]] to %[[C64]] step %[[C32]] {
+// CHECK:     %[[ACC:.+]] = vector.transfer_read %arg2[%[[M]], %[[N]]]{{.*}} : memref<20x72xf32>, vector<8x32xf32>
+// CHECK:     %[[SUM:.+]] = scf.for %[[K:.+]] = %[[C0]] to %[[C64]] step %[[C1]] iter_args(%[[IT:.+]] = %[[ACC]]) -> (vector<8x32xf32>) {
+// CHECK:       %[[A:.+]] = vector.transfer_read %arg0[%[[M]], %[[K]]]{{.*}} : memref<20x64xf32>, vector<8x1xf32>
+// CHECK:       %[[B:.+]] = vector.transfer_read %arg1[%[[K]], %[[N]]]{{.*}} : memref<64x72xf32>, vector<1x32xf32>
+// CHECK:       %[[R:.+]] = vector.contract {{.*}} %[[A]], %[[B]], %[[IT]] : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// CHECK:       scf.yield %[[R]]
+// CHECK:     vector.transfer_write %[[SUM]], %arg2[%[[M]], %[[N]]]
+// CHECK:   vector.contract {{.*}} : vector<8x1xf32>, vector<1x8xf32> into vector<8x8xf32>
+// CHECK: scf.for %{{.+}} = %[[C0]] to %[[C64]] step %[[C32]] {
+// CHECK:   vector.contract {{.*}} : vector<4x1xf32>, vector<1x32xf32> into vector<4x32xf32>
+// CHECK: vector.contract {{.*}} : vector<4x1xf32>, vector<1x8xf32> into vector<4x8xf32>
+// CHECK-NOT: linalg.
+// CHECK: return
+
+// Lowered, each step of K is one outer product of a column of A and a
+// row of B (one FMA per row); nothing contracts any more.
+// OUTER-LABEL: func.func @matmul
+// OUTER: vector.outerproduct %{{.+}}, %{{.+}}, %{{.+}} {kind = #vector.kind<add>} : vector<8xf32>, vector<32xf32>
+// OUTER: vector.outerproduct %{{.+}}, %{{.+}}, %{{.+}} {kind = #vector.kind<add>} : vector<8xf32>, vector<8xf32>
+// OUTER: vector.outerproduct %{{.+}}, %{{.+}}, %{{.+}} {kind = #vector.kind<add>} : vector<4xf32>, vector<32xf32>
+// OUTER: vector.outerproduct %{{.+}}, %{{.+}}, %{{.+}} {kind = #vector.kind<add>} : vector<4xf32>, vector<8xf32>
+// OUTER-NOT: vector.contract
+// OUTER: return
+func.func @matmul(%a: memref<20x64xf32>, %b: memref<64x72xf32>, %c: memref<20x72xf32>) {
+  linalg.matmul ins(%a, %b : memref<20x64xf32>, memref<64x72xf32>) outs(%c : memref<20x72xf32>)
+  return
+}
+
+// -----
+
+// B of 1 MiB: panels of 256 columns x 256 steps of K are copied into one
+// contiguous buffer (loops n, k, then the row tiles), which the tiles read.
+// CHECK-LABEL: func.func @blocked
+// CHECK: %[[PANEL:.+]] = memref.alloc() {alignment = 64 : i64} : memref<256x256xf32>
+// CHECK: scf.for %[[NB:.+]] = %{{.+}} to %{{.+}} step %[[C256:[^ ]+]] {
+// CHECK:   scf.for %[[KB:.+]] = %{{.+}} to %{{.+}} step %[[C256]] {
+// CHECK:     %[[SRC:.+]] = memref.subview %arg1[%[[KB]], %[[NB]]] [256, 256] [1, 1]
+// CHECK:     linalg.copy ins(%[[SRC]] : {{.*}}) outs(%[[PANEL]] : memref<256x256xf32>)
+// CHECK:     scf.for %[[M:.+]] = {{.*}} step %{{.+}} {
+// CHECK:       scf.for %[[N:.+]] = {{.*}} step %{{.+}} {
+// CHECK:         scf.for %[[K:.+]] = {{.*}} iter_args
+// CHECK:           vector.transfer_read %arg0
+// CHECK:           vector.transfer_read %[[PANEL]][%[[K]], %[[N]]]{{.*}} : memref<256x256xf32>, vector<1x32xf32>
+// CHECK:           vector.contract {{.*}} into vector<8x32xf32>
+// CHECK: memref.dealloc %[[PANEL]]
+func.func @blocked(%a: memref<64x512xf32>, %b: memref<512x512xf32>, %c: memref<64x512xf32>) {
+  linalg.matmul ins(%a, %b : memref<64x512xf32>, memref<512x512xf32>) outs(%c : memref<64x512xf32>)
+  return
+}
+
+// -----
+
+// Batch dimensions are loops outside the tiles.
+// CHECK-LABEL: func.func @batched
+// CHECK: scf.for %[[BATCH:.+]] =
+// CHECK:   vector.transfer_read %arg2[%[[BATCH]], %{{.+}}, %{{.+}}]{{.*}} vector<8x32xf32>
+// CHECK:   scf.for
+// CHECK:     vector.transfer_read %arg0[%[[BATCH]],
+// CHECK:     vector.contract {{.*}} into vector<8x32xf32>
+func.func @batched(%a: memref<2x8x16xf32>, %b: memref<2x16x32xf32>, %c: memref<2x8x32xf32>) {
+  linalg.batch_matmul ins(%a, %b : memref<2x8x16xf32>, memref<2x16x32xf32>) outs(%c : memref<2x8x32xf32>)
+  return
+}
+
+// -----
+
+// f64: two 512-bit registers hold 16 columns.
+// CHECK-LABEL: func.func @f64
+// CHECK: vector.contract {{.*}} : vector<8x1xf64>, vector<1x16xf64> into vector<8x16xf64>
+func.func @f64(%a: memref<8x4xf64>, %b: memref<4x16xf64>, %c: memref<8x16xf64>) {
+  linalg.matmul ins(%a, %b : memref<8x4xf64>, memref<4x16xf64>) outs(%c : memref<8x16xf64>)
+  return
+}
+
+// -----
+
+// Left alone (they become loops): B walked along K innermost (a product
+// with a transposed right operand), a body that is not a multiply-add
+// (an activation fused into the product), and f16.
+// CHECK-LABEL: func.func @transposed_b
+// CHECK-NOT: vector.
+// CHECK: linalg.generic
+// CHECK-LABEL: func.func @not_multiply_add
+// CHECK-NOT: vector.
+// CHECK: linalg.generic
+// CHECK-LABEL: func.func @f16
+// CHECK-NOT: vector.
+// CHECK: linalg.generic
+func.func @transposed_b(%a: memref<8x16xf32>, %b: memref<32x16xf32>, %c: memref<8x32xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %b : memref<8x16xf32>, memref<32x16xf32>) outs(%c : memref<8x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @not_multiply_add(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %c: memref<8x32xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c : memref<8x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %e = math.erf %x : f32
+    %p = arith.mulf %e, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @f16(%a: memref<8x16xf16>, %b: memref<16x32xf16>, %c: memref<8x32xf16>) {
+  linalg.matmul ins(%a, %b : memref<8x16xf16>, memref<16x32xf16>) outs(%c : memref<8x32xf16>)
+  return
+}
+
+// -----
+
+// C read through A (the same buffer): the accumulators could not stay in
+// registers, so the product is left to the loop path.
+// CHECK-LABEL: func.func @aliased
+// CHECK-NOT: vector.
+// CHECK: linalg.generic
+func.func @aliased(%a: memref<8x32xf32>, %b: memref<32x32xf32>) {
+  %c = memref.subview %a[0, 0] [8, 32] [1, 1] : memref<8x32xf32> to memref<8x32xf32, strided<[32, 1]>>
+  linalg.matmul ins(%a, %b : memref<8x32xf32>, memref<32x32xf32>) outs(%c : memref<8x32xf32, strided<[32, 1]>>)
+  return
+}

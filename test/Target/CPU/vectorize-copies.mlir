@@ -1,0 +1,53 @@
+// RUN: loom-opt %s --loom-cpu-vectorize-copies=vector-bits=512 | FileCheck %s
+
+// im2col's window copy: loops over all but the innermost dimension, which
+// is one transfer of a whole row of 8 (the input row it reads is offset
+// by kw).
+// CHECK-DAG: #[[ROW:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d2 + d4)>
+// CHECK-DAG: #[[COLUMN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3 + d5)>
+// CHECK-LABEL: func.func @window
+// CHECK: scf.for %[[C:.+]] =
+// CHECK: scf.for %[[KH:.+]] =
+// CHECK: scf.for %[[KW:.+]] =
+// CHECK: scf.for %[[OH:.+]] =
+// CHECK: %[[Y:.+]] = affine.apply #[[ROW]](%{{.+}}, %[[C]], %[[KH]], %[[KW]], %[[OH]], %{{.+}})
+// CHECK: %[[X:.+]] = affine.apply #[[COLUMN]](%{{.+}}, %[[C]], %[[KH]], %[[KW]], %[[OH]], %{{.+}})
+// CHECK: %[[V:.+]] = vector.transfer_read %arg0[%{{.+}}, %{{.+}}, %[[Y]], %[[X]]]{{.*}} : memref<1x3x10x10xf32>, vector<8xf32>
+// CHECK: vector.transfer_write %[[V]], %arg1[%{{.+}}, %[[C]], %[[KH]], %[[KW]], %[[OH]], %{{.+}}]
+// CHECK-NOT: linalg.generic
+
+// A copy out of a strided view: rows of 100 as 3 x 32 and 4.
+// CHECK-LABEL: func.func @rows
+// CHECK: scf.for
+// CHECK: scf.for {{.*}} step %{{.+}} {
+// CHECK: vector.transfer_read {{.*}} vector<32xf32>
+// CHECK: vector.transfer_read {{.*}} vector<4xf32>
+// CHECK-NOT: linalg.copy
+
+// Left alone: a strided innermost dimension, and a transpose.
+// CHECK-LABEL: func.func @strided
+// CHECK: linalg.copy
+// CHECK-LABEL: func.func @transpose
+// CHECK: linalg.generic
+func.func @window(%x: memref<1x3x10x10xf32>, %col: memref<1x3x3x3x8x8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(n, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>, affine_map<(n, c, kh, kw, oh, ow) -> (n, c, kh, kw, oh, ow)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : memref<1x3x10x10xf32>) outs(%col : memref<1x3x3x3x8x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  return
+}
+func.func @rows(%x: memref<4x100xf32, strided<[128, 1], offset: ?>>, %y: memref<4x100xf32>) {
+  linalg.copy ins(%x : memref<4x100xf32, strided<[128, 1], offset: ?>>) outs(%y : memref<4x100xf32>)
+  return
+}
+func.func @strided(%x: memref<4x100xf32, strided<[100, 2]>>, %y: memref<4x100xf32>) {
+  linalg.copy ins(%x : memref<4x100xf32, strided<[100, 2]>>) outs(%y : memref<4x100xf32>)
+  return
+}
+func.func @transpose(%x: memref<16x16xf32>, %y: memref<16x16xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (j, i)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<16x16xf32>) outs(%y : memref<16x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  return
+}
