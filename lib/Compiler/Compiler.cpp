@@ -84,6 +84,16 @@ struct CompileRequest {
   cpu::CompileOptions options;
 };
 
+/// The output file for `path` ("-": standard output), or null after
+/// printing why not.
+static std::unique_ptr<llvm::ToolOutputFile> openOutput(llvm::StringRef path) {
+  std::string error;
+  auto output = openOutputFile(path, &error);
+  if (!output)
+    llvm::errs() << "error: " << error << "\n";
+  return output;
+}
+
 int compile(CompileRequest request) {
   using Clock = std::chrono::steady_clock;
   Clock::time_point start = Clock::now();
@@ -136,12 +146,9 @@ int compile(CompileRequest request) {
       llvm::errs() << "error: --emit=partitioned needs --grid or --plan\n";
       return 1;
     }
-    std::string error;
-    auto output = openOutputFile(request.output, &error);
-    if (!output) {
-      llvm::errs() << "error: " << error << "\n";
+    auto output = openOutput(request.output);
+    if (!output)
       return 1;
-    }
     module->print(output->os());
     output->os() << "\n";
     output->keep();
@@ -186,12 +193,9 @@ int compile(CompileRequest request) {
       return 1;
   }
 
-  std::string error;
-  auto output = openOutputFile(request.output, &error);
-  if (!output) {
-    llvm::errs() << "error: " << error << "\n";
+  auto output = openOutput(request.output);
+  if (!output)
     return 1;
-  }
   if (request.emit == Emit::Object) {
     llvm::SmallVector<char> object;
     if (std::string message =

@@ -303,7 +303,6 @@ FailureOr<std::optional<int64_t>> engineGridSize(ModuleOp module) {
 
 LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
   Type i64Type = IntegerType::get(module.getContext(), 64);
-  Type i32Type = IntegerType::get(module.getContext(), 32);
   FailureOr<std::optional<SmallVector<int64_t>>> shape =
       engineGridShape(module);
   if (failed(shape))
@@ -318,6 +317,23 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
       shardOps.push_back(op);
   });
 
+  // Calls `whole` with `args` when `members` is the whole communicator,
+  // else `group` with the members' list appended.
+  auto callOnGroup = [&](OpBuilder &b, Location loc, StringRef whole,
+                         StringRef group, SmallVector<Value> args,
+                         ArrayRef<int64_t> members) {
+    StringRef callee = whole;
+    if (!place.isWholeGrid(members)) {
+      callee = group;
+      args.push_back(ranksAddress(b, loc, members));
+      args.push_back(i64(b, loc, members.size()));
+    }
+    SmallVector<Type> types;
+    for (Value arg : args)
+      types.push_back(arg.getType());
+    func::CallOp::create(b, loc, declare(module, callee, types), args);
+  };
+
   // all_reduce of `input` (of `type`) over `members` into a new tensor.
   auto allReduce = [&](OpBuilder &b, Location loc, Value input,
                        RankedTensorType type, int32_t dtype, int32_t kind,
@@ -328,21 +344,7 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
     SmallVector<Value> args{c.inAddress, c.outAddress,
                             i64(b, loc, type.getNumElements()),
                             i32(b, loc, dtype), i32(b, loc, kind)};
-    if (place.isWholeGrid(members)) {
-      func::CallOp::create(b, loc,
-                           declare(module, kAllReduce,
-                                   {i64Type, i64Type, i64Type, i32Type,
-                                    i32Type}),
-                           args);
-    } else {
-      args.push_back(ranksAddress(b, loc, members));
-      args.push_back(i64(b, loc, members.size()));
-      func::CallOp::create(b, loc,
-                           declare(module, kGroupAllReduce,
-                                   {i64Type, i64Type, i64Type, i32Type,
-                                    i32Type, i64Type, i64Type}),
-                           args);
-    }
+    callOnGroup(b, loc, kAllReduce, kGroupAllReduce, args, members);
     return finish(b, loc, c, type);
   };
 
@@ -410,19 +412,7 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
       CallBuffers c = prepare(b, loc, gather.getInput(), stackedType);
       SmallVector<Value> args{c.inAddress, c.outAddress,
                               i64(b, loc, in.getNumElements() * bits / 8)};
-      if (place.isWholeGrid(members)) {
-        func::CallOp::create(
-            b, loc, declare(module, kAllGather, {i64Type, i64Type, i64Type}),
-            args);
-      } else {
-        args.push_back(ranksAddress(b, loc, members));
-        args.push_back(i64(b, loc, n));
-        func::CallOp::create(b, loc,
-                             declare(module, kGroupAllGather,
-                                     {i64Type, i64Type, i64Type, i64Type,
-                                      i64Type}),
-                             args);
-      }
+      callOnGroup(b, loc, kAllGather, kGroupAllGather, args, members);
       Value result = finish(b, loc, c, stackedType);
       if (axis != 0) {
         // Move the member dimension next to the gathered axis.
@@ -489,20 +479,7 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
       CallBuffers c = prepare(b, loc, broadcast.getInput(), type);
       SmallVector<Value> args{c.inAddress, c.outAddress,
                               i64(b, loc, bytesOf(type)), i64(b, loc, root)};
-      if (place.isWholeGrid(members)) {
-        func::CallOp::create(b, loc,
-                             declare(module, kBroadcast,
-                                     {i64Type, i64Type, i64Type, i64Type}),
-                             args);
-      } else {
-        args.push_back(ranksAddress(b, loc, members));
-        args.push_back(i64(b, loc, members.size()));
-        func::CallOp::create(b, loc,
-                             declare(module, kGroupBroadcast,
-                                     {i64Type, i64Type, i64Type, i64Type,
-                                      i64Type, i64Type}),
-                             args);
-      }
+      callOnGroup(b, loc, kBroadcast, kGroupBroadcast, args, members);
       op->getResult(0).replaceAllUsesWith(finish(b, loc, c, type));
     } else if (auto exchange = dyn_cast<shard::AllToAllOp>(op)) {
       auto in = cast<RankedTensorType>(exchange.getInput().getType());
@@ -525,19 +502,7 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
       SmallVector<Value> args{
           c.inAddress, c.outAddress,
           i64(b, loc, in.getNumElements() / n * bits / 8)};
-      if (place.isWholeGrid(members)) {
-        func::CallOp::create(
-            b, loc, declare(module, kAllToAll, {i64Type, i64Type, i64Type}),
-            args);
-      } else {
-        args.push_back(ranksAddress(b, loc, members));
-        args.push_back(i64(b, loc, n));
-        func::CallOp::create(b, loc,
-                             declare(module, kGroupAllToAll,
-                                     {i64Type, i64Type, i64Type, i64Type,
-                                      i64Type}),
-                             args);
-      }
+      callOnGroup(b, loc, kAllToAll, kGroupAllToAll, args, members);
       op->getResult(0).replaceAllUsesWith(finish(b, loc, c, out));
     } else {
       return op->emitOpError("is not supported in engines yet (per-rank code "

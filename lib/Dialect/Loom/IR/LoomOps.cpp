@@ -1547,35 +1547,42 @@ LogicalResult QConvOp::verify() {
 // Fusion
 //===----------------------------------------------------------------------===//
 
-LogicalResult FusionOp::verify() {
-  if (failed(verifyOneOf(*this, "kind", getKind(),
-                         {"elementwise", "reduction", "epilogue"})))
-    return failure();
-  Block &body = getBody().front();
-  if (body.getNumArguments() != getInputs().size())
-    return emitOpError("has ")
-           << getInputs().size() << " inputs but its block has "
+/// The block of a region op that stands for its operands (one block
+/// argument per input) and ends in a loom.yield of its results.
+static LogicalResult verifyInputsAndYield(Operation *op, ValueRange inputs,
+                                          Block &body, TypeRange results) {
+  if (body.getNumArguments() != inputs.size())
+    return op->emitOpError("has ")
+           << inputs.size() << " inputs but its block has "
            << body.getNumArguments() << " arguments";
-  for (auto [i, input, arg] : llvm::enumerate(getInputs(), body.getArguments()))
+  for (auto [i, input, arg] : llvm::enumerate(inputs, body.getArguments()))
     if (input.getType() != arg.getType())
-      return emitOpError("block argument ")
+      return op->emitOpError("block argument ")
              << i << " has type " << arg.getType() << ", but input " << i
              << " has type " << input.getType();
   // The ops of the region are verified after this verifier, so the block
   // may still end in any op (or be empty).
   auto yield = dyn_cast_or_null<YieldOp>(body.empty() ? nullptr : &body.back());
   if (!yield)
-    return emitOpError("body must end with loom.yield");
-  if (yield.getValues().size() != getNumResults())
-    return emitOpError("yields ") << yield.getValues().size() << " values for "
-                                  << getNumResults() << " results";
-  for (auto [i, value, result] :
-       llvm::enumerate(yield.getValues(), getResults()))
-    if (value.getType() != result.getType())
-      return emitOpError("yielded value ")
+    return op->emitOpError("body must end with loom.yield");
+  if (yield.getValues().size() != results.size())
+    return op->emitOpError("yields ") << yield.getValues().size()
+                                      << " values for " << results.size()
+                                      << " results";
+  for (auto [i, value, result] : llvm::enumerate(yield.getValues(), results))
+    if (value.getType() != result)
+      return op->emitOpError("yielded value ")
              << i << " has type " << value.getType() << ", but result " << i
-             << " has type " << result.getType();
+             << " has type " << result;
   return success();
+}
+
+LogicalResult FusionOp::verify() {
+  if (failed(verifyOneOf(*this, "kind", getKind(),
+                         {"elementwise", "reduction", "epilogue"})))
+    return failure();
+  return verifyInputsAndYield(*this, getInputs(), getBody().front(),
+                              getResultTypes());
 }
 
 //===----------------------------------------------------------------------===//
@@ -1585,24 +1592,8 @@ LogicalResult FusionOp::verify() {
 LogicalResult PipelineStageOp::verify() {
   if (getGridAxisIndex() < 0 || getStageIndex() < 0 || getMicroBatchIndex() < 0)
     return emitOpError("grid axis, stage and micro-batch must not be negative");
-  Block &body = getBody().front();
-  if (body.getNumArguments() != getInputs().size())
-    return emitOpError("has ")
-           << getInputs().size() << " inputs but its block has "
-           << body.getNumArguments() << " arguments";
-  for (auto [i, input, arg] : llvm::enumerate(getInputs(), body.getArguments()))
-    if (input.getType() != arg.getType())
-      return emitOpError("block argument ")
-             << i << " has type " << arg.getType() << ", but input " << i
-             << " has type " << input.getType();
-  auto yield = dyn_cast_or_null<YieldOp>(body.empty() ? nullptr : &body.back());
-  if (!yield)
-    return emitOpError("body must end with loom.yield");
-  if (yield.getValues().getTypes() != getResultTypes())
-    return emitOpError("yields ")
-           << yield.getValues().getTypes() << " for results of types "
-           << getResultTypes();
-  return success();
+  return verifyInputsAndYield(*this, getInputs(), getBody().front(),
+                              getResultTypes());
 }
 
 LogicalResult

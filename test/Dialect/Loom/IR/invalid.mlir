@@ -1412,7 +1412,7 @@ func.func @pipeline_stage_no_grid(%x: tensor<4xf32>) {
 shard.grid @grid(shape = 2)
 
 func.func @pipeline_stage_yield_types(%x: tensor<4xf32>) {
-  // expected-error @+1 {{yields 'tensor<4xf32>' for results of types 'tensor<4xf16>'}}
+  // expected-error @+1 {{yielded value 0 has type 'tensor<4xf32>', but result 0 has type 'tensor<4xf16>'}}
   %0 = loom.pipeline_stage @grid axis 0 stage 0 micro_batch 0 ins(%x : tensor<4xf32>) -> tensor<4xf16> {
   ^bb0(%a: tensor<4xf32>):
     loom.yield %a : tensor<4xf32>
