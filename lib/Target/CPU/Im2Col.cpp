@@ -38,31 +38,41 @@ LogicalResult rewriteAsIm2Col(RewriterBase &rewriter,
   auto strides = llvm::to_vector(conv.getStrides().getValues<int64_t>());
   auto dilations = llvm::to_vector(conv.getDilations().getValues<int64_t>());
 
-  // The copy: loops (n, c, kh, kw, oh, ow).
-  AffineExpr dn, dc, dkh, dkw, doh, dow;
-  bindDims(ctx, dn, dc, dkh, dkw, doh, dow);
-  auto colType = RankedTensorType::get({n, c, kh, kw, oh, ow}, element);
-  Value colInit = tensor::EmptyOp::create(rewriter, loc, colType.getShape(),
-                                          element);
-  SmallVector<AffineMap> copyMaps{
-      AffineMap::get(6, 0,
-                     {dn, dc, doh * strides[0] + dkh * dilations[0],
-                      dow * strides[1] + dkw * dilations[1]},
-                     ctx),
-      AffineMap::getMultiDimIdentityMap(6, ctx)};
-  Value col =
-      linalg::GenericOp::create(
-          rewriter, loc, TypeRange{colType}, ValueRange{input},
-          ValueRange{colInit}, copyMaps,
-          SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
-          [](OpBuilder &b, Location loc, ValueRange args) {
-            linalg::YieldOp::create(b, loc, args[0]);
-          })
-          .getResult(0);
+  // The copy: loops (n, c, kh, kw, oh, ow); none for a 1x1 window with
+  // unit strides, whose input already is the column matrix.
+  Value col2;
+  if (kh == 1 && kw == 1 && strides[0] == 1 && strides[1] == 1 &&
+      inputType.getDimSize(2) == oh && inputType.getDimSize(3) == ow) {
+    col2 = tensor::CollapseShapeOp::create(
+        rewriter, loc, input,
+        SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  } else {
+    AffineExpr dn, dc, dkh, dkw, doh, dow;
+    bindDims(ctx, dn, dc, dkh, dkw, doh, dow);
+    auto colType = RankedTensorType::get({n, c, kh, kw, oh, ow}, element);
+    Value colInit = tensor::EmptyOp::create(rewriter, loc,
+                                            colType.getShape(), element);
+    SmallVector<AffineMap> copyMaps{
+        AffineMap::get(6, 0,
+                       {dn, dc, doh * strides[0] + dkh * dilations[0],
+                        dow * strides[1] + dkw * dilations[1]},
+                       ctx),
+        AffineMap::getMultiDimIdentityMap(6, ctx)};
+    Value col =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{colType}, ValueRange{input},
+            ValueRange{colInit}, copyMaps,
+            SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
+            [](OpBuilder &b, Location loc, ValueRange args) {
+              linalg::YieldOp::create(b, loc, args[0]);
+            })
+            .getResult(0);
+    col2 = tensor::CollapseShapeOp::create(
+        rewriter, loc, col,
+        SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}});
+  }
 
   // The product: loops (n, f, p, k) with p = oh*ow and k = c*kh*kw.
-  Value col2 = tensor::CollapseShapeOp::create(
-      rewriter, loc, col, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}});
   Value filter2 = tensor::CollapseShapeOp::create(
       rewriter, loc, filter, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
   SmallVector<ReassociationIndices> outGroups{{0}, {1}, {2, 3}};

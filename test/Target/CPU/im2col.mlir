@@ -31,3 +31,14 @@ func.func @small(%x: tensor<1x3x4x4xf32>, %w: tensor<4x3x3x3xf32>, %y: tensor<1x
   %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x3x4x4xf32>, tensor<4x3x3x3xf32>) outs(%y : tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32>
   return %0 : tensor<1x4x2x2xf32>
 }
+
+// A 1x1 window with unit strides: the input already is the column
+// matrix, viewed as [n, c, h*w]; no copy.
+// CHECK-LABEL: func.func @pointwise
+// CHECK-NOT: linalg.generic {{.*}}"parallel", "parallel", "parallel", "parallel", "parallel", "parallel"
+// CHECK: %[[COLS:.+]] = tensor.collapse_shape %arg0 {{\[\[}}0], [1], [2, 3]] : tensor<1x8x6x6xf32> into tensor<1x8x36xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %[[COLS]] : tensor<16x8xf32>, tensor<1x8x36xf32>)
+func.func @pointwise(%x: tensor<1x8x6x6xf32>, %w: tensor<16x8x1x1xf32>, %y: tensor<1x16x6x6xf32>) -> tensor<1x16x6x6xf32> {
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x6x6xf32>, tensor<16x8x1x1xf32>) outs(%y : tensor<1x16x6x6xf32>) -> tensor<1x16x6x6xf32>
+  return %0 : tensor<1x16x6x6xf32>
+}

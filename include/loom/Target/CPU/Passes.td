@@ -110,7 +110,8 @@ def LoomCPUIm2ColPass : Pass<"loom-cpu-im2col", "::mlir::func::FuncOp"> {
     the input windows into a [N, C*KH*KW, OH*OW] tensor and a batched
     contraction [F, C*KH*KW] x [C*KH*KW, OH*OW], which
     `loom-cpu-vectorize-contractions` then tiles and vectorizes along the
-    output positions.
+    output positions. A 1x1 window with unit strides needs no copy: the
+    input viewed as [N, C, H*W] is the column matrix.
   }];
   let options = [
     Option<"minColumns", "min-columns", "int64_t", /*default=*/"16",
