@@ -378,6 +378,15 @@ double loom::estimateFlops(Operation *op) {
     return 4.0 * elementsOf(attention.getQuery().getType()) *
            key.getDimSize(2);
   }
+  if (auto moe = dyn_cast<MoEOp>(op)) {
+    // Each expert's two products on its capacity of token slots (every
+    // token when nothing is dropped), as the layer is lowered.
+    auto input = cast<RankedTensorType>(moe.getInput().getType());
+    auto wIn = cast<RankedTensorType>(moe.getWIn().getType());
+    int64_t tokens = input.getDimSize(0);
+    return 4.0 * input.getDimSize(1) * wIn.getDimSize(2) *
+           moe.getNumExperts() * moe.getCapacity(tokens);
+  }
   if (auto conv = dyn_cast<ConvOp>(op)) {
     auto weight = cast<RankedTensorType>(conv.getWeight().getType());
     // Each output element: input channels per group times the kernel.

@@ -34,7 +34,8 @@ std::string loom::gridString(const PartitionOptions &options) {
   return text;
 }
 
-SmallVector<PartitionOptions> loom::candidatePlans(int64_t devices) {
+SmallVector<PartitionOptions> loom::candidatePlans(int64_t devices,
+                                                   bool experts) {
   SmallVector<PartitionOptions> plans;
   auto divisors = [](int64_t n) {
     SmallVector<int64_t> d;
@@ -43,14 +44,16 @@ SmallVector<PartitionOptions> loom::candidatePlans(int64_t devices) {
         d.push_back(i);
     return d;
   };
-  for (int64_t pp : divisors(devices))
-    for (int64_t dp : divisors(devices / pp))
-      for (int64_t cp : divisors(devices / pp / dp)) {
-        int64_t tp = devices / pp / dp / cp;
+  for (int64_t ep : experts ? divisors(devices) : SmallVector<int64_t>{1})
+  for (int64_t pp : divisors(devices / ep))
+    for (int64_t dp : divisors(devices / ep / pp))
+      for (int64_t cp : divisors(devices / ep / pp / dp)) {
+        int64_t tp = devices / ep / pp / dp / cp;
         PartitionOptions options;
         for (auto [name, degree] :
              {std::make_pair("dp", dp), std::make_pair("cp", cp),
-              std::make_pair("tp", tp), std::make_pair("pp", pp)})
+              std::make_pair("tp", tp), std::make_pair("pp", pp),
+              std::make_pair("ep", ep)})
           if (degree > 1)
             options.axes.push_back({name, degree});
         if (options.axes.empty())
@@ -112,17 +115,27 @@ double keptBytes(Value value) {
 
 namespace {
 
-/// The most bytes of intermediate values (not arguments, not constants)
-/// alive at once in `body`, in program order: a value lives from its
-/// definition to its last use.
-double peakLiveBytes(Block &body) {
+/// The most bytes of intermediate values alive at once in `body`, in
+/// program order: a value lives from its definition to its last use.
+/// Arguments do not count, nor do values computed from weights alone (the
+/// constants, `weights`, and e.g. the slices a rank takes of them): those
+/// are the weights a device keeps, counted as such (an engine stores a
+/// rank's slices, not the whole constants).
+double peakLiveBytes(Block &body, llvm::DenseSet<Value> weights = {}) {
   llvm::DenseMap<Operation *, size_t> position;
   for (auto [i, op] : llvm::enumerate(body))
     position[&op] = i;
   std::vector<double> freedAfter(body.getOperations().size() + 1, 0);
   double live = 0, peak = 0;
   for (auto [i, op] : llvm::enumerate(body)) {
-    if (!isa<ConstantOp>(op) && !op.hasTrait<OpTrait::ConstantLike>())
+    bool fromWeights =
+        isa<ConstantOp>(op) || op.hasTrait<OpTrait::ConstantLike>() ||
+        (op.getNumOperands() > 0 && op.getNumRegions() == 0 &&
+         llvm::all_of(op.getOperands(),
+                      [&](Value v) { return weights.contains(v); }));
+    if (fromWeights) {
+      weights.insert(op.result_begin(), op.result_end());
+    } else {
       for (Value result : op.getResults()) {
         size_t last = i;
         for (Operation *user : result.getUsers())
@@ -131,6 +144,7 @@ double peakLiveBytes(Block &body) {
         live += bytesOf(result.getType());
         freedAfter[last] += bytesOf(result.getType());
       }
+    }
     peak = std::max(peak, live);
     live -= freedAfter[i];
   }
@@ -156,7 +170,7 @@ void accumulateOps(Operation *root, const CostModel &model, PlanCost &cost,
              n > model.devicesPerNode);
   };
   root->walk([&](Operation *op) {
-    if (isa<MatMulOp, AttentionOp>(op))
+    if (isa<MatMulOp, AttentionOp, ConvOp, MoEOp>(op))
       cost.flops += estimateFlops(op);
     if (auto attention = dyn_cast<AttentionOp>(op)) {
       cost.kvCacheBytes += bytesOf(attention.getKey().getType()) +
@@ -245,8 +259,14 @@ PlanCost loom::measurePartitioned(ModuleOp module, const CostModel &model) {
     int64_t s = stage.getStageIndex();
     accumulateOps(stage, model, perStage[s], stageComm[s]);
     perStage[s].weightBytes += keptArgumentBytes(stage, weightsOf[s]);
-    perStage[s].activationBytes = std::max(
-        perStage[s].activationBytes, peakLiveBytes(stage.getBody().front()));
+    llvm::DenseSet<Value> weights;
+    for (auto [input, arg] :
+         llvm::zip(stage.getInputs(), stage.getBody().getArguments()))
+      if (input.getDefiningOp<ConstantOp>())
+        weights.insert(arg);
+    perStage[s].activationBytes =
+        std::max(perStage[s].activationBytes,
+                 peakLiveBytes(stage.getBody().front(), weights));
   }
   double slowest = 0;
   for (auto [s, c] : llvm::enumerate(perStage)) {
@@ -281,7 +301,9 @@ SmallVector<PlanCandidate> loom::evaluatePlans(
     std::optional<size_t> &chosen) {
   SmallVector<PlanCandidate> candidates;
   std::optional<size_t> best;
-  for (PartitionOptions &options : candidatePlans(devices)) {
+  bool experts = false;
+  module.walk([&](MoEOp) { experts = true; });
+  for (PartitionOptions &options : candidatePlans(devices, experts)) {
     PlanCandidate candidate;
     candidate.options = options;
     OwningOpRef<ModuleOp> copy = module.clone();

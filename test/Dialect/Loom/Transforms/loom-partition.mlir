@@ -48,9 +48,9 @@
 // RUN: loom-opt %s -split-input-file --loom-partition="plan=auto devices=2" 2>&1 | FileCheck %s --check-prefix=PLAN
 // PLAN:      remark: partition plans for 2 devices (cost model: 100 GFLOP/s, 10 GB/s links in a node of 8, 2.5 GB/s between nodes, 85899345920 bytes per device, 5 us per collective; per device):
 // PLAN-NEXT:   plan                          MFLOP     comm bytes collectives   weight bytes   activ. bytes     KV bytes  estimate us
-// PLAN-NEXT:   tp=2                          0.003            128           1           1632           1280            0         5.04
-// PLAN-NEXT:   tp=2 +sp                      0.003            128           1           1632           1280            0         5.04
-// PLAN-NEXT:   cp=2                          0.004            512           1           2208           1664            0         5.09
+// PLAN-NEXT:   tp=2                          0.003            128           1           1632            512            0         5.04
+// PLAN-NEXT:   tp=2 +sp                      0.003            128           1           1632            512            0         5.04
+// PLAN-NEXT:   cp=2                          0.004            512           1           2208           1024            0         5.09
 // PLAN-NEXT: * dp=2                          0.003             64           1           3232            512            0         5.04
 // PLAN-NEXT:   pp=2                          0.004            576           2           2048           1024            0        15.19
 // PLAN-NEXT:   pp=2 m=2                      0.004            576           3           2048            512            0        20.14

@@ -65,8 +65,11 @@ struct PlanCandidate {
 std::string gridString(const PartitionOptions &options);
 
 /// The plans for `devices` devices: every way to write `devices` as
-/// dp * cp * tp, the latter with and without sequence parallelism.
-llvm::SmallVector<PartitionOptions> candidatePlans(int64_t devices);
+/// dp * cp * tp * pp (* ep with `experts`, for programs with loom.moe):
+/// with tp, with and without sequence parallelism; with pp, with one
+/// micro-batch and with pp of them.
+llvm::SmallVector<PartitionOptions> candidatePlans(int64_t devices,
+                                                   bool experts = false);
 
 /// Measures a partitioned module: matmul and attention FLOPs and the bytes
 /// of every collective at their local shapes, and the weights kept.
