@@ -282,11 +282,35 @@ def moe_gather(tokens=8):
         {"x": g.rng.standard_normal((tokens, d)).astype(np.float32)}
 
 
+def moe_swiglu(tokens=8):
+    """Mixtral-style: softmax routing, top-2 normalized, gated SwiGLU experts
+    (silu(x @ W_gate[e]) * (x @ W_up[e])) @ W_down[e], each token gathering
+    its experts' weights by index."""
+    g = Graph(8)
+    d, experts, hidden = 16, 4, 24
+    probs = g.op("Softmax", [g.op("MatMul", ["x", g.weight([d, experts])])], axis=-1)
+    values, indices = g.op("TopK", [probs, g.const(np.array([2], np.int64))], n_out=2, axis=-1)
+    values = g.op("Div", [values, g.op("ReduceSum", [values, g.const(np.array([-1], np.int64))],
+                                       keepdims=1)])
+    xu = g.op("Unsqueeze", ["x", g.const(np.array([1, 2], np.int64))])               # [T, 1, 1, D]
+    gate = g.op("MatMul", [xu, g.op("Gather", [g.weight([experts, d, hidden], 0.25), indices], axis=0)])
+    up = g.op("MatMul", [xu, g.op("Gather", [g.weight([experts, d, hidden], 0.25), indices], axis=0)])
+    h = g.op("Mul", [g.op("Mul", [gate, g.op("Sigmoid", [gate])]), up])               # [T, k, 1, H]
+    w_down = g.op("Gather", [g.weight([experts, hidden, d], 0.2), indices], axis=0)
+    out = g.op("Squeeze", [g.op("MatMul", [h, w_down]), g.const(np.array([2], np.int64))])  # [T, k, D]
+    weighted = g.op("Mul", [out, g.op("Unsqueeze", [values, g.const(np.array([2], np.int64))])])
+    g.op("ReduceSum", [weighted, g.const(np.array([1], np.int64))], keepdims=0)
+    g.nodes[-1].output[0] = "y"
+    return g.model("moe_swiglu", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [tokens, d])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [tokens, d])]), \
+        {"x": g.rng.standard_normal((tokens, d)).astype(np.float32)}
+
+
 FIXTURES = [mlp, cnn, transformer_encoder, gpt_decoder, llama_block, moe_top2,
             # Batch 2, for data parallelism.
             lambda: transformer_encoder(2), lambda: gpt_decoder(2), lambda: llama_block(2),
             # 8 tokens, for expert parallelism over 4 ranks.
-            lambda: moe_top2(8), moe_gather]
+            lambda: moe_top2(8), moe_gather, moe_swiglu]
 
 
 def main():

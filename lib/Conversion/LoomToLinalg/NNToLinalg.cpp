@@ -1892,10 +1892,10 @@ struct MoELowering : public LoomLowering<MoEOp> {
         op.getCapacityFactorAttr()
             ? buildMoEDispatchCombine(rewriter, op, adaptor.getInput(),
                                       adaptor.getScores(), adaptor.getWIn(),
-                                      adaptor.getWOut())
+                                      adaptor.getWOut(), adaptor.getWGate())
             : buildMoEDense(rewriter, op, adaptor.getInput(),
                             adaptor.getScores(), adaptor.getWIn(),
-                            adaptor.getWOut());
+                            adaptor.getWOut(), adaptor.getWGate());
     if (failed(result))
       return failure();
     rewriter.replaceOp(op, *result);

@@ -596,6 +596,9 @@ LogicalResult MoEOp::verify() {
                        "dimension");
   if (!same({wIn.getDimSize(2), wOut.getDimSize(1)}))
     return emitOpError("w_in and w_out disagree on the hidden dimension");
+  if (Value gate = getWGate(); gate && tensorTypeOf(gate) != wIn)
+    return emitOpError("expects w_gate of the type of w_in (")
+           << wIn << "), got " << gate.getType();
   int64_t experts = getNumExperts();
   int64_t k = getKAttr().getInt();
   if (k < 1 || (!ShapedType::isDynamic(experts) && k > experts))

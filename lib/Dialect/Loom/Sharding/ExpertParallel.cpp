@@ -119,6 +119,16 @@ public:
     return value;
   }
 
+  /// The experts' hidden activations on `x`: activation(x @ w_in), or
+  /// gated, activation(x @ w_gate) * (x @ w_in).
+  Value expertHidden(Value x, Value wIn, Value wGate, StringRef activation) {
+    Value up = matmul(x, wIn);
+    if (!wGate)
+      return activate(up, activation);
+    Value gate = activate(matmul(x, wGate), activation);
+    return make<MulOp>(up.getType(), {gate, up});
+  }
+
   OpBuilder &b;
   Location loc;
 };
@@ -139,6 +149,7 @@ ArrayRef<GridAxis> splitAxesOf(const Sharding &sharding, int64_t dim) {
 FailureOr<Value> loom::buildMoEDispatchCombine(OpBuilder &builder, MoEOp moe,
                                                Value input, Value scores,
                                                Value wIn, Value wOut,
+                                               Value wGate,
                                                const ExpertPlacement *placement) {
   for (Value value : {input, scores, wIn, wOut})
     if (!cast<RankedTensorType>(value.getType()).hasStaticShape())
@@ -223,8 +234,8 @@ FailureOr<Value> loom::buildMoEDispatchCombine(OpBuilder &builder, MoEOp moe,
   }
 
   // The local experts on their slots.
-  Value expertOut = m.matmul(
-      m.activate(m.matmul(slots, wIn), moe.getActivation()), wOut);
+  Value expertOut =
+      m.matmul(m.expertHidden(slots, wIn, wGate, moe.getActivation()), wOut);
 
   Value results = expertOut; // [E, C, D] in this rank's slot order
   if (placement) {
@@ -244,7 +255,7 @@ FailureOr<Value> loom::buildMoEDispatchCombine(OpBuilder &builder, MoEOp moe,
 
 FailureOr<Value> loom::buildMoEDense(OpBuilder &builder, MoEOp moe,
                                      Value input, Value scores, Value wIn,
-                                     Value wOut) {
+                                     Value wOut, Value wGate) {
   if (moe.getCapacityFactorAttr())
     return moe.emitOpError("drops tokens over capacity: the dense form does "
                            "not apply");
@@ -282,8 +293,8 @@ FailureOr<Value> loom::buildMoEDense(OpBuilder &builder, MoEOp moe,
   Value perExpert =
       m.reshape(m.transpose(combine, {1, 0}), {experts, tokens, 1});
   // Every expert on every token ([T, D] broadcast against [E, D, H]).
-  Value expertOut = m.matmul(
-      m.activate(m.matmul(input, wIn), moe.getActivation()), wOut);
+  Value expertOut =
+      m.matmul(m.expertHidden(input, wIn, wGate, moe.getActivation()), wOut);
   return m.reduceSum(
       m.make<MulOp>(m.type({experts, tokens, model}, element),
                     {expertOut, perExpert}),
@@ -321,7 +332,11 @@ LogicalResult loom::annotateExpertParallel(func::FuncOp func,
       return shard::ShardOp::create(builder, moe.getLoc(), value,
                                     shardingValue, forUsers);
     };
-    for (OpOperand *weight : {&moe.getWInMutable(), &moe.getWOutMutable()}) {
+    SmallVector<OpOperand *> weights = {&moe.getWInMutable(),
+                                        &moe.getWOutMutable()};
+    if (moe.getWGate())
+      weights.push_back(&moe->getOpOperand(4));
+    for (OpOperand *weight : weights) {
       Value value = weight->get();
       auto source = value.getDefiningOp<shard::ShardOp>();
       if (!source || source.getAnnotateForUsers()) {
@@ -380,9 +395,11 @@ loom::chooseMoESharding(MoEOp moe, ArrayRef<Sharding> operandShardings,
   option.shardingArray[kMoETokens] =
       pick({{&result, 0}, {&operandShardings[0], 0}, {&operandShardings[1], 0}},
            dimOf(moe.getInput(), 0));
-  option.shardingArray[kMoEExperts] =
-      pick({{&operandShardings[2], 0}, {&operandShardings[3], 0}},
-           moe.getNumExperts());
+  SmallVector<std::pair<const Sharding *, int64_t>> expertWeights = {
+      {&operandShardings[2], 0}, {&operandShardings[3], 0}};
+  if (operandShardings.size() > 4)
+    expertWeights.push_back({&operandShardings[4], 0});
+  option.shardingArray[kMoEExperts] = pick(expertWeights, moe.getNumExperts());
   return option;
 }
 
@@ -393,8 +410,10 @@ LogicalResult loom::partitionMoE(MoEOp moe, ArrayRef<Value> partitionedOperands,
                                  SymbolTableCollection &symbolTable,
                                  OpBuilder &builder) {
   ArrayRef<GridAxis> expertAxes = splitAxesOf(operandShardings[2], 0);
-  if (expertAxes != splitAxesOf(operandShardings[3], 0))
-    return moe.emitOpError("needs w_in and w_out split alike by experts");
+  if (expertAxes != splitAxesOf(operandShardings[3], 0) ||
+      (operandShardings.size() > 4 &&
+       expertAxes != splitAxesOf(operandShardings[4], 0)))
+    return moe.emitOpError("needs its expert weights split alike by experts");
   if (!splitAxesOf(operandShardings[1], 1).empty())
     return moe.emitOpError("cannot route with the scores split by experts");
   Value result;
@@ -417,7 +436,9 @@ LogicalResult loom::partitionMoE(MoEOp moe, ArrayRef<Value> partitionedOperands,
       placement.ranks *= gridOp.getShape()[axis];
     FailureOr<Value> built = buildMoEDispatchCombine(
         builder, moe, partitionedOperands[0], partitionedOperands[1],
-        partitionedOperands[2], partitionedOperands[3], &placement);
+        partitionedOperands[2], partitionedOperands[3],
+        partitionedOperands.size() > 4 ? partitionedOperands[4] : Value(),
+        &placement);
     if (failed(built))
       return failure();
     result = *built;

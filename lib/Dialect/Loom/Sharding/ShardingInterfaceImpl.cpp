@@ -456,8 +456,10 @@ LoopNest mixtureOfExperts(MoEOp op) {
   nest.tensors = {{kMoETokens, kMoEModel},
                   {kMoETokens, kMoEScoreExperts},
                   {kMoEExperts, kMoEModel, kMoEHidden},
-                  {kMoEExperts, kMoEHidden, kMoEModel},
-                  {kMoETokens, kMoEModel}};
+                  {kMoEExperts, kMoEHidden, kMoEModel}};
+  if (op.getWGate())
+    nest.tensors.push_back({kMoEExperts, kMoEModel, kMoEHidden});
+  nest.tensors.push_back({kMoETokens, kMoEModel});
   return nest;
 }
 
