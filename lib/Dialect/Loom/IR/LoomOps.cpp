@@ -618,10 +618,9 @@ int64_t MoEOp::getCapacity(int64_t tokens) {
   int64_t experts = getNumExperts();
   if (!factor)
     return tokens;
-  double wanted =
-      std::ceil(factor.getValueAsDouble() *
-                static_cast<double>(tokens * getKAttr().getInt()) /
-                static_cast<double>(experts));
+  double wanted = std::ceil(factor.getValueAsDouble() *
+                            static_cast<double>(tokens * getKAttr().getInt()) /
+                            static_cast<double>(experts));
   return std::clamp<int64_t>(static_cast<int64_t>(wanted), 1, tokens);
 }
 

@@ -37,8 +37,7 @@ public:
   template <typename OpT>
   Value make(Type type, ValueRange operands,
              ArrayRef<NamedAttribute> attrs = {}) {
-    return OpT::create(b, loc, TypeRange{type}, operands, attrs)
-        ->getResult(0);
+    return OpT::create(b, loc, TypeRange{type}, operands, attrs)->getResult(0);
   }
 
   RankedTensorType type(ArrayRef<int64_t> shape, Type element) {
@@ -47,8 +46,7 @@ public:
 
   Value i64Constant(ArrayRef<int64_t> shape, ArrayRef<int64_t> values) {
     return ConstantOp::create(
-        b, loc,
-        DenseIntElementsAttr::get(type(shape, b.getI64Type()), values));
+        b, loc, DenseIntElementsAttr::get(type(shape, b.getI64Type()), values));
   }
 
   Value reshape(Value value, ArrayRef<int64_t> shape) {
@@ -63,9 +61,9 @@ public:
     SmallVector<int64_t> shape;
     for (int64_t p : perm)
       shape.push_back(source.getDimSize(p));
-    return make<TransposeOp>(type(shape, source.getElementType()), {value},
-                             {b.getNamedAttr("perm",
-                                             b.getDenseI64ArrayAttr(perm))});
+    return make<TransposeOp>(
+        type(shape, source.getElementType()), {value},
+        {b.getNamedAttr("perm", b.getDenseI64ArrayAttr(perm))});
   }
 
   Value reduceSum(Value value, int64_t axis, bool keepdims) {
@@ -88,9 +86,10 @@ public:
     Value depthValue = i64Constant({}, {depth});
     Value values = ConstantOp::create(
         b, loc,
-        DenseElementsAttr::get(type({2}, element),
-                               ArrayRef<Attribute>{b.getFloatAttr(element, 0),
-                                                   b.getFloatAttr(element, 1)}));
+        DenseElementsAttr::get(
+            type({2}, element),
+            ArrayRef<Attribute>{b.getFloatAttr(element, 0),
+                                b.getFloatAttr(element, 1)}));
     return make<OneHotOp>(type({n, depth}, element),
                           {indices, depthValue, values},
                           {b.getNamedAttr("axis", b.getI64IntegerAttr(-1))});
@@ -146,11 +145,10 @@ ArrayRef<GridAxis> splitAxesOf(const Sharding &sharding, int64_t dim) {
 
 } // namespace
 
-FailureOr<Value> loom::buildMoEDispatchCombine(OpBuilder &builder, MoEOp moe,
-                                               Value input, Value scores,
-                                               Value wIn, Value wOut,
-                                               Value wGate,
-                                               const ExpertPlacement *placement) {
+FailureOr<Value>
+loom::buildMoEDispatchCombine(OpBuilder &builder, MoEOp moe, Value input,
+                              Value scores, Value wIn, Value wOut, Value wGate,
+                              const ExpertPlacement *placement) {
   for (Value value : {input, scores, wIn, wOut})
     if (!cast<RankedTensorType>(value.getType()).hasStaticShape())
       return moe.emitOpError("needs static shapes for the dispatch/combine "
@@ -161,7 +159,8 @@ FailureOr<Value> loom::buildMoEDispatchCombine(OpBuilder &builder, MoEOp moe,
   Type scoreElement = cast<RankedTensorType>(scores.getType()).getElementType();
   Type i64 = builder.getI64Type();
   int64_t tokens = dimOf(input, 0), model = dimOf(input, 1),
-          experts = dimOf(scores, 1), localExperts = dimOf(wIn, 0), k = moe.getKAttr().getInt();
+          experts = dimOf(scores, 1), localExperts = dimOf(wIn, 0),
+          k = moe.getKAttr().getInt();
   int64_t ranks = placement ? placement->ranks : 1;
   if (localExperts * ranks != experts)
     return moe.emitOpError("holds ")
@@ -186,10 +185,9 @@ FailureOr<Value> loom::buildMoEDispatchCombine(OpBuilder &builder, MoEOp moe,
 
   // Assignments in priority order: every token's first choice, then every
   // token's second choice, ... ([k * T], choice-major).
-  Value chosen = m.reshape(m.transpose(topk.getIndices(), {1, 0}),
-                           {assignments});
-  Value chosenWeights =
-      m.reshape(m.transpose(weights, {1, 0}), {k, tokens, 1});
+  Value chosen =
+      m.reshape(m.transpose(topk.getIndices(), {1, 0}), {assignments});
+  Value chosenWeights = m.reshape(m.transpose(weights, {1, 0}), {k, tokens, 1});
   Value expertMask = m.oneHot(chosen, experts, element); // [kT, E]
   // Slot of each assignment in its expert's queue: how many assignments
   // before it chose the same expert.
@@ -203,10 +201,10 @@ FailureOr<Value> loom::buildMoEDispatchCombine(OpBuilder &builder, MoEOp moe,
   // Slots at or past the capacity one-hot to zeros: the assignment is
   // dropped.
   Value slotMask = m.oneHot(slotIndex, capacity, element); // [kT, C]
-  Value placed = m.make<MulOp>(
-      m.type({assignments, experts, capacity}, element),
-      {m.reshape(expertMask, {assignments, experts, 1}),
-       m.reshape(slotMask, {assignments, 1, capacity})});
+  Value placed =
+      m.make<MulOp>(m.type({assignments, experts, capacity}, element),
+                    {m.reshape(expertMask, {assignments, experts, 1}),
+                     m.reshape(slotMask, {assignments, 1, capacity})});
   Value perChoice = m.reshape(placed, {k, tokens, experts * capacity});
   // A token chooses an expert at most once, so each (token, slot) pair has
   // at most one assignment: summing over choices keeps 0/1 entries.
@@ -216,8 +214,8 @@ FailureOr<Value> loom::buildMoEDispatchCombine(OpBuilder &builder, MoEOp moe,
       false); // [T, E*C]
 
   // Dispatch: the tokens in their slots, [E, C, D].
-  Value buffer = m.reshape(
-      m.matmul(m.transpose(dispatch, {1, 0}), input), {experts, capacity, model});
+  Value buffer = m.reshape(m.matmul(m.transpose(dispatch, {1, 0}), input),
+                           {experts, capacity, model});
   Value slots = buffer; // [local experts, slots from all ranks, D]
   if (placement) {
     // Block j of E/n experts goes to rank j; what comes back from rank j
@@ -227,8 +225,7 @@ FailureOr<Value> loom::buildMoEDispatchCombine(OpBuilder &builder, MoEOp moe,
         builder.getDenseI16ArrayAttr(placement->axes), buffer,
         builder.getIndexAttr(0), builder.getIndexAttr(0));
     slots = m.reshape(
-        m.transpose(m.reshape(received,
-                              {ranks, localExperts, capacity, model}),
+        m.transpose(m.reshape(received, {ranks, localExperts, capacity, model}),
                     {1, 0, 2, 3}),
         {localExperts, ranks * capacity, model});
   }
@@ -239,11 +236,11 @@ FailureOr<Value> loom::buildMoEDispatchCombine(OpBuilder &builder, MoEOp moe,
 
   Value results = expertOut; // [E, C, D] in this rank's slot order
   if (placement) {
-    Value outgoing = m.reshape(
-        m.transpose(m.reshape(expertOut,
-                              {localExperts, ranks, capacity, model}),
-                    {1, 0, 2, 3}),
-        {experts, capacity, model});
+    Value outgoing =
+        m.reshape(m.transpose(m.reshape(expertOut,
+                                        {localExperts, ranks, capacity, model}),
+                              {1, 0, 2, 3}),
+                  {experts, capacity, model});
     results = shard::AllToAllOp::create(
         builder, moe.getLoc(), outgoing.getType(), placement->grid,
         builder.getDenseI16ArrayAttr(placement->axes), outgoing,
@@ -253,9 +250,9 @@ FailureOr<Value> loom::buildMoEDispatchCombine(OpBuilder &builder, MoEOp moe,
   return m.matmul(combine, m.reshape(results, {experts * capacity, model}));
 }
 
-FailureOr<Value> loom::buildMoEDense(OpBuilder &builder, MoEOp moe,
-                                     Value input, Value scores, Value wIn,
-                                     Value wOut, Value wGate) {
+FailureOr<Value> loom::buildMoEDense(OpBuilder &builder, MoEOp moe, Value input,
+                                     Value scores, Value wIn, Value wOut,
+                                     Value wGate) {
   if (moe.getCapacityFactorAttr())
     return moe.emitOpError("drops tokens over capacity: the dense form does "
                            "not apply");
@@ -284,21 +281,19 @@ FailureOr<Value> loom::buildMoEDense(OpBuilder &builder, MoEOp moe,
   // Combine weights [E, T, 1]: each token's weight for every expert (zero
   // for the experts it did not choose).
   Value chosen = m.reshape(topk.getIndices(), {tokens * k});
-  Value mask = m.reshape(m.oneHot(chosen, experts, element),
-                         {tokens, k, experts});
+  Value mask =
+      m.reshape(m.oneHot(chosen, experts, element), {tokens, k, experts});
   Value combine = m.reduceSum(
-      m.make<MulOp>(mask.getType(),
-                    {mask, m.reshape(weights, {tokens, k, 1})}),
+      m.make<MulOp>(mask.getType(), {mask, m.reshape(weights, {tokens, k, 1})}),
       1, false);
   Value perExpert =
       m.reshape(m.transpose(combine, {1, 0}), {experts, tokens, 1});
   // Every expert on every token ([T, D] broadcast against [E, D, H]).
   Value expertOut =
       m.matmul(m.expertHidden(input, wIn, wGate, moe.getActivation()), wOut);
-  return m.reduceSum(
-      m.make<MulOp>(m.type({experts, tokens, model}, element),
-                    {expertOut, perExpert}),
-      0, false);
+  return m.reduceSum(m.make<MulOp>(m.type({experts, tokens, model}, element),
+                                   {expertOut, perExpert}),
+                     0, false);
 }
 
 LogicalResult loom::annotateExpertParallel(func::FuncOp func,
@@ -329,8 +324,8 @@ LogicalResult loom::annotateExpertParallel(func::FuncOp func,
     auto shardOf = [&](Value value, const Sharding &sharding, bool forUsers) {
       Value shardingValue = shard::ShardingOp::create(
           builder, moe.getLoc(), grid, sharding.getSplitAxes());
-      return shard::ShardOp::create(builder, moe.getLoc(), value,
-                                    shardingValue, forUsers);
+      return shard::ShardOp::create(builder, moe.getLoc(), value, shardingValue,
+                                    forUsers);
     };
     SmallVector<OpOperand *> weights = {&moe.getWInMutable(),
                                         &moe.getWOutMutable()};
@@ -342,8 +337,8 @@ LogicalResult loom::annotateExpertParallel(func::FuncOp func,
       if (!source || source.getAnnotateForUsers()) {
         // A weight computed in the program: annotate where it is made.
         builder.setInsertionPointAfterValue(value);
-        source = shardOf(value, value.hasOneUse() ? split : Sharding(grid),
-                         false);
+        source =
+            shardOf(value, value.hasOneUse() ? split : Sharding(grid), false);
         value.replaceAllUsesExcept(source.getResult(), source);
       }
       builder.setInsertionPoint(moe);

@@ -17,8 +17,8 @@
 #include "loom/Dialect/Loom/Sharding/ShardingInterfaceImpl.h"
 
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
-#include "loom/Dialect/Loom/Sharding/ExpertParallel.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/Sharding/ExpertParallel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"

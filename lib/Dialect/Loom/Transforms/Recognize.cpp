@@ -1263,7 +1263,9 @@ std::pair<Value, StringRef> matchExpertActivation(Value hidden) {
     return {hidden, "none"};
   if (!hidden.hasOneUse())
     return {Value(), ""};
-  StringRef name = isa<SiluOp>(act) ? "silu" : isa<ReluOp>(act) ? "relu" : "gelu";
+  StringRef name = isa<SiluOp>(act)   ? "silu"
+                   : isa<ReluOp>(act) ? "relu"
+                                      : "gelu";
   return {act->getOperand(0), name};
 }
 
@@ -1399,9 +1401,9 @@ struct MoEPattern : OpRewritePattern<ReduceSumOp> {
     eitherOrder(weighted.getLhs(), weighted.getRhs(), [&](Value o, Value w) {
       down = o.getDefiningOp<MatMulOp>();
       auto unsqueeze = w.getDefiningOp<UnsqueezeOp>();
-      auto transpose =
-          unsqueeze ? unsqueeze.getInput().getDefiningOp<TransposeOp>()
-                    : TransposeOp();
+      auto transpose = unsqueeze
+                           ? unsqueeze.getInput().getDefiningOp<TransposeOp>()
+                           : TransposeOp();
       if (!down || !o.hasOneUse() || !transpose || !w.hasOneUse() ||
           !isSingleAxis(unsqueeze.getAxes(), 2, 3) ||
           transpose.getPerm() != ArrayRef<int64_t>{1, 0})
@@ -1526,10 +1528,9 @@ struct MoEGatherPattern : OpRewritePattern<ReduceSumOp> {
         tokens.getAxes() != ArrayRef<int64_t>{1, 2} ||
         gatherIn.getAxis() != 0 || gatherOut.getAxis() != 0 ||
         gatherIn.getIndices() != gatherOut.getIndices() ||
-        (hidden->gate &&
-         (!gatherGate || !hidden->gate.getRhs().hasOneUse() ||
-          gatherGate.getAxis() != 0 ||
-          gatherGate.getIndices() != gatherIn.getIndices())))
+        (hidden->gate && (!gatherGate || !hidden->gate.getRhs().hasOneUse() ||
+                          gatherGate.getAxis() != 0 ||
+                          gatherGate.getIndices() != gatherIn.getIndices())))
       return fail("the experts' weights are not gathered by the same indices");
     Value x = tokens.getInput(), wIn = gatherIn.getData(),
           wOut = gatherOut.getData();
