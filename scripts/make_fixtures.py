@@ -282,11 +282,68 @@ def moe_gather(tokens=8):
         {"x": g.rng.standard_normal((tokens, d)).astype(np.float32)}
 
 
+def moe_swiglu(tokens=8):
+    """Mixtral-style: softmax routing, top-2 normalized, gated SwiGLU experts
+    (silu(x @ W_gate[e]) * (x @ W_up[e])) @ W_down[e], each token gathering
+    its experts' weights by index."""
+    g = Graph(8)
+    d, experts, hidden = 16, 4, 24
+    probs = g.op("Softmax", [g.op("MatMul", ["x", g.weight([d, experts])])], axis=-1)
+    values, indices = g.op("TopK", [probs, g.const(np.array([2], np.int64))], n_out=2, axis=-1)
+    values = g.op("Div", [values, g.op("ReduceSum", [values, g.const(np.array([-1], np.int64))],
+                                       keepdims=1)])
+    xu = g.op("Unsqueeze", ["x", g.const(np.array([1, 2], np.int64))])               # [T, 1, 1, D]
+    gate = g.op("MatMul", [xu, g.op("Gather", [g.weight([experts, d, hidden], 0.25), indices], axis=0)])
+    up = g.op("MatMul", [xu, g.op("Gather", [g.weight([experts, d, hidden], 0.25), indices], axis=0)])
+    h = g.op("Mul", [g.op("Mul", [gate, g.op("Sigmoid", [gate])]), up])               # [T, k, 1, H]
+    w_down = g.op("Gather", [g.weight([experts, hidden, d], 0.2), indices], axis=0)
+    out = g.op("Squeeze", [g.op("MatMul", [h, w_down]), g.const(np.array([2], np.int64))])  # [T, k, D]
+    weighted = g.op("Mul", [out, g.op("Unsqueeze", [values, g.const(np.array([2], np.int64))])])
+    g.op("ReduceSum", [weighted, g.const(np.array([1], np.int64))], keepdims=0)
+    g.nodes[-1].output[0] = "y"
+    return g.model("moe_swiglu", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [tokens, d])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [tokens, d])]), \
+        {"x": g.rng.standard_normal((tokens, d)).astype(np.float32)}
+
+
+def moe_transformer(batch=2):
+    """A transformer block whose feed-forward is a Mixtral-style MoE (top-2
+    of 4 gated experts) on the flattened tokens: attention for tensor
+    parallelism and experts for expert parallelism in one program."""
+    g = Graph(9)
+    seq, d, heads, experts, hidden = 4, 16, 4, 4, 24
+    dh = d // heads
+    h = layer_norm(g, "x", d)
+    q = split_heads(g, linear(g, h, d, d), seq, heads, dh, batch)
+    k = split_heads(g, linear(g, h, d, d), seq, heads, dh, batch)
+    v = split_heads(g, linear(g, h, d, d), seq, heads, dh, batch)
+    a = merge_heads(g, attention(g, q, k, v, dh), seq, d, batch)
+    x = g.op("Add", ["x", linear(g, a, d, d)])
+    t = g.op("Reshape", [layer_norm(g, x, d), g.const(np.array([batch * seq, d], np.int64))])
+    probs = g.op("Softmax", [g.op("MatMul", [t, g.weight([d, experts])])], axis=-1)
+    values, indices = g.op("TopK", [probs, g.const(np.array([2], np.int64))], n_out=2, axis=-1)
+    values = g.op("Div", [values, g.op("ReduceSum", [values, g.const(np.array([-1], np.int64))],
+                                       keepdims=1)])
+    tu = g.op("Unsqueeze", [t, g.const(np.array([1, 2], np.int64))])
+    gate = g.op("MatMul", [tu, g.op("Gather", [g.weight([experts, d, hidden], 0.25), indices], axis=0)])
+    up = g.op("MatMul", [tu, g.op("Gather", [g.weight([experts, d, hidden], 0.25), indices], axis=0)])
+    hid = g.op("Mul", [g.op("Mul", [gate, g.op("Sigmoid", [gate])]), up])
+    w_down = g.op("Gather", [g.weight([experts, hidden, d], 0.2), indices], axis=0)
+    out = g.op("Squeeze", [g.op("MatMul", [hid, w_down]), g.const(np.array([2], np.int64))])
+    moe = g.op("ReduceSum", [g.op("Mul", [out, g.op("Unsqueeze", [values, g.const(np.array([2], np.int64))])]),
+                             g.const(np.array([1], np.int64))], keepdims=0)
+    g.op("Add", [x, g.op("Reshape", [moe, g.const(np.array([batch, seq, d], np.int64))])])
+    g.nodes[-1].output[0] = "y"
+    return g.model("moe_transformer", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, seq, d])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, seq, d])]), \
+        {"x": g.rng.standard_normal((batch, seq, d)).astype(np.float32)}
+
+
 FIXTURES = [mlp, cnn, transformer_encoder, gpt_decoder, llama_block, moe_top2,
             # Batch 2, for data parallelism.
             lambda: transformer_encoder(2), lambda: gpt_decoder(2), lambda: llama_block(2),
             # 8 tokens, for expert parallelism over 4 ranks.
-            lambda: moe_top2(8), moe_gather]
+            lambda: moe_top2(8), moe_gather, moe_swiglu, moe_transformer]
 
 
 def main():

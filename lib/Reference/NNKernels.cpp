@@ -934,6 +934,10 @@ LogicalResult moeKernel(Operation *op, ArrayRef<const Tensor *> in,
                         Results &out) {
   auto moe = cast<MoEOp>(op);
   const Tensor &x = *in[0], &scores = *in[1], &wIn = *in[2], &wOut = *in[3];
+  const Tensor *wGate = moe.getWGate() ? in[4] : nullptr;
+  if (wGate && wGate->shape() != wIn.shape())
+    return op->emitError() << "w_gate " << wGate->typeString()
+                           << " does not match w_in " << wIn.typeString();
   if (x.rank() != 2 || scores.rank() != 2 || wIn.rank() != 3 ||
       wOut.rank() != 3 || scores.dim(0) != x.dim(0) ||
       wIn.dim(0) != scores.dim(1) || wOut.dim(0) != scores.dim(1) ||
@@ -988,11 +992,15 @@ LogicalResult moeKernel(Operation *op, ArrayRef<const Tensor *> in,
       if (taken[e]++ >= capacity)
         continue;
       for (int64_t n = 0; n < hidden; ++n) {
-        double acc = 0;
-        for (int64_t d = 0; d < model; ++d)
-          acc += x.getDouble(t * model + d) *
-                 wIn.getDouble((e * model + d) * hidden + n);
-        h[n] = activate(acc);
+        double acc = 0, gate = 0;
+        for (int64_t d = 0; d < model; ++d) {
+          int64_t w = (e * model + d) * hidden + n;
+          acc += x.getDouble(t * model + d) * wIn.getDouble(w);
+          if (wGate)
+            gate += x.getDouble(t * model + d) * wGate->getDouble(w);
+        }
+        // Gated: activation(x @ w_gate) * (x @ w_in).
+        h[n] = wGate ? activate(gate) * acc : activate(acc);
       }
       for (int64_t d = 0; d < model; ++d) {
         double acc = 0;

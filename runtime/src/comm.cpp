@@ -156,14 +156,13 @@ public:
   loom_status allToAll(const void *send, void *recv, size_t bytes) override {
     // Block r of every rank's contribution, in rank order: the blocks are
     // read while the senders wait, so `recv` must not overlap `send`.
-    return collective("all_to_all", send,
-                      [&](const std::vector<const void *> &posts) {
-                        for (int32_t r = 0; r < group->size; ++r)
-                          std::memcpy(static_cast<char *>(recv) + r * bytes,
-                                      static_cast<const char *>(posts[r]) +
-                                          myRank * bytes,
-                                      bytes);
-                      });
+    return collective(
+        "all_to_all", send, [&](const std::vector<const void *> &posts) {
+          for (int32_t r = 0; r < group->size; ++r)
+            std::memcpy(static_cast<char *>(recv) + r * bytes,
+                        static_cast<const char *>(posts[r]) + myRank * bytes,
+                        bytes);
+        });
   }
 
   loom_status broadcast(void *buffer, size_t bytes, int32_t root) override {
@@ -355,8 +354,8 @@ loom_status loom_comm_all_gather(loom_comm *comm, const void *send,
   return comm->allGather(send, recv, bytes);
 }
 
-loom_status loom_comm_all_to_all(loom_comm *comm, const void *send,
-                                 void *recv, size_t bytes) {
+loom_status loom_comm_all_to_all(loom_comm *comm, const void *send, void *recv,
+                                 size_t bytes) {
   LOOM_CHECK_COMM(comm)
   if (send == recv && bytes > 0)
     return setError(LOOM_ERROR_INVALID_ARGUMENT,

@@ -1892,10 +1892,10 @@ struct MoELowering : public LoomLowering<MoEOp> {
         op.getCapacityFactorAttr()
             ? buildMoEDispatchCombine(rewriter, op, adaptor.getInput(),
                                       adaptor.getScores(), adaptor.getWIn(),
-                                      adaptor.getWOut())
+                                      adaptor.getWOut(), adaptor.getWGate())
             : buildMoEDense(rewriter, op, adaptor.getInput(),
                             adaptor.getScores(), adaptor.getWIn(),
-                            adaptor.getWOut());
+                            adaptor.getWOut(), adaptor.getWGate());
     if (failed(result))
       return failure();
     rewriter.replaceOp(op, *result);
@@ -1907,19 +1907,18 @@ struct MoELowering : public LoomLowering<MoEOp> {
 
 void populateLoomNNToLinalgPatterns(const TypeConverter &converter,
                                     RewritePatternSet &patterns) {
-  patterns.add<MatMulLowering, ConvLowering, ConvTransposeLowering, PoolLowering<MaxPoolOp>,
-               PoolLowering<AvgPoolOp>, ReduceLowering<ReduceSumOp>,
-               ReduceLowering<ReduceMeanOp>, ReduceLowering<ReduceMaxOp>,
-               ReduceLowering<ReduceMinOp>, ReduceLowering<ReduceProdOp>,
-               SoftmaxLowering<SoftmaxOp>, SoftmaxLowering<LogSoftmaxOp>,
-               LayerNormLowering, InstanceNormLowering, RMSNormLowering,
-               BatchNormLowering, AttentionLowering,
-               RotaryEmbeddingLowering, ArgReduceLowering<ArgMaxOp>,
-               ArgReduceLowering<ArgMinOp>, CumSumLowering, ResizeLowering,
-               TopKLowering, MaxPoolWithIndicesLowering,
-               GridSampleLowering, MoELowering>(
-      converter,
-                                                     patterns.getContext());
+  patterns.add<MatMulLowering, ConvLowering, ConvTransposeLowering,
+               PoolLowering<MaxPoolOp>, PoolLowering<AvgPoolOp>,
+               ReduceLowering<ReduceSumOp>, ReduceLowering<ReduceMeanOp>,
+               ReduceLowering<ReduceMaxOp>, ReduceLowering<ReduceMinOp>,
+               ReduceLowering<ReduceProdOp>, SoftmaxLowering<SoftmaxOp>,
+               SoftmaxLowering<LogSoftmaxOp>, LayerNormLowering,
+               InstanceNormLowering, RMSNormLowering, BatchNormLowering,
+               AttentionLowering, RotaryEmbeddingLowering,
+               ArgReduceLowering<ArgMaxOp>, ArgReduceLowering<ArgMinOp>,
+               CumSumLowering, ResizeLowering, TopKLowering,
+               MaxPoolWithIndicesLowering, GridSampleLowering, MoELowering>(
+      converter, patterns.getContext());
 }
 
 } // namespace loom

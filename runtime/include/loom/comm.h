@@ -77,8 +77,8 @@ loom_status loom_comm_all_gather(loom_comm *comm, const void *send,
 /* Every rank's `send` holds size blocks of `bytes` bytes; block j goes to
    rank j, and `recv` gets the blocks sent to this rank in rank order
    (size * bytes). `recv` must not overlap `send`. */
-loom_status loom_comm_all_to_all(loom_comm *comm, const void *send,
-                                 void *recv, size_t bytes);
+loom_status loom_comm_all_to_all(loom_comm *comm, const void *send, void *recv,
+                                 size_t bytes);
 
 /* `bytes` bytes of `root`'s buffer into every rank's. */
 loom_status loom_comm_broadcast(loom_comm *comm, void *buffer, size_t bytes,

@@ -24,7 +24,13 @@
 //   token 1: 0.8 * silu([2.7, -5.4]) = [2.023978, -0.019424]
 //   token 2: 0.6 * silu([8, 0])      = [4.798390, 0]
 // CHECK: output 3: f32[3, 2] [0.365529, 0.880797, 2.02398, -0.0194239, 4.79839, 0]
-func.func @main() -> (tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>) {
+// Gated experts, k = 1: relu(x @ w_gate[e]) * (x @ w_in[e]) @ w_out[e] with
+// w_gate[e] = I, so expert e is relu(x) * (e + 1) x:
+//   token 0: 0.5 * relu([1, 2]) * [1, 2]         = [0.5, 2]
+//   token 1: 0.8 * relu([0.9, -1.8]) * [2.7, -5.4] = [1.944, 0]
+//   token 2: 0.6 * relu([4, 0]) * [8, 0]         = [19.2, 0]
+// CHECK: output 4: f32[3, 2] [0.5, 2, 1.944, 0, 19.2, 0]
+func.func @main() -> (tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>) {
   %x = loom.constant dense<[[1.0, 2.0], [0.9, -1.8], [4.0, 0.0]]> : tensor<3x2xf32>
   %p = loom.constant dense<[[0.5, 0.3, 0.2], [0.1, 0.1, 0.8], [0.2, 0.6, 0.2]]> : tensor<3x3xf32>
   %w1 = loom.constant dense<[[[1.0, 0.0], [0.0, 1.0]], [[2.0, 0.0], [0.0, 2.0]], [[3.0, 0.0], [0.0, 3.0]]]> : tensor<3x2x2xf32>
@@ -33,5 +39,6 @@ func.func @main() -> (tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>, tensor<
   %b = loom.moe %x, %p, %w1, %w2 {k = 2 : i64} : (tensor<3x2xf32>, tensor<3x3xf32>, tensor<3x2x2xf32>, tensor<3x2x2xf32>) -> tensor<3x2xf32>
   %c = loom.moe %x, %p, %w1, %w2 {k = 2 : i64, normalize = true, capacity_factor = 0.5 : f64} : (tensor<3x2xf32>, tensor<3x3xf32>, tensor<3x2x2xf32>, tensor<3x2x2xf32>) -> tensor<3x2xf32>
   %d = loom.moe %x, %p, %w1, %w2 {k = 1 : i64, activation = "silu", capacity_factor = 1.5 : f64} : (tensor<3x2xf32>, tensor<3x3xf32>, tensor<3x2x2xf32>, tensor<3x2x2xf32>) -> tensor<3x2xf32>
-  return %a, %b, %c, %d : tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>
+  %e = loom.moe %x, %p, %w1, %w2 gate %w2 {k = 1 : i64, activation = "relu"} : (tensor<3x2xf32>, tensor<3x3xf32>, tensor<3x2x2xf32>, tensor<3x2x2xf32>, tensor<3x2x2xf32>) -> tensor<3x2xf32>
+  return %a, %b, %c, %d, %e : tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>
 }

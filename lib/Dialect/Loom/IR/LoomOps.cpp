@@ -596,6 +596,9 @@ LogicalResult MoEOp::verify() {
                        "dimension");
   if (!same({wIn.getDimSize(2), wOut.getDimSize(1)}))
     return emitOpError("w_in and w_out disagree on the hidden dimension");
+  if (Value gate = getWGate(); gate && tensorTypeOf(gate) != wIn)
+    return emitOpError("expects w_gate of the type of w_in (")
+           << wIn << "), got " << gate.getType();
   int64_t experts = getNumExperts();
   int64_t k = getKAttr().getInt();
   if (k < 1 || (!ShapedType::isDynamic(experts) && k > experts))
@@ -615,10 +618,9 @@ int64_t MoEOp::getCapacity(int64_t tokens) {
   int64_t experts = getNumExperts();
   if (!factor)
     return tokens;
-  double wanted =
-      std::ceil(factor.getValueAsDouble() *
-                static_cast<double>(tokens * getKAttr().getInt()) /
-                static_cast<double>(experts));
+  double wanted = std::ceil(factor.getValueAsDouble() *
+                            static_cast<double>(tokens * getKAttr().getInt()) /
+                            static_cast<double>(experts));
   return std::clamp<int64_t>(static_cast<int64_t>(wanted), 1, tokens);
 }
 

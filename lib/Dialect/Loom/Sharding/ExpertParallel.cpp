@@ -37,8 +37,7 @@ public:
   template <typename OpT>
   Value make(Type type, ValueRange operands,
              ArrayRef<NamedAttribute> attrs = {}) {
-    return OpT::create(b, loc, TypeRange{type}, operands, attrs)
-        ->getResult(0);
+    return OpT::create(b, loc, TypeRange{type}, operands, attrs)->getResult(0);
   }
 
   RankedTensorType type(ArrayRef<int64_t> shape, Type element) {
@@ -47,8 +46,7 @@ public:
 
   Value i64Constant(ArrayRef<int64_t> shape, ArrayRef<int64_t> values) {
     return ConstantOp::create(
-        b, loc,
-        DenseIntElementsAttr::get(type(shape, b.getI64Type()), values));
+        b, loc, DenseIntElementsAttr::get(type(shape, b.getI64Type()), values));
   }
 
   Value reshape(Value value, ArrayRef<int64_t> shape) {
@@ -63,9 +61,9 @@ public:
     SmallVector<int64_t> shape;
     for (int64_t p : perm)
       shape.push_back(source.getDimSize(p));
-    return make<TransposeOp>(type(shape, source.getElementType()), {value},
-                             {b.getNamedAttr("perm",
-                                             b.getDenseI64ArrayAttr(perm))});
+    return make<TransposeOp>(
+        type(shape, source.getElementType()), {value},
+        {b.getNamedAttr("perm", b.getDenseI64ArrayAttr(perm))});
   }
 
   Value reduceSum(Value value, int64_t axis, bool keepdims) {
@@ -88,9 +86,10 @@ public:
     Value depthValue = i64Constant({}, {depth});
     Value values = ConstantOp::create(
         b, loc,
-        DenseElementsAttr::get(type({2}, element),
-                               ArrayRef<Attribute>{b.getFloatAttr(element, 0),
-                                                   b.getFloatAttr(element, 1)}));
+        DenseElementsAttr::get(
+            type({2}, element),
+            ArrayRef<Attribute>{b.getFloatAttr(element, 0),
+                                b.getFloatAttr(element, 1)}));
     return make<OneHotOp>(type({n, depth}, element),
                           {indices, depthValue, values},
                           {b.getNamedAttr("axis", b.getI64IntegerAttr(-1))});
@@ -119,6 +118,16 @@ public:
     return value;
   }
 
+  /// The experts' hidden activations on `x`: activation(x @ w_in), or
+  /// gated, activation(x @ w_gate) * (x @ w_in).
+  Value expertHidden(Value x, Value wIn, Value wGate, StringRef activation) {
+    Value up = matmul(x, wIn);
+    if (!wGate)
+      return activate(up, activation);
+    Value gate = activate(matmul(x, wGate), activation);
+    return make<MulOp>(up.getType(), {gate, up});
+  }
+
   OpBuilder &b;
   Location loc;
 };
@@ -136,10 +145,10 @@ ArrayRef<GridAxis> splitAxesOf(const Sharding &sharding, int64_t dim) {
 
 } // namespace
 
-FailureOr<Value> loom::buildMoEDispatchCombine(OpBuilder &builder, MoEOp moe,
-                                               Value input, Value scores,
-                                               Value wIn, Value wOut,
-                                               const ExpertPlacement *placement) {
+FailureOr<Value>
+loom::buildMoEDispatchCombine(OpBuilder &builder, MoEOp moe, Value input,
+                              Value scores, Value wIn, Value wOut, Value wGate,
+                              const ExpertPlacement *placement) {
   for (Value value : {input, scores, wIn, wOut})
     if (!cast<RankedTensorType>(value.getType()).hasStaticShape())
       return moe.emitOpError("needs static shapes for the dispatch/combine "
@@ -150,7 +159,8 @@ FailureOr<Value> loom::buildMoEDispatchCombine(OpBuilder &builder, MoEOp moe,
   Type scoreElement = cast<RankedTensorType>(scores.getType()).getElementType();
   Type i64 = builder.getI64Type();
   int64_t tokens = dimOf(input, 0), model = dimOf(input, 1),
-          experts = dimOf(scores, 1), localExperts = dimOf(wIn, 0), k = moe.getKAttr().getInt();
+          experts = dimOf(scores, 1), localExperts = dimOf(wIn, 0),
+          k = moe.getKAttr().getInt();
   int64_t ranks = placement ? placement->ranks : 1;
   if (localExperts * ranks != experts)
     return moe.emitOpError("holds ")
@@ -175,10 +185,9 @@ FailureOr<Value> loom::buildMoEDispatchCombine(OpBuilder &builder, MoEOp moe,
 
   // Assignments in priority order: every token's first choice, then every
   // token's second choice, ... ([k * T], choice-major).
-  Value chosen = m.reshape(m.transpose(topk.getIndices(), {1, 0}),
-                           {assignments});
-  Value chosenWeights =
-      m.reshape(m.transpose(weights, {1, 0}), {k, tokens, 1});
+  Value chosen =
+      m.reshape(m.transpose(topk.getIndices(), {1, 0}), {assignments});
+  Value chosenWeights = m.reshape(m.transpose(weights, {1, 0}), {k, tokens, 1});
   Value expertMask = m.oneHot(chosen, experts, element); // [kT, E]
   // Slot of each assignment in its expert's queue: how many assignments
   // before it chose the same expert.
@@ -192,10 +201,10 @@ FailureOr<Value> loom::buildMoEDispatchCombine(OpBuilder &builder, MoEOp moe,
   // Slots at or past the capacity one-hot to zeros: the assignment is
   // dropped.
   Value slotMask = m.oneHot(slotIndex, capacity, element); // [kT, C]
-  Value placed = m.make<MulOp>(
-      m.type({assignments, experts, capacity}, element),
-      {m.reshape(expertMask, {assignments, experts, 1}),
-       m.reshape(slotMask, {assignments, 1, capacity})});
+  Value placed =
+      m.make<MulOp>(m.type({assignments, experts, capacity}, element),
+                    {m.reshape(expertMask, {assignments, experts, 1}),
+                     m.reshape(slotMask, {assignments, 1, capacity})});
   Value perChoice = m.reshape(placed, {k, tokens, experts * capacity});
   // A token chooses an expert at most once, so each (token, slot) pair has
   // at most one assignment: summing over choices keeps 0/1 entries.
@@ -205,8 +214,8 @@ FailureOr<Value> loom::buildMoEDispatchCombine(OpBuilder &builder, MoEOp moe,
       false); // [T, E*C]
 
   // Dispatch: the tokens in their slots, [E, C, D].
-  Value buffer = m.reshape(
-      m.matmul(m.transpose(dispatch, {1, 0}), input), {experts, capacity, model});
+  Value buffer = m.reshape(m.matmul(m.transpose(dispatch, {1, 0}), input),
+                           {experts, capacity, model});
   Value slots = buffer; // [local experts, slots from all ranks, D]
   if (placement) {
     // Block j of E/n experts goes to rank j; what comes back from rank j
@@ -216,23 +225,22 @@ FailureOr<Value> loom::buildMoEDispatchCombine(OpBuilder &builder, MoEOp moe,
         builder.getDenseI16ArrayAttr(placement->axes), buffer,
         builder.getIndexAttr(0), builder.getIndexAttr(0));
     slots = m.reshape(
-        m.transpose(m.reshape(received,
-                              {ranks, localExperts, capacity, model}),
+        m.transpose(m.reshape(received, {ranks, localExperts, capacity, model}),
                     {1, 0, 2, 3}),
         {localExperts, ranks * capacity, model});
   }
 
   // The local experts on their slots.
-  Value expertOut = m.matmul(
-      m.activate(m.matmul(slots, wIn), moe.getActivation()), wOut);
+  Value expertOut =
+      m.matmul(m.expertHidden(slots, wIn, wGate, moe.getActivation()), wOut);
 
   Value results = expertOut; // [E, C, D] in this rank's slot order
   if (placement) {
-    Value outgoing = m.reshape(
-        m.transpose(m.reshape(expertOut,
-                              {localExperts, ranks, capacity, model}),
-                    {1, 0, 2, 3}),
-        {experts, capacity, model});
+    Value outgoing =
+        m.reshape(m.transpose(m.reshape(expertOut,
+                                        {localExperts, ranks, capacity, model}),
+                              {1, 0, 2, 3}),
+                  {experts, capacity, model});
     results = shard::AllToAllOp::create(
         builder, moe.getLoc(), outgoing.getType(), placement->grid,
         builder.getDenseI16ArrayAttr(placement->axes), outgoing,
@@ -242,9 +250,9 @@ FailureOr<Value> loom::buildMoEDispatchCombine(OpBuilder &builder, MoEOp moe,
   return m.matmul(combine, m.reshape(results, {experts * capacity, model}));
 }
 
-FailureOr<Value> loom::buildMoEDense(OpBuilder &builder, MoEOp moe,
-                                     Value input, Value scores, Value wIn,
-                                     Value wOut) {
+FailureOr<Value> loom::buildMoEDense(OpBuilder &builder, MoEOp moe, Value input,
+                                     Value scores, Value wIn, Value wOut,
+                                     Value wGate) {
   if (moe.getCapacityFactorAttr())
     return moe.emitOpError("drops tokens over capacity: the dense form does "
                            "not apply");
@@ -273,21 +281,19 @@ FailureOr<Value> loom::buildMoEDense(OpBuilder &builder, MoEOp moe,
   // Combine weights [E, T, 1]: each token's weight for every expert (zero
   // for the experts it did not choose).
   Value chosen = m.reshape(topk.getIndices(), {tokens * k});
-  Value mask = m.reshape(m.oneHot(chosen, experts, element),
-                         {tokens, k, experts});
+  Value mask =
+      m.reshape(m.oneHot(chosen, experts, element), {tokens, k, experts});
   Value combine = m.reduceSum(
-      m.make<MulOp>(mask.getType(),
-                    {mask, m.reshape(weights, {tokens, k, 1})}),
+      m.make<MulOp>(mask.getType(), {mask, m.reshape(weights, {tokens, k, 1})}),
       1, false);
   Value perExpert =
       m.reshape(m.transpose(combine, {1, 0}), {experts, tokens, 1});
   // Every expert on every token ([T, D] broadcast against [E, D, H]).
-  Value expertOut = m.matmul(
-      m.activate(m.matmul(input, wIn), moe.getActivation()), wOut);
-  return m.reduceSum(
-      m.make<MulOp>(m.type({experts, tokens, model}, element),
-                    {expertOut, perExpert}),
-      0, false);
+  Value expertOut =
+      m.matmul(m.expertHidden(input, wIn, wGate, moe.getActivation()), wOut);
+  return m.reduceSum(m.make<MulOp>(m.type({experts, tokens, model}, element),
+                                   {expertOut, perExpert}),
+                     0, false);
 }
 
 LogicalResult loom::annotateExpertParallel(func::FuncOp func,
@@ -318,17 +324,21 @@ LogicalResult loom::annotateExpertParallel(func::FuncOp func,
     auto shardOf = [&](Value value, const Sharding &sharding, bool forUsers) {
       Value shardingValue = shard::ShardingOp::create(
           builder, moe.getLoc(), grid, sharding.getSplitAxes());
-      return shard::ShardOp::create(builder, moe.getLoc(), value,
-                                    shardingValue, forUsers);
+      return shard::ShardOp::create(builder, moe.getLoc(), value, shardingValue,
+                                    forUsers);
     };
-    for (OpOperand *weight : {&moe.getWInMutable(), &moe.getWOutMutable()}) {
+    SmallVector<OpOperand *> weights = {&moe.getWInMutable(),
+                                        &moe.getWOutMutable()};
+    if (moe.getWGate())
+      weights.push_back(&moe->getOpOperand(4));
+    for (OpOperand *weight : weights) {
       Value value = weight->get();
       auto source = value.getDefiningOp<shard::ShardOp>();
       if (!source || source.getAnnotateForUsers()) {
         // A weight computed in the program: annotate where it is made.
         builder.setInsertionPointAfterValue(value);
-        source = shardOf(value, value.hasOneUse() ? split : Sharding(grid),
-                         false);
+        source =
+            shardOf(value, value.hasOneUse() ? split : Sharding(grid), false);
         value.replaceAllUsesExcept(source.getResult(), source);
       }
       builder.setInsertionPoint(moe);
@@ -380,9 +390,11 @@ loom::chooseMoESharding(MoEOp moe, ArrayRef<Sharding> operandShardings,
   option.shardingArray[kMoETokens] =
       pick({{&result, 0}, {&operandShardings[0], 0}, {&operandShardings[1], 0}},
            dimOf(moe.getInput(), 0));
-  option.shardingArray[kMoEExperts] =
-      pick({{&operandShardings[2], 0}, {&operandShardings[3], 0}},
-           moe.getNumExperts());
+  SmallVector<std::pair<const Sharding *, int64_t>> expertWeights = {
+      {&operandShardings[2], 0}, {&operandShardings[3], 0}};
+  if (operandShardings.size() > 4)
+    expertWeights.push_back({&operandShardings[4], 0});
+  option.shardingArray[kMoEExperts] = pick(expertWeights, moe.getNumExperts());
   return option;
 }
 
@@ -393,8 +405,10 @@ LogicalResult loom::partitionMoE(MoEOp moe, ArrayRef<Value> partitionedOperands,
                                  SymbolTableCollection &symbolTable,
                                  OpBuilder &builder) {
   ArrayRef<GridAxis> expertAxes = splitAxesOf(operandShardings[2], 0);
-  if (expertAxes != splitAxesOf(operandShardings[3], 0))
-    return moe.emitOpError("needs w_in and w_out split alike by experts");
+  if (expertAxes != splitAxesOf(operandShardings[3], 0) ||
+      (operandShardings.size() > 4 &&
+       expertAxes != splitAxesOf(operandShardings[4], 0)))
+    return moe.emitOpError("needs its expert weights split alike by experts");
   if (!splitAxesOf(operandShardings[1], 1).empty())
     return moe.emitOpError("cannot route with the scores split by experts");
   Value result;
@@ -417,7 +431,9 @@ LogicalResult loom::partitionMoE(MoEOp moe, ArrayRef<Value> partitionedOperands,
       placement.ranks *= gridOp.getShape()[axis];
     FailureOr<Value> built = buildMoEDispatchCombine(
         builder, moe, partitionedOperands[0], partitionedOperands[1],
-        partitionedOperands[2], partitionedOperands[3], &placement);
+        partitionedOperands[2], partitionedOperands[3],
+        partitionedOperands.size() > 4 ? partitionedOperands[4] : Value(),
+        &placement);
     if (failed(built))
       return failure();
     result = *built;

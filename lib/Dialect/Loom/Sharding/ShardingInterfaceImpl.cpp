@@ -17,8 +17,8 @@
 #include "loom/Dialect/Loom/Sharding/ShardingInterfaceImpl.h"
 
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
-#include "loom/Dialect/Loom/Sharding/ExpertParallel.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/Sharding/ExpertParallel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
@@ -456,8 +456,10 @@ LoopNest mixtureOfExperts(MoEOp op) {
   nest.tensors = {{kMoETokens, kMoEModel},
                   {kMoETokens, kMoEScoreExperts},
                   {kMoEExperts, kMoEModel, kMoEHidden},
-                  {kMoEExperts, kMoEHidden, kMoEModel},
-                  {kMoETokens, kMoEModel}};
+                  {kMoEExperts, kMoEHidden, kMoEModel}};
+  if (op.getWGate())
+    nest.tensors.push_back({kMoEExperts, kMoEModel, kMoEHidden});
+  nest.tensors.push_back({kMoETokens, kMoEModel});
   return nest;
 }
 

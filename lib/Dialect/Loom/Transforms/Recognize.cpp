@@ -1263,8 +1263,49 @@ std::pair<Value, StringRef> matchExpertActivation(Value hidden) {
     return {hidden, "none"};
   if (!hidden.hasOneUse())
     return {Value(), ""};
-  StringRef name = isa<SiluOp>(act) ? "silu" : isa<ReluOp>(act) ? "relu" : "gelu";
+  StringRef name = isa<SiluOp>(act)   ? "silu"
+                   : isa<ReluOp>(act) ? "relu"
+                                      : "gelu";
   return {act->getOperand(0), name};
+}
+
+/// The experts' hidden activations: activation(x @ w_in) through
+/// `up`, or gated (SwiGLU), silu(x @ w_gate) * (x @ w_in) through `gate`
+/// and `up`, both on the same x.
+struct ExpertHidden {
+  MatMulOp up, gate;
+  StringRef activation;
+};
+
+std::optional<ExpertHidden> matchExpertHidden(Value value) {
+  ExpertHidden hidden;
+  if (auto swiglu = value.getDefiningOp<SwigluOp>()) {
+    hidden.gate = swiglu.getLhs().getDefiningOp<MatMulOp>();
+    hidden.up = swiglu.getRhs().getDefiningOp<MatMulOp>();
+    hidden.activation = "silu";
+    if (!value.hasOneUse() || !hidden.gate || !hidden.up ||
+        !swiglu.getLhs().hasOneUse() || !swiglu.getRhs().hasOneUse() ||
+        hidden.gate.getLhs() != hidden.up.getLhs() ||
+        hidden.gate.getRhs().getType() != hidden.up.getRhs().getType())
+      return std::nullopt;
+    return hidden;
+  }
+  auto [pre, activation] = matchExpertActivation(value);
+  if (!pre || !pre.hasOneUse())
+    return std::nullopt;
+  hidden.up = pre.getDefiningOp<MatMulOp>();
+  hidden.activation = activation;
+  if (!hidden.up)
+    return std::nullopt;
+  return hidden;
+}
+
+/// Whether every use of `value` is by the expert projections of `hidden`.
+bool onlyFeedsExperts(Value value, ExpertHidden hidden) {
+  return llvm::all_of(value.getUsers(), [&](Operation *user) {
+    return user == hidden.up.getOperation() ||
+           (hidden.gate && user == hidden.gate.getOperation());
+  });
 }
 
 /// Top-k routing: `weights` are the k largest scores of a [T, E] tensor
@@ -1315,12 +1356,12 @@ bool areExpertWeights(RankedTensorType x, Value wIn, Value wOut) {
 
 /// Replaces `root` by `loom.moe` with `routing`.
 void replaceWithMoE(PatternRewriter &rewriter, Operation *root, Value tokens,
-                    TopKRouting routing, Value wIn, Value wOut,
+                    TopKRouting routing, Value wIn, Value wOut, Value wGate,
                     StringRef activation) {
   std::optional<double> k = getSplatValue(routing.topk.getK());
   rewriter.replaceOpWithNewOp<MoEOp>(
       root, root->getResult(0).getType(), tokens, routing.topk.getInput(), wIn,
-      wOut, rewriter.getI64IntegerAttr(static_cast<int64_t>(*k)),
+      wOut, wGate, rewriter.getI64IntegerAttr(static_cast<int64_t>(*k)),
       rewriter.getBoolAttr(routing.normalize),
       rewriter.getStringAttr(activation), FloatAttr());
 }
@@ -1360,9 +1401,9 @@ struct MoEPattern : OpRewritePattern<ReduceSumOp> {
     eitherOrder(weighted.getLhs(), weighted.getRhs(), [&](Value o, Value w) {
       down = o.getDefiningOp<MatMulOp>();
       auto unsqueeze = w.getDefiningOp<UnsqueezeOp>();
-      auto transpose =
-          unsqueeze ? unsqueeze.getInput().getDefiningOp<TransposeOp>()
-                    : TransposeOp();
+      auto transpose = unsqueeze
+                           ? unsqueeze.getInput().getDefiningOp<TransposeOp>()
+                           : TransposeOp();
       if (!down || !o.hasOneUse() || !transpose || !w.hasOneUse() ||
           !isSingleAxis(unsqueeze.getAxes(), 2, 3) ||
           transpose.getPerm() != ArrayRef<int64_t>{1, 0})
@@ -1375,15 +1416,13 @@ struct MoEPattern : OpRewritePattern<ReduceSumOp> {
 
     // The experts: act(x @ w_in) @ w_out, batched over experts.
     Value wOut = down.getRhs();
-    auto [hidden, activation] = matchExpertActivation(down.getLhs());
-    if (!hidden)
-      return fail("the hidden activation has other users");
-    auto up = hidden.getDefiningOp<MatMulOp>();
-    if (!up || !hidden.hasOneUse())
-      return fail("no expert input projection");
-    Value wIn = up.getRhs(), tokens = up.getLhs();
+    std::optional<ExpertHidden> hidden = matchExpertHidden(down.getLhs());
+    if (!hidden || !down.getLhs().hasOneUse())
+      return fail("no expert input projection (or one with other users)");
+    Value wIn = hidden->up.getRhs(), tokens = hidden->up.getLhs();
+    Value wGate = hidden->gate ? hidden->gate.getRhs() : Value();
     if (auto expand = tokens.getDefiningOp<ExpandOp>();
-        expand && tokens.hasOneUse())
+        expand && onlyFeedsExperts(tokens, *hidden))
       tokens = expand.getInput();
     if (auto unsqueeze = tokens.getDefiningOp<UnsqueezeOp>();
         unsqueeze && tokens.hasOneUse() &&
@@ -1392,6 +1431,7 @@ struct MoEPattern : OpRewritePattern<ReduceSumOp> {
     auto xType = dyn_cast<RankedTensorType>(tokens.getType());
     if (!xType || xType != rootType || !areExpertWeights(xType, wIn, wOut))
       return fail("experts are not [E, D, H] and [E, H, D] on tokens [T, D]");
+    StringRef activation = hidden->activation;
     int64_t experts = cast<RankedTensorType>(wIn.getType()).getDimSize(0);
 
     // The combine weights: top-k weights scattered to their experts.
@@ -1421,7 +1461,8 @@ struct MoEPattern : OpRewritePattern<ReduceSumOp> {
         weights, oneHot.getIndices(), experts, xType.getDimSize(0));
     if (!routing)
       return fail("the routing is not the k largest of [T, E] scores");
-    replaceWithMoE(rewriter, root, tokens, *routing, wIn, wOut, activation);
+    replaceWithMoE(rewriter, root, tokens, *routing, wIn, wOut, wGate,
+                   activation);
     return success();
   }
 };
@@ -1471,22 +1512,30 @@ struct MoEGatherPattern : OpRewritePattern<ReduceSumOp> {
     auto down = squeeze.getInput().getDefiningOp<MatMulOp>();
     if (!down || !squeeze.getInput().hasOneUse())
       return fail("no expert output projection");
-    auto [hidden, activation] = matchExpertActivation(down.getLhs());
-    if (!hidden)
-      return fail("the hidden activation has other users");
-    auto up = hidden.getDefiningOp<MatMulOp>();
-    auto tokens = up ? up.getLhs().getDefiningOp<UnsqueezeOp>() : UnsqueezeOp();
-    auto gatherIn = up ? up.getRhs().getDefiningOp<GatherOp>() : GatherOp();
+    std::optional<ExpertHidden> hidden = matchExpertHidden(down.getLhs());
+    if (!hidden || !down.getLhs().hasOneUse())
+      return fail("no expert input projection (or one with other users)");
+    MatMulOp up = hidden->up;
+    auto tokens = up.getLhs().getDefiningOp<UnsqueezeOp>();
+    auto gatherIn = up.getRhs().getDefiningOp<GatherOp>();
     auto gatherOut = down.getRhs().getDefiningOp<GatherOp>();
-    if (!up || !hidden.hasOneUse() || !tokens || !gatherIn || !gatherOut ||
-        !up.getLhs().hasOneUse() || !up.getRhs().hasOneUse() ||
+    auto gatherGate = hidden->gate
+                          ? hidden->gate.getRhs().getDefiningOp<GatherOp>()
+                          : GatherOp();
+    if (!tokens || !gatherIn || !gatherOut ||
+        !onlyFeedsExperts(up.getLhs(), *hidden) || !up.getRhs().hasOneUse() ||
         !down.getRhs().hasOneUse() ||
         tokens.getAxes() != ArrayRef<int64_t>{1, 2} ||
         gatherIn.getAxis() != 0 || gatherOut.getAxis() != 0 ||
-        gatherIn.getIndices() != gatherOut.getIndices())
+        gatherIn.getIndices() != gatherOut.getIndices() ||
+        (hidden->gate && (!gatherGate || !hidden->gate.getRhs().hasOneUse() ||
+                          gatherGate.getAxis() != 0 ||
+                          gatherGate.getIndices() != gatherIn.getIndices())))
       return fail("the experts' weights are not gathered by the same indices");
     Value x = tokens.getInput(), wIn = gatherIn.getData(),
           wOut = gatherOut.getData();
+    Value wGate = gatherGate ? gatherGate.getData() : Value();
+    StringRef activation = hidden->activation;
     auto xType = dyn_cast<RankedTensorType>(x.getType());
     if (!xType || xType != rootType || !areExpertWeights(xType, wIn, wOut))
       return fail("experts are not [E, D, H] and [E, H, D] on tokens [T, D]");
@@ -1495,7 +1544,7 @@ struct MoEGatherPattern : OpRewritePattern<ReduceSumOp> {
         weights, gatherIn.getIndices(), experts, xType.getDimSize(0));
     if (!routing)
       return fail("the routing is not the k largest of [T, E] scores");
-    replaceWithMoE(rewriter, root, x, *routing, wIn, wOut, activation);
+    replaceWithMoE(rewriter, root, x, *routing, wIn, wOut, wGate, activation);
     return success();
   }
 };

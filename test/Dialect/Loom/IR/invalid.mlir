@@ -1495,3 +1495,11 @@ func.func @moe_rank(%x: tensor<2x6x16xf32>, %p: tensor<6x4xf32>, %w1: tensor<4x1
   %0 = loom.moe %x, %p, %w1, %w2 {k = 2 : i64} : (tensor<2x6x16xf32>, tensor<6x4xf32>, tensor<4x16x32xf32>, tensor<4x32x16xf32>) -> tensor<2x6x16xf32>
   return
 }
+
+// -----
+
+func.func @moe_gate(%x: tensor<6x16xf32>, %p: tensor<6x4xf32>, %w1: tensor<4x16x32xf32>, %w2: tensor<4x32x16xf32>, %g: tensor<4x16x8xf32>) {
+  // expected-error @+1 {{expects w_gate of the type of w_in ('tensor<4x16x32xf32>'), got 'tensor<4x16x8xf32>'}}
+  %0 = loom.moe %x, %p, %w1, %w2 gate %g {k = 2 : i64} : (tensor<6x16xf32>, tensor<6x4xf32>, tensor<4x16x32xf32>, tensor<4x32x16xf32>, tensor<4x16x8xf32>) -> tensor<6x16xf32>
+  return
+}

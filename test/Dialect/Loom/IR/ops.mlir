@@ -415,5 +415,7 @@ func.func @moe(%x: tensor<6x16xf32>, %p: tensor<6x4xf32>, %w1: tensor<4x16x32xf3
   %0 = loom.moe %x, %p, %w1, %w2 {k = 2 : i64, activation = "silu", normalize = true} : (tensor<6x16xf32>, tensor<6x4xf32>, tensor<4x16x32xf32>, tensor<4x32x16xf32>) -> tensor<6x16xf32>
   // CHECK: loom.moe %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {capacity_factor = 1.250000e+00 : f64, k = 1 : i64}
   %1 = loom.moe %x, %p, %w1, %w2 {k = 1 : i64, capacity_factor = 1.25 : f64} : (tensor<6x16xf32>, tensor<6x4xf32>, tensor<4x16x32xf32>, tensor<4x32x16xf32>) -> tensor<6x16xf32>
+  // CHECK: loom.moe %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} gate %{{.*}} {activation = "silu", k = 2 : i64}
+  %2 = loom.moe %x, %p, %w1, %w2 gate %w1 {k = 2 : i64, activation = "silu"} : (tensor<6x16xf32>, tensor<6x4xf32>, tensor<4x16x32xf32>, tensor<4x32x16xf32>, tensor<4x16x32xf32>) -> tensor<6x16xf32>
   return
 }

@@ -3,9 +3,9 @@
 // RUN: loom-opt %s -split-input-file --loom-partition="grid=dp=2,ep=2" | FileCheck %s --check-prefix=DPEP
 
 // Each MoE layer has exactly two all-to-alls (dispatch and combine) and no
-// other collective inside; three layers in all below.
+// other collective inside; four layers in all below.
 // RUN: loom-opt %s -split-input-file --loom-partition="grid=ep=2" | grep -c shard.all_to_all | FileCheck %s --check-prefix=COUNT
-// COUNT: 6
+// COUNT: 8
 // RUN: loom-opt %s -split-input-file --loom-partition="grid=ep=2" | FileCheck %s --check-prefix=NOREDUCE
 // NOREDUCE-NOT: shard.all_reduce
 
@@ -96,3 +96,23 @@ func.func @two_layers(%x: tensor<8x4xf32>, %p: tensor<8x4xf32>) -> tensor<8x4xf3
   return %b : tensor<8x4xf32>
 }
 
+// -----
+
+// Gated experts: w_gate is split by experts like w_in and w_out.
+// EP2-LABEL: func.func @gated
+// EP2: %[[WIN:.*]] = shard.all_slice %{{.*}} slice_axis = 0 : tensor<4x4x8xf32> -> tensor<2x4x8xf32>
+// EP2: shard.all_slice %{{.*}} slice_axis = 0 : tensor<4x8x4xf32> -> tensor<2x8x4xf32>
+// EP2: %[[WG:.*]] = shard.all_slice %{{.*}} slice_axis = 0 : tensor<4x4x8xf32> -> tensor<2x4x8xf32>
+// EP2: shard.all_to_all
+// EP2: %[[UP:.*]] = loom.matmul %{{.*}}, %[[WIN]] : tensor<2x8x4xf32>, tensor<2x4x8xf32> -> tensor<2x8x8xf32>
+// EP2: %[[GATE:.*]] = loom.matmul %{{.*}}, %[[WG]] : tensor<2x8x4xf32>, tensor<2x4x8xf32> -> tensor<2x8x8xf32>
+// EP2: %[[S:.*]] = loom.silu %[[GATE]]
+// EP2: loom.mul %[[S]], %[[UP]]
+// EP2: shard.all_to_all
+func.func @gated(%x: tensor<8x4xf32>, %p: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %w1 = loom.constant dense<0.1> : tensor<4x4x8xf32>
+  %w2 = loom.constant dense<0.2> : tensor<4x8x4xf32>
+  %wg = loom.constant dense<0.3> : tensor<4x4x8xf32>
+  %y = loom.moe %x, %p, %w1, %w2 gate %wg {k = 2 : i64, activation = "silu"} : (tensor<8x4xf32>, tensor<8x4xf32>, tensor<4x4x8xf32>, tensor<4x8x4xf32>, tensor<4x4x8xf32>) -> tensor<8x4xf32>
+  return %y : tensor<8x4xf32>
+}

@@ -1010,3 +1010,36 @@ func.func @moe_gathered_other_indices(%x: tensor<8x16xf32>, %p: tensor<8x4xf32>,
   %y = loom.reduce_sum %m {axes = array<i64: 1>, keepdims = false} : tensor<8x2x16xf32> -> tensor<8x16xf32>
   return %y : tensor<8x16xf32>
 }
+
+// -----
+
+// Gated (SwiGLU) experts in the dense form: silu(x @ w_gate) * (x @ w_up),
+// both on the same expanded tokens.
+// CHECK-LABEL: func.func @moe_dense_swiglu
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<6x16xf32>, %[[P:[^:]*]]: tensor<6x4xf32>, %[[WG:[^:]*]]: tensor<4x16x32xf32>, %[[WU:[^:]*]]: tensor<4x16x32xf32>, %[[WD:[^:]*]]: tensor<4x32x16xf32>)
+// CHECK: %[[Y:.*]] = loom.moe %[[X]], %[[P]], %[[WU]], %[[WD]] gate %[[WG]] {activation = "silu", k = 2 : i64}
+// CHECK-NEXT: return %[[Y]]
+func.func @moe_dense_swiglu(%x: tensor<6x16xf32>, %p: tensor<6x4xf32>, %wg: tensor<4x16x32xf32>, %wu: tensor<4x16x32xf32>, %wd: tensor<4x32x16xf32>) -> tensor<6x16xf32> {
+  %k = loom.constant dense<2> : tensor<1xi64>
+  %depth = loom.constant dense<4> : tensor<i64>
+  %onoff = loom.constant dense<[0.0, 1.0]> : tensor<2xf32>
+  %shape = loom.constant dense<[4, 6, 16]> : tensor<3xi64>
+  %v, %i = loom.topk %p, %k {axis = 1 : i64} : tensor<6x4xf32>, tensor<1xi64> -> tensor<6x2xf32>, tensor<6x2xi64>
+  %m = loom.one_hot %i, %depth, %onoff {axis = 2 : i64} : tensor<6x2xi64>, tensor<i64>, tensor<2xf32> -> tensor<6x2x?xf32>
+  %vu = loom.unsqueeze %v {axes = array<i64: 2>} : tensor<6x2xf32> -> tensor<6x2x1xf32>
+  %mw = loom.mul %m, %vu : tensor<6x2x?xf32>, tensor<6x2x1xf32> -> tensor<6x2x?xf32>
+  %c = loom.reduce_sum %mw {axes = array<i64: 1>, keepdims = false} : tensor<6x2x?xf32> -> tensor<6x?xf32>
+  %xu = loom.unsqueeze %x {axes = array<i64: 0>} : tensor<6x16xf32> -> tensor<1x6x16xf32>
+  %xe = loom.expand %xu, %shape : (tensor<1x6x16xf32>, tensor<3xi64>) -> tensor<4x6x16xf32>
+  %g = loom.matmul %xe, %wg : tensor<4x6x16xf32>, tensor<4x16x32xf32> -> tensor<4x6x32xf32>
+  %u = loom.matmul %xe, %wu : tensor<4x6x16xf32>, tensor<4x16x32xf32> -> tensor<4x6x32xf32>
+  %sig = loom.sigmoid %g : tensor<4x6x32xf32>
+  %silu = loom.mul %g, %sig : tensor<4x6x32xf32>, tensor<4x6x32xf32> -> tensor<4x6x32xf32>
+  %h = loom.mul %silu, %u : tensor<4x6x32xf32>, tensor<4x6x32xf32> -> tensor<4x6x32xf32>
+  %o = loom.matmul %h, %wd : tensor<4x6x32xf32>, tensor<4x32x16xf32> -> tensor<4x6x16xf32>
+  %ct = loom.transpose %c {perm = array<i64: 1, 0>} : tensor<6x?xf32> -> tensor<?x6xf32>
+  %cu = loom.unsqueeze %ct {axes = array<i64: 2>} : tensor<?x6xf32> -> tensor<?x6x1xf32>
+  %ow = loom.mul %o, %cu : tensor<4x6x16xf32>, tensor<?x6x1xf32> -> tensor<4x6x16xf32>
+  %y = loom.reduce_sum %ow {axes = array<i64: 0>, keepdims = false} : tensor<4x6x16xf32> -> tensor<6x16xf32>
+  return %y : tensor<6x16xf32>
+}

@@ -288,6 +288,8 @@ def Loom_MoEOp : Loom_Op<"moe", [Pure, AllTypesMatch<["input", "result"]>]> {
     are divided by their sum. Expert `e` is the MLP
     `activation(x @ w_in[e]) @ w_out[e]` with `w_in` `[E, D, H]` and `w_out`
     `[E, H, D]`; `activation` is one of "relu", "gelu", "silu", "none".
+    With the optional `w_gate` `[E, D, H]` the expert is gated (SwiGLU with
+    "silu"): `(activation(x @ w_gate[e]) * (x @ w_in[e])) @ w_out[e]`.
 
     Without `capacity_factor` no assignment is dropped. With it, each expert
     takes at most `C = ceil(capacity_factor * T * k / E)` assignments (at
@@ -300,13 +302,14 @@ def Loom_MoEOp : Loom_Op<"moe", [Pure, AllTypesMatch<["input", "result"]>]> {
     "%y = loom.moe %x, %p, %w1, %w2 {k = 2 : i64, activation = \"silu\", normalize = true} : (tensor<6x16xf32>, tensor<6x4xf32>, tensor<4x16x32xf32>, tensor<4x32x16xf32>) -> tensor<6x16xf32>">.text;
   let arguments = (ins Loom_FloatTensor:$input, Loom_FloatTensor:$scores,
                        Loom_FloatTensor:$w_in, Loom_FloatTensor:$w_out,
+                       Optional<Loom_FloatTensor>:$w_gate,
                        I64Attr:$k,
                        DefaultValuedAttr<BoolAttr, "false">:$normalize,
                        DefaultValuedAttr<StrAttr, "\"none\"">:$activation,
                        OptionalAttr<F64Attr>:$capacity_factor);
   let results = (outs Loom_FloatTensor:$result);
   let assemblyFormat = [{
-    $input `,` $scores `,` $w_in `,` $w_out attr-dict `:`
+    $input `,` $scores `,` $w_in `,` $w_out (`gate` $w_gate^)? attr-dict `:`
     functional-type(operands, results)
   }];
   let hasVerifier = 1;

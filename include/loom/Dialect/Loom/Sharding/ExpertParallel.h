@@ -32,7 +32,8 @@ struct ExpertPlacement {
 };
 
 /// Builds `moe` in dispatch/combine form on `input` and `scores` (this
-/// rank's tokens) and `wIn`, `wOut` (this rank's experts). Without
+/// rank's tokens) and `wIn`, `wOut` and the optional `wGate` (this rank's
+/// experts). Without
 /// `placement` every expert is local and no collective is built (the
 /// lowering of `loom.moe`); with it, the dispatch buffer `[E, C, D]` is
 /// exchanged with `shard.all_to_all` over the placement's axes before the
@@ -42,6 +43,7 @@ struct ExpertPlacement {
 mlir::FailureOr<mlir::Value>
 buildMoEDispatchCombine(mlir::OpBuilder &builder, MoEOp moe, mlir::Value input,
                         mlir::Value scores, mlir::Value wIn, mlir::Value wOut,
+                        mlir::Value wGate,
                         const ExpertPlacement *placement = nullptr);
 
 /// Builds `moe` (without a capacity factor) in dense form: every expert on
@@ -52,7 +54,7 @@ buildMoEDispatchCombine(mlir::OpBuilder &builder, MoEOp moe, mlir::Value input,
 mlir::FailureOr<mlir::Value> buildMoEDense(mlir::OpBuilder &builder, MoEOp moe,
                                            mlir::Value input,
                                            mlir::Value scores, mlir::Value wIn,
-                                           mlir::Value wOut);
+                                           mlir::Value wOut, mlir::Value wGate);
 
 /// Annotates every `loom.moe` of `func` for expert parallelism over grid
 /// axis `epAxis` of `grid` (degree `ep`): its expert weights split by
@@ -70,7 +72,8 @@ mlir::LogicalResult annotateExpertParallel(mlir::func::FuncOp func,
 /// The loop nest `loom.moe` presents to the sharding framework: tokens,
 /// model features, routing scores' experts, experts, hidden features.
 /// input [tokens, model], scores [tokens, scoreExperts], w_in [experts,
-/// model, hidden], w_out [experts, hidden, model], result [tokens, model].
+/// model, hidden], w_out [experts, hidden, model], the optional w_gate
+/// like w_in, result [tokens, model].
 /// Only tokens and experts are ever split; one grid axis may split both
 /// (expert parallelism).
 enum MoELoop : int64_t {
