@@ -3,8 +3,8 @@
 // A "pp" grid axis cuts each function into stages run by different ranks,
 // with activations sent from stage to stage (shard.send / shard.recv) and the
 // batch split into micro-batches that flow through the stages one after
-// another (the forward half of a GPipe schedule). docs/partitioning.md,
-// "Pipeline parallelism", has the whole story.
+// another (the forward half of a GPipe schedule).
+// docs/partitioning/pipeline-parallel.md has the whole story.
 //
 //===----------------------------------------------------------------------===//
 
