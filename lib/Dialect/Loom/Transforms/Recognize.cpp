@@ -1366,6 +1366,18 @@ void replaceWithMoE(PatternRewriter &rewriter, Operation *root, Value tokens,
       rewriter.getStringAttr(activation), FloatAttr());
 }
 
+/// `root` as the sum over `axis` of a rank-3 product (the axis dropped)
+/// that nothing else uses: that product, or null. Both exported MoE forms
+/// end in one (over the experts, or over the k choices).
+static MulOp matchWeightedSum(ReduceSumOp root, int64_t axis) {
+  auto rootType = cast<RankedTensorType>(root.getType());
+  if (rootType.getRank() != 2 || root.getKeepdims() ||
+      !isSingleAxis(root.getAxes(), axis, 3))
+    return nullptr;
+  auto weighted = root.getInput().getDefiningOp<MulOp>();
+  return weighted && weighted->hasOneUse() ? weighted : MulOp();
+}
+
 /// Recognizes the dense mixture-of-experts form PyTorch exports (every
 /// expert on every token, weighted by one-hot routing weights):
 ///
@@ -1389,13 +1401,10 @@ struct MoEPattern : OpRewritePattern<ReduceSumOp> {
     auto fail = [&](const char *why) {
       return rewriter.notifyMatchFailure(root, why);
     };
-    auto rootType = cast<RankedTensorType>(root.getType());
-    if (rootType.getRank() != 2 || root.getKeepdims() ||
-        !isSingleAxis(root.getAxes(), 0, 3))
-      return fail("not a sum over experts of [E, T, D]");
-    auto weighted = root.getInput().getDefiningOp<MulOp>();
-    if (!weighted || !weighted->hasOneUse())
-      return fail("not a sum of weighted expert outputs");
+    MulOp weighted = matchWeightedSum(root, /*axis=*/0);
+    if (!weighted)
+      return fail("not a sum of weighted expert outputs over experts of "
+                  "[E, T, D]");
     MatMulOp down;
     Value combine;
     eitherOrder(weighted.getLhs(), weighted.getRhs(), [&](Value o, Value w) {
@@ -1429,7 +1438,7 @@ struct MoEPattern : OpRewritePattern<ReduceSumOp> {
         isSingleAxis(unsqueeze.getAxes(), 0, 3))
       tokens = unsqueeze.getInput();
     auto xType = dyn_cast<RankedTensorType>(tokens.getType());
-    if (!xType || xType != rootType || !areExpertWeights(xType, wIn, wOut))
+    if (!xType || xType != root.getType() || !areExpertWeights(xType, wIn, wOut))
       return fail("experts are not [E, D, H] and [E, H, D] on tokens [T, D]");
     StringRef activation = hidden->activation;
     int64_t experts = cast<RankedTensorType>(wIn.getType()).getDimSize(0);
@@ -1488,13 +1497,10 @@ struct MoEGatherPattern : OpRewritePattern<ReduceSumOp> {
     auto fail = [&](const char *why) {
       return rewriter.notifyMatchFailure(root, why);
     };
-    auto rootType = cast<RankedTensorType>(root.getType());
-    if (rootType.getRank() != 2 || root.getKeepdims() ||
-        !isSingleAxis(root.getAxes(), 1, 3))
-      return fail("not a sum over the k choices of [T, k, D]");
-    auto weighted = root.getInput().getDefiningOp<MulOp>();
-    if (!weighted || !weighted->hasOneUse())
-      return fail("not a sum of weighted expert outputs");
+    MulOp weighted = matchWeightedSum(root, /*axis=*/1);
+    if (!weighted)
+      return fail("not a sum of weighted expert outputs over the k choices "
+                  "of [T, k, D]");
     SqueezeOp squeeze;
     Value weights;
     eitherOrder(weighted.getLhs(), weighted.getRhs(), [&](Value o, Value w) {
@@ -1537,7 +1543,7 @@ struct MoEGatherPattern : OpRewritePattern<ReduceSumOp> {
     Value wGate = gatherGate ? gatherGate.getData() : Value();
     StringRef activation = hidden->activation;
     auto xType = dyn_cast<RankedTensorType>(x.getType());
-    if (!xType || xType != rootType || !areExpertWeights(xType, wIn, wOut))
+    if (!xType || xType != root.getType() || !areExpertWeights(xType, wIn, wOut))
       return fail("experts are not [E, D, H] and [E, H, D] on tokens [T, D]");
     int64_t experts = cast<RankedTensorType>(wIn.getType()).getDimSize(0);
     std::optional<TopKRouting> routing = matchTopKRouting(
