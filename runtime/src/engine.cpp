@@ -29,7 +29,9 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -172,6 +174,10 @@ bool parseShape(const std::string &s, std::vector<int64_t> &dims) {
 
 } // namespace
 
+namespace {
+class RankPool;
+} // namespace
+
 struct loom_engine {
   void *mapping = nullptr;
   size_t mappedSize = 0;
@@ -180,17 +186,12 @@ struct loom_engine {
   std::vector<Rank> ranks;
   // Names are kept here so that the descriptors' pointers stay valid.
   std::vector<std::unique_ptr<std::string>> names;
+  /// The rank threads of loom_engine_execute_ranks, kept between calls
+  /// (created on the first); `poolMutex` lets one call use them at a time.
+  std::unique_ptr<RankPool> pool;
+  std::mutex poolMutex;
 
-  ~loom_engine() {
-    for (Rank &r : ranks) {
-      if (r.library)
-        dlclose(r.library);
-      if (r.codeFd >= 0)
-        close(r.codeFd);
-    }
-    if (mapping)
-      munmap(mapping, mappedSize);
-  }
+  ~loom_engine();
 
   loom_status parseManifest(const std::string &text, bool checkTarget);
   loom_status loadCode(const loom_engine_section &section);
@@ -602,6 +603,127 @@ void loom_execute_options_init(loom_execute_options *options) {
   options->timeout_ms = 30000;
 }
 
+} // extern "C"
+
+namespace {
+
+/// One thread and one in-process communicator per rank, kept between
+/// loom_engine_execute_ranks calls: creating them on every call cost more
+/// than running the fixtures' models. Each call hands the ranks their
+/// buffers, wakes them and waits until all have run. A failed call leaves
+/// the communicators aborted, so the engine drops the pool after one.
+class RankPool {
+public:
+  static std::unique_ptr<RankPool> create(loom_engine *engine,
+                                          int64_t timeoutMs,
+                                          loom_status &status) {
+    int32_t n = static_cast<int32_t>(engine->ranks.size());
+    std::unique_ptr<RankPool> pool(new RankPool(engine, timeoutMs, n));
+    loom_comm_options commOptions;
+    loom_comm_options_init(&commOptions);
+    commOptions.timeout_ms = timeoutMs;
+    status = loom_comm_create_local(n, &commOptions, pool->comms.data());
+    if (status != LOOM_OK)
+      return nullptr;
+    for (int32_t r = 0; r < n; ++r)
+      pool->threads.emplace_back([p = pool.get(), r] { p->serve(r); });
+    return pool;
+  }
+
+  ~RankPool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+    }
+    wake.notify_all();
+    for (std::thread &t : threads)
+      t.join();
+    for (loom_comm *c : comms)
+      if (c)
+        loom_comm_free(c);
+  }
+
+  int64_t timeoutMs() const { return timeout; }
+
+  /// Runs every rank once; a failing rank fails the call, naming it.
+  loom_status run(const void *const *const *inputs,
+                  void *const *const *outputs) {
+    std::unique_lock<std::mutex> lock(mutex);
+    this->inputs = inputs;
+    this->outputs = outputs;
+    running = static_cast<int32_t>(threads.size());
+    ++generation;
+    wake.notify_all();
+    done.wait(lock, [&] { return running == 0; });
+    for (size_t r = 0; r < status.size(); ++r)
+      if (status[r] != LOOM_OK)
+        return fail(LOOM_ERROR_RANK_FAILED,
+                    "rank " + std::to_string(r) + ": " + messages[r]);
+    return LOOM_OK;
+  }
+
+private:
+  RankPool(loom_engine *engine, int64_t timeoutMs, int32_t n)
+      : engine(engine), timeout(timeoutMs), comms(n, nullptr), status(n),
+        messages(n) {}
+
+  void serve(int32_t rank) {
+    uint64_t seen = 0;
+    while (true) {
+      const void *const *in;
+      void *const *out;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        wake.wait(lock, [&] { return stopping || generation != seen; });
+        if (stopping)
+          return;
+        seen = generation;
+        in = inputs[rank];
+        out = outputs[rank];
+      }
+      loom_status s = loom_engine_execute_on(engine, comms[rank], in, out);
+      std::string message = s == LOOM_OK ? "" : loom_last_error();
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        status[rank] = s;
+        messages[rank] = std::move(message);
+        if (--running == 0)
+          done.notify_all();
+      }
+    }
+  }
+
+  loom_engine *engine;
+  int64_t timeout;
+  std::vector<loom_comm *> comms;
+  std::vector<std::thread> threads;
+  std::mutex mutex;
+  std::condition_variable wake, done;
+  bool stopping = false;
+  uint64_t generation = 0;
+  int32_t running = 0;
+  const void *const *const *inputs = nullptr;
+  void *const *const *outputs = nullptr;
+  std::vector<loom_status> status;
+  std::vector<std::string> messages;
+};
+
+} // namespace
+
+loom_engine::~loom_engine() {
+  pool.reset();
+  for (Rank &r : ranks) {
+    if (r.library)
+      dlclose(r.library);
+    if (r.codeFd >= 0)
+      close(r.codeFd);
+  }
+  if (mapping)
+    munmap(mapping, mappedSize);
+}
+
+extern "C" {
+
 loom_status loom_engine_execute_ranks(loom_engine *engine,
                                       const void *const *const *inputs,
                                       void *const *const *outputs,
@@ -612,32 +734,29 @@ loom_status loom_engine_execute_ranks(loom_engine *engine,
   loom_execute_options_init(&defaults);
   if (!options)
     options = &defaults;
-  int32_t n = static_cast<int32_t>(engine->ranks.size());
-  loom_comm_options commOptions;
-  loom_comm_options_init(&commOptions);
-  commOptions.timeout_ms = options->timeout_ms;
-  std::vector<loom_comm *> comms(n);
-  if (loom_status s = loom_comm_create_local(n, &commOptions, comms.data()))
-    return s;
-  std::vector<loom_status> status(n, LOOM_OK);
-  std::vector<std::string> messages(n);
-  std::vector<std::thread> threads;
-  for (int32_t r = 0; r < n; ++r)
-    threads.emplace_back([&, r] {
-      status[r] = loom_engine_execute_on(engine, comms[r], inputs[r],
-                                         outputs[r]);
-      if (status[r] != LOOM_OK)
-        messages[r] = loom_last_error();
-    });
-  for (std::thread &t : threads)
-    t.join();
-  for (loom_comm *c : comms)
-    loom_comm_free(c);
-  for (int32_t r = 0; r < n; ++r)
-    if (status[r] != LOOM_OK)
-      return fail(LOOM_ERROR_RANK_FAILED,
-                  "rank " + std::to_string(r) + ": " + messages[r]);
-  return LOOM_OK;
+  // One call at a time uses the engine's rank threads; a concurrent call
+  // gets threads of its own for the duration.
+  std::unique_lock<std::mutex> owner(engine->poolMutex, std::try_to_lock);
+  std::unique_ptr<RankPool> own;
+  RankPool *pool = nullptr;
+  loom_status status = LOOM_OK;
+  if (owner.owns_lock()) {
+    if (engine->pool && engine->pool->timeoutMs() != options->timeout_ms)
+      engine->pool.reset();
+    if (!engine->pool)
+      engine->pool = RankPool::create(engine, options->timeout_ms, status);
+    pool = engine->pool.get();
+  } else {
+    own = RankPool::create(engine, options->timeout_ms, status);
+    pool = own.get();
+  }
+  if (!pool)
+    return status;
+  status = pool->run(inputs, outputs);
+  // The communicators of a failed call are aborted: start afresh next time.
+  if (status != LOOM_OK && owner.owns_lock())
+    engine->pool.reset();
+  return status;
 }
 
 } // extern "C"
