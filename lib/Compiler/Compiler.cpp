@@ -270,6 +270,13 @@ int loomcMain(int argc, char **argv) {
   cl::opt<std::string> grid(
       "grid", cl::desc("Partition for a device grid first, e.g. "
                        "--grid=tp=2 or --grid=dp=2,tp=2,pp=2"));
+  cl::opt<int64_t> pipelineStages(
+      "pp", cl::init(1),
+      cl::desc("Pipeline stages: adds pp=N to --grid (--grid=dp=2,tp=4 "
+               "--pp=2 is --grid=dp=2,tp=4,pp=2)"));
+  cl::opt<int64_t> expertRanks(
+      "ep", cl::init(1),
+      cl::desc("Expert-parallel degree: adds ep=N to --grid"));
   cl::opt<int64_t> microBatches(
       "micro-batches", cl::init(1),
       cl::desc("With a pp grid axis: split the batch into this many "
@@ -333,13 +340,32 @@ int loomcMain(int argc, char **argv) {
   request.emit = emit;
   request.report = report;
   request.rank = rank;
-  if (!grid.empty() && !plan.empty()) {
+  // --pp and --ep are spelled apart from --grid for convenience; they are
+  // axes of the same grid.
+  std::string gridSpec = grid;
+  for (auto [name, degree] : {std::make_pair("pp", int64_t(pipelineStages)),
+                              std::make_pair("ep", int64_t(expertRanks))}) {
+    if (degree < 1) {
+      llvm::errs() << "error: --" << name << " must be at least 1\n";
+      return 1;
+    }
+    if (degree == 1)
+      continue;
+    if (llvm::StringRef(gridSpec).contains(std::string(name) + "=")) {
+      llvm::errs() << "error: --" << name << " and a " << name
+                   << " axis in --grid both give the " << name << " degree\n";
+      return 1;
+    }
+    gridSpec += (gridSpec.empty() ? "" : ",") + std::string(name) + "=" +
+                std::to_string(degree);
+  }
+  if (!gridSpec.empty() && !plan.empty()) {
     llvm::errs() << "error: give --grid or --plan=auto, not both\n";
     return 1;
   }
-  if (!grid.empty() || !plan.empty()) {
+  if (!gridSpec.empty() || !plan.empty()) {
     LoomPartitionPassOptions partition;
-    partition.grid = grid;
+    partition.grid = gridSpec;
     partition.sequenceParallel = sequenceParallel;
     partition.microBatches = microBatches;
     partition.capacityFactor = capacityFactor;
