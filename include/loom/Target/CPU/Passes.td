@@ -155,6 +155,15 @@ def LoomCPUVectorizeContractionsPass
     `vector-bits` is the width of the target's vector registers (0: the
     host's, from its CPU features) and `registers` their number; the CUDA
     or any other target would use other tiles, so both are options.
+
+    A contraction of at least `parallel-flops` floating-point operations
+    (2 x the product of its loop ranges; 0: none) has its outermost tile
+    loop of independent iterations (batch, rows or column blocks, never a
+    reduction) emitted as an `scf.parallel` of one dimension, which
+    `convert-scf-to-openmp` turns into an OpenMP work-sharing loop: the
+    threads are forked once per contraction, and smaller contractions do
+    not pay for the fork. When that loop encloses the copies of B's
+    panel, each iteration copies into a panel of its own.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
@@ -165,7 +174,11 @@ def LoomCPUVectorizeContractionsPass
            "Size of B above which the outer cache tile is used">,
     Option<"lowerContractions", "lower-contractions", "bool",
            /*default=*/"true",
-           "Lower vector.contract to outer products at the end">
+           "Lower vector.contract to outer products at the end">,
+    Option<"parallelFlops", "parallel-flops", "int64_t",
+           /*default=*/"1048576",
+           "Operations from which a contraction's tile loop is parallel "
+           "(0: never)">
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::memref::MemRefDialect",
