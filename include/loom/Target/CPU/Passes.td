@@ -160,9 +160,9 @@ def LoomCPUVectorizeContractionsPass
     (2 x the product of its loop ranges; 0: none) has its outermost tile
     loop of independent iterations (batch, rows or column blocks, never a
     reduction) emitted as an `scf.parallel` of one dimension, which
-    `convert-scf-to-openmp` turns into an OpenMP work-sharing loop: the
-    threads are forked once per contraction, and smaller contractions do
-    not pay for the fork. When that loop encloses the copies of B's
+    `convert-scf-to-openmp` turns into an OpenMP work-sharing loop. One
+    loop per contraction, the outermost possible, so each fork covers as
+    much work as possible; smaller contractions do not pay for a fork. When that loop encloses the copies of B's
     panel, each iteration copies into a panel of its own.
   }];
   let options = [
