@@ -50,9 +50,10 @@ static cl::opt<std::string> shapesOpt(
 static cl::opt<unsigned> threadsOpt("dnnl-threads",
                                     cl::desc("Threads for oneDNN (OpenMP)"),
                                     cl::init(1));
-static cl::opt<unsigned> loomThreadsOpt(
-    "num-threads", cl::desc("Threads for Loom's kernels (parallel tile loops)"),
-    cl::init(1));
+static cl::opt<unsigned>
+    loomThreadsOpt("num-threads",
+                   cl::desc("Threads for Loom's kernels (parallel tile loops)"),
+                   cl::init(1));
 static cl::opt<double> minTimeOpt("min-time",
                                   cl::desc("Seconds per timed batch"),
                                   cl::init(0.1));
@@ -346,7 +347,8 @@ int main(int argc, char **argv) {
     if (!kernel)
       return 1;
     void *buffers[] = {x.data(), w.data(), y.data()};
-    double loomSeconds = timeIt([&] { kernel->exe->run(buffers, loomThreadsOpt); });
+    double loomSeconds =
+        timeIt([&] { kernel->exe->run(buffers, loomThreadsOpt); });
     double gflop = p->flops() * 1e-9;
     double loom = gflop / loomSeconds;
     llvm::outs() << "| " << p->name << " | " << p->kind << " | "

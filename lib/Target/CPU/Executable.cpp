@@ -42,9 +42,9 @@ std::string findLibm() {
 
 /// The OpenMP runtime (LLVM's libomp) that parallel loops call into.
 std::string findLibomp() {
-  for (const char *dir : {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
-                          "/usr/lib64", "/usr/lib/llvm-22/lib",
-                          "/usr/lib/llvm-14/lib"}) {
+  for (const char *dir :
+       {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64",
+        "/usr/lib/llvm-22/lib", "/usr/lib/llvm-14/lib"}) {
     std::string path = std::string(dir) + "/libomp.so.5";
     if (llvm::sys::fs::exists(path))
       return path;
@@ -52,7 +52,9 @@ std::string findLibomp() {
   return "";
 }
 
-/// Whether the object calls into the OpenMP runtime (a parallel loop).
+/// Whether the object calls into the OpenMP runtime (has a parallel
+/// loop): the fork entry point is then named in its symbol table, so its
+/// bytes contain the name.
 bool usesOpenMP(llvm::ArrayRef<char> object) {
   return llvm::StringRef(object.data(), object.size())
       .contains("__kmpc_fork_call");

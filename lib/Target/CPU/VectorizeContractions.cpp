@@ -182,16 +182,15 @@ std::optional<Contraction> matchContraction(linalg::GenericOp op) {
 /// rank-reduced (m, n, k) generic per register tile.
 class TileEmitter {
 public:
-  TileEmitter(Contraction c, int64_t mTile, int64_t nTile,
-              int64_t blockBytes, int64_t parallelFlops,
-              SmallVectorImpl<linalg::GenericOp> &tiles)
+  TileEmitter(Contraction c, int64_t mTile, int64_t nTile, int64_t blockBytes,
+              int64_t parallelFlops, SmallVectorImpl<linalg::GenericOp> &tiles)
       : c(c), mTile(mTile), nTile(nTile), tiles(tiles),
         offsets(c.ranges.size()), sizes(c.ranges.size(), 1) {
     // One multiply and one add per point of the iteration space.
     int64_t flops = 2;
     for (int64_t range : c.ranges)
-      flops = range > 0 && flops > INT64_MAX / range ? INT64_MAX
-                                                     : flops * range;
+      flops =
+          range > 0 && flops > INT64_MAX / range ? INT64_MAX : flops * range;
     parallelPending = parallelFlops > 0 && flops >= parallelFlops;
     MLIRContext *ctx = c.op.getContext();
     for (OpFoldResult &offset : offsets)
@@ -292,9 +291,9 @@ private:
     }
     if (parallel && parallelPending) {
       parallelPending = false;
-      auto loop = scf::ParallelOp::create(
-          b, loc(), ValueRange{index(b, lo)}, ValueRange{index(b, hi)},
-          ValueRange{index(b, step)});
+      auto loop = scf::ParallelOp::create(b, loc(), ValueRange{index(b, lo)},
+                                          ValueRange{index(b, hi)},
+                                          ValueRange{index(b, step)});
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(loop.getBody()->getTerminator());
       // The panel of B is written inside the loop when the loop encloses
