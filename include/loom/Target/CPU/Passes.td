@@ -218,10 +218,18 @@ def LoomCPUVectorizeCopiesPass
     registers, then power-of-two remainders). Left to LLVM, such loops
     with small trip counts are fully unrolled into scalar moves before the
     loop vectorizer sees them.
+
+    A copy of at least `parallel-bytes` bytes (0: none) that is not already
+    inside a parallel loop has its outermost loop of two or more
+    iterations (an output dimension: the iterations write disjoint rows)
+    emitted as an `scf.parallel`, for `convert-scf-to-openmp`.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
-           "Vector register width in bits (0: the host's)">
+           "Vector register width in bits (0: the host's)">,
+    Option<"parallelBytes", "parallel-bytes", "int64_t",
+           /*default=*/"1048576",
+           "Size of a copy from which its outer loop is parallel (0: never)">
   ];
   let dependentDialects = ["::mlir::affine::AffineDialect",
                            "::mlir::scf::SCFDialect",
