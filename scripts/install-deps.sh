@@ -9,6 +9,7 @@ packages=(
   python3 python3-onnx python3-numpy python3-venv
   libgtest-dev openmpi-bin libopenmpi-dev
   libdnnl-dev
+  libomp-dev
 )
 
 missing=()

@@ -9,7 +9,7 @@
 // of timed batches, nothing asserted.
 //
 //   loom-bench-gemm [--shapes 16x64x64,conv:64x56x56x64x3] [--dnnl-threads N]
-//                   [--min-time 0.2] [--batches 7]
+//                   [--num-threads N] [--min-time 0.2] [--batches 7]
 //
 // A matmul shape is MxKxN; a convolution is conv:CxHxWxFxR (NCHW input of
 // one image, F filters of RxR, stride 1, padding R/2).
@@ -50,6 +50,10 @@ static cl::opt<std::string> shapesOpt(
 static cl::opt<unsigned> threadsOpt("dnnl-threads",
                                     cl::desc("Threads for oneDNN (OpenMP)"),
                                     cl::init(1));
+static cl::opt<unsigned>
+    loomThreadsOpt("num-threads",
+                   cl::desc("Threads for Loom's kernels (parallel tile loops)"),
+                   cl::init(1));
 static cl::opt<double> minTimeOpt("min-time",
                                   cl::desc("Seconds per timed batch"),
                                   cl::init(0.1));
@@ -310,7 +314,8 @@ int main(int argc, char **argv) {
 
   SmallVector<llvm::StringRef> names;
   llvm::StringRef(shapesOpt).split(names, ',', -1, false);
-  llvm::outs() << "host: " << loom::cpu::hostCPUName() << "; Loom: 1 thread";
+  llvm::outs() << "host: " << loom::cpu::hostCPUName()
+               << "; Loom: " << loomThreadsOpt << " thread(s)";
 #ifdef LOOM_BENCH_DNNL
   const dnnl_version_t *v = dnnl_version();
   llvm::outs() << "; oneDNN " << v->major << "." << v->minor << "."
@@ -342,7 +347,8 @@ int main(int argc, char **argv) {
     if (!kernel)
       return 1;
     void *buffers[] = {x.data(), w.data(), y.data()};
-    double loomSeconds = timeIt([&] { kernel->exe->run(buffers); });
+    double loomSeconds =
+        timeIt([&] { kernel->exe->run(buffers, loomThreadsOpt); });
     double gflop = p->flops() * 1e-9;
     double loom = gflop / loomSeconds;
     llvm::outs() << "| " << p->name << " | " << p->kind << " | "

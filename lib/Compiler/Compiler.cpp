@@ -265,6 +265,10 @@ int loomcMain(int argc, char **argv) {
   cl::opt<bool> noGraph("no-graph-optimize",
                         cl::desc("Lower the program as imported, without "
                                  "the graph pipeline"));
+  cl::opt<int64_t> parallelFlops(
+      "parallel-flops", cl::init(int64_t(1) << 20),
+      cl::desc("Contractions of at least this many operations get a parallel "
+               "tile loop, run on loom-run --num-threads N threads (0: none)"));
   cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level (0-3)"),
                              cl::Prefix, cl::init(3));
   cl::opt<std::string> grid(
@@ -387,6 +391,11 @@ int loomcMain(int argc, char **argv) {
   request.options.precision = precision;
   request.options.optLevel = optLevel;
   request.options.reportKernels = report;
+  if (parallelFlops < 0) {
+    llvm::errs() << "error: --parallel-flops must not be negative\n";
+    return 1;
+  }
+  request.options.parallelFlops = parallelFlops;
   return compile(std::move(request));
 }
 

@@ -80,8 +80,11 @@ void printLatency(std::vector<double> values, int64_t ranks) {
 
 int runEngine(const RunOptions &options) {
   loom_engine *raw = nullptr;
+  loom_load_options loadOptions;
+  loom_load_options_init(&loadOptions);
+  loadOptions.threads = options.threads;
   if (loom_status status =
-          loom_engine_load(options.model.c_str(), nullptr, &raw)) {
+          loom_engine_load(options.model.c_str(), &loadOptions, &raw)) {
     llvm::errs() << "error: " << loom_last_error() << " ("
                  << loom_status_name(status) << ")\n";
     return 1;

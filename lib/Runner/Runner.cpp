@@ -206,10 +206,12 @@ void reinterpretHalfBits(Tensor &t, ElementKind wanted) {
 }
 
 /// Compiles `module` (a copy) for this CPU, runs it once on `inputs` and
-/// returns the outputs in the types of `entry`'s results.
+/// returns the outputs in the types of `entry`'s results. Parallel loops
+/// run on `threads` threads.
 FailureOr<SmallVector<Tensor>> executeCompiled(ModuleOp module,
                                                func::FuncOp entry,
-                                               ArrayRef<Tensor> inputs) {
+                                               ArrayRef<Tensor> inputs,
+                                               int threads) {
   FunctionType signature = entry.getFunctionType();
   OwningOpRef<ModuleOp> copy = module.clone();
   llvm::SmallVector<char> object;
@@ -247,7 +249,7 @@ FailureOr<SmallVector<Tensor>> executeCompiled(ModuleOp module,
   std::vector<void *> pointers;
   for (std::vector<char> &buffer : buffers)
     pointers.push_back(buffer.data());
-  exe->run(pointers.data());
+  exe->run(pointers.data(), threads);
   SmallVector<Tensor> outputs;
   for (auto [i, type] : llvm::enumerate(signature.getResults())) {
     auto shape = cast<RankedTensorType>(type).getShape();
@@ -376,7 +378,7 @@ int runModel(const RunOptions &options) {
       return 1;
     }
     FailureOr<SmallVector<Tensor>> outputs =
-        executeCompiled(*module, entry, inputs);
+        executeCompiled(*module, entry, inputs, options.threads);
     if (failed(outputs))
       return 1;
     rankOutputs.push_back(std::move(*outputs));
@@ -536,6 +538,10 @@ int loomRunMain(int argc, char **argv) {
       "backend", cl::init("reference"),
       cl::desc("reference: Loom's reference executor; cpu: compile to native "
                "code for this machine and run it"));
+  cl::opt<int32_t> threads(
+      "num-threads", cl::init(1),
+      cl::desc("Compiled code (engines, --backend cpu): threads for its "
+               "parallel loops, per rank"));
   cl::opt<bool> benchmark(
       "benchmark", cl::desc("Engines: time repeated runs and print latency "
                             "(mean, p50, p90, p99) and throughput"));
@@ -586,6 +592,11 @@ int loomRunMain(int argc, char **argv) {
                     "--rank-timeout-ms must be positive\n";
     return 1;
   }
+  if (threads < 1) {
+    llvm::errs() << "error: --num-threads must be at least 1\n";
+    return 1;
+  }
+  options.threads = threads;
   if (backend != "reference" && backend != "cpu") {
     llvm::errs() << "error: --backend must be reference or cpu\n";
     return 1;

@@ -86,6 +86,9 @@ struct Rank {
   bool hasWeightsSection = false;
   std::string entryName;
   EntryFn entry = nullptr;
+  /// The OpenMP runtime's omp_set_num_threads, when the code has parallel
+  /// loops (its library then depends on libomp).
+  void (*setNumThreads)(int) = nullptr;
   void *library = nullptr;
   /// The memfd holding the code, open while the library is loaded: the
   /// dynamic loader knows a library by its path, and a closed descriptor's
@@ -184,6 +187,8 @@ struct loom_engine {
   std::string compilerVersion, target;
   std::vector<int64_t> grid;
   std::vector<Rank> ranks;
+  /// loom_load_options::threads.
+  int32_t threads = 1;
   // Names are kept here so that the descriptors' pointers stay valid.
   std::vector<std::unique_ptr<std::string>> names;
   /// The rank threads of loom_engine_execute_ranks, kept between calls
@@ -320,6 +325,10 @@ loom_status loom_engine::loadCode(const loom_engine_section &section) {
     return fail(LOOM_ERROR_CORRUPT, "rank " + std::to_string(section.rank) +
                                         "'s code has no symbol '" +
                                         rank.entryName + "'");
+  // Found only through the library's own dependencies (RTLD_LOCAL): code
+  // without parallel loops does not load the OpenMP runtime.
+  rank.setNumThreads = reinterpret_cast<void (*)(int)>(
+      dlsym(rank.library, "omp_set_num_threads"));
   return LOOM_OK;
 }
 
@@ -342,6 +351,7 @@ size_t loom_dtype_size(loom_dtype dtype) {
 void loom_load_options_init(loom_load_options *options) {
   options->verify_digest = 1;
   options->check_target = 1;
+  options->threads = 1;
 }
 
 loom_status loom_engine_load(const char *path,
@@ -354,6 +364,10 @@ loom_status loom_engine_load(const char *path,
   loom_load_options_init(&defaults);
   if (!options)
     options = &defaults;
+  if (options->threads < 1)
+    return fail(LOOM_ERROR_INVALID_ARGUMENT,
+                "threads must be at least 1, got " +
+                    std::to_string(options->threads));
 
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
@@ -373,6 +387,7 @@ loom_status loom_engine_load(const char *path,
                     " bytes, shorter than the header (truncated?)");
   }
   auto result = std::make_unique<loom_engine>();
+  result->threads = options->threads;
   result->mapping = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   close(fd);
   if (result->mapping == MAP_FAILED) {
@@ -565,6 +580,10 @@ static loom_status runRank(loom_engine *engine, int32_t rank,
     buffers.push_back(outputs[i]);
   }
   loom::runtime::CollectiveScope scope(comm);
+  // Per calling thread in OpenMP: set on every run, since runs (and the
+  // ranks' threads) may come from any thread.
+  if (r->setNumThreads)
+    r->setNumThreads(engine->threads);
   r->entry(buffers.data());
   return scope.status();
 }

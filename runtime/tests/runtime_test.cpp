@@ -67,9 +67,22 @@ TEST(Runtime, OptionDefaults) {
   loom_load_options_init(&load);
   EXPECT_EQ(load.verify_digest, 1);
   EXPECT_EQ(load.check_target, 1);
+  EXPECT_EQ(load.threads, 1);
   loom_execute_options exec;
   loom_execute_options_init(&exec);
   EXPECT_EQ(exec.timeout_ms, 30000);
+}
+
+TEST(Runtime, ThreadsMustBePositive) {
+  loom_load_options load;
+  loom_load_options_init(&load);
+  load.threads = 0;
+  loom_engine *engine = nullptr;
+  EXPECT_EQ(loom_engine_load("/nonexistent.engine", &load, &engine),
+            LOOM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(engine, nullptr);
+  EXPECT_NE(std::string(loom_last_error()).find("threads must be at least 1"),
+            std::string::npos);
 }
 
 TEST(Runtime, Names) {

@@ -37,6 +37,9 @@ struct RunOptions {
   /// each with the same inputs; every rank's outputs are printed and rank
   /// 0's are compared with `expected`. Zero: one plain run.
   int64_t ranks = 0;
+  /// Threads for the parallel loops of compiled code (engines and the cpu
+  /// backend), per rank.
+  int32_t threads = 1;
   /// With `ranks`: compare every rank's outputs with `expected`, not only
   /// rank 0's (for programs that return replicated results, such as those
   /// of `-loom-partition`).

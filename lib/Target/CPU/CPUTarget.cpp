@@ -17,6 +17,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/IR/IRBuilder.h"
@@ -50,7 +51,8 @@ void buildLoomToLinalgPipeline(OpPassManager &pm) {
   func.addPass(createCanonicalizerPass());
 }
 
-void buildLinalgToLLVMPipeline(OpPassManager &pm, bool reportMemory) {
+void buildLinalgToLLVMPipeline(OpPassManager &pm, bool reportMemory,
+                               int64_t parallelFlops) {
   // Merge producer-consumer chains of elementwise generics into one loop
   // nest each before buffers exist.
   pm.addPass(createLoomCPUFuseElementwisePass());
@@ -70,7 +72,10 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm, bool reportMemory) {
   bufferization::buildBufferDeallocationPipeline(pm);
   // Matrix products and convolutions (as im2col) become register tiles of
   // vector code; everything else becomes loops.
-  pm.addNestedPass<func::FuncOp>(createLoomCPUVectorizeContractionsPass());
+  LoomCPUVectorizeContractionsPassOptions contractions;
+  contractions.parallelFlops = parallelFlops;
+  pm.addNestedPass<func::FuncOp>(
+      createLoomCPUVectorizeContractionsPass(contractions));
   pm.addNestedPass<func::FuncOp>(createLoomCPUVectorizeCopiesPass());
   // exp, erf, tanh as arithmetic that LLVM vectorizes with the loops.
   pm.addNestedPass<func::FuncOp>(createLoomCPUApproximateMathPass());
@@ -80,11 +85,18 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm, bool reportMemory) {
   // Integer powers have no LLVM intrinsic: they become small functions.
   pm.addPass(createConvertMathToFuncs());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
+  // The contractions' parallel tile loops: OpenMP work-sharing loops, run
+  // by the OpenMP runtime's thread pool (as many threads as
+  // omp_set_num_threads asked for on the calling thread).
+  pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertVectorToLLVMPass());
+  // Before scf-to-cf: each parallel loop's body is a memref.alloca_scope,
+  // whose region must stay a single block until it becomes LLVM's stack
+  // save and restore.
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
@@ -94,6 +106,7 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm, bool reportMemory) {
   pm.addPass(createConvertControlFlowToLLVMPass());
   // Vectorization pads transfers with ub.poison.
   pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
@@ -193,6 +206,7 @@ std::unique_ptr<llvm::Module> translateToLLVMIR(ModuleOp module,
                                                 llvm::LLVMContext &context) {
   registerBuiltinDialectTranslation(*module.getContext());
   registerLLVMDialectTranslation(*module.getContext());
+  registerOpenMPDialectTranslation(*module.getContext());
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, context);
   if (!llvmModule)
@@ -262,7 +276,8 @@ LogicalResult lowerModule(ModuleOp module, Stage stopAfter,
                                 *weights)))
     return failure();
   PassManager toLLVM(module.getContext());
-  buildLinalgToLLVMPipeline(toLLVM, options.reportKernels);
+  buildLinalgToLLVMPipeline(toLLVM, options.reportKernels,
+                            options.parallelFlops);
   if (failed(toLLVM.run(module)))
     return failure();
   phaseDone(options, "bufferize and lower to LLVM dialect", start);

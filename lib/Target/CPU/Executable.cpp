@@ -40,6 +40,26 @@ std::string findLibm() {
   return "";
 }
 
+/// The OpenMP runtime (LLVM's libomp) that parallel loops call into.
+std::string findLibomp() {
+  for (const char *dir :
+       {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64",
+        "/usr/lib/llvm-22/lib", "/usr/lib/llvm-14/lib"}) {
+    std::string path = std::string(dir) + "/libomp.so.5";
+    if (llvm::sys::fs::exists(path))
+      return path;
+  }
+  return "";
+}
+
+/// Whether the object calls into the OpenMP runtime (has a parallel
+/// loop): the fork entry point is then named in its symbol table, so its
+/// bytes contain the name.
+bool usesOpenMP(llvm::ArrayRef<char> object) {
+  return llvm::StringRef(object.data(), object.size())
+      .contains("__kmpc_fork_call");
+}
+
 } // namespace
 
 std::string linkSharedObject(llvm::ArrayRef<char> object,
@@ -70,6 +90,15 @@ std::string linkSharedObject(llvm::ArrayRef<char> object,
   std::string libm = findLibm();
   if (!libm.empty())
     args.push_back(libm);
+  // Code without parallel loops does not load the OpenMP runtime.
+  std::string libomp;
+  if (usesOpenMP(object)) {
+    libomp = findLibomp();
+    if (libomp.empty())
+      return "the code has parallel loops but the OpenMP runtime "
+             "(libomp.so.5, Debian's libomp5) was not found";
+    args.push_back(libomp);
+  }
   std::string message;
   int status = llvm::sys::ExecuteAndWait(linker, args, std::nullopt, {}, 0, 0,
                                          &message);
@@ -120,6 +149,8 @@ std::unique_ptr<Executable> Executable::load(llvm::ArrayRef<char> object,
     error = std::string("the object has no ") + kEntrySymbol;
     return nullptr;
   }
+  exe->setNumThreads = reinterpret_cast<void (*)(int)>(
+      dlsym(exe->handle, "omp_set_num_threads"));
   return exe;
 }
 
@@ -132,6 +163,10 @@ Executable::~Executable() {
   }
 }
 
-void Executable::run(void **buffers) const { entry(buffers); }
+void Executable::run(void **buffers, int threads) const {
+  if (setNumThreads)
+    setNumThreads(threads);
+  entry(buffers);
+}
 
 } // namespace loom::cpu

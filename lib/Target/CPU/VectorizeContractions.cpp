@@ -182,10 +182,16 @@ std::optional<Contraction> matchContraction(linalg::GenericOp op) {
 /// rank-reduced (m, n, k) generic per register tile.
 class TileEmitter {
 public:
-  TileEmitter(Contraction c, int64_t mTile, int64_t nTile,
-              int64_t blockBytes, SmallVectorImpl<linalg::GenericOp> &tiles)
+  TileEmitter(Contraction c, int64_t mTile, int64_t nTile, int64_t blockBytes,
+              int64_t parallelFlops, SmallVectorImpl<linalg::GenericOp> &tiles)
       : c(c), mTile(mTile), nTile(nTile), tiles(tiles),
         offsets(c.ranges.size()), sizes(c.ranges.size(), 1) {
+    // One multiply and one add per point of the iteration space.
+    int64_t flops = 2;
+    for (int64_t range : c.ranges)
+      flops =
+          range > 0 && flops > INT64_MAX / range ? INT64_MAX : flops * range;
+    parallelPending = parallelFlops > 0 && flops >= parallelFlops;
     MLIRContext *ctx = c.op.getContext();
     for (OpFoldResult &offset : offsets)
       offset = IntegerAttr::get(IndexType::get(ctx), 0);
@@ -211,14 +217,20 @@ public:
   }
 
   void emit(OpBuilder &b) {
+    memref::AllocOp shared;
     if (pack) {
-      auto type = MemRefType::get({kLength(), nLength()}, elementType());
-      packBuffer = memref::AllocOp::create(b, loc(), type,
-                                           b.getI64IntegerAttr(64));
+      shared = allocPanel(b);
+      packBuffer = shared;
     }
     emitOuter(b, 0);
-    if (pack)
-      memref::DeallocOp::create(b, loc(), packBuffer);
+    if (!pack)
+      return;
+    // A parallel loop around every panel copy has given each iteration
+    // its own panel.
+    if (shared->use_empty())
+      shared->erase();
+    else
+      memref::DeallocOp::create(b, loc(), shared);
   }
 
 private:
@@ -232,12 +244,19 @@ private:
   /// Blocks of `block` over [0, total): full ones in a loop, then the
   /// remainder, each with its static length.
   void forBlocks(OpBuilder &b, int64_t total, int64_t block,
-                 llvm::function_ref<void(OpBuilder &, Value, int64_t)> body) {
+                 llvm::function_ref<void(OpBuilder &, Value, int64_t)> body,
+                 bool parallel = true) {
     int64_t full = total / block * block;
-    forRange(b, 0, full, block,
-             [&](OpBuilder &b, Value base) { body(b, base, block); });
+    forRange(
+        b, 0, full, block,
+        [&](OpBuilder &b, Value base) { body(b, base, block); }, parallel);
     if (total > full)
       body(b, index(b, full), total - full);
+  }
+
+  memref::AllocOp allocPanel(OpBuilder &b) {
+    auto type = MemRefType::get({kLength(), nLength()}, elementType());
+    return memref::AllocOp::create(b, loc(), type, b.getI64IntegerAttr(64));
   }
 
   Value index(OpBuilder &b, int64_t value) {
@@ -256,13 +275,39 @@ private:
   }
 
   /// for (iv = lo; iv < hi; iv += step) body(iv), with no loop for a
-  /// single iteration.
+  /// single iteration. The first loop of two or more iterations whose
+  /// iterations are independent (`parallel`) becomes an scf.parallel when
+  /// the contraction is large enough (later lowered to an OpenMP
+  /// work-sharing loop); only that one, so that the threads are forked
+  /// once around as much work as possible.
   void forRange(OpBuilder &b, int64_t lo, int64_t hi, int64_t step,
-                llvm::function_ref<void(OpBuilder &, Value)> body) {
+                llvm::function_ref<void(OpBuilder &, Value)> body,
+                bool parallel = true) {
     if (hi <= lo)
       return;
     if (hi - lo <= step) {
       body(b, index(b, lo));
+      return;
+    }
+    if (parallel && parallelPending) {
+      parallelPending = false;
+      auto loop = scf::ParallelOp::create(b, loc(), ValueRange{index(b, lo)},
+                                          ValueRange{index(b, hi)},
+                                          ValueRange{index(b, step)});
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+      // The panel of B is written inside the loop when the loop encloses
+      // the copies: each iteration then needs its own.
+      Value outerPanel = packBuffer;
+      memref::AllocOp local;
+      if (pack && !insidePanel) {
+        local = allocPanel(b);
+        packBuffer = local;
+      }
+      body(b, loop.getInductionVars()[0]);
+      if (local)
+        memref::DeallocOp::create(b, loc(), local);
+      packBuffer = outerPanel;
       return;
     }
     auto loop = scf::ForOp::create(b, loc(), index(b, lo), index(b, hi),
@@ -313,8 +358,11 @@ private:
                 ArrayRef<int64_t>{kb, nb}, ArrayRef<int64_t>{1, 1});
           linalg::CopyOp::create(b, loc(), panel, target);
         }
+        bool wasInside = insidePanel;
+        insidePanel = true;
         emitRows(b, nBase, nb, kBase, kb);
-      });
+        insidePanel = wasInside;
+      }, /*parallel=*/false);
     });
   }
 
@@ -355,22 +403,28 @@ private:
   /// The K dimensions other than kv, then kv innermost.
   void emitReduction(OpBuilder &b, unsigned dim, Value kBase, int64_t kLen) {
     if (dim == c.ranges.size()) {
-      forRange(b, 0, kLen, 1, [&](OpBuilder &b, Value kk) {
-        offsets[c.kv] = add(b, kBase, kk);
-        packOffsets[c.kv] = kk;
-        sizes[c.kv] = 1;
-        emitTile(b);
-      });
+      forRange(
+          b, 0, kLen, 1,
+          [&](OpBuilder &b, Value kk) {
+            offsets[c.kv] = add(b, kBase, kk);
+            packOffsets[c.kv] = kk;
+            sizes[c.kv] = 1;
+            emitTile(b);
+          },
+          /*parallel=*/false);
       return;
     }
     if (c.roles[dim] != Role::K || dim == c.kv) {
       emitReduction(b, dim + 1, kBase, kLen);
       return;
     }
-    forRange(b, 0, c.ranges[dim], 1, [&](OpBuilder &b, Value iv) {
-      offsets[dim] = iv;
-      emitReduction(b, dim + 1, kBase, kLen);
-    });
+    forRange(
+        b, 0, c.ranges[dim], 1,
+        [&](OpBuilder &b, Value iv) {
+          offsets[dim] = iv;
+          emitReduction(b, dim + 1, kBase, kLen);
+        },
+        /*parallel=*/false);
   }
 
   /// A view of `operand` (indexed through `map`) at `at` with the current
@@ -450,6 +504,10 @@ private:
   int64_t mTile, nTile;
   int64_t nBlock = 0, kBlock = 0;
   bool pack = false;
+  /// Whether the next loop of independent iterations is to be parallel.
+  bool parallelPending = false;
+  /// Whether the code being emitted runs after a panel copy, reading it.
+  bool insidePanel = false;
   Value packBuffer;
   SmallVectorImpl<linalg::GenericOp> &tiles;
   SmallVector<OpFoldResult> offsets, packOffsets;
@@ -501,7 +559,8 @@ public:
       int64_t nTile = 2 * bits / elementBits;
       int64_t mTile = std::clamp<int64_t>((numRegisters - 4) / 2, 1, 8);
       rewriter.setInsertionPoint(c.op);
-      TileEmitter(c, mTile, nTile, blockBytes, tiles).emit(rewriter);
+      TileEmitter(c, mTile, nTile, blockBytes, parallelFlops, tiles)
+          .emit(rewriter);
       rewriter.eraseOp(c.op);
     }
 

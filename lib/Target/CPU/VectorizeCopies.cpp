@@ -97,6 +97,14 @@ private:
         std::max<int64_t>(1, 2 * bits / element.getIntOrFloatBitWidth());
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     SmallVector<Value> ivs(ranges.size());
+    int64_t bytes = element.getIntOrFloatBitWidth() / 8;
+    for (int64_t range : ranges)
+      bytes = bytes > INT64_MAX / std::max<int64_t>(range, 1) ? INT64_MAX
+                                                              : bytes * range;
+    // Nested parallel loops would only add forks: the copies of
+    // loom-cpu-vectorize-contractions' panels may be inside one.
+    bool parallelPending = parallelBytes > 0 && bytes >= parallelBytes &&
+                           !op->getParentOfType<scf::ParallelOp>();
     auto index = [&](OpBuilder &b, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
@@ -129,6 +137,19 @@ private:
     std::function<void(OpBuilder &, unsigned)> loops = [&](OpBuilder &b,
                                                            unsigned dim) {
       if (dim + 1 < ranges.size()) {
+        // The output is indexed by the loops themselves: iterations of an
+        // outer loop write disjoint rows and may run on several threads.
+        if (parallelPending && ranges[dim] >= 2) {
+          parallelPending = false;
+          auto loop = scf::ParallelOp::create(b, loc, ValueRange{index(b, 0)},
+                                              ValueRange{index(b, ranges[dim])},
+                                              ValueRange{index(b, 1)});
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(loop.getBody()->getTerminator());
+          ivs[dim] = loop.getInductionVars()[0];
+          loops(b, dim + 1);
+          return;
+        }
         forRange(b, 0, ranges[dim], 1, [&](OpBuilder &b, Value iv) {
           ivs[dim] = iv;
           loops(b, dim + 1);

@@ -97,6 +97,15 @@ typedef struct loom_load_options {
   /* Check that this CPU has the features the code was compiled for
      (default 1). */
   int check_target;
+  /* Threads for the parallel loops of the engine's code (default 1: the
+     code runs on the calling thread only). Large contractions are compiled
+     as OpenMP work-sharing loops; before each run the runtime sets the
+     OpenMP thread count of the calling thread to this (omp_set_num_threads,
+     which also applies to the caller's own OpenMP code on that thread).
+     Engines without such loops ignore it. Each rank of a partitioned
+     engine runs on its own thread and forks its own team: ranks x threads
+     threads in all. */
+  int32_t threads;
 } loom_load_options;
 
 void loom_load_options_init(loom_load_options *options);

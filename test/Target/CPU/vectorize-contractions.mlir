@@ -1,5 +1,8 @@
-// RUN: loom-opt %s --split-input-file --loom-cpu-vectorize-contractions="vector-bits=512 registers=32 lower-contractions=false" | FileCheck %s
-// RUN: loom-opt %s --split-input-file --loom-cpu-vectorize-contractions="vector-bits=512 registers=32" | FileCheck %s --check-prefix=OUTER
+// RUN: loom-opt %s --split-input-file --loom-cpu-vectorize-contractions="vector-bits=512 registers=32 parallel-flops=0 lower-contractions=false" | FileCheck %s
+// RUN: loom-opt %s --split-input-file --loom-cpu-vectorize-contractions="vector-bits=512 registers=32 parallel-flops=0" | FileCheck %s --check-prefix=OUTER
+
+// The schedule of one thread (parallel-flops=0); vectorize-contractions-
+// parallel.mlir pins the parallel loops of large contractions.
 
 // Register tiles of 8 rows x 32 columns (two 512-bit registers of f32:
 // 16 accumulators) x 1 step of K, K innermost. M = 20 is two full row

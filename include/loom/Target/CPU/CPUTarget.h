@@ -48,6 +48,10 @@ struct CompileOptions {
   /// With external weights (engines): the smallest constant, in bytes, that
   /// becomes a weight parameter; smaller ones stay in the code.
   int64_t externalWeightMinBytes = 64;
+  /// Contractions of at least this many floating-point operations get a
+  /// parallel tile loop (OpenMP; 0: none). The thread count is chosen when
+  /// the code runs (loom_load_options::threads).
+  int64_t parallelFlops = int64_t(1) << 20;
   /// Called after each phase with its name and wall time in milliseconds.
   std::function<void(llvm::StringRef phase, double milliseconds)> onPhase;
 };
@@ -63,9 +67,12 @@ void buildLoomToLinalgPipeline(mlir::OpPassManager &pm);
 /// The passes from linalg on tensors to the LLVM dialect: elementwise
 /// fusion, one-shot bufferization with identity layouts at the function
 /// boundary, results as out-parameters, deallocation, loops, and the
-/// conversions to LLVM with the bare-pointer calling convention.
+/// conversions to LLVM with the bare-pointer calling convention. Large
+/// contractions' parallel tile loops become OpenMP loops (see
+/// CompileOptions::parallelFlops).
 void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm,
-                               bool reportMemory = false);
+                               bool reportMemory = false,
+                               int64_t parallelFlops = int64_t(1) << 20);
 
 /// Registers `loom-cpu-lower-to-llvm` (buildLinalgToLLVMPipeline) with
 /// mlir-opt style drivers.

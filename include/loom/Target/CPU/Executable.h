@@ -33,13 +33,17 @@ public:
 
   /// Calls the entry: `buffers` holds one pointer per input, then one per
   /// output, each to a dense row-major buffer of the signature's type.
-  void run(void **buffers) const;
+  /// Parallel loops in the code run on `threads` threads (the OpenMP
+  /// thread count of the calling thread is set to it first).
+  void run(void **buffers, int threads = 1) const;
 
 private:
   Executable() = default;
   std::string directory;
   void *handle = nullptr;
   void (*entry)(void **) = nullptr;
+  /// omp_set_num_threads when the code has parallel loops.
+  void (*setNumThreads)(int) = nullptr;
 };
 
 } // namespace loom::cpu

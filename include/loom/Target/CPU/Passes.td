@@ -155,6 +155,15 @@ def LoomCPUVectorizeContractionsPass
     `vector-bits` is the width of the target's vector registers (0: the
     host's, from its CPU features) and `registers` their number; the CUDA
     or any other target would use other tiles, so both are options.
+
+    A contraction of at least `parallel-flops` floating-point operations
+    (2 x the product of its loop ranges; 0: none) has its outermost tile
+    loop of independent iterations (batch, rows or column blocks, never a
+    reduction) emitted as an `scf.parallel` of one dimension, which
+    `convert-scf-to-openmp` turns into an OpenMP work-sharing loop. One
+    loop per contraction, the outermost possible, so each fork covers as
+    much work as possible; smaller contractions do not pay for a fork. When that loop encloses the copies of B's
+    panel, each iteration copies into a panel of its own.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
@@ -165,7 +174,11 @@ def LoomCPUVectorizeContractionsPass
            "Size of B above which the outer cache tile is used">,
     Option<"lowerContractions", "lower-contractions", "bool",
            /*default=*/"true",
-           "Lower vector.contract to outer products at the end">
+           "Lower vector.contract to outer products at the end">,
+    Option<"parallelFlops", "parallel-flops", "int64_t",
+           /*default=*/"1048576",
+           "Operations from which a contraction's tile loop is parallel "
+           "(0: never)">
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::memref::MemRefDialect",
@@ -205,10 +218,18 @@ def LoomCPUVectorizeCopiesPass
     registers, then power-of-two remainders). Left to LLVM, such loops
     with small trip counts are fully unrolled into scalar moves before the
     loop vectorizer sees them.
+
+    A copy of at least `parallel-bytes` bytes (0: none) that is not already
+    inside a parallel loop has its outermost loop of two or more
+    iterations (an output dimension: the iterations write disjoint rows)
+    emitted as an `scf.parallel`, for `convert-scf-to-openmp`.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
-           "Vector register width in bits (0: the host's)">
+           "Vector register width in bits (0: the host's)">,
+    Option<"parallelBytes", "parallel-bytes", "int64_t",
+           /*default=*/"1048576",
+           "Size of a copy from which its outer loop is parallel (0: never)">
   ];
   let dependentDialects = ["::mlir::affine::AffineDialect",
                            "::mlir::scf::SCFDialect",
