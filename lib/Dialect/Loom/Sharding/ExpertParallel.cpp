@@ -49,6 +49,27 @@ public:
         b, loc, DenseIntElementsAttr::get(type(shape, b.getI64Type()), values));
   }
 
+  /// Routing: each token's `k` best experts by `scores` ([T, E]) and
+  /// their weights ([T, k] each), normalized if the layer says so and in
+  /// `element`.
+  std::pair<Value, Value> route(MoEOp moe, Value scores, Type element) {
+    auto scoreType = cast<RankedTensorType>(scores.getType());
+    int64_t tokens = scoreType.getDimSize(0), k = moe.getKAttr().getInt();
+    auto topk = TopKOp::create(
+        b, loc,
+        TypeRange{type({tokens, k}, scoreType.getElementType()),
+                  type({tokens, k}, b.getI64Type())},
+        ValueRange{scores, i64Constant({1}, {k})},
+        {b.getNamedAttr("axis", b.getI64IntegerAttr(1))});
+    Value weights = topk.getValues();
+    if (moe.getNormalize())
+      weights = make<DivOp>(weights.getType(),
+                            {weights, reduceSum(weights, 1, true)});
+    if (scoreType.getElementType() != element)
+      weights = make<CastOp>(type({tokens, k}, element), {weights});
+    return {topk.getIndices(), weights};
+  }
+
   Value reshape(Value value, ArrayRef<int64_t> shape) {
     auto source = cast<RankedTensorType>(value.getType());
     return make<ReshapeOp>(
@@ -156,7 +177,6 @@ loom::buildMoEDispatchCombine(OpBuilder &builder, MoEOp moe, Value input,
              << value.getType();
   MoEBuilder m(builder, moe.getLoc());
   Type element = cast<RankedTensorType>(input.getType()).getElementType();
-  Type scoreElement = cast<RankedTensorType>(scores.getType()).getElementType();
   Type i64 = builder.getI64Type();
   int64_t tokens = dimOf(input, 0), model = dimOf(input, 1),
           experts = dimOf(scores, 1), localExperts = dimOf(wIn, 0),
@@ -170,23 +190,12 @@ loom::buildMoEDispatchCombine(OpBuilder &builder, MoEOp moe, Value input,
   int64_t assignments = k * tokens;
 
   // Routing: the k best experts of each token and their weights.
-  Value kValue = m.i64Constant({1}, {k});
-  auto topk = TopKOp::create(
-      builder, moe.getLoc(),
-      TypeRange{m.type({tokens, k}, scoreElement), m.type({tokens, k}, i64)},
-      ValueRange{scores, kValue},
-      {builder.getNamedAttr("axis", builder.getI64IntegerAttr(1))});
-  Value weights = topk.getValues();
-  if (moe.getNormalize())
-    weights = m.make<DivOp>(weights.getType(),
-                            {weights, m.reduceSum(weights, 1, true)});
-  if (scoreElement != element)
-    weights = m.make<CastOp>(m.type({tokens, k}, element), {weights});
+  auto [chosenExperts, weights] = m.route(moe, scores, element);
 
   // Assignments in priority order: every token's first choice, then every
   // token's second choice, ... ([k * T], choice-major).
   Value chosen =
-      m.reshape(m.transpose(topk.getIndices(), {1, 0}), {assignments});
+      m.reshape(m.transpose(chosenExperts, {1, 0}), {assignments});
   Value chosenWeights = m.reshape(m.transpose(weights, {1, 0}), {k, tokens, 1});
   Value expertMask = m.oneHot(chosen, experts, element); // [kT, E]
   // Slot of each assignment in its expert's queue: how many assignments
@@ -262,25 +271,12 @@ FailureOr<Value> loom::buildMoEDense(OpBuilder &builder, MoEOp moe, Value input,
              << value.getType();
   MoEBuilder m(builder, moe.getLoc());
   Type element = cast<RankedTensorType>(input.getType()).getElementType();
-  Type scoreElement = cast<RankedTensorType>(scores.getType()).getElementType();
   int64_t tokens = dimOf(input, 0), model = dimOf(input, 1),
           experts = dimOf(scores, 1), k = moe.getKAttr().getInt();
-  Value kValue = m.i64Constant({1}, {k});
-  auto topk = TopKOp::create(
-      builder, moe.getLoc(),
-      TypeRange{m.type({tokens, k}, scoreElement),
-                m.type({tokens, k}, builder.getI64Type())},
-      ValueRange{scores, kValue},
-      {builder.getNamedAttr("axis", builder.getI64IntegerAttr(1))});
-  Value weights = topk.getValues();
-  if (moe.getNormalize())
-    weights = m.make<DivOp>(weights.getType(),
-                            {weights, m.reduceSum(weights, 1, true)});
-  if (scoreElement != element)
-    weights = m.make<CastOp>(m.type({tokens, k}, element), {weights});
+  auto [chosenExperts, weights] = m.route(moe, scores, element);
   // Combine weights [E, T, 1]: each token's weight for every expert (zero
   // for the experts it did not choose).
-  Value chosen = m.reshape(topk.getIndices(), {tokens * k});
+  Value chosen = m.reshape(chosenExperts, {tokens * k});
   Value mask =
       m.reshape(m.oneHot(chosen, experts, element), {tokens, k, experts});
   Value combine = m.reduceSum(
