@@ -137,8 +137,9 @@ def LoomCPUVectorizeContractionsPass
     512-bit vectors: 16 accumulators), K innermost. N is peeled into full
     tiles and power-of-two remainders, M into full tiles and one remainder,
     so that every tile has a static shape. When B is larger than
-    `block-bytes`, an outer tile of 64 columns by up to 512 steps of K
-    (loop order n, k, m) keeps a panel of B in cache while every row tile
+    `block-bytes`, an outer tile of up to 8 register tiles of columns (256
+    for f32 with 512-bit vectors) by up to 256 steps of K (loop order n, k,
+    m), copied into a contiguous panel, stays in cache while every row tile
     passes over it.
 
     Each tile becomes a rank-reduced three-dimensional generic (m, n, k)
