@@ -200,25 +200,11 @@ static LogicalResult runPipelineStage(Operation *op,
                                       ArrayRef<const Tensor *> operands,
                                       SmallVectorImpl<Tensor> &results) {
   auto stage = cast<loom::PipelineStageOp>(op);
-  RankContext *context = getCurrentRankContext();
-  if (!context)
-    return op->emitError() << "a pipeline stage runs on ranks (loom-run "
-                              "--ranks N)";
-  Operation *grid =
-      SymbolTable::lookupNearestSymbolFrom(op, stage.getGridAttr());
-  auto shape = grid ? grid->getAttrOfType<DenseI64ArrayAttr>("shape")
-                    : DenseI64ArrayAttr();
-  if (!shape || stage.getGridAxisIndex() >= shape.size() ||
-      llvm::any_of(shape.asArrayRef(), ShapedType::isDynamic))
-    return op->emitError() << "needs a static grid with axis "
-                           << stage.getGridAxisIndex();
-  // Row-major: the coordinate along the axis.
-  int64_t inner = 1;
-  for (int64_t d = stage.getGridAxisIndex() + 1; d < shape.size(); ++d)
-    inner *= shape[d];
-  int64_t coordinate =
-      (context->rank / inner) % shape[stage.getGridAxisIndex()];
-  if (coordinate == stage.getStageIndex())
+  FailureOr<int64_t> coordinate =
+      gridCoordinate(op, stage.getGridAttr(), stage.getGridAxisIndex());
+  if (failed(coordinate))
+    return failure();
+  if (*coordinate == stage.getStageIndex())
     return runFusion(op, operands, results);
   for (Type type : op->getResultTypes()) {
     auto ranked = dyn_cast<RankedTensorType>(type);

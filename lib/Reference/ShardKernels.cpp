@@ -872,6 +872,17 @@ void registerScalarKernels(KernelRegistry &r) {
 
 } // namespace
 
+FailureOr<int64_t> gridCoordinate(Operation *op, FlatSymbolRefAttr grid,
+                                  int64_t axis) {
+  FailureOr<Grid> resolved = getGrid(op, grid);
+  if (failed(resolved))
+    return failure();
+  if (axis < 0 || axis >= static_cast<int64_t>(resolved->shape.size()))
+    return op->emitError() << "grid axis " << axis << " is not an axis of "
+                           << grid;
+  return resolved->coordinates(resolved->rank())[axis];
+}
+
 void registerShardKernels(KernelRegistry &r) {
   // Annotations: in SPMD form every rank already holds its own value, and
   // the sharding value itself carries no data.

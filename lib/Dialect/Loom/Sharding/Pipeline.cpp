@@ -53,13 +53,6 @@ int64_t elementsOf(Type type) {
   return shaped.hasStaticShape() ? shaped.getNumElements() : 0;
 }
 
-int64_t bytesOf(Type type) {
-  auto shaped = dyn_cast<ShapedType>(type);
-  if (!shaped)
-    return 0;
-  return elementsOf(type) *
-         std::max<int64_t>(1, shaped.getElementTypeBitWidth() / 8);
-}
 
 /// Ops that only move data: no arithmetic to estimate.
 bool movesDataOnly(Operation *op) {
@@ -168,7 +161,7 @@ LogicalResult StageCutter::plan() {
     for (int64_t j = 0; j <= i; ++j)
       for (Value result : owned[j]->getResults())
         if (lastUse.lookup(result) > i)
-          crossing[i] += bytesOf(result.getType());
+          crossing[i] += staticTensorBytes(result.getType());
 
   SmallVector<int64_t> cuts;
   int64_t previous = -1;
@@ -207,7 +200,7 @@ LogicalResult StageCutter::plan() {
       for (Value result : op->getResults())
         if (stageOf[op] <= s && lastUse.lookup(result) > cuts[s]) {
           boundaries[s].values.push_back(result);
-          boundaries[s].bytes += bytesOf(result.getType());
+          boundaries[s].bytes += staticTensorBytes(result.getType());
         }
   }
   return success();
@@ -366,6 +359,14 @@ LogicalResult StageCutter::build(int64_t axis, int64_t microBatches,
 }
 
 } // namespace
+
+int64_t loom::staticTensorBytes(Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped)
+    return 0;
+  return elementsOf(type) *
+         std::max<int64_t>(1, shaped.getElementTypeBitWidth() / 8);
+}
 
 double loom::estimateFlops(Operation *op) {
   if (auto matmul = dyn_cast<MatMulOp>(op)) {

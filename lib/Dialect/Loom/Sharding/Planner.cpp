@@ -78,13 +78,7 @@ SmallVector<PartitionOptions> loom::candidatePlans(int64_t devices,
 
 namespace {
 
-double bytesOf(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor || !tensor.hasStaticShape())
-    return 0;
-  return static_cast<double>(tensor.getNumElements()) *
-         std::max<int64_t>(1, tensor.getElementTypeBitWidth() / 8);
-}
+double bytesOf(Type type) { return double(staticTensorBytes(type)); }
 
 /// The devices taking part in a collective over `axes` of `grid`.
 int64_t groupSize(Operation *op, FlatSymbolRefAttr grid,

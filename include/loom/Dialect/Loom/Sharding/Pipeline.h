@@ -53,6 +53,10 @@ buildPipeline(mlir::ModuleOp module, int64_t axis, int64_t stages,
               int64_t microBatches,
               const llvm::StringMap<MicroBatchPlan> &plans);
 
+/// The bytes of a statically shaped tensor type (whole bytes per element),
+/// 0 for anything else.
+int64_t staticTensorBytes(mlir::Type type);
+
 /// Estimated floating-point operations of `op`: 2*M*N*K for contractions,
 /// the attention's two products, otherwise one per result element (zero
 /// for ops that only move data).
