@@ -4,14 +4,16 @@
 For each fixture: loomc compiles it into an engine, `loom-run --benchmark`
 times the engine, and onnxruntime (CPUExecutionProvider) times the ONNX
 model on the same input in this process, with the same number of threads
-(Loom's generated code runs on one thread today, so both get one unless
---threads says otherwise), and the ratio is printed. Figures only: nothing
-passes or fails on time.
+(--threads: loom-run --num-threads and onnxruntime's intra-op threads; one
+by default), and the ratio is printed. --loomc-arg passes a flag to loomc
+(e.g. --loomc-arg=--conv-library=none to time generated convolutions
+instead of oneDNN's). Figures only: nothing passes or fails on time.
 
 usage (an interpreter with onnxruntime and numpy, e.g. a venv with
 `pip install onnxruntime onnx numpy`):
     /tmp/venv/bin/python bench/compare_onnxruntime.py --build build \\
-        [--models cnn,transformer_encoder] [--iterations 200] [--threads 1]
+        [--models cnn,transformer_encoder] [--iterations 200] [--threads 1] \\
+        [--loomc-arg=--conv-library=none]
 """
 
 import argparse
@@ -31,15 +33,16 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 UNITS = {"us": 1e-3, "ms": 1.0}
 
 
-def loom_latency(build, model, data, iterations, warmup):
+def loom_latency(build, model, data, iterations, warmup, threads, loomc_args):
     with tempfile.TemporaryDirectory() as tmp:
         engine = os.path.join(tmp, "model.engine")
-        subprocess.run([os.path.join(build, "bin", "loomc"), model, "-o", engine],
-                       check=True)
+        subprocess.run([os.path.join(build, "bin", "loomc"), model, "-o", engine] +
+                       loomc_args, check=True)
         out = subprocess.run(
             [os.path.join(build, "bin", "loom-run"), engine, "--inputs", data,
              "--benchmark", "--warmup", str(warmup), "--iterations", str(iterations),
-             "--print-values", "0"], check=True, capture_output=True, text=True).stdout
+             "--num-threads", str(threads), "--print-values", "0"],
+            check=True, capture_output=True, text=True).stdout
     m = re.search(r"mean ([0-9.]+) (us|ms), p50 ([0-9.]+) (us|ms)", out)
     if not m:
         sys.exit("no benchmark line in loom-run's output:\n" + out)
@@ -71,14 +74,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--models", default="cnn,transformer_encoder,mlp,gpt_decoder")
+    ap.add_argument("--models",
+                    default="cnn,resnet_block,transformer_encoder,mlp,gpt_decoder")
     ap.add_argument("--iterations", type=int, default=200)
     ap.add_argument("--warmup", type=int, default=20)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--loomc-arg", action="append", default=[],
+                    help="pass this flag to loomc too (repeatable)")
     args = ap.parse_args()
     print("onnxruntime %s, %d thread(s), %d iterations after %d warm-up runs; "
-          "latency in ms (mean / median)" % (ort.__version__, args.threads,
-                                             args.iterations, args.warmup))
+          "latency in ms (mean / median)%s" % (
+              ort.__version__, args.threads, args.iterations, args.warmup,
+              "; loomc " + " ".join(args.loomc_arg) if args.loomc_arg else ""))
     print("| model | Loom engine | onnxruntime | Loom / onnxruntime (median) |")
     print("|---|---:|---:|---:|")
     for name in args.models.split(","):
@@ -86,7 +93,7 @@ def main():
         model = os.path.join(folder, "model.onnx")
         data = os.path.join(folder, "test_data_set_0")
         loom_mean, loom_median = loom_latency(args.build, model, data, args.iterations,
-                                              args.warmup)
+                                              args.warmup, args.threads, args.loomc_arg)
         ort_mean, ort_median = ort_latency(model, data, args.iterations, args.warmup,
                                            args.threads)
         print("| %s | %.4f / %.4f | %.4f / %.4f | %.2f |" % (

@@ -34,7 +34,7 @@ import sys
 DEBIAN_SUITE = "/usr/share/libonnx-testdata/data/node"
 
 
-def run_case(tool, case_dir, timeout, rtol, atol, backend):
+def run_case(tool, case_dir, timeout, rtol, atol, backend, extra_args=()):
     data_sets = sorted(d for d in os.listdir(case_dir) if d.startswith("test_data_set_"))
     if not data_sets:
         return "error", "no test_data_set_* folder"
@@ -42,7 +42,7 @@ def run_case(tool, case_dir, timeout, rtol, atol, backend):
         folder = os.path.join(case_dir, data)
         cmd = [tool, os.path.join(case_dir, "model.onnx"), "--inputs", folder,
                "--expected", folder, "--rtol", str(rtol), "--atol", str(atol),
-               "--print-values", "0", "--backend", backend]
+               "--print-values", "0", "--backend", backend] + list(extra_args)
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -94,6 +94,9 @@ def main():
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--update", action="store_true")
     ap.add_argument("--markdown")
+    ap.add_argument("--loom-run-arg", action="append", default=[],
+                    help="pass this flag to loom-run too (repeatable)")
+    ap.add_argument("--match", help="only cases whose name matches this regex")
     ap.add_argument("cases", nargs="*", help="only these cases")
     args = ap.parse_args()
 
@@ -101,10 +104,13 @@ def main():
                    if os.path.isfile(os.path.join(args.suite, d, "model.onnx")))
     if args.cases:
         cases = [c for c in cases if c in args.cases]
+    if args.match:
+        cases = [c for c in cases if re.search(args.match, c)]
     results = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         futures = {pool.submit(run_case, args.loom_run, os.path.join(args.suite, c),
-                               args.timeout, args.rtol, args.atol, args.backend): c
+                               args.timeout, args.rtol, args.atol, args.backend,
+                               args.loom_run_arg): c
                    for c in cases}
         for f in concurrent.futures.as_completed(futures):
             results[futures[f]] = f.result()

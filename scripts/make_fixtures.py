@@ -133,6 +133,35 @@ def cnn():
         {"x": g.rng.standard_normal((1, 3, 16, 16)).astype(np.float32)}
 
 
+def conv_bn(g, x, c_in, c_out, k, stride=1, relu=True):
+    """Conv (no bias) + BatchNormalization (+ Relu), as ResNets export."""
+    x = g.op("Conv", [x, g.weight([c_out, c_in, k, k], np.sqrt(2.0 / (c_in * k * k)))],
+             kernel_shape=[k, k], pads=[k // 2] * 4, strides=[stride, stride])
+    x = g.op("BatchNormalization", [x, g.const(np.float32(0.5) + g.rng.random(c_out, np.float32)),
+                                    g.weight([c_out], 0.1, "b"), g.weight([c_out], 0.1, "mean"),
+                                    g.const(np.float32(0.5) + g.rng.random(c_out, np.float32))],
+             epsilon=1e-5)
+    return g.op("Relu", [x]) if relu else x
+
+
+def resnet_block():
+    """A ResNet-18-style stem and two basic blocks (the second downsamples,
+    with a 1x1 stride-2 shortcut) on a 32x32 image: the 3x3 convolutions
+    are the shape class the CPU target sends to oneDNN."""
+    g = Graph(14)
+    x = conv_bn(g, "x", 3, 32, 3)
+    y = conv_bn(g, conv_bn(g, x, 32, 32, 3), 32, 32, 3, relu=False)
+    x = g.op("Relu", [g.op("Add", [x, y])])
+    y = conv_bn(g, conv_bn(g, x, 32, 64, 3, stride=2), 64, 64, 3, relu=False)
+    x = g.op("Relu", [g.op("Add", [conv_bn(g, x, 32, 64, 1, stride=2, relu=False), y])])
+    x = g.op("Flatten", [g.op("GlobalAveragePool", [x])], axis=1)
+    g.op("Gemm", [x, g.weight([10, 64]), g.weight([10], 0.1, "b")], transB=1)
+    g.nodes[-1].output[0] = "logits"
+    return g.model("resnet_block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 32, 32])],
+                   [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10])]), \
+        {"x": g.rng.standard_normal((1, 3, 32, 32)).astype(np.float32)}
+
+
 def encoder_block(g, x, seq, d, heads, mask=None, batch=1):
     dh = d // heads
     h = layer_norm(g, x, d)
@@ -343,7 +372,8 @@ FIXTURES = [mlp, cnn, transformer_encoder, gpt_decoder, llama_block, moe_top2,
             # Batch 2, for data parallelism.
             lambda: transformer_encoder(2), lambda: gpt_decoder(2), lambda: llama_block(2),
             # 8 tokens, for expert parallelism over 4 ranks.
-            lambda: moe_top2(8), moe_gather, moe_swiglu, moe_transformer]
+            lambda: moe_top2(8), moe_gather, moe_swiglu, moe_transformer,
+            resnet_block]
 
 
 def main():

@@ -32,6 +32,15 @@ echo "== The same suite compiled for this CPU (loom-run --backend=cpu)"
 /usr/bin/python3 -s "$root/scripts/conformance.py" --loom-run "$build/bin/loom-run" \
   --backend cpu --expectations "$root/test/conformance/onnx-node-1.12.txt" --min-pass 801
 
+echo "== The suite's convolutions compiled with every one sent to oneDNN"
+# The node suite's convolutions are far below the library's threshold;
+# forced through it (the input filter reordered per call, asymmetric
+# padding, strides, auto_pad), each must pass as in the reference.
+/usr/bin/python3 -s "$root/scripts/conformance.py" --loom-run "$build/bin/loom-run" \
+  --backend cpu --match '^test_(basic_)?conv_' \
+  --loom-run-arg=--conv-library=onednn --loom-run-arg=--library-conv-flops=0 \
+  --expectations "$root/test/conformance/onnx-node-1.12.txt" --check
+
 echo "== ONNX node suites: Debian's (ONNX 1.12) and the newer one from PyPI"
 # The newer suite ships as Python code in the onnx wheel; write it out once.
 venv="$build/onnx-venv"

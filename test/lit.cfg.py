@@ -20,6 +20,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%loom_src_root", config.loom_src_root))
+config.substitutions.append(("%loom_obj_root", config.loom_obj_root))
 # Fixtures are generated with Debian's python3 and its python3-onnx (1.12).
 # -s: ignore packages in the user site, which may hold another onnx.
 config.substitutions.append(("%onnx_python", "/usr/bin/python3 -s"))
@@ -34,6 +35,12 @@ llvm_config.add_tool_substitutions(
     ["loom-opt", "loom-translate", "loom-run", "loomc", "loom-runtime-tests",
      "loom-runtime-cpp-tests", "loom-mpi-comm-test"],
     tool_dirs)
+
+# Library convolutions need the oneDNN kernel library plugin (built when
+# CMake finds oneDNN; scripts/install-deps.sh installs libdnnl-dev).
+if os.path.exists(os.path.join(config.loom_obj_root, "lib",
+                               "libloom_runtime_onednn.so")):
+    config.available_features.add("onednn")
 
 # MPI tests need Open MPI's mpirun and the MPI communicator's test program
 # (built when CMake finds MPI; scripts/install-deps.sh installs Open MPI).

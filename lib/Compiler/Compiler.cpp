@@ -8,6 +8,7 @@
 #include "loom/InitAllDialects.h"
 #include "loom/Target/CPU/CPUTarget.h"
 #include "loom/Target/CPU/Collectives.h"
+#include "loom/device.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -235,6 +236,42 @@ int compile(CompileRequest request) {
 
 } // namespace
 
+ConvLibraryFlags::ConvLibraryFlags()
+    : library(
+          "conv-library", llvm::cl::init(ConvLibrary::Auto),
+          llvm::cl::desc("Convolutions of the shape class where oneDNN wins "
+                         "(windows larger than 1x1, --library-conv-flops or "
+                         "more operations)"),
+          llvm::cl::values(
+              clEnumValN(ConvLibrary::Auto, "auto",
+                         "oneDNN if its kernel library loads here (default)"),
+              clEnumValN(ConvLibrary::OneDNN, "onednn",
+                         "oneDNN (checked where the code runs)"),
+              clEnumValN(ConvLibrary::None, "none",
+                         "generate every convolution"))),
+      minFlops("library-conv-flops",
+               llvm::cl::init(cpu::kDefaultLibraryConvolutionFlops),
+               llvm::cl::desc("Smallest convolution (operations) sent to "
+                              "the kernel library")) {}
+
+FailureOr<int64_t> ConvLibraryFlags::resolve() const {
+  if (minFlops < 0) {
+    llvm::errs() << "error: --library-conv-flops must not be negative\n";
+    return failure();
+  }
+  switch (library) {
+  case ConvLibrary::None:
+    return int64_t(-1);
+  case ConvLibrary::OneDNN:
+    return int64_t(minFlops);
+  case ConvLibrary::Auto:
+    return loom_kernel_library("onednn", nullptr) == LOOM_OK
+               ? int64_t(minFlops)
+               : int64_t(-1);
+  }
+  return int64_t(-1);
+}
+
 int loomcMain(int argc, char **argv) {
   namespace cl = llvm::cl;
   cl::opt<std::string> model(cl::Positional, cl::Required,
@@ -269,6 +306,7 @@ int loomcMain(int argc, char **argv) {
       "parallel-flops", cl::init(int64_t(1) << 20),
       cl::desc("Contractions of at least this many operations get a parallel "
                "tile loop, run on loom-run --num-threads N threads (0: none)"));
+  ConvLibraryFlags convLibrary;
   cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level (0-3)"),
                              cl::Prefix, cl::init(3));
   cl::opt<std::string> grid(
@@ -396,6 +434,10 @@ int loomcMain(int argc, char **argv) {
     return 1;
   }
   request.options.parallelFlops = parallelFlops;
+  FailureOr<int64_t> libraryFlops = convLibrary.resolve();
+  if (failed(libraryFlops))
+    return 1;
+  request.options.libraryConvolutionFlops = *libraryFlops;
   return compile(std::move(request));
 }
 

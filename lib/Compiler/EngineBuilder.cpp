@@ -116,6 +116,9 @@ LogicalResult buildEngine(ModuleOp module, const cpu::CompileOptions &options,
     if (std::string error = cpu::linkSharedObject(object, shared);
         !error.empty())
       return module.emitError(error);
+    if (cpu::callsKernelLibrary(object) &&
+        !llvm::is_contained(engine.libraries, "onednn"))
+      engine.libraries.push_back("onednn");
     EngineRank compiled = rank;
     compiled.code.assign(shared.begin(), shared.end());
     compiled.entry = cpu::kEntrySymbol;

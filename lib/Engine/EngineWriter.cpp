@@ -77,6 +77,8 @@ Expected<std::vector<char>> serializeEngine(const EngineDescription &engine) {
      << (engine.cpuFeatures.empty() ? "-" : join(engine.cpuFeatures, ","))
      << "\n";
   os << "grid " << shapeString(engine.grid) << "\n";
+  for (const std::string &library : engine.libraries)
+    os << "library " << library << "\n";
   for (auto [r, rank] : llvm::enumerate(engine.ranks)) {
     os << "rank " << r << " entry " << rank.entry << "\n";
     for (const EngineTensor &t : rank.inputs)

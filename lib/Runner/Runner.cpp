@@ -207,15 +207,17 @@ void reinterpretHalfBits(Tensor &t, ElementKind wanted) {
 
 /// Compiles `module` (a copy) for this CPU, runs it once on `inputs` and
 /// returns the outputs in the types of `entry`'s results. Parallel loops
-/// run on `threads` threads.
+/// run on `run.threads` threads.
 FailureOr<SmallVector<Tensor>> executeCompiled(ModuleOp module,
                                                func::FuncOp entry,
                                                ArrayRef<Tensor> inputs,
-                                               int threads) {
+                                               const RunOptions &run) {
   FunctionType signature = entry.getFunctionType();
   OwningOpRef<ModuleOp> copy = module.clone();
   llvm::SmallVector<char> object;
-  if (std::string error = cpu::compileToObject(*copy, {}, object);
+  cpu::CompileOptions options;
+  options.libraryConvolutionFlops = run.libraryConvolutionFlops;
+  if (std::string error = cpu::compileToObject(*copy, options, object);
       !error.empty()) {
     llvm::errs() << "error: " << error << "\n";
     return failure();
@@ -249,7 +251,7 @@ FailureOr<SmallVector<Tensor>> executeCompiled(ModuleOp module,
   std::vector<void *> pointers;
   for (std::vector<char> &buffer : buffers)
     pointers.push_back(buffer.data());
-  exe->run(pointers.data(), threads);
+  exe->run(pointers.data(), run.threads);
   SmallVector<Tensor> outputs;
   for (auto [i, type] : llvm::enumerate(signature.getResults())) {
     auto shape = cast<RankedTensorType>(type).getShape();
@@ -378,7 +380,7 @@ int runModel(const RunOptions &options) {
       return 1;
     }
     FailureOr<SmallVector<Tensor>> outputs =
-        executeCompiled(*module, entry, inputs, options.threads);
+        executeCompiled(*module, entry, inputs, options);
     if (failed(outputs))
       return 1;
     rankOutputs.push_back(std::move(*outputs));
@@ -487,6 +489,12 @@ static int printDevices() {
     llvm::outs() << "version " << version << "\n";
   else
     llvm::outs() << "not available (" << loom_last_error() << ")\n";
+  const char *library = nullptr;
+  llvm::outs() << "onednn kernels: ";
+  if (loom_kernel_library("onednn", &library) == LOOM_OK)
+    llvm::outs() << library << "\n";
+  else
+    llvm::outs() << "not available (" << loom_last_error() << ")\n";
   return 0;
 }
 
@@ -538,6 +546,7 @@ int loomRunMain(int argc, char **argv) {
       "backend", cl::init("reference"),
       cl::desc("reference: Loom's reference executor; cpu: compile to native "
                "code for this machine and run it"));
+  ConvLibraryFlags convLibrary;
   cl::opt<int32_t> threads(
       "num-threads", cl::init(1),
       cl::desc("Compiled code (engines, --backend cpu): threads for its "
@@ -597,6 +606,10 @@ int loomRunMain(int argc, char **argv) {
     return 1;
   }
   options.threads = threads;
+  FailureOr<int64_t> libraryFlops = convLibrary.resolve();
+  if (failed(libraryFlops))
+    return 1;
+  options.libraryConvolutionFlops = *libraryFlops;
   if (backend != "reference" && backend != "cpu") {
     llvm::errs() << "error: --backend must be reference or cpu\n";
     return 1;

@@ -23,7 +23,14 @@ namespace {
 
 struct ThreadState {
   loom_comm *comm = nullptr;
+  /// Whether the runtime entered the code (a CollectiveScope is alive).
+  bool inScope = false;
+  /// Threads the code's kernels may use (loom_load_options::threads).
+  int32_t threads = 1;
   bool failed = false;
+  /// What the runtime reports: a rank's failure for collectives, the
+  /// kernel's own status for a library kernel.
+  loom_status failure = LOOM_ERROR_RANK_FAILED;
   std::string message;
 };
 
@@ -40,9 +47,11 @@ void record(loom_status status) {
 
 namespace loom::runtime {
 
-CollectiveScope::CollectiveScope(loom_comm *comm) {
+CollectiveScope::CollectiveScope(loom_comm *comm, int32_t threads) {
   state = ThreadState();
   state.comm = comm;
+  state.inScope = true;
+  state.threads = threads;
 }
 
 CollectiveScope::~CollectiveScope() { state = ThreadState(); }
@@ -50,7 +59,21 @@ CollectiveScope::~CollectiveScope() { state = ThreadState(); }
 loom_status CollectiveScope::status() const {
   if (!state.failed)
     return LOOM_OK;
-  return setError(LOOM_ERROR_RANK_FAILED, state.message);
+  return setError(state.failure, state.message);
+}
+
+bool inCallScope() { return state.inScope; }
+
+int32_t callThreads() { return state.threads; }
+
+bool callFailed() { return state.failed; }
+
+void recordKernelFailure(loom_status status, const std::string &message) {
+  if (state.failed)
+    return;
+  state.failed = true;
+  state.failure = status;
+  state.message = message;
 }
 
 } // namespace loom::runtime

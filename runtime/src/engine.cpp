@@ -19,6 +19,7 @@
 
 #include "collectives_internal.h"
 #include "loom/comm.h"
+#include "loom/device.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -186,6 +187,8 @@ struct loom_engine {
   size_t mappedSize = 0;
   std::string compilerVersion, target;
   std::vector<int64_t> grid;
+  /// Kernel libraries the code calls (manifest `library` records).
+  std::vector<std::string> libraries;
   std::vector<Rank> ranks;
   /// loom_load_options::threads.
   int32_t threads = 1;
@@ -247,6 +250,15 @@ loom_status loom_engine::parseManifest(const std::string &text,
         return bad("the grid holds " + std::to_string(devices) +
                    " devices but the engine has " +
                    std::to_string(ranks.size()) + " ranks");
+    } else if (f[0] == "library" && f.size() == 2) {
+      // Checked now, so that an engine that cannot run here fails to load
+      // rather than on its first call.
+      const char *version = nullptr;
+      if (loom_kernel_library(f[1].c_str(), &version) != LOOM_OK)
+        return fail(LOOM_ERROR_TARGET,
+                    "the engine's code calls the kernel library '" + f[1] +
+                        "', which cannot be used here: " + loom_last_error());
+      libraries.push_back(f[1]);
     } else if (f[0] == "rank" && f.size() == 4 && f[2] == "entry") {
       Rank *r = rankAt(f[1]);
       if (!r)
@@ -579,7 +591,7 @@ static loom_status runRank(loom_engine *engine, int32_t rank,
                   "output " + std::to_string(i) + " is null");
     buffers.push_back(outputs[i]);
   }
-  loom::runtime::CollectiveScope scope(comm);
+  loom::runtime::CollectiveScope scope(comm, engine->threads);
   // Per calling thread in OpenMP: set on every run, since runs (and the
   // ranks' threads) may come from any thread.
   if (r->setNumThreads)
@@ -732,8 +744,10 @@ private:
 loom_engine::~loom_engine() {
   pool.reset();
   for (Rank &r : ranks) {
-    if (r.library)
+    if (r.library) {
+      loom::runtime::releaseLibraryKernels(r.library);
       dlclose(r.library);
+    }
     if (r.codeFd >= 0)
       close(r.codeFd);
   }

@@ -117,6 +117,24 @@ TEST(Device, CudaCountOrReason) {
   }
 }
 
+// Only "onednn" is a kernel library; it loads, with its version, or the
+// reason is given.
+TEST(Device, KernelLibraries) {
+  const char *version = nullptr;
+  EXPECT_EQ(loom_kernel_library("cublas", &version), LOOM_ERROR_TARGET);
+  EXPECT_STREQ(loom_last_error(),
+               "unknown kernel library 'cublas' (known: onednn)");
+  EXPECT_EQ(loom_kernel_library(nullptr, &version), LOOM_ERROR_TARGET);
+  loom_status status = loom_kernel_library("onednn", &version);
+  if (status == LOOM_OK) {
+    ASSERT_NE(version, nullptr);
+    EXPECT_EQ(std::strncmp(version, "oneDNN ", 7), 0) << version;
+  } else {
+    EXPECT_EQ(status, LOOM_ERROR_TARGET);
+    EXPECT_NE(std::strstr(loom_last_error(), "oneDNN"), nullptr);
+  }
+}
+
 TEST(Runtime, BadArguments) {
   loom_engine *engine = reinterpret_cast<loom_engine *>(0x1);
   EXPECT_EQ(loom_engine_load(nullptr, nullptr, &engine),

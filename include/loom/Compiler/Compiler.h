@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/CommandLine.h"
 
 #include <string>
 
@@ -19,6 +20,29 @@ mlir::OwningOpRef<mlir::ModuleOp> loadModel(llvm::StringRef path,
 /// The function a model runs: @main, or the module's only function; null
 /// when there is neither.
 mlir::func::FuncOp findEntry(mlir::ModuleOp module);
+
+/// --conv-library: which convolutions the runtime's oneDNN kernel library
+/// computes (docs/codegen.md, "Library convolutions").
+enum class ConvLibrary {
+  /// oneDNN for its shape class when its plugin loads on this machine.
+  Auto,
+  /// oneDNN for its shape class, loadable here or not (the runtime checks
+  /// where the engine runs).
+  OneDNN,
+  /// Every convolution generated.
+  None,
+};
+
+/// The command-line flags `--conv-library` and `--library-conv-flops`,
+/// shared by loomc and loom-run (construct once in the tool's main).
+struct ConvLibraryFlags {
+  ConvLibraryFlags();
+  llvm::cl::opt<ConvLibrary> library;
+  llvm::cl::opt<int64_t> minFlops;
+  /// cpu::CompileOptions::libraryConvolutionFlops for the flags (negative:
+  /// none); failure, with an error printed, when they are invalid.
+  mlir::FailureOr<int64_t> resolve() const;
+};
 
 /// Runs loomc's command line: parses flags, compiles, writes the output.
 /// Returns the process exit code.

@@ -56,6 +56,9 @@ struct EngineDescription {
   std::vector<std::string> cpuFeatures;
   /// The device grid; the product of its sizes is the number of ranks.
   llvm::SmallVector<int64_t> grid{1};
+  /// Kernel libraries the code calls ("onednn"); the runtime checks that
+  /// they load before it accepts the engine.
+  std::vector<std::string> libraries;
   std::vector<EngineRank> ranks;
 };
 

@@ -40,6 +40,9 @@ struct RunOptions {
   /// Threads for the parallel loops of compiled code (engines and the cpu
   /// backend), per rank.
   int32_t threads = 1;
+  /// --backend cpu: cpu::CompileOptions::libraryConvolutionFlops (negative:
+  /// every convolution generated).
+  int64_t libraryConvolutionFlops = -1;
   /// With `ranks`: compare every rank's outputs with `expected`, not only
   /// rank 0's (for programs that return replicated results, such as those
   /// of `-loom-partition`).

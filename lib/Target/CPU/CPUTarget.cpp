@@ -52,11 +52,20 @@ void buildLoomToLinalgPipeline(OpPassManager &pm) {
 }
 
 void buildLinalgToLLVMPipeline(OpPassManager &pm, bool reportMemory,
-                               int64_t parallelFlops) {
+                               int64_t parallelFlops,
+                               int64_t libraryConvolutionFlops) {
   // Merge producer-consumer chains of elementwise generics into one loop
   // nest each before buffers exist.
   pm.addPass(createLoomCPUFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
+  // Convolutions oneDNN computes faster are marked before im2col takes the
+  // others.
+  if (libraryConvolutionFlops >= 0) {
+    LoomCPUSelectLibraryConvolutionsPassOptions library;
+    library.minFlops = libraryConvolutionFlops;
+    pm.addNestedPass<func::FuncOp>(
+        createLoomCPUSelectLibraryConvolutionsPass(library));
+  }
   pm.addNestedPass<func::FuncOp>(createLoomCPUIm2ColPass());
   pm.addNestedPass<func::FuncOp>(createLoomCPUContractionOrderPass());
   pm.addPass(createLoomCPUBufferizePass());
@@ -69,6 +78,8 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm, bool reportMemory,
   LoomCPUMemoryPlanPassOptions plan;
   plan.report = reportMemory;
   pm.addNestedPass<func::FuncOp>(createLoomCPUMemoryPlanPass(plan));
+  if (libraryConvolutionFlops >= 0)
+    pm.addPass(createLoomCPULibraryConvolutionsPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   // Matrix products and convolutions (as im2col) become register tiles of
   // vector code; everything else becomes loops.
@@ -277,7 +288,8 @@ LogicalResult lowerModule(ModuleOp module, Stage stopAfter,
     return failure();
   PassManager toLLVM(module.getContext());
   buildLinalgToLLVMPipeline(toLLVM, options.reportKernels,
-                            options.parallelFlops);
+                            options.parallelFlops,
+                            options.libraryConvolutionFlops);
   if (failed(toLLVM.run(module)))
     return failure();
   phaseDone(options, "bufferize and lower to LLVM dialect", start);

@@ -62,7 +62,9 @@ public:
     getOperation().walk([&](linalg::LinalgOp op) {
       if (isa<linalg::ContractionOpInterface, linalg::ConvolutionOpInterface>(
               op.getOperation()) &&
-          !isa<linalg::GenericOp>(op))
+          !isa<linalg::GenericOp>(op) &&
+          // Stays named for loom-cpu-library-convolutions.
+          !op->hasAttr(kLibraryAttr))
         named.push_back(op);
     });
     for (linalg::LinalgOp op : named) {

@@ -62,6 +62,11 @@ bool usesOpenMP(llvm::ArrayRef<char> object) {
 
 } // namespace
 
+bool callsKernelLibrary(llvm::ArrayRef<char> object) {
+  return llvm::StringRef(object.data(), object.size())
+      .contains("loom_rt_conv2d_f32");
+}
+
 std::string linkSharedObject(llvm::ArrayRef<char> object,
                              llvm::SmallVectorImpl<char> &sharedObject) {
   llvm::SmallString<128> dir;

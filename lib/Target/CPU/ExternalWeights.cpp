@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Target/CPU/CPUTarget.h"
+#include "loom/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -116,7 +117,11 @@ LogicalResult externalizeWeights(ModuleOp module, int64_t minBytes,
       BlockArgument &parameter = parameterOf[value];
       if (!parameter) {
         unsigned index = numInputs + weights.size();
-        if (failed(entry.insertArgument(index, value.getType(), {}, loc)))
+        // Marked, so that later passes know the buffer is a constant.
+        auto marker = DictionaryAttr::get(
+            module.getContext(),
+            {NamedAttribute(kWeightAttr, UnitAttr::get(module.getContext()))});
+        if (failed(entry.insertArgument(index, value.getType(), marker, loc)))
           return failure();
         parameter = entry.getArgument(index);
         weights.push_back(value);

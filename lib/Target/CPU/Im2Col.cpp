@@ -111,6 +111,7 @@ public:
     getOperation().walk([&](linalg::Conv2DNchwFchwOp conv) {
       auto output = dyn_cast<RankedTensorType>(conv.getOutputs()[0].getType());
       if (!conv.hasPureTensorSemantics() || !output ||
+          conv->hasAttr(kLibraryAttr) ||
           !output.hasStaticShape() || !output.getElementType().isF32())
         return;
       if (output.getDimSize(2) * output.getDimSize(3) >= minColumns)

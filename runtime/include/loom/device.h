@@ -37,6 +37,14 @@ loom_status loom_device_count(loom_device_kind kind, int32_t *count);
    LOOM_ERROR_NO_DEVICE with the reason. */
 loom_status loom_nccl_version(int32_t *version);
 
+/* Whether kernel library `name` ("onednn", the only one) can be loaded:
+   its plugin libloom_runtime_onednn.so (next to the runtime library, or
+   the path in the environment variable LOOM_ONEDNN_PLUGIN) and the library
+   it links. LOOM_OK with `*version` (e.g. "oneDNN 2.6.3", owned by the
+   runtime), or LOOM_ERROR_TARGET with the reason. Engines whose code calls
+   the library check this when they load; loading happens once per process. */
+loom_status loom_kernel_library(const char *name, const char **version);
+
 #ifdef __cplusplus
 }
 #endif

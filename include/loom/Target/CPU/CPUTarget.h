@@ -34,6 +34,10 @@ inline constexpr const char *kMainSymbol = "loom_main";
 /// Where `compile` stops.
 enum class Stage { Loom, Linalg, LLVMDialect, LLVMIR, Object };
 
+/// Where convolutions start to be faster in oneDNN than generated
+/// (docs/codegen.md, "Library convolutions").
+inline constexpr int64_t kDefaultLibraryConvolutionFlops = int64_t(1) << 20;
+
 struct CompileOptions {
   /// Run the graph pipeline (recognition, simplification, kernel
   /// formation) before lowering.
@@ -52,6 +56,12 @@ struct CompileOptions {
   /// parallel tile loop (OpenMP; 0: none). The thread count is chosen when
   /// the code runs (loom_load_options::threads).
   int64_t parallelFlops = int64_t(1) << 20;
+  /// Convolutions of the shape class where oneDNN wins, of at least this
+  /// many operations, call the runtime's oneDNN kernel library
+  /// (loom/abi/kernels.h); negative: every convolution is generated. The
+  /// tools choose (`--conv-library`); kDefaultLibraryConvolutionFlops is
+  /// the measured threshold (docs/codegen.md).
+  int64_t libraryConvolutionFlops = -1;
   /// Called after each phase with its name and wall time in milliseconds.
   std::function<void(llvm::StringRef phase, double milliseconds)> onPhase;
 };
@@ -72,7 +82,8 @@ void buildLoomToLinalgPipeline(mlir::OpPassManager &pm);
 /// CompileOptions::parallelFlops).
 void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm,
                                bool reportMemory = false,
-                               int64_t parallelFlops = int64_t(1) << 20);
+                               int64_t parallelFlops = int64_t(1) << 20,
+                               int64_t libraryConvolutionFlops = -1);
 
 /// Registers `loom-cpu-lower-to-llvm` (buildLinalgToLLVMPipeline) with
 /// mlir-opt style drivers.

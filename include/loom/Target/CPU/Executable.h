@@ -15,6 +15,11 @@ namespace loom::cpu {
 /// object (ld.lld from LLVM 22) in a private temporary directory and
 /// loaded with dlopen. The object's undefined symbols (malloc, free, libm)
 /// resolve against the loading process.
+/// Whether the object calls the runtime's kernel library (oneDNN
+/// convolutions, loom/abi/kernels.h): it is then named in the object's
+/// symbol table.
+bool callsKernelLibrary(llvm::ArrayRef<char> object);
+
 /// Links a relocatable object of compiled code into a shared object (with
 /// LLD 22, depending on libm) and returns its bytes in `sharedObject`: what
 /// an engine stores and the runtime loads. An error message, or "" on

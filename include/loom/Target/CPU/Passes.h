@@ -18,6 +18,11 @@
 
 namespace loom::cpu {
 
+/// Marks a convolution for a kernel library (`loom.library = "onednn"`).
+inline constexpr llvm::StringLiteral kLibraryAttr = "loom.library";
+/// Marks an entry parameter that holds a weight (a constant of the model).
+inline constexpr llvm::StringLiteral kWeightAttr = "loom.weight";
+
 #define GEN_PASS_DECL
 #include "loom/Target/CPU/Passes.h.inc"
 

@@ -101,12 +101,58 @@ def LoomCPUFuseElementwisePass
                            "::mlir::affine::AffineDialect"];
 }
 
+def LoomCPUSelectLibraryConvolutionsPass
+    : Pass<"loom-cpu-select-library-convolutions", "::mlir::func::FuncOp"> {
+  let summary = "Mark the convolutions a kernel library computes faster";
+  let description = [{
+    Runs on linalg on tensors, before `loom-cpu-im2col`. Marks each f32
+    `linalg.conv_2d_nchw_fchw` of the shape class where oneDNN beats the
+    generated im2col product (docs/codegen.md, "Library convolutions": a
+    window larger than 1x1 and at least `min-flops` operations) with
+    `loom.library = "onednn"`; `loom-cpu-im2col` leaves marked convolutions
+    alone and `loom-cpu-library-convolutions` turns them into library
+    calls once they operate on buffers.
+  }];
+  let options = [
+    Option<"minFlops", "min-flops", "int64_t", /*default=*/"1 << 20",
+           "Smallest convolution (2 x its multiply-adds) sent to the library">
+  ];
+}
+
+def LoomCPULibraryConvolutionsPass
+    : Pass<"loom-cpu-library-convolutions", "::mlir::ModuleOp"> {
+  let summary = "Call the kernel library for the marked convolutions";
+  let description = [{
+    Runs on buffers (after the memory plan, so that the buffers it passes
+    are arena views whose lifetimes the plan already knows). Each
+    `linalg.conv_2d_nchw_fchw` marked `loom.library = "onednn"` becomes a
+    call of `loom_rt_conv2d_f32` (runtime/include/loom/abi/kernels.h) with
+    the addresses of its input, filter and output, of a constant descriptor
+    (shapes, strides, dilations, padding, flags) and of a zero-initialized
+    slot where the library keeps what it prepared for the call site.
+    - When the input is a zero-padded copy of another buffer (what
+      `tensor.pad` bufferizes to), the unpadded buffer is passed with the
+      padding in the descriptor and the copy is removed.
+    - When the output was just filled with zeros, the fill is removed and
+      the library overwrites the output; otherwise it accumulates into it.
+    - A filter that is a constant of the code (a global, or an engine
+      weight parameter marked `loom.weight`) is flagged constant, so the
+      library reorders it once.
+    A marked convolution whose buffers are not dense row-major stays a loop
+    nest (correct, slow); the pass warns.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def LoomCPUIm2ColPass : Pass<"loom-cpu-im2col", "::mlir::func::FuncOp"> {
   let summary = "Rewrite 2-D convolutions as an image-to-column copy and a "
                 "matrix product";
   let description = [{
     A `linalg.conv_2d_nchw_fchw` whose output has at least `min-columns`
-    spatial positions becomes upstream's im2col form: a generic that copies
+    spatial positions (and that is not marked for a kernel library by
+    `loom-cpu-select-library-convolutions`) becomes upstream's im2col form: a generic that copies
     the input windows into a [N, C*KH*KW, OH*OW] tensor and a batched
     contraction [F, C*KH*KW] x [C*KH*KW, OH*OW], which
     `loom-cpu-vectorize-contractions` then tiles and vectorizes along the

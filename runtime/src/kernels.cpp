@@ -1,0 +1,181 @@
+//===- kernels.cpp - Library kernels called by compiled code --------------===//
+//
+// loom_rt_conv2d_f32 (loom/abi/kernels.h) forwards to the oneDNN plugin,
+// which is loaded with dlopen on first use: the runtime links no kernel
+// library, and a process that runs no library call never loads one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "collectives_internal.h"
+#include "kernel_library.h"
+
+#include "loom/abi/kernels.h"
+#include "loom/device.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <link.h>
+#include <algorithm>
+#include <atomic>
+#include <string>
+
+using loom::runtime::setError;
+
+namespace {
+
+constexpr const char *kOneDNNPlugin = "libloom_runtime_onednn.so";
+
+struct KernelLibrary {
+  void *handle = nullptr;
+  loom_kernel_conv2d_f32_fn conv2d = nullptr;
+  loom_kernel_release_fn release = nullptr;
+  std::string version;
+  /// Why it did not load (empty when it did).
+  std::string error;
+};
+
+/// The directory of the runtime library itself, where its plugins live.
+std::string runtimeDirectory() {
+  Dl_info info;
+  if (!dladdr(reinterpret_cast<void *>(&loom_kernel_library), &info) ||
+      !info.dli_fname)
+    return "";
+  std::string path = info.dli_fname;
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash + 1);
+}
+
+KernelLibrary loadOneDNN() {
+  KernelLibrary library;
+  std::string path;
+  if (const char *override = std::getenv("LOOM_ONEDNN_PLUGIN"))
+    path = override;
+  else
+    path = runtimeDirectory() + kOneDNNPlugin;
+  library.handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!library.handle) {
+    const char *reason = dlerror();
+    library.error = "the oneDNN kernel library does not load (" + path +
+                    "): " + (reason ? reason : "unknown reason");
+    return library;
+  }
+  auto version = reinterpret_cast<loom_kernel_library_version_fn>(
+      dlsym(library.handle, "loom_onednn_version"));
+  library.conv2d = reinterpret_cast<loom_kernel_conv2d_f32_fn>(
+      dlsym(library.handle, "loom_onednn_conv2d_f32"));
+  library.release = reinterpret_cast<loom_kernel_release_fn>(
+      dlsym(library.handle, "loom_onednn_release"));
+  if (!version || !library.conv2d || !library.release) {
+    library.error = path + " is not Loom's oneDNN kernel library (it lacks "
+                           "loom_onednn_version, loom_onednn_conv2d_f32 or "
+                           "loom_onednn_release)";
+    library.conv2d = nullptr;
+    return library;
+  }
+  library.version = version();
+  return library;
+}
+
+/// Set once the library was first asked for.
+std::atomic<const KernelLibrary *> loadedOneDNN{nullptr};
+
+/// Loaded once per process; stays loaded (code may keep prepared kernels).
+const KernelLibrary &oneDNN() {
+  static const KernelLibrary library = loadOneDNN();
+  loadedOneDNN.store(&library, std::memory_order_release);
+  return library;
+}
+
+/// A failure in code the runtime did not enter (an in-process object run
+/// by a tool) has nobody to report to: say so and stop, rather than let
+/// the code go on with an output that was never written.
+[[noreturn]] void failOutsideRuntime(const std::string &message) {
+  std::fprintf(stderr, "loom runtime: error: %s\n", message.c_str());
+  std::fflush(stderr);
+  std::_Exit(70);
+}
+
+void kernelFailed(loom_status status, const std::string &message) {
+  if (!loom::runtime::inCallScope())
+    failOutsideRuntime(message);
+  loom::runtime::recordKernelFailure(status, message);
+}
+
+} // namespace
+
+namespace loom::runtime {
+
+void releaseLibraryKernels(void *code) {
+  // Only a library that was loaded can hold anything.
+  const KernelLibrary *library = loadedOneDNN.load(std::memory_order_acquire);
+  if (!library || !library->release)
+    return;
+  // The slots are in the code's writable data: pass the address range of
+  // its loaded segments.
+  struct link_map *map = nullptr;
+  if (dlinfo(code, RTLD_DI_LINKMAP, &map) != 0 || !map)
+    return;
+  struct Range {
+    ElfW(Addr) base;
+    uintptr_t begin = UINTPTR_MAX, end = 0;
+  } range{map->l_addr};
+  dl_iterate_phdr(
+      [](struct dl_phdr_info *info, size_t, void *data) {
+        auto *range = static_cast<Range *>(data);
+        if (info->dlpi_addr != range->base)
+          return 0;
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr) &segment = info->dlpi_phdr[i];
+          if (segment.p_type != PT_LOAD)
+            continue;
+          uintptr_t begin = info->dlpi_addr + segment.p_vaddr;
+          range->begin = std::min(range->begin, begin);
+          range->end = std::max(range->end, begin + segment.p_memsz);
+        }
+        return 1;
+      },
+      &range);
+  if (range.begin < range.end)
+    library->release(reinterpret_cast<const void *>(range.begin),
+                     reinterpret_cast<const void *>(range.end));
+}
+
+} // namespace loom::runtime
+
+extern "C" {
+
+loom_status loom_kernel_library(const char *name, const char **version) {
+  if (!name || std::strcmp(name, "onednn") != 0)
+    return setError(LOOM_ERROR_TARGET,
+                    std::string("unknown kernel library '") +
+                        (name ? name : "(null)") + "' (known: onednn)");
+  const KernelLibrary &library = oneDNN();
+  if (!library.conv2d)
+    return setError(LOOM_ERROR_TARGET, library.error);
+  if (version)
+    *version = library.version.c_str();
+  return LOOM_OK;
+}
+
+void loom_rt_conv2d_f32(int64_t in, int64_t filter, int64_t out, int64_t desc,
+                        int64_t slot) {
+  if (loom::runtime::callFailed())
+    return;
+  const KernelLibrary &library = oneDNN();
+  if (!library.conv2d)
+    return kernelFailed(LOOM_ERROR_TARGET, library.error);
+  char error[512] = "";
+  int32_t threads = loom::runtime::callThreads();
+  if (library.conv2d(reinterpret_cast<const float *>(in),
+                     reinterpret_cast<const float *>(filter),
+                     reinterpret_cast<float *>(out),
+                     reinterpret_cast<const int64_t *>(desc),
+                     reinterpret_cast<int64_t *>(slot), threads, error,
+                     sizeof(error)) != 0)
+    kernelFailed(LOOM_ERROR_INTERNAL,
+                 std::string("oneDNN convolution failed: ") + error);
+}
+
+} // extern "C"
