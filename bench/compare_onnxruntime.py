@@ -75,7 +75,7 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--models",
-                    default="cnn,resnet_block,transformer_encoder,mlp,gpt_decoder")
+                    default="cnn,resnet_block,separable_block,transformer_encoder,mlp,gpt_decoder")
     ap.add_argument("--iterations", type=int, default=200)
     ap.add_argument("--warmup", type=int, default=20)
     ap.add_argument("--threads", type=int, default=1)

@@ -162,6 +162,34 @@ def resnet_block():
         {"x": g.rng.standard_normal((1, 3, 32, 32)).astype(np.float32)}
 
 
+def separable_block():
+    """MobileNet/ResNeXt-style grouped convolutions on a 32x32 image: a 3x3
+    stem, a depthwise 3x3 and a 1x1 pointwise convolution, a depthwise 3x3
+    with stride 2, and a dilated 3x3 in 4 groups, each with batch norm and
+    Relu, then global pooling and a classifier."""
+    g = Graph(15)
+
+    def grouped(x, c, k, group, stride=1, dilation=1):
+        pad = dilation * (k // 2)
+        x = g.op("Conv", [x, g.weight([c, c // group, k, k], np.sqrt(2.0 * group / (c * k * k))),
+                          g.weight([c], 0.1, "b")],
+                 kernel_shape=[k, k], pads=[pad] * 4, strides=[stride, stride],
+                 dilations=[dilation, dilation], group=group)
+        return g.op("Relu", [x])
+
+    x = conv_bn(g, "x", 16, 32, 3)
+    x = grouped(x, 32, 3, 32)
+    x = conv_bn(g, x, 32, 64, 1)
+    x = grouped(x, 64, 3, 64, stride=2)
+    x = grouped(x, 64, 3, 4, dilation=2)
+    x = g.op("Flatten", [g.op("GlobalAveragePool", [x])], axis=1)
+    g.op("Gemm", [x, g.weight([10, 64]), g.weight([10], 0.1, "b")], transB=1)
+    g.nodes[-1].output[0] = "logits"
+    return g.model("separable_block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 32, 32])],
+                   [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10])]), \
+        {"x": g.rng.standard_normal((1, 16, 32, 32)).astype(np.float32)}
+
+
 def encoder_block(g, x, seq, d, heads, mask=None, batch=1):
     dh = d // heads
     h = layer_norm(g, x, d)
@@ -373,7 +401,7 @@ FIXTURES = [mlp, cnn, transformer_encoder, gpt_decoder, llama_block, moe_top2,
             lambda: transformer_encoder(2), lambda: gpt_decoder(2), lambda: llama_block(2),
             # 8 tokens, for expert parallelism over 4 ranks.
             lambda: moe_top2(8), moe_gather, moe_swiglu, moe_transformer,
-            resnet_block]
+            resnet_block, separable_block]
 
 
 def main():

@@ -72,7 +72,10 @@ public:
       (void)linalg::generalizeNamedOp(rewriter, op);
     }
     SmallVector<linalg::GenericOp> generics;
-    getOperation().walk([&](linalg::GenericOp op) { generics.push_back(op); });
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (!op->hasAttr(kLibraryAttr))
+        generics.push_back(op);
+    });
     for (linalg::GenericOp op : generics) {
       SmallVector<unsigned> order = contractionOrder(op);
       if (order.empty())

@@ -28,12 +28,143 @@ namespace {
 
 constexpr StringLiteral kConvEntry = "loom_rt_conv2d_f32";
 
-/// 2 x the multiply-adds of `conv` (static shapes).
-int64_t convolutionFlops(linalg::Conv2DNchwFchwOp conv) {
-  auto filter = cast<ShapedType>(conv.getInputs()[1].getType());
-  auto output = cast<ShapedType>(conv.getOutputs()[0].getType());
-  return 2 * output.getNumElements() * filter.getNumElements() /
-         filter.getDimSize(0);
+/// A 2-D NCHW convolution the library can compute: an ungrouped
+/// linalg.conv_2d_nchw_fchw, or the generic convert-loom-to-linalg builds
+/// for a grouped one (depthwise included), on tensors or on buffers.
+struct Convolution {
+  linalg::LinalgOp op;
+  Value input, filter, output;
+  int64_t strides[2] = {1, 1}, dilations[2] = {1, 1};
+  int64_t groups = 1;
+
+  /// 2 x the multiply-adds.
+  int64_t flops() const {
+    auto f = cast<ShapedType>(filter.getType());
+    auto o = cast<ShapedType>(output.getType());
+    return 2 * o.getNumElements() * (f.getNumElements() / f.getDimSize(0));
+  }
+};
+
+/// `e` as `d(out) * stride + d(kernel) * dilation`: the stride and the
+/// dilation, or failure.
+FailureOr<std::pair<int64_t, int64_t>> windowTerms(AffineExpr e, unsigned out,
+                                                   unsigned kernel,
+                                                   unsigned numDims) {
+  MLIRContext *ctx = e.getContext();
+  auto valueAt = [&](unsigned dim) -> std::optional<int64_t> {
+    SmallVector<AffineExpr> values(numDims, getAffineConstantExpr(0, ctx));
+    values[dim] = getAffineConstantExpr(1, ctx);
+    auto c = dyn_cast<AffineConstantExpr>(
+        simplifyAffineExpr(e.replaceDims(values), numDims, 0));
+    return c ? std::optional<int64_t>(c.getValue()) : std::nullopt;
+  };
+  std::optional<int64_t> stride = valueAt(out), dilation = valueAt(kernel);
+  if (!stride || !dilation || *stride < 1 || *dilation < 1)
+    return failure();
+  AffineExpr expected = getAffineDimExpr(out, ctx) * *stride +
+                        getAffineDimExpr(kernel, ctx) * *dilation;
+  if (simplifyAffineExpr(expected, numDims, 0) !=
+      simplifyAffineExpr(e, numDims, 0))
+    return failure();
+  return std::make_pair(*stride, *dilation);
+}
+
+/// Whether `generic`'s body is out + in * filter (f32).
+bool isMultiplyAccumulate(linalg::GenericOp generic) {
+  Block &body = generic.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (yield.getNumOperands() != 1 || body.getNumArguments() != 3)
+    return false;
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return false;
+  Value accumulator = add.getLhs(), product = add.getRhs();
+  if (accumulator != body.getArgument(2))
+    std::swap(accumulator, product);
+  auto mul = product.getDefiningOp<arith::MulFOp>();
+  if (accumulator != body.getArgument(2) || !mul)
+    return false;
+  return (mul.getLhs() == body.getArgument(0) &&
+          mul.getRhs() == body.getArgument(1)) ||
+         (mul.getLhs() == body.getArgument(1) &&
+          mul.getRhs() == body.getArgument(0));
+}
+
+/// The grouped convolution generic: loops (n, m, oh, ow, c, kh, kw), the
+/// input read at (n, (m floordiv M/G) * C/G + c, oh * s + kh * d, ...),
+/// the filter at (m, c, kh, kw), the output written at (n, m, oh, ow).
+std::optional<Convolution> matchGroupedConvolution(linalg::GenericOp generic) {
+  if (generic.getNumDpsInputs() != 2 || generic.getNumDpsInits() != 1 ||
+      generic.getNumLoops() != 7 || !isMultiplyAccumulate(generic))
+    return std::nullopt;
+  using utils::IteratorType;
+  SmallVector<IteratorType> iterators = generic.getIteratorTypesArray();
+  for (unsigned i = 0; i < 7; ++i)
+    if (iterators[i] != (i < 4 ? IteratorType::parallel
+                               : IteratorType::reduction))
+      return std::nullopt;
+  Convolution conv;
+  conv.op = generic;
+  conv.input = generic.getDpsInputOperand(0)->get();
+  conv.filter = generic.getDpsInputOperand(1)->get();
+  conv.output = generic.getDpsInitOperand(0)->get();
+  auto inputType = dyn_cast<ShapedType>(conv.input.getType());
+  auto filterType = dyn_cast<ShapedType>(conv.filter.getType());
+  auto outputType = dyn_cast<ShapedType>(conv.output.getType());
+  if (!inputType || !filterType || !outputType || inputType.getRank() != 4 ||
+      filterType.getRank() != 4 || outputType.getRank() != 4 ||
+      !inputType.hasStaticShape() || !filterType.hasStaticShape())
+    return std::nullopt;
+  int64_t channelsPerGroup = filterType.getDimSize(1);
+  if (inputType.getDimSize(1) % channelsPerGroup)
+    return std::nullopt;
+  conv.groups = inputType.getDimSize(1) / channelsPerGroup;
+  int64_t filters = filterType.getDimSize(0);
+  if (filters % conv.groups || outputType.getDimSize(1) != filters)
+    return std::nullopt;
+
+  MLIRContext *ctx = generic.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  if (maps[1] != AffineMap::get(7, 0, {d(1), d(4), d(5), d(6)}, ctx) ||
+      maps[2] != AffineMap::get(7, 0, {d(0), d(1), d(2), d(3)}, ctx))
+    return std::nullopt;
+  AffineMap in = maps[0];
+  AffineExpr channel = d(4);
+  if (conv.groups > 1)
+    channel = d(1).floorDiv(filters / conv.groups) * channelsPerGroup + d(4);
+  if (in.getNumResults() != 4 || in.getResult(0) != d(0) ||
+      simplifyAffineExpr(in.getResult(1), 7, 0) !=
+          simplifyAffineExpr(channel, 7, 0))
+    return std::nullopt;
+  for (unsigned i = 0; i < 2; ++i) {
+    auto terms = windowTerms(in.getResult(2 + i), 2 + i, 5 + i, 7);
+    if (failed(terms))
+      return std::nullopt;
+    conv.strides[i] = terms->first;
+    conv.dilations[i] = terms->second;
+  }
+  return conv;
+}
+
+std::optional<Convolution> matchConvolution(Operation *op) {
+  if (auto named = dyn_cast<linalg::Conv2DNchwFchwOp>(op)) {
+    Convolution conv;
+    conv.op = named;
+    conv.input = named.getInputs()[0];
+    conv.filter = named.getInputs()[1];
+    conv.output = named.getOutputs()[0];
+    auto strides = named.getStrides().getValues<int64_t>();
+    auto dilations = named.getDilations().getValues<int64_t>();
+    for (unsigned i = 0; i < 2; ++i) {
+      conv.strides[i] = strides[i];
+      conv.dilations[i] = dilations[i];
+    }
+    return conv;
+  }
+  if (auto generic = dyn_cast<linalg::GenericOp>(op))
+    return matchGroupedConvolution(generic);
+  return std::nullopt;
 }
 
 class LoomCPUSelectLibraryConvolutionsPass
@@ -44,12 +175,15 @@ public:
       LoomCPUSelectLibraryConvolutionsPassBase;
 
   void runOnOperation() override {
-    getOperation().walk([&](linalg::Conv2DNchwFchwOp conv) {
-      if (!conv.hasPureTensorSemantics())
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (!op.hasPureTensorSemantics())
         return;
-      auto input = cast<ShapedType>(conv.getInputs()[0].getType());
-      auto filter = cast<ShapedType>(conv.getInputs()[1].getType());
-      auto output = cast<ShapedType>(conv.getOutputs()[0].getType());
+      std::optional<Convolution> conv = matchConvolution(op);
+      if (!conv)
+        return;
+      auto input = cast<ShapedType>(conv->input.getType());
+      auto filter = cast<ShapedType>(conv->filter.getType());
+      auto output = cast<ShapedType>(conv->output.getType());
       if (!input.hasStaticShape() || !filter.hasStaticShape() ||
           !output.hasStaticShape() || !input.getElementType().isF32() ||
           !filter.getElementType().isF32() || !output.getElementType().isF32())
@@ -58,9 +192,11 @@ public:
       // library computes them (docs/codegen.md).
       if (filter.getDimSize(2) * filter.getDimSize(3) < 2)
         return;
-      if (convolutionFlops(conv) < minFlops)
+      // Grouped convolutions are windowed loops when generated: the library
+      // wins at every size measured (docs/codegen.md).
+      if (conv->groups == 1 && conv->flops() < minFlops)
         return;
-      conv->setAttr(kLibraryAttr, StringAttr::get(&getContext(), "onednn"));
+      op->setAttr(kLibraryAttr, StringAttr::get(&getContext(), "onednn"));
     });
   }
 };
@@ -224,31 +360,37 @@ public:
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<linalg::Conv2DNchwFchwOp> convs;
-    module.walk([&](linalg::Conv2DNchwFchwOp conv) {
-      if (conv->hasAttr(kLibraryAttr) && conv.hasPureBufferSemantics())
-        convs.push_back(conv);
+    SmallVector<Convolution> convs;
+    module.walk([&](linalg::LinalgOp op) {
+      if (!op->hasAttr(kLibraryAttr) || !op.hasPureBufferSemantics())
+        return;
+      if (std::optional<Convolution> conv = matchConvolution(op))
+        convs.push_back(*conv);
+      else
+        op->emitWarning("marked for a kernel library but no longer a "
+                        "convolution it computes; generating loops");
     });
-    for (linalg::Conv2DNchwFchwOp conv : convs)
+    for (const Convolution &conv : convs)
       rewrite(module, conv);
   }
 
 private:
   unsigned callSites = 0;
 
-  void rewrite(ModuleOp module, linalg::Conv2DNchwFchwOp conv) {
-    Value input = conv.getInputs()[0], filter = conv.getInputs()[1];
-    Value output = conv.getOutputs()[0];
+  void rewrite(ModuleOp module, const Convolution &convolution) {
+    Operation *conv = convolution.op;
+    Value input = convolution.input, filter = convolution.filter;
+    Value output = convolution.output;
     if (!isDenseRowMajor(filter) || !isDenseRowMajor(output)) {
-      conv.emitWarning("library convolution: the filter or output is not a "
-                       "dense row-major buffer; generating loops instead");
+      conv->emitWarning("library convolution: the filter or output is not a "
+                        "dense row-major buffer; generating loops instead");
       conv->removeAttr(kLibraryAttr);
       return;
     }
     std::optional<ZeroPadding> padding = matchZeroPadding(input, conv);
     if (!padding && !isDenseRowMajor(input)) {
-      conv.emitWarning("library convolution: the input is not a dense "
-                       "row-major buffer; generating loops instead");
+      conv->emitWarning("library convolution: the input is not a dense "
+                        "row-major buffer; generating loops instead");
       conv->removeAttr(kLibraryAttr);
       return;
     }
@@ -256,8 +398,8 @@ private:
     auto sourceType = cast<MemRefType>(source.getType());
     auto filterType = cast<MemRefType>(filter.getType());
     auto outputType = cast<MemRefType>(output.getType());
-    auto strides = llvm::to_vector(conv.getStrides().getValues<int64_t>());
-    auto dilations = llvm::to_vector(conv.getDilations().getValues<int64_t>());
+    const int64_t *strides = convolution.strides;
+    const int64_t *dilations = convolution.dilations;
 
     Operation *zeroFill = zeroFillBefore(conv, output);
     int64_t flags = zeroFill ? 0 : LOOM_CONV_ACCUMULATE;
@@ -285,7 +427,7 @@ private:
       desc[LOOM_CONV_PAD_BOTTOM] = padding->bottom;
       desc[LOOM_CONV_PAD_RIGHT] = padding->right;
     }
-    desc[LOOM_CONV_GROUPS] = 1;
+    desc[LOOM_CONV_GROUPS] = convolution.groups;
     desc[LOOM_CONV_FLAGS] = flags;
 
     // The call site's descriptor (constant) and slot (written by the
@@ -293,7 +435,7 @@ private:
     unsigned site = callSites++;
     OpBuilder moduleBuilder(module.getBodyRegion());
     moduleBuilder.setInsertionPointToStart(module.getBody());
-    Location loc = conv.getLoc();
+    Location loc = conv->getLoc();
     auto i64 = moduleBuilder.getI64Type();
     auto descType = MemRefType::get({LOOM_CONV_DESC_SIZE}, i64);
     auto slotType = MemRefType::get({1}, i64);
@@ -326,7 +468,7 @@ private:
                          ValueRange{addressOf(source), addressOf(filter),
                                     addressOf(output), addressOf(descBuffer),
                                     addressOf(slotBuffer)});
-    conv.erase();
+    conv->erase();
     if (zeroFill)
       zeroFill->erase();
     if (padding)

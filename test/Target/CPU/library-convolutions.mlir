@@ -45,6 +45,7 @@ func.func @padded(%x: tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32> {
 // the descriptor.
 // CALL-DAG: memref.global "private" constant @__loom_conv_desc_0 : memref<20xi64> = dense<[1, 2, 16, 35, 35, 32, 3, 3, 16, 16, 2, 2, 2, 2, 0, 0, 0, 0, 1, 1]>
 // CALL-LABEL: func.func @accumulate
+// THRESHOLD-LABEL: func.func @accumulate
 // CALL: call @loom_rt_conv2d_f32(
 func.func @accumulate(%x: tensor<2x16x35x35xf32>, %w: tensor<32x16x3x3xf32>, %init: tensor<2x32x16x16xf32>) -> tensor<2x32x16x16xf32> {
   %y = linalg.conv_2d_nchw_fchw {dilations = dense<2> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<2x16x35x35xf32>, tensor<32x16x3x3xf32>) outs(%init : tensor<2x32x16x16xf32>) -> tensor<2x32x16x16xf32>
@@ -82,4 +83,72 @@ func.func @generated(%x: tensor<1x64x56x56xf32>, %w1: tensor<64x64x1x1xf32>, %y1
   %b = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%s, %w2 : tensor<1x8x10x10xf32>, tensor<8x8x3x3xf32>) outs(%y2 : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
   %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%h, %w3 : tensor<1x64x58x58xf16>, tensor<64x64x3x3xf16>) outs(%y3 : tensor<1x64x56x56xf16>) -> tensor<1x64x56x56xf16>
   return %a, %b, %c : tensor<1x64x56x56xf32>, tensor<1x8x8x8xf32>, tensor<1x64x56x56xf16>
+}
+
+// -----
+
+// Grouped convolutions are the generic convert-loom-to-linalg builds; the
+// library takes them at any size (a depthwise 3x3 of 0.07 MFLOP here, and
+// 4 groups with stride 2 and dilation 2, accumulating onto its initial
+// value: flags 1 | 2), with the groups in the descriptor. contraction-order leaves the marked generics' loops alone.
+#dw_in = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1 + d4, d2 + d5, d3 + d6)>
+#g4_in = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, (d1 floordiv 8) * 4 + d4, d2 * 2 + d5 * 2, d3 * 2 + d6 * 2)>
+#filter = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
+#out = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+// SELECT-LABEL: func.func @grouped
+// SELECT-COUNT-2: loom.library = "onednn"
+// THRESHOLD-LABEL: func.func @grouped
+// THRESHOLD-COUNT-2: loom.library = "onednn"
+// CALL-DAG: memref.global "private" constant @__loom_conv_desc_0 : memref<20xi64> = dense<[1, 1, 16, 18, 18, 16, 3, 3, 16, 16, 1, 1, 1, 1, 0, 0, 0, 0, 16, 2]>
+// CALL-DAG: memref.global "private" constant @__loom_conv_desc_1 : memref<20xi64> = dense<[1, 1, 16, 20, 20, 32, 3, 3, 8, 8, 2, 2, 2, 2, 0, 0, 0, 0, 4, 3]>
+// CALL-LABEL: func.func @grouped
+// CALL-COUNT-2: call @loom_rt_conv2d_f32(
+// CALL-NOT: linalg.generic
+func.func @grouped(%x: tensor<1x16x18x18xf32>, %y: tensor<1x16x20x20xf32>, %init: tensor<1x32x8x8xf32>) -> (tensor<1x16x16x16xf32>, tensor<1x32x8x8xf32>) {
+  %w1 = arith.constant dense<0.25> : tensor<16x1x3x3xf32>
+  %w2 = arith.constant dense<0.125> : tensor<32x4x3x3xf32>
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<1x16x16x16xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%empty : tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32>
+  %dw = linalg.generic {indexing_maps = [#dw_in, #filter, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%x, %w1 : tensor<1x16x18x18xf32>, tensor<16x1x3x3xf32>) outs(%fill : tensor<1x16x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x16x16x16xf32>
+  %g4 = linalg.generic {indexing_maps = [#g4_in, #filter, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%y, %w2 : tensor<1x16x20x20xf32>, tensor<32x4x3x3xf32>) outs(%init : tensor<1x32x8x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x32x8x8xf32>
+  return %dw, %g4 : tensor<1x16x16x16xf32>, tensor<1x32x8x8xf32>
+}
+
+// -----
+
+// Look-alikes that are not convolutions the library computes: a body that
+// is not a multiply-accumulate (max pooling's), and a filter read in
+// another order.
+#win = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1 + d4, d2 + d5, d3 + d6)>
+#f = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
+#swapped = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d6, d5)>
+#o = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+// SELECT-LABEL: func.func @lookalikes
+// SELECT-NOT: loom.library
+// CALL-LABEL: func.func @lookalikes
+// CALL-NOT: call @loom_rt_conv2d_f32
+func.func @lookalikes(%x: tensor<1x16x18x18xf32>, %w: tensor<16x1x3x3xf32>, %init: tensor<1x16x16x16xf32>) -> (tensor<1x16x16x16xf32>, tensor<1x16x16x16xf32>) {
+  %max = linalg.generic {indexing_maps = [#win, #f, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x16x18x18xf32>, tensor<16x1x3x3xf32>) outs(%init : tensor<1x16x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.maximumf %a, %c : f32
+    linalg.yield %m : f32
+  } -> tensor<1x16x16x16xf32>
+  %t = linalg.generic {indexing_maps = [#win, #swapped, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x16x18x18xf32>, tensor<16x1x3x3xf32>) outs(%init : tensor<1x16x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x16x16x16xf32>
+  return %max, %t : tensor<1x16x16x16xf32>, tensor<1x16x16x16xf32>
 }

@@ -106,12 +106,15 @@ def LoomCPUSelectLibraryConvolutionsPass
   let summary = "Mark the convolutions a kernel library computes faster";
   let description = [{
     Runs on linalg on tensors, before `loom-cpu-im2col`. Marks each f32
-    `linalg.conv_2d_nchw_fchw` of the shape class where oneDNN beats the
-    generated im2col product (docs/codegen.md, "Library convolutions": a
-    window larger than 1x1 and at least `min-flops` operations) with
-    `loom.library = "onednn"`; `loom-cpu-im2col` leaves marked convolutions
-    alone and `loom-cpu-library-convolutions` turns them into library
-    calls once they operate on buffers.
+    2-D convolution of the shape class where oneDNN beats the generated
+    code (docs/codegen.md, "Library convolutions") with
+    `loom.library = "onednn"`: a `linalg.conv_2d_nchw_fchw` with a window
+    larger than 1x1 and at least `min-flops` operations, and a grouped
+    (or depthwise) convolution - the generic convert-loom-to-linalg builds
+    for it - with a window larger than 1x1, whatever its size.
+    `loom-cpu-im2col` and `loom-cpu-contraction-order` leave marked
+    convolutions alone and `loom-cpu-library-convolutions` turns them into
+    library calls once they operate on buffers.
   }];
   let options = [
     Option<"minFlops", "min-flops", "int64_t", /*default=*/"1 << 20",
@@ -125,7 +128,7 @@ def LoomCPULibraryConvolutionsPass
   let description = [{
     Runs on buffers (after the memory plan, so that the buffers it passes
     are arena views whose lifetimes the plan already knows). Each
-    `linalg.conv_2d_nchw_fchw` marked `loom.library = "onednn"` becomes a
+    convolution marked `loom.library = "onednn"` becomes a
     call of `loom_rt_conv2d_f32` (runtime/include/loom/abi/kernels.h) with
     the addresses of its input, filter and output, of a constant descriptor
     (shapes, strides, dilations, padding, flags) and of a zero-initialized
