@@ -16,10 +16,13 @@ passes (an unexpected pass), so the list only shrinks. --update rewrites
 FILE from this run, keeping the reasons of cases already listed.
 
 With --backend cpu each case is compiled for this CPU (lib/Target/CPU)
-and the compiled code runs instead of the reference executor.
+in-process by loom-run and the compiled code runs instead of the reference
+executor. With --backend engine each case is compiled by loomc (next to
+loom-run) into an engine file, which loom-run then loads through the
+runtime and runs: the path users take.
 
 usage: python3 scripts/conformance.py --loom-run build/bin/loom-run \
-           [--backend reference|cpu] [--suite DIR] [--expectations test/conformance/onnx-node-1.12.txt] \
+           [--backend reference|cpu|engine] [--suite DIR] [--expectations test/conformance/onnx-node-1.12.txt] \
            [--check | --update] [--markdown FILE]
 """
 
@@ -30,36 +33,57 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 DEBIAN_SUITE = "/usr/share/libonnx-testdata/data/node"
+
+
+def classify(proc, first_line_of):
+    """The outcome of a finished loom-run or loomc process that failed."""
+    lines = [l for l in proc.stderr.splitlines() if l.strip()]
+    first = next((l for l in lines if "error" in l or "mismatch" in l),
+                 lines[0] if lines else "")
+    first = re.sub(r"^.*?error: ", "", first)
+    if proc.returncode < 0 or proc.returncode >= 128 or not lines:
+        return "crash", "%s exit code %d %s" % (first_line_of, proc.returncode, first)
+    if any(l.startswith("mismatch") for l in lines):
+        return "mismatch", first
+    if "not supported" in first or "unsupported" in first or "no kernel" in first:
+        return "unsupported", first
+    return "error", first
 
 
 def run_case(tool, case_dir, timeout, rtol, atol, backend, extra_args=()):
     data_sets = sorted(d for d in os.listdir(case_dir) if d.startswith("test_data_set_"))
     if not data_sets:
         return "error", "no test_data_set_* folder"
-    for data in data_sets:
-        folder = os.path.join(case_dir, data)
-        cmd = [tool, os.path.join(case_dir, "model.onnx"), "--inputs", folder,
-               "--expected", folder, "--rtol", str(rtol), "--atol", str(atol),
-               "--print-values", "0", "--backend", backend] + list(extra_args)
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return "crash", "time-out after %ss" % timeout
-        if proc.returncode == 0:
-            continue
-        lines = [l for l in proc.stderr.splitlines() if l.strip()]
-        first = next((l for l in lines if "error" in l or "mismatch" in l),
-                     lines[0] if lines else "")
-        first = re.sub(r"^.*?error: ", "", first)
-        if proc.returncode < 0 or proc.returncode >= 128 or not lines:
-            return "crash", "exit code %d %s" % (proc.returncode, first)
-        if any(l.startswith("mismatch") for l in lines):
-            return "mismatch", first
-        if "not supported" in first or "unsupported" in first or "no kernel" in first:
-            return "unsupported", first
-        return "error", first
+    model = os.path.join(case_dir, "model.onnx")
+    with tempfile.TemporaryDirectory(prefix="loom-conformance-") as tmp:
+        if backend == "engine":
+            # Compile once; every data set runs the same engine.
+            engine = os.path.join(tmp, "model.engine")
+            loomc = os.path.join(os.path.dirname(tool), "loomc")
+            try:
+                proc = subprocess.run([loomc, model, "-o", engine], capture_output=True,
+                                      text=True, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                return "crash", "loomc time-out after %ss" % timeout
+            if proc.returncode != 0:
+                return classify(proc, "loomc")
+            model, backend_args = engine, []
+        else:
+            backend_args = ["--backend", backend]
+        for data in data_sets:
+            folder = os.path.join(case_dir, data)
+            cmd = [tool, model, "--inputs", folder, "--expected", folder, "--rtol",
+                   str(rtol), "--atol", str(atol), "--print-values", "0"] + \
+                backend_args + list(extra_args)
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                return "crash", "time-out after %ss" % timeout
+            if proc.returncode != 0:
+                return classify(proc, "loom-run")
     return "pass", ""
 
 
@@ -89,7 +113,9 @@ def main():
                     help="fail when fewer cases pass, or on any crash, or on a "
                          "mismatch (a wrong answer) not listed in --expectations")
     ap.add_argument("--backend", default="reference",
-                    help="loom-run's backend: reference, or cpu (compiled code)")
+                    help="reference (the reference executor), cpu (compiled "
+                         "in-process by loom-run) or engine (loomc, then loom-run "
+                         "on the engine file)")
     ap.add_argument("--expectations")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--update", action="store_true")

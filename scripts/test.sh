@@ -32,6 +32,10 @@ echo "== The same suite compiled for this CPU (loom-run --backend=cpu)"
 /usr/bin/python3 -s "$root/scripts/conformance.py" --loom-run "$build/bin/loom-run" \
   --backend cpu --expectations "$root/test/conformance/onnx-node-1.12.txt" --min-pass 801
 
+echo "== The same suite through engine files (loomc, then loom-run on the engine)"
+/usr/bin/python3 -s "$root/scripts/conformance.py" --loom-run "$build/bin/loom-run" \
+  --backend engine --expectations "$root/test/conformance/onnx-node-1.12.txt" --min-pass 801
+
 echo "== The suite's convolutions compiled with every one sent to oneDNN"
 # The node suite's convolutions are far below the library's threshold;
 # forced through it (the input filter reordered per call, asymmetric
