@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -120,3 +121,54 @@ TEST(CppWrapper, PipelineRanksMatchOneRank) {
 }
 
 } // namespace
+
+// Library convolutions (oneDNN, runtime/src/kernels_onednn.cpp) under
+// concurrency, run by test/Runtime/library-convolutions.test:
+// LOOM_TEST_CONV_ENGINE is the ResNet-style fixture compiled with its
+// convolutions in oneDNN, LOOM_TEST_CONV_GENERATED_ENGINE the same model
+// with every convolution generated (input x f32[1, 3, 32, 32], output
+// f32[1, 10]).
+TEST(LibraryConv, ConcurrentCallsAndReloads) {
+  std::string library = enginePath("LOOM_TEST_CONV_ENGINE");
+  std::string generated = enginePath("LOOM_TEST_CONV_GENERATED_ENGINE");
+  ASSERT_FALSE(library.empty() || generated.empty())
+      << "set LOOM_TEST_CONV_ENGINE and LOOM_TEST_CONV_GENERATED_ENGINE";
+  std::vector<float> in(3 * 32 * 32), expected(10);
+  for (size_t i = 0; i < in.size(); ++i)
+    in[i] = std::sin(0.37f * float(i));
+  loom::Error error;
+  {
+    loom::Engine reference = loom::Engine::load(generated, error);
+    ASSERT_FALSE(error) << error.message();
+    ASSERT_FALSE(reference.execute({in.data()}, {expected.data()}));
+  }
+  // Loaded and freed again: what the first engine's call sites prepared is
+  // released with it, and the next engine prepares its own.
+  for (int load = 0; load < 3; ++load) {
+    loom::Engine engine = loom::Engine::load(library, error);
+    ASSERT_FALSE(error) << error.message();
+    // Four threads race for the first call of every call site, then keep
+    // calling: each must get the same outputs.
+    constexpr int kThreads = 4, kCalls = 5;
+    std::vector<std::vector<float>> outputs(kThreads * kCalls,
+                                            std::vector<float>(10, -1.0f));
+    std::vector<loom::Error> errors(kThreads);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+      threads.emplace_back([&, t] {
+        for (int c = 0; c < kCalls && !errors[t]; ++c)
+          errors[t] = engine.execute({in.data()},
+                                     {outputs[t * kCalls + c].data()});
+      });
+    for (std::thread &thread : threads)
+      thread.join();
+    for (int t = 0; t < kThreads; ++t)
+      ASSERT_FALSE(errors[t]) << errors[t].message();
+    for (const std::vector<float> &out : outputs) {
+      EXPECT_EQ(out, outputs[0]);
+      for (size_t i = 0; i < expected.size(); ++i)
+        EXPECT_NEAR(out[i], expected[i], 1e-4f * (1.0f + std::fabs(expected[i])))
+            << "load " << load << " output " << i;
+    }
+  }
+}
