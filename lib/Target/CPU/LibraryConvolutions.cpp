@@ -188,12 +188,10 @@ public:
           !output.hasStaticShape() || !input.getElementType().isF32() ||
           !filter.getElementType().isF32() || !output.getElementType().isF32())
         return;
-      // 1x1 windows are plain matrix products, generated as fast as the
-      // library computes them (docs/codegen.md).
-      if (filter.getDimSize(2) * filter.getDimSize(3) < 2)
-        return;
       // Grouped convolutions are windowed loops when generated: the library
-      // wins at every size measured (docs/codegen.md).
+      // wins at every size measured (docs/codegen.md). Ungrouped ones, 1x1
+      // included (few output positions leave the generated product's
+      // register tiles half empty), from `minFlops` on.
       if (conv->groups == 1 && conv->flops() < minFlops)
         return;
       op->setAttr(kLibraryAttr, StringAttr::get(&getContext(), "onednn"));

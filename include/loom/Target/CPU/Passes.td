@@ -108,10 +108,9 @@ def LoomCPUSelectLibraryConvolutionsPass
     Runs on linalg on tensors, before `loom-cpu-im2col`. Marks each f32
     2-D convolution of the shape class where oneDNN beats the generated
     code (docs/codegen.md, "Library convolutions") with
-    `loom.library = "onednn"`: a `linalg.conv_2d_nchw_fchw` with a window
-    larger than 1x1 and at least `min-flops` operations, and a grouped
-    (or depthwise) convolution - the generic convert-loom-to-linalg builds
-    for it - with a window larger than 1x1, whatever its size.
+    `loom.library = "onednn"`: a `linalg.conv_2d_nchw_fchw` of at least
+    `min-flops` operations, and a grouped (or depthwise) convolution - the
+    generic convert-loom-to-linalg builds for it - whatever its size.
     `loom-cpu-im2col` and `loom-cpu-contraction-order` leave marked
     convolutions alone and `loom-cpu-library-convolutions` turns them into
     library calls once they operate on buffers.
