@@ -52,7 +52,8 @@ void buildLoomToLinalgPipeline(OpPassManager &pm) {
 }
 
 void buildLinalgToLLVMPipeline(OpPassManager &pm, bool reportMemory,
-                               int64_t parallelFlops) {
+                               int64_t parallelFlops,
+                               int64_t parallelElements) {
   // Merge producer-consumer chains of elementwise generics into one loop
   // nest each before buffers exist.
   pm.addPass(createLoomCPUFuseElementwisePass());
@@ -79,13 +80,18 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm, bool reportMemory,
   pm.addNestedPass<func::FuncOp>(createLoomCPUVectorizeCopiesPass());
   // exp, erf, tanh as arithmetic that LLVM vectorizes with the loops.
   pm.addNestedPass<func::FuncOp>(createLoomCPUApproximateMathPass());
+  // Large elementwise and reduction ops: a parallel loop over chunks of
+  // their outermost parallel loop, each chunk the same op on views.
+  LoomCPUParallelizeLoopsPassOptions loops;
+  loops.parallelElements = parallelElements;
+  pm.addNestedPass<func::FuncOp>(createLoomCPUParallelizeLoopsPass(loops));
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));
   // Integer powers have no LLVM intrinsic: they become small functions.
   pm.addPass(createConvertMathToFuncs());
   pm.addPass(createLowerAffinePass());
-  // The contractions' parallel tile loops: OpenMP work-sharing loops, run
+  // The contractions' parallel tile loops and the chunk loops: OpenMP work-sharing loops, run
   // by the OpenMP runtime's thread pool (as many threads as
   // omp_set_num_threads asked for on the calling thread).
   pm.addPass(createConvertSCFToOpenMPPass());
@@ -277,7 +283,7 @@ LogicalResult lowerModule(ModuleOp module, Stage stopAfter,
     return failure();
   PassManager toLLVM(module.getContext());
   buildLinalgToLLVMPipeline(toLLVM, options.reportKernels,
-                            options.parallelFlops);
+                            options.parallelFlops, options.parallelElements);
   if (failed(toLLVM.run(module)))
     return failure();
   phaseDone(options, "bufferize and lower to LLVM dialect", start);

@@ -52,6 +52,10 @@ struct CompileOptions {
   /// parallel tile loop (OpenMP; 0: none). The thread count is chosen when
   /// the code runs (loom_load_options::threads).
   int64_t parallelFlops = int64_t(1) << 20;
+  /// Other linalg ops (elementwise, reductions) with at least this many
+  /// points in their iteration space run as a parallel loop over chunks of
+  /// their outermost parallel loop (OpenMP; 0: none).
+  int64_t parallelElements = int64_t(1) << 18;
   /// Called after each phase with its name and wall time in milliseconds.
   std::function<void(llvm::StringRef phase, double milliseconds)> onPhase;
 };
@@ -68,11 +72,13 @@ void buildLoomToLinalgPipeline(mlir::OpPassManager &pm);
 /// fusion, one-shot bufferization with identity layouts at the function
 /// boundary, results as out-parameters, deallocation, loops, and the
 /// conversions to LLVM with the bare-pointer calling convention. Large
-/// contractions' parallel tile loops become OpenMP loops (see
-/// CompileOptions::parallelFlops).
+/// contractions' parallel tile loops and large elementwise and reduction
+/// ops' chunk loops become OpenMP loops (see CompileOptions::parallelFlops
+/// and CompileOptions::parallelElements).
 void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm,
                                bool reportMemory = false,
-                               int64_t parallelFlops = int64_t(1) << 20);
+                               int64_t parallelFlops = int64_t(1) << 20,
+                               int64_t parallelElements = int64_t(1) << 18);
 
 /// Registers `loom-cpu-lower-to-llvm` (buildLinalgToLLVMPipeline) with
 /// mlir-opt style drivers.
