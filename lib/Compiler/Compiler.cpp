@@ -270,7 +270,7 @@ int loomcMain(int argc, char **argv) {
       cl::desc("Contractions of at least this many operations get a parallel "
                "tile loop, run on loom-run --num-threads N threads (0: none)"));
   cl::opt<int64_t> parallelElements(
-      "parallel-elements", cl::init(int64_t(1) << 18),
+      "parallel-elements", cl::init(int64_t(1) << 17),
       cl::desc("Elementwise and reduction ops of at least this many "
                "iteration points run as a parallel loop over chunks of "
                "their outermost parallel loop (0: none)"));

@@ -1,6 +1,6 @@
 // A softmax over the rows of a 512x1024 f32 matrix and the sums of its
 // columns: linalg ops of 2^19 points, above loomc's default
-// --parallel-elements (2^18), so each runs as a parallel loop over chunks
+// --parallel-elements (2^17), so each runs as a parallel loop over chunks
 // of rows (the column sums over chunks of columns, all rows in order).
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>

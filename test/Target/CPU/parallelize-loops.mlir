@@ -10,7 +10,7 @@
 // NONE: linalg.generic
 // NONE-LABEL: func.func @column_sums
 
-// An elementwise op of at least parallel-elements points (default 2^18;
+// An elementwise op of at least parallel-elements points (default 2^17;
 // here 2^20): one parallel loop over chunks of its outermost loop, 16 rows
 // of 1024 (chunk-elements, 16384 points) each, the op itself on views.
 // CHECK-LABEL: func.func @add
@@ -147,17 +147,17 @@ func.func @total(%a: memref<1024x1024xf32>, %s: memref<f32>) {
 
 // -----
 
-// Below parallel-elements (64x64): left alone.
+// Below parallel-elements (256x256, 2^16 points): left alone.
 // CHECK-LABEL: func.func @small
 // CHECK-NOT: scf.parallel
 // CHECK: linalg.generic
 // CHECK-NOT: scf.parallel
 // CHECK: return
 #id = affine_map<(d0, d1) -> (d0, d1)>
-func.func @small(%a: memref<64x64xf32>, %c: memref<64x64xf32>) {
+func.func @small(%a: memref<256x256xf32>, %c: memref<256x256xf32>) {
   linalg.generic {indexing_maps = [#id, #id],
                   iterator_types = ["parallel", "parallel"]}
-      ins(%a : memref<64x64xf32>) outs(%c : memref<64x64xf32>) {
+      ins(%a : memref<256x256xf32>) outs(%c : memref<256x256xf32>) {
   ^bb0(%x: f32, %z: f32):
     %r = arith.negf %x : f32
     linalg.yield %r : f32

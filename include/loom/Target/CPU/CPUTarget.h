@@ -55,7 +55,7 @@ struct CompileOptions {
   /// Other linalg ops (elementwise, reductions) with at least this many
   /// points in their iteration space run as a parallel loop over chunks of
   /// their outermost parallel loop (OpenMP; 0: none).
-  int64_t parallelElements = int64_t(1) << 18;
+  int64_t parallelElements = int64_t(1) << 17;
   /// Called after each phase with its name and wall time in milliseconds.
   std::function<void(llvm::StringRef phase, double milliseconds)> onPhase;
 };
@@ -78,7 +78,7 @@ void buildLoomToLinalgPipeline(mlir::OpPassManager &pm);
 void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm,
                                bool reportMemory = false,
                                int64_t parallelFlops = int64_t(1) << 20,
-                               int64_t parallelElements = int64_t(1) << 18);
+                               int64_t parallelElements = int64_t(1) << 17);
 
 /// Registers `loom-cpu-lower-to-llvm` (buildLinalgToLLVMPipeline) with
 /// mlir-opt style drivers.

@@ -262,7 +262,7 @@ def LoomCPUParallelizeLoopsPass
   }];
   let options = [
     Option<"parallelElements", "parallel-elements", "int64_t",
-           /*default=*/"262144",
+           /*default=*/"131072",
            "Iteration-space points from which an op's loop is parallel "
            "(0: never)">,
     Option<"chunkElements", "chunk-elements", "int64_t", /*default=*/"16384",
