@@ -306,6 +306,11 @@ int loomcMain(int argc, char **argv) {
       "parallel-flops", cl::init(int64_t(1) << 20),
       cl::desc("Contractions of at least this many operations get a parallel "
                "tile loop, run on loom-run --num-threads N threads (0: none)"));
+  cl::opt<int64_t> parallelElements(
+      "parallel-elements", cl::init(int64_t(1) << 17),
+      cl::desc("Elementwise and reduction ops of at least this many "
+               "iteration points run as a parallel loop over chunks of "
+               "their outermost parallel loop (0: none)"));
   ConvLibraryFlags convLibrary;
   cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level (0-3)"),
                              cl::Prefix, cl::init(3));
@@ -434,6 +439,11 @@ int loomcMain(int argc, char **argv) {
     return 1;
   }
   request.options.parallelFlops = parallelFlops;
+  if (parallelElements < 0) {
+    llvm::errs() << "error: --parallel-elements must not be negative\n";
+    return 1;
+  }
+  request.options.parallelElements = parallelElements;
   FailureOr<int64_t> libraryFlops = convLibrary.resolve();
   if (failed(libraryFlops))
     return 1;

@@ -51,18 +51,17 @@ void buildLoomToLinalgPipeline(OpPassManager &pm) {
   func.addPass(createCanonicalizerPass());
 }
 
-void buildLinalgToLLVMPipeline(OpPassManager &pm, bool reportMemory,
-                               int64_t parallelFlops,
-                               int64_t libraryConvolutionFlops) {
+void buildLinalgToLLVMPipeline(OpPassManager &pm,
+                               const CompileOptions &options) {
   // Merge producer-consumer chains of elementwise generics into one loop
   // nest each before buffers exist.
   pm.addPass(createLoomCPUFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
   // Convolutions oneDNN computes faster are marked before im2col takes the
   // others.
-  if (libraryConvolutionFlops >= 0) {
+  if (options.libraryConvolutionFlops >= 0) {
     LoomCPUSelectLibraryConvolutionsPassOptions library;
-    library.minFlops = libraryConvolutionFlops;
+    library.minFlops = options.libraryConvolutionFlops;
     pm.addNestedPass<func::FuncOp>(
         createLoomCPUSelectLibraryConvolutionsPass(library));
   }
@@ -76,27 +75,32 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm, bool reportMemory,
   // One arena per function for the temporaries, before deallocation is
   // inserted (the arena is the only buffer left to free).
   LoomCPUMemoryPlanPassOptions plan;
-  plan.report = reportMemory;
+  plan.report = options.reportKernels;
   pm.addNestedPass<func::FuncOp>(createLoomCPUMemoryPlanPass(plan));
-  if (libraryConvolutionFlops >= 0)
+  if (options.libraryConvolutionFlops >= 0)
     pm.addPass(createLoomCPULibraryConvolutionsPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   // Matrix products and convolutions (as im2col) become register tiles of
   // vector code; everything else becomes loops.
   LoomCPUVectorizeContractionsPassOptions contractions;
-  contractions.parallelFlops = parallelFlops;
+  contractions.parallelFlops = options.parallelFlops;
   pm.addNestedPass<func::FuncOp>(
       createLoomCPUVectorizeContractionsPass(contractions));
   pm.addNestedPass<func::FuncOp>(createLoomCPUVectorizeCopiesPass());
   // exp, erf, tanh as arithmetic that LLVM vectorizes with the loops.
   pm.addNestedPass<func::FuncOp>(createLoomCPUApproximateMathPass());
+  // Large elementwise and reduction ops: a parallel loop over chunks of
+  // their outermost parallel loop, each chunk the same op on views.
+  LoomCPUParallelizeLoopsPassOptions loops;
+  loops.parallelElements = options.parallelElements;
+  pm.addNestedPass<func::FuncOp>(createLoomCPUParallelizeLoopsPass(loops));
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));
   // Integer powers have no LLVM intrinsic: they become small functions.
   pm.addPass(createConvertMathToFuncs());
   pm.addPass(createLowerAffinePass());
-  // The contractions' parallel tile loops: OpenMP work-sharing loops, run
+  // The contractions' parallel tile loops and the chunk loops: OpenMP work-sharing loops, run
   // by the OpenMP runtime's thread pool (as many threads as
   // omp_set_num_threads asked for on the calling thread).
   pm.addPass(createConvertSCFToOpenMPPass());
@@ -287,9 +291,7 @@ LogicalResult lowerModule(ModuleOp module, Stage stopAfter,
                                 *weights)))
     return failure();
   PassManager toLLVM(module.getContext());
-  buildLinalgToLLVMPipeline(toLLVM, options.reportKernels,
-                            options.parallelFlops,
-                            options.libraryConvolutionFlops);
+  buildLinalgToLLVMPipeline(toLLVM, options);
   if (failed(toLLVM.run(module)))
     return failure();
   phaseDone(options, "bufferize and lower to LLVM dialect", start);

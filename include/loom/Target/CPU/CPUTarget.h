@@ -56,6 +56,10 @@ struct CompileOptions {
   /// parallel tile loop (OpenMP; 0: none). The thread count is chosen when
   /// the code runs (loom_load_options::threads).
   int64_t parallelFlops = int64_t(1) << 20;
+  /// Other linalg ops (elementwise, reductions) with at least this many
+  /// points in their iteration space run as a parallel loop over chunks of
+  /// their outermost parallel loop (OpenMP; 0: none).
+  int64_t parallelElements = int64_t(1) << 17;
   /// Convolutions of the shape class where oneDNN wins, of at least this
   /// many operations, call the runtime's oneDNN kernel library
   /// (loom/abi/kernels.h); negative: every convolution is generated. The
@@ -78,12 +82,11 @@ void buildLoomToLinalgPipeline(mlir::OpPassManager &pm);
 /// fusion, one-shot bufferization with identity layouts at the function
 /// boundary, results as out-parameters, deallocation, loops, and the
 /// conversions to LLVM with the bare-pointer calling convention. Large
-/// contractions' parallel tile loops become OpenMP loops (see
-/// CompileOptions::parallelFlops).
+/// contractions' parallel tile loops and large elementwise and reduction
+/// ops' chunk loops become OpenMP loops (see CompileOptions::parallelFlops
+/// and CompileOptions::parallelElements).
 void buildLinalgToLLVMPipeline(mlir::OpPassManager &pm,
-                               bool reportMemory = false,
-                               int64_t parallelFlops = int64_t(1) << 20,
-                               int64_t libraryConvolutionFlops = -1);
+                               const CompileOptions &options = {});
 
 /// Registers `loom-cpu-lower-to-llvm` (buildLinalgToLLVMPipeline) with
 /// mlir-opt style drivers.

@@ -285,4 +285,42 @@ def LoomCPUVectorizeCopiesPass
                            "::mlir::vector::VectorDialect"];
 }
 
+def LoomCPUParallelizeLoopsPass
+    : Pass<"loom-cpu-parallelize-loops", "::mlir::func::FuncOp"> {
+  let summary = "Run large elementwise and reduction ops on buffers as "
+                "parallel loops over chunks of one dimension";
+  let description = [{
+    Runs on bufferized code, after `loom-cpu-vectorize-contractions` and
+    `loom-cpu-vectorize-copies` and before `convert-linalg-to-loops`. A
+    linalg op on buffers that is not already inside an `scf.parallel`,
+    whose iteration space (the product of its loop ranges: the output's
+    elements for an elementwise op, the input's for a reduction) has at
+    least `parallel-elements` points (0: none), is tiled along its
+    outermost parallel loop of two or more iterations into chunks of that
+    loop, the chunks being the iterations of an `scf.parallel` (for
+    `convert-scf-to-openmp`) and each an op of the same kind on subviews,
+    which becomes serial loops that LLVM vectorizes. A reduction loop is
+    never split: every output element is computed in the same order as on
+    one thread, so the results are bitwise those of one thread. An op with
+    no such loop (a full reduction to a scalar), or whose outputs do not
+    all index that loop directly, is left alone.
+
+    A chunk holds enough rows of that loop for at least `chunk-elements`
+    points, so that a one-dimensional loop keeps vector-long pieces.
+  }];
+  let options = [
+    Option<"parallelElements", "parallel-elements", "int64_t",
+           /*default=*/"131072",
+           "Iteration-space points from which an op's loop is parallel "
+           "(0: never)">,
+    Option<"chunkElements", "chunk-elements", "int64_t", /*default=*/"16384",
+           "Smallest number of points of one parallel iteration">
+  ];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 #endif // LOOM_TARGET_CPU_PASSES_TD
