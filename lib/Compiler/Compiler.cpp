@@ -269,6 +269,11 @@ int loomcMain(int argc, char **argv) {
       "parallel-flops", cl::init(int64_t(1) << 20),
       cl::desc("Contractions of at least this many operations get a parallel "
                "tile loop, run on loom-run --num-threads N threads (0: none)"));
+  cl::opt<bool> packWeights(
+      "pack-weights", cl::init(true),
+      cl::desc("Store constant weights of large matrix products in the "
+               "layout the generated code reads (--pack-weights=false: "
+               "copy their panels on every call)"));
   cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level (0-3)"),
                              cl::Prefix, cl::init(3));
   cl::opt<std::string> grid(
@@ -396,6 +401,7 @@ int loomcMain(int argc, char **argv) {
     return 1;
   }
   request.options.parallelFlops = parallelFlops;
+  request.options.packConstantWeights = packWeights;
   return compile(std::move(request));
 }
 

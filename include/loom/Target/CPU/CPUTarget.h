@@ -52,6 +52,10 @@ struct CompileOptions {
   /// parallel tile loop (OpenMP; 0: none). The thread count is chosen when
   /// the code runs (loom_load_options::threads).
   int64_t parallelFlops = int64_t(1) << 20;
+  /// Store constant right operands of large contractions in the panel
+  /// layout the register tiles read (loom-cpu-pack-constant-weights),
+  /// rather than copying their panels on every call.
+  bool packConstantWeights = true;
   /// Called after each phase with its name and wall time in milliseconds.
   std::function<void(llvm::StringRef phase, double milliseconds)> onPhase;
 };
