@@ -5,8 +5,12 @@
 // entry point; oneDNN (when built with it) runs the same problem in the
 // same process: a matmul primitive with plain row-major B and one with B
 // reordered once into oneDNN's preferred layout (as a constant weight
-// would be), and the convolution primitive. Figures only: GFLOP/s, median
-// of timed batches, nothing asserted.
+// would be), and the convolution primitive. Loom is timed twice: with the
+// weight an input of the program, and with the weight a constant of the
+// program (packed at compile time where the product reads panels of it;
+// passed to the entry as its weights section would be). Figures only:
+// GFLOP/s, median of timed batches, nothing asserted but that both of
+// Loom's kernels agree bit for bit.
 //
 //   loom-bench-gemm [--shapes 16x64x64,conv:64x56x56x64x3] [--dnnl-threads N]
 //                   [--num-threads N] [--min-time 0.2] [--batches 7]
@@ -20,6 +24,8 @@
 #include "loom/Target/CPU/CPUTarget.h"
 #include "loom/Target/CPU/Executable.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/StringExtras.h"
@@ -34,8 +40,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <dlfcn.h>
 #include <functional>
+#include <new>
 #include <random>
 #include <string>
 #include <vector>
@@ -63,6 +71,23 @@ static cl::opt<unsigned> batchesOpt("batches", cl::desc("Timed batches"),
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+/// Allocates on 64-byte boundaries, as engines place their weights and
+/// the generated code its buffers: a buffer at a 16-byte offset (malloc's)
+/// splits vector loads across cache lines.
+template <typename T> struct CacheLineAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlignment{64};
+  CacheLineAllocator() = default;
+  template <typename U> CacheLineAllocator(const CacheLineAllocator<U> &) {}
+  T *allocate(size_t n) {
+    return static_cast<T *>(::operator new(n * sizeof(T), kAlignment));
+  }
+  void deallocate(T *p, size_t) { ::operator delete(p, kAlignment); }
+  bool operator==(const CacheLineAllocator &) const { return true; }
+  bool operator!=(const CacheLineAllocator &) const { return false; }
+};
+using Floats = std::vector<float, CacheLineAllocator<float>>;
 
 /// Median over batches of the seconds one call takes.
 double timeIt(const std::function<void()> &call) {
@@ -171,23 +196,51 @@ std::optional<Problem> parseShape(llvm::StringRef text) {
 struct LoomKernel {
   std::unique_ptr<loom::cpu::Executable> exe;
   double compileSeconds = 0;
+  /// With a constant weight: the weights the entry takes after the input,
+  /// as an engine's weights section holds them.
+  std::vector<Floats> weights;
 };
 
-std::optional<LoomKernel> compileLoom(MLIRContext &context, const Problem &p) {
+/// The program's weight (its second argument) as a constant holding `w`.
+void makeWeightConstant(ModuleOp module, const Problem &p, const Floats &w) {
+  auto func = *module.getOps<func::FuncOp>().begin();
+  OpBuilder b(func.getBody());
+  auto type = RankedTensorType::get(p.weightShape(), b.getF32Type());
+  Value constant = arith::ConstantOp::create(
+      b, func.getLoc(),
+      DenseElementsAttr::get(type, llvm::ArrayRef<float>(w.data(), w.size())));
+  func.getArgument(1).replaceAllUsesWith(constant);
+  (void)func.eraseArgument(1);
+}
+
+/// Compiles the problem with its weight an input, or, given
+/// `constantWeight`, a constant (externalized as loomc does for engines).
+std::optional<LoomKernel> compileLoom(MLIRContext &context, const Problem &p,
+                                      const Floats *constantWeight = nullptr) {
   auto start = Clock::now();
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(loomProgram(p), &context);
   if (!module)
     return std::nullopt;
+  if (constantWeight)
+    makeWeightConstant(*module, p, *constantWeight);
   loom::cpu::CompileOptions options;
   SmallVector<char> object;
-  if (std::string error = loom::cpu::compileToObject(*module, options, object);
+  SmallVector<ElementsAttr> weights;
+  if (std::string error = loom::cpu::compileToObject(
+          *module, options, object, constantWeight ? &weights : nullptr);
       !error.empty()) {
     llvm::errs() << p.name << ": " << error << "\n";
     return std::nullopt;
   }
   std::string error;
   LoomKernel kernel;
+  for (ElementsAttr weight : weights) {
+    llvm::ArrayRef<char> bytes = loom::cpu::weightBytes(weight);
+    Floats &copy = kernel.weights.emplace_back(
+        (bytes.size() + sizeof(float) - 1) / sizeof(float));
+    std::memcpy(copy.data(), bytes.data(), bytes.size());
+  }
   kernel.exe = loom::cpu::Executable::load(object, error);
   if (!kernel.exe) {
     llvm::errs() << p.name << ": " << error << "\n";
@@ -198,8 +251,7 @@ std::optional<LoomKernel> compileLoom(MLIRContext &context, const Problem &p) {
   return kernel;
 }
 
-float maxRelativeError(const std::vector<float> &x,
-                       const std::vector<float> &ref) {
+float maxRelativeError(const Floats &x, const Floats &ref) {
   float scale = 0, err = 0;
   for (float v : ref)
     scale = std::max(scale, std::fabs(v));
@@ -211,11 +263,10 @@ float maxRelativeError(const std::vector<float> &x,
 #ifdef LOOM_BENCH_DNNL
 struct DnnlFigures {
   double plain = 0, packed = 0;
-  std::vector<float> result;
+  Floats result;
 };
 
-DnnlFigures runDnnl(const Problem &p, std::vector<float> &x,
-                    std::vector<float> &w) {
+DnnlFigures runDnnl(const Problem &p, Floats &x, Floats &w) {
   using namespace dnnl;
   using tag = memory::format_tag;
   using dt = memory::data_type;
@@ -326,9 +377,11 @@ int main(int argc, char **argv) {
   llvm::outs() << "; GFLOP/s, median of " << batchesOpt
                << " batches of >= " << llvm::format("%.2f", double(minTimeOpt))
                << " s\n\n";
-  llvm::outs() << "| shape | class | Loom | oneDNN (plain B) | oneDNN "
-                  "(reordered B) | Loom / best oneDNN | max rel. diff | "
-                  "Loom compile |\n|---|---|---:|---:|---:|---:|---:|---:|\n";
+  llvm::outs() << "| shape | class | Loom | Loom (constant B) | oneDNN "
+                  "(plain B) | oneDNN (reordered B) | Loom / best oneDNN | "
+                  "Loom (constant B) / oneDNN (reordered B) | max rel. diff "
+                  "| Loom compile |\n"
+                  "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   std::mt19937 rng(42);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   for (llvm::StringRef name : names) {
@@ -337,32 +390,45 @@ int main(int argc, char **argv) {
       llvm::errs() << "bad shape '" << name << "'\n";
       return 2;
     }
-    std::vector<float> x(numElements(p->inputShape())),
-        w(numElements(p->weightShape())), y(numElements(p->outputShape()));
+    Floats x(numElements(p->inputShape())), w(numElements(p->weightShape())),
+        y(numElements(p->outputShape()));
     for (float &v : x)
       v = dist(rng);
     for (float &v : w)
       v = dist(rng);
     std::optional<LoomKernel> kernel = compileLoom(context, *p);
-    if (!kernel)
+    std::optional<LoomKernel> constKernel = compileLoom(context, *p, &w);
+    if (!kernel || !constKernel)
       return 1;
     void *buffers[] = {x.data(), w.data(), y.data()};
     double loomSeconds =
         timeIt([&] { kernel->exe->run(buffers, loomThreadsOpt); });
+    Floats yConst(y.size());
+    std::vector<void *> constBuffers{x.data()};
+    for (Floats &weight : constKernel->weights)
+      constBuffers.push_back(weight.data());
+    constBuffers.push_back(yConst.data());
+    double constSeconds = timeIt(
+        [&] { constKernel->exe->run(constBuffers.data(), loomThreadsOpt); });
+    if (std::memcmp(y.data(), yConst.data(), y.size() * sizeof(float)))
+      llvm::errs() << p->name
+                   << ": the kernels with the weight an input and a constant "
+                      "differ\n";
     double gflop = p->flops() * 1e-9;
-    double loom = gflop / loomSeconds;
+    double loom = gflop / loomSeconds, loomConst = gflop / constSeconds;
     llvm::outs() << "| " << p->name << " | " << p->kind << " | "
-                 << llvm::format("%.1f", loom);
+                 << llvm::format("%.1f", loom) << " | "
+                 << llvm::format("%.1f", loomConst);
 #ifdef LOOM_BENCH_DNNL
     DnnlFigures fig = runDnnl(*p, x, w);
     double plain = gflop / fig.plain, packed = gflop / fig.packed;
     llvm::outs() << " | " << llvm::format("%.1f", plain) << " | "
                  << llvm::format("%.1f", packed) << " | "
                  << llvm::format("%.2f", loom / std::max(plain, packed))
-                 << " | "
+                 << " | " << llvm::format("%.2f", loomConst / packed) << " | "
                  << llvm::format("%.1e", maxRelativeError(y, fig.result));
 #else
-    llvm::outs() << " | - | - | - | -";
+    llvm::outs() << " | - | - | - | - | -";
 #endif
     llvm::outs() << " | " << llvm::format("%.2f s", kernel->compileSeconds)
                  << " |\n";

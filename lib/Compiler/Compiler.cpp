@@ -312,6 +312,11 @@ int loomcMain(int argc, char **argv) {
                "iteration points run as a parallel loop over chunks of "
                "their outermost parallel loop (0: none)"));
   ConvLibraryFlags convLibrary;
+  cl::opt<bool> packWeights(
+      "pack-weights", cl::init(true),
+      cl::desc("Store constant weights of large matrix products in the "
+               "layout the generated code reads (--pack-weights=false: "
+               "copy their panels on every call)"));
   cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level (0-3)"),
                              cl::Prefix, cl::init(3));
   cl::opt<std::string> grid(
@@ -448,6 +453,7 @@ int loomcMain(int argc, char **argv) {
   if (failed(libraryFlops))
     return 1;
   request.options.libraryConvolutionFlops = *libraryFlops;
+  request.options.packConstantWeights = packWeights;
   return compile(std::move(request));
 }
 

@@ -286,6 +286,14 @@ LogicalResult lowerModule(ModuleOp module, Stage stopAfter,
     return success();
   if (failed(prepareEntry(module)))
     return failure();
+  // Constant weights are packed before they become parameters: the packed
+  // tensor is the weight stored.
+  if (options.packConstantWeights) {
+    PassManager pack(module.getContext());
+    pack.addNestedPass<func::FuncOp>(createLoomCPUPackConstantWeightsPass());
+    if (failed(pack.run(module)))
+      return failure();
+  }
   if (weights &&
       failed(externalizeWeights(module, options.externalWeightMinBytes,
                                 *weights)))

@@ -7,6 +7,11 @@
 // accumulator transfers out of the K loops; contractions lowered to outer
 // products.
 //
+// Also loom-cpu-pack-constant-weights, which shares the recognition of
+// contractions and the choice of panels: constant right operands that
+// would be copied in panels on every call are stored, once, in blocks of
+// a register tile's columns, which the tiles read with no copy.
+//
 //===----------------------------------------------------------------------===//
 
 #include "loom/Target/CPU/Passes.h"
@@ -18,11 +23,17 @@
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <cstring>
+
 namespace loom::cpu {
+#define GEN_PASS_DEF_LOOMCPUPACKCONSTANTWEIGHTSPASS
 #define GEN_PASS_DEF_LOOMCPUVECTORIZECONTRACTIONSPASS
 #include "loom/Target/CPU/Passes.h.inc"
 } // namespace loom::cpu
@@ -34,20 +45,86 @@ namespace {
 
 enum class Role { Batch, M, N, K };
 
-/// A contraction C += A * B on buffers, and the loops its register tile
-/// spans: `mv` (rows), `nv` (the vectorized columns, innermost in B and C)
-/// and `kv` (the reduction step).
+/// A contraction C += A * B, and the loops its register tile spans: `mv`
+/// (rows), `nv` (the vectorized columns, innermost in B and C) and `kv`
+/// (the reduction step).
 struct Contraction {
-  linalg::GenericOp op;
+  linalg::LinalgOp op;
   SmallVector<int64_t> ranges;
   SmallVector<Role> roles;
-  SmallVector<AffineMap> maps; // A, B, C
+  /// A, B, C. For a B packed into blocks, B's map as if it were not
+  /// (`[..., kv, nv]`).
+  SmallVector<AffineMap> maps;
   unsigned mv = 0, nv = 0, kv = 0;
+  /// The columns of B's blocks when B is stored packed, one block per
+  /// register tile of columns (`[..., ceil(N / T), K, T]`, read through
+  /// `[..., nv floordiv T, kv, nv mod T]`); 0 when B is plain.
+  int64_t packedColumns = 0;
 };
 
+/// The register tile for `elementBits`-wide elements with `numRegisters`
+/// vector registers of `bits`: {rows, columns}. Two vector registers of
+/// columns; rows for half the registers less a few for B's row and the
+/// broadcasts of A.
+std::pair<int64_t, int64_t> registerTile(unsigned elementBits, unsigned bits,
+                                         unsigned numRegisters) {
+  int64_t nTile = 2 * bits / elementBits;
+  int64_t mTile = std::clamp<int64_t>((int64_t(numRegisters) - 4) / 2, 1, 8);
+  return {mTile, nTile};
+}
+
+/// The cache tile: a panel of B of up to 8 register tiles of columns by up
+/// to 256 steps of K ({columns, steps}), when B is too large to stay in
+/// cache, there are rows enough to reuse the panel, and the panel holds
+/// everything a tile reads of B (B's only reduction dimension is kv).
+std::optional<std::pair<int64_t, int64_t>> panelShape(const Contraction &c,
+                                                      int64_t mTile,
+                                                      int64_t nTile,
+                                                      int64_t blockBytes) {
+  int64_t n = c.ranges[c.nv], k = c.ranges[c.kv], m = c.ranges[c.mv];
+  linalg::LinalgOp op = c.op;
+  unsigned bytes = getElementTypeOrSelf(op.getDpsInits()[0].getType())
+                       .getIntOrFloatBitWidth() /
+                   8;
+  bool panelHoldsB = llvm::all_of(c.maps[1].getResults(), [&](AffineExpr e) {
+    auto dim = dyn_cast<AffineDimExpr>(e);
+    return !dim || c.roles[dim.getPosition()] != Role::K ||
+           dim.getPosition() == c.kv;
+  });
+  if (n * k * bytes > blockBytes && m >= 4 * mTile && panelHoldsB)
+    return std::make_pair(std::min(n, 8 * nTile), std::min<int64_t>(k, 256));
+  return std::nullopt;
+}
+
+/// B's map `[..., d floordiv T, k, d mod T]` (B packed into blocks of T
+/// columns): the map of the plain B, `[..., k, d]`, and T.
+std::optional<std::pair<AffineMap, int64_t>> unpackedMap(AffineMap map) {
+  ArrayRef<AffineExpr> results = map.getResults();
+  if (results.size() < 3)
+    return std::nullopt;
+  auto div = dyn_cast<AffineBinaryOpExpr>(results[results.size() - 3]);
+  auto mod = dyn_cast<AffineBinaryOpExpr>(results.back());
+  auto k = dyn_cast<AffineDimExpr>(results[results.size() - 2]);
+  if (!div || !mod || !k || div.getKind() != AffineExprKind::FloorDiv ||
+      mod.getKind() != AffineExprKind::Mod)
+    return std::nullopt;
+  auto n = dyn_cast<AffineDimExpr>(div.getLHS());
+  auto columns = dyn_cast<AffineConstantExpr>(div.getRHS());
+  auto modColumns = dyn_cast<AffineConstantExpr>(mod.getRHS());
+  if (!n || !columns || !modColumns || mod.getLHS() != n ||
+      columns.getValue() <= 0 || modColumns.getValue() != columns.getValue())
+    return std::nullopt;
+  SmallVector<AffineExpr> plain(results.drop_back(3));
+  plain.push_back(k);
+  plain.push_back(n);
+  return std::make_pair(AffineMap::get(map.getNumDims(), map.getNumSymbols(),
+                                       plain, map.getContext()),
+                        columns.getValue());
+}
+
 /// yield(out + in0 * in1), in any operand order.
-bool isMultiplyAccumulate(linalg::GenericOp op) {
-  Block *body = op.getBody();
+bool isMultiplyAccumulate(linalg::LinalgOp op) {
+  Block *body = op.getBlock();
   if (body->getNumArguments() != 3 ||
       !llvm::hasNItems(body->without_terminator(), 2))
     return false;
@@ -92,8 +169,10 @@ Value rootBuffer(Value value) {
   return value;
 }
 
-std::optional<Contraction> matchContraction(linalg::GenericOp op) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+/// The contraction `op` computes, on buffers or (for packing B) tensors.
+std::optional<Contraction> matchContraction(linalg::LinalgOp op) {
+  bool buffers = op.hasPureBufferSemantics();
+  if ((!buffers && !op.hasPureTensorSemantics()) || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1)
     return std::nullopt;
   Type element = getElementTypeOrSelf(op.getDpsInits()[0].getType());
@@ -111,6 +190,8 @@ std::optional<Contraction> matchContraction(linalg::GenericOp op) {
                    [](int64_t r) { return ShapedType::isDynamic(r) || r <= 0; }))
     return std::nullopt;
   c.maps = op.getIndexingMapsArray();
+  if (auto plain = unpackedMap(c.maps[1]))
+    std::tie(c.maps[1], c.packedColumns) = *plain;
   unsigned numLoops = op.getNumLoops();
   SmallVector<std::array<bool, 3>> uses(numLoops, {false, false, false});
   for (auto [i, map] : llvm::enumerate(c.maps)) {
@@ -166,6 +247,19 @@ std::optional<Contraction> matchContraction(linalg::GenericOp op) {
     return std::nullopt;
   c.mv = *mv;
   c.kv = *kv;
+  // A packed B is read block by block: its K dimension must be kv, and its
+  // only one.
+  if (c.packedColumns) {
+    ArrayRef<AffineExpr> results = c.maps[1].getResults();
+    if (results[results.size() - 2] != getAffineDimExpr(c.kv, op.getContext()))
+      return std::nullopt;
+    for (AffineExpr e : results.drop_back(2))
+      if (auto dim = dyn_cast<AffineDimExpr>(e))
+        if (c.roles[dim.getPosition()] == Role::K)
+          return std::nullopt;
+  }
+  if (!buffers)
+    return c;
   if (!innermostContiguous(op.getDpsInputs()[1].getType()) ||
       !innermostContiguous(op.getDpsInits()[0].getType()))
     return std::nullopt;
@@ -196,22 +290,18 @@ public:
     for (OpFoldResult &offset : offsets)
       offset = IntegerAttr::get(IndexType::get(ctx), 0);
     packOffsets = offsets;
-    int64_t n = c.ranges[c.nv], k = c.ranges[c.kv], m = c.ranges[c.mv];
-    unsigned bytes = elementType().getIntOrFloatBitWidth() / 8;
-    // The cache tile: a panel of B of up to 8 register tiles of columns
-    // by up to 256 steps of K, copied into a contiguous buffer once and
-    // read by every row tile in turn (loop order n, k, m), when B is too
-    // large to stay in cache and there are rows enough to reuse the panel.
-    // The copy holds everything a tile reads of B when B's only reduction
-    // dimension is kv.
-    bool panelHoldsB = llvm::all_of(c.maps[1].getResults(), [&](AffineExpr e) {
-      auto dim = dyn_cast<AffineDimExpr>(e);
-      return !dim || c.roles[dim.getPosition()] != Role::K ||
-             dim.getPosition() == c.kv;
-    });
-    if (n * k * bytes > blockBytes && m >= 4 * mTile && panelHoldsB) {
-      nBlock = std::min(n, 8 * nTile);
-      kBlock = std::min<int64_t>(k, 256);
+    // The cache tile: a panel of B copied into a contiguous buffer once
+    // and read by every row tile in turn (loop order n, k, m). A B packed
+    // at compile time (loom-cpu-pack-constant-weights) is read in place,
+    // with the same loops: each register tile of columns reads its own
+    // contiguous block, whose width is then the tile's.
+    if (c.packedColumns) {
+      this->nTile = c.packedColumns;
+      nBlock = std::min(c.ranges[c.nv], 8 * this->nTile);
+      kBlock = std::min<int64_t>(c.ranges[c.kv], 256);
+      prepacked = true;
+    } else if (auto panel = panelShape(c, mTile, nTile, blockBytes)) {
+      std::tie(nBlock, kBlock) = *panel;
       pack = true;
     }
   }
@@ -223,7 +313,7 @@ public:
       packBuffer = shared;
     }
     emitOuter(b, 0);
-    if (!pack)
+    if (!shared)
       return;
     // A parallel loop around every panel copy has given each iteration
     // its own panel.
@@ -394,6 +484,13 @@ private:
         offsets[c.nv] = add(b, nBase, n0);
         packOffsets[c.nv] = n0;
         sizes[c.nv] = width;
+        if (prepacked) {
+          // The tile's block of a packed B, and its first column there
+          // (tiles never straddle blocks: full tiles are blocks, and the
+          // power-of-two remainders follow each other in the last one).
+          packedBlock = divide<arith::DivUIOp>(b, offsets[c.nv], nTile);
+          packedLane = divide<arith::RemUIOp>(b, offsets[c.nv], nTile);
+        }
         emitReduction(b, 0, kBase, kLen);
       });
       start = end;
@@ -427,6 +524,67 @@ private:
         /*parallel=*/false);
   }
 
+  /// `value` / `divisor` or `value` % `divisor` (DivUI or RemUI), folded
+  /// for a constant value.
+  template <typename DivOp>
+  OpFoldResult divide(OpBuilder &b, OpFoldResult value, int64_t divisor) {
+    if (std::optional<int64_t> cst = getConstantIntValue(value))
+      return b.getIndexAttr(std::is_same_v<DivOp, arith::DivUIOp>
+                                ? *cst / divisor
+                                : *cst % divisor);
+    return DivOp::create(b, loc(),
+                         getValueOrCreateConstantIndexOp(b, loc(), value),
+                         index(b, divisor))
+        .getResult();
+  }
+
+  /// A unit-stride subview of `operand` at `offs` of sizes `szs`, keeping
+  /// only the dimensions at `keptPositions` (the others have size 1).
+  Value subview(OpBuilder &b, Value operand, ArrayRef<OpFoldResult> offs,
+                ArrayRef<int64_t> szs, ArrayRef<unsigned> keptPositions) {
+    MLIRContext *ctx = b.getContext();
+    auto type = cast<MemRefType>(operand.getType());
+    SmallVector<OpFoldResult> sizeAttrs, strides(szs.size(), b.getIndexAttr(1));
+    for (int64_t size : szs)
+      sizeAttrs.push_back(b.getIndexAttr(size));
+    MemRefType full =
+        memref::SubViewOp::inferResultType(type, offs, sizeAttrs, strides);
+    auto [fullStrides, offset] = full.getStridesAndOffset();
+    SmallVector<int64_t> keptShape, keptStrides;
+    for (unsigned pos : keptPositions) {
+      keptShape.push_back(szs[pos]);
+      keptStrides.push_back(fullStrides[pos]);
+    }
+    auto reduced =
+        MemRefType::get(keptShape, type.getElementType(),
+                        StridedLayoutAttr::get(ctx, offset, keptStrides),
+                        type.getMemorySpace());
+    return memref::SubViewOp::create(b, loc(), reduced, operand, offs,
+                                     sizeAttrs, strides);
+  }
+
+  /// The tile's row of a packed B (`[1, width]` at the tile's block, step
+  /// of K and first column), and its indexing map in (m, n, k).
+  std::pair<Value, AffineMap> packedView(OpBuilder &b) {
+    MLIRContext *ctx = b.getContext();
+    ArrayRef<AffineExpr> results = c.op.getIndexingMapsArray()[1].getResults();
+    SmallVector<OpFoldResult> offs;
+    SmallVector<int64_t> szs;
+    for (AffineExpr expr : results.drop_back(3)) {
+      auto dim = dyn_cast<AffineDimExpr>(expr);
+      offs.push_back(dim ? offsets[dim.getPosition()] : b.getIndexAttr(0));
+      szs.push_back(1);
+    }
+    offs.append({packedBlock, offsets[c.kv], packedLane});
+    szs.append({1, sizes[c.kv], sizes[c.nv]});
+    unsigned rank = results.size();
+    Value row =
+        subview(b, c.op.getDpsInputs()[1], offs, szs, {rank - 2, rank - 1});
+    return {row, AffineMap::get(
+                     3, 0, {getAffineDimExpr(2, ctx), getAffineDimExpr(1, ctx)},
+                     ctx)};
+  }
+
   /// A view of `operand` (indexed through `map`) at `at` with the current
   /// sizes, keeping only the dimensions of `kept` (loop dimensions, in
   /// order of the tile's dimensions), and the view's indexing map in
@@ -435,42 +593,28 @@ private:
                                    ArrayRef<OpFoldResult> at,
                                    ArrayRef<unsigned> kept) {
     MLIRContext *ctx = b.getContext();
-    auto type = cast<MemRefType>(operand.getType());
-    SmallVector<OpFoldResult> offs, szs, strides;
-    SmallVector<int64_t> keptShape;
+    SmallVector<OpFoldResult> offs;
+    SmallVector<int64_t> szs;
     SmallVector<unsigned> keptPositions;
     SmallVector<AffineExpr> keptExprs;
     for (auto [pos, expr] : llvm::enumerate(map.getResults())) {
-      strides.push_back(b.getIndexAttr(1));
       auto dim = dyn_cast<AffineDimExpr>(expr);
       if (!dim) {
         offs.push_back(b.getIndexAttr(0));
-        szs.push_back(b.getIndexAttr(1));
+        szs.push_back(1);
         continue;
       }
       unsigned d = dim.getPosition();
       offs.push_back(at[d]);
-      szs.push_back(b.getIndexAttr(sizes[d]));
+      szs.push_back(sizes[d]);
       auto it = llvm::find(kept, d);
       if (it == kept.end())
         continue;
-      keptShape.push_back(sizes[d]);
       keptPositions.push_back(pos);
       keptExprs.push_back(getAffineDimExpr(it - kept.begin(), ctx));
     }
-    MemRefType full =
-        memref::SubViewOp::inferResultType(type, offs, szs, strides);
-    auto [fullStrides, offset] = full.getStridesAndOffset();
-    SmallVector<int64_t> keptStrides;
-    for (unsigned pos : keptPositions)
-      keptStrides.push_back(fullStrides[pos]);
-    auto reduced = MemRefType::get(
-        keptShape, type.getElementType(),
-        StridedLayoutAttr::get(ctx, offset, keptStrides),
-        type.getMemorySpace());
-    Value subview = memref::SubViewOp::create(b, loc(), reduced, operand,
-                                              offs, szs, strides);
-    return {subview, AffineMap::get(kept.size(), 0, keptExprs, ctx)};
+    return {subview(b, operand, offs, szs, keptPositions),
+            AffineMap::get(kept.size(), 0, keptExprs, ctx)};
   }
 
   void emitTile(OpBuilder &b) {
@@ -478,7 +622,9 @@ private:
     auto [a, aMap] = view(b, c.op.getDpsInputs()[0], c.maps[0], offsets, mnk);
     Value bv;
     AffineMap bMap;
-    if (pack) {
+    if (prepacked) {
+      std::tie(bv, bMap) = packedView(b);
+    } else if (pack) {
       MLIRContext *ctx = b.getContext();
       AffineMap panelMap = AffineMap::get(
           c.ranges.size(), 0,
@@ -496,7 +642,7 @@ private:
         b, loc(), TypeRange{}, ValueRange{a, bv}, ValueRange{cv},
         ArrayRef<AffineMap>{aMap, bMap, cMap}, iterators);
     IRMapping mapping;
-    c.op.getRegion().cloneInto(&tile.getRegion(), mapping);
+    c.op->getRegion(0).cloneInto(&tile.getRegion(), mapping);
     tiles.push_back(tile);
   }
 
@@ -504,6 +650,8 @@ private:
   int64_t mTile, nTile;
   int64_t nBlock = 0, kBlock = 0;
   bool pack = false;
+  /// Whether B is stored packed: each tile reads its block in place.
+  bool prepacked = false;
   /// Whether the next loop of independent iterations is to be parallel.
   bool parallelPending = false;
   /// Whether the code being emitted runs after a panel copy, reading it.
@@ -511,7 +659,146 @@ private:
   Value packBuffer;
   SmallVectorImpl<linalg::GenericOp> &tiles;
   SmallVector<OpFoldResult> offsets, packOffsets;
+  /// With a packed B: the current tile's block and first column in it.
+  OpFoldResult packedBlock, packedLane;
   SmallVector<int64_t> sizes;
+};
+
+/// The bytes of a constant tensor, row-major, when it is stored densely
+/// and not as a splat.
+ArrayRef<char> denseBytes(ElementsAttr attr) {
+  auto type = cast<ShapedType>(attr.getType());
+  if (!type.hasStaticShape())
+    return {};
+  ArrayRef<char> bytes;
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    if (dense.isSplat())
+      return {};
+    bytes = dense.getRawData();
+  } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    if (AsmResourceBlob *blob = resource.getRawHandle().getBlob())
+      bytes = blob->getData();
+  }
+  int64_t size = type.getNumElements() * type.getElementTypeBitWidth() / 8;
+  return int64_t(bytes.size()) == size ? bytes : ArrayRef<char>();
+}
+
+/// `[outer..., K, N]` (row-major bytes of `element` bytes each) as
+/// `[outer..., ceil(N / columns), K, columns]`, the columns past N zero.
+std::vector<char> packPanels(ArrayRef<char> from, int64_t outer, int64_t k,
+                             int64_t n, int64_t columns, int64_t element) {
+  int64_t blocks = llvm::divideCeil(n, columns);
+  std::vector<char> to(outer * blocks * k * columns * element, 0);
+  char *out = to.data();
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t p = 0; p < blocks; ++p) {
+      int64_t width = std::min(columns, n - p * columns);
+      for (int64_t r = 0; r < k; ++r, out += columns * element)
+        std::memcpy(out,
+                    from.data() + ((o * k + r) * n + p * columns) * element,
+                    width * element);
+    }
+  return to;
+}
+
+class LoomCPUPackConstantWeightsPass
+    : public impl::LoomCPUPackConstantWeightsPassBase<
+          LoomCPUPackConstantWeightsPass> {
+public:
+  using LoomCPUPackConstantWeightsPassBase::LoomCPUPackConstantWeightsPassBase;
+
+  void runOnOperation() override {
+    auto [hostBits, hostRegisters] = hostVectorRegisters();
+    unsigned bits = vectorBits ? unsigned(vectorBits) : hostBits;
+    unsigned numRegisters = registers ? unsigned(registers) : hostRegisters;
+    SmallVector<linalg::LinalgOp> candidates;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (op.hasPureTensorSemantics() && op.getNumDpsInputs() == 2 &&
+          op.getDpsInputs()[1].getDefiningOp<arith::ConstantOp>() &&
+          (isa<linalg::GenericOp>(op) ||
+           isa<linalg::ContractionOpInterface>(op.getOperation())))
+        candidates.push_back(op);
+    });
+    // One packed constant per weight and block width, however many
+    // products read it.
+    llvm::DenseMap<std::pair<Attribute, int64_t>, Value> packedOf;
+    IRRewriter rewriter(&getContext());
+    for (linalg::LinalgOp op : candidates) {
+      std::optional<Contraction> c = matchContraction(op);
+      if (!c || c->packedColumns)
+        continue;
+      auto constant = op.getDpsInputs()[1].getDefiningOp<arith::ConstantOp>();
+      auto attr = dyn_cast<ElementsAttr>(constant.getValue());
+      ArrayRef<char> bytes = attr ? denseBytes(attr) : ArrayRef<char>();
+      if (bytes.empty())
+        continue;
+      // B as [outer..., kv, nv], each dimension a loop of its own.
+      AffineMap bMap = c->maps[1];
+      if (!bMap.isProjectedPermutation(/*allowZeroInResults=*/false) ||
+          bMap.getNumResults() < 2 ||
+          bMap.getResults().drop_back().back() !=
+              getAffineDimExpr(c->kv, &getContext()))
+        continue;
+      unsigned elementBits =
+          getElementTypeOrSelf(attr.getType()).getIntOrFloatBitWidth();
+      auto [mTile, nTile] = registerTile(elementBits, bits, numRegisters);
+      std::optional<std::pair<int64_t, int64_t>> panel =
+          panelShape(*c, mTile, nTile, blockBytes);
+      if (!panel)
+        continue;
+      // One block of columns per register tile: a tile's reads of B, one
+      // row of its block per step of K, are contiguous.
+      int64_t columns = nTile;
+      ArrayRef<int64_t> shape = cast<ShapedType>(attr.getType()).getShape();
+      int64_t k = shape[shape.size() - 2], n = shape.back();
+      int64_t outer = 1;
+      for (int64_t d : shape.drop_back(2))
+        outer *= d;
+
+      Value &packed = packedOf[{attr, columns}];
+      if (!packed) {
+        SmallVector<int64_t> packedShape(shape.drop_back(2));
+        packedShape.append({int64_t(llvm::divideCeil(n, columns)), k, columns});
+        auto type = RankedTensorType::get(packedShape,
+                                          getElementTypeOrSelf(attr.getType()));
+        std::vector<char> data =
+            packPanels(bytes, outer, k, n, columns, elementBits / 8);
+        // The weight's storage stays the importer's choice: a resource
+        // blob (named after the weight's) when it was one, else dense.
+        ElementsAttr value;
+        if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+          AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+              ArrayRef<char>(data), alignof(uint64_t));
+          std::string name =
+              (resource.getRawHandle().getKey() + "_packed").str();
+          value = DenseResourceElementsAttr::get(type, name, std::move(blob));
+        } else {
+          value = DenseElementsAttr::getFromRawBuffer(type, data);
+        }
+        rewriter.setInsertionPointAfter(constant);
+        packed = arith::ConstantOp::create(rewriter, constant.getLoc(),
+                                           cast<TypedAttr>(value));
+      }
+
+      MLIRContext *ctx = &getContext();
+      SmallVector<AffineExpr> results(bMap.getResults().drop_back(2));
+      AffineExpr nDim = getAffineDimExpr(c->nv, ctx);
+      results.append({nDim.floorDiv(columns), getAffineDimExpr(c->kv, ctx),
+                      nDim % columns});
+      SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+      maps[1] = AffineMap::get(bMap.getNumDims(), 0, results, ctx);
+      rewriter.setInsertionPoint(op);
+      auto generic = linalg::GenericOp::create(
+          rewriter, op.getLoc(), op->getResultTypes(),
+          ValueRange{op.getDpsInputs()[0], packed}, op.getDpsInits(), maps,
+          op.getIteratorTypesArray());
+      IRMapping mapping;
+      op->getRegion(0).cloneInto(&generic.getRegion(), mapping);
+      rewriter.replaceOp(op, generic->getResults());
+      if (constant->use_empty())
+        rewriter.eraseOp(constant);
+    }
+  }
 };
 
 class LoomCPUVectorizeContractionsPass
@@ -554,10 +841,7 @@ public:
       unsigned elementBits =
           getElementTypeOrSelf(c.op.getDpsInits()[0].getType())
               .getIntOrFloatBitWidth();
-      // Two vector registers of columns; rows for half the registers less
-      // a few for B's row and the broadcasts of A.
-      int64_t nTile = 2 * bits / elementBits;
-      int64_t mTile = std::clamp<int64_t>((numRegisters - 4) / 2, 1, 8);
+      auto [mTile, nTile] = registerTile(elementBits, bits, numRegisters);
       rewriter.setInsertionPoint(c.op);
       TileEmitter(c, mTile, nTile, blockBytes, parallelFlops, tiles)
           .emit(rewriter);

@@ -66,6 +66,10 @@ struct CompileOptions {
   /// tools choose (`--conv-library`); kDefaultLibraryConvolutionFlops is
   /// the measured threshold (docs/codegen.md).
   int64_t libraryConvolutionFlops = -1;
+  /// Store constant right operands of large contractions in the panel
+  /// layout the register tiles read (loom-cpu-pack-constant-weights),
+  /// rather than copying their panels on every call.
+  bool packConstantWeights = true;
   /// Called after each phase with its name and wall time in milliseconds.
   std::function<void(llvm::StringRef phase, double milliseconds)> onPhase;
 };

@@ -170,6 +170,44 @@ def LoomCPUIm2ColPass : Pass<"loom-cpu-im2col", "::mlir::func::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def LoomCPUPackConstantWeightsPass
+    : Pass<"loom-cpu-pack-constant-weights", "::mlir::func::FuncOp"> {
+  let summary = "Store constant right operands of large contractions in "
+                "blocks that the register tiles read in place";
+  let description = [{
+    Runs on linalg on tensors, before the weights are externalized. A
+    contraction that `loom-cpu-vectorize-contractions` would tile with
+    panels of B copied on every call (B larger than `block-bytes`, rows
+    enough to reuse a panel, B's only reduction dimension the one the tile
+    steps), whose B is a dense constant `[..., K, N]` with its columns
+    innermost, gets B packed once, here, in blocks of a register tile's
+    columns: a new constant `[..., ceil(N / T), K, T]` (T = 32 for f32
+    with 512-bit vectors; the columns past N are zero) read through the
+    map `[..., n floordiv T, k, n mod T]` by a `linalg.generic` computing
+    the same product. `loom-cpu-vectorize-contractions` recognizes that
+    map and, with the same loops as for a copied panel, has each tile read
+    its block in place (one contiguous row of T per step of K) instead of
+    copying panels; every output element sums the same terms in the same
+    order, so results are equal bit for bit. The packed constant (a
+    resource blob named after the weight's when the weight is one, as the
+    ONNX importer stores large initializers) is what engines store in
+    their weights section. `vector-bits`, `registers` and
+    `block-bytes` should be those `loom-cpu-vectorize-contractions` runs
+    with (with others the results are still right: the tiles take the
+    blocks' width).
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
+           "Vector register width in bits (0: the host's)">,
+    Option<"registers", "registers", "unsigned", /*default=*/"0",
+           "Number of vector registers (0: the host's)">,
+    Option<"blockBytes", "block-bytes", "int64_t", /*default=*/"524288",
+           "Size of B above which the panels are used">
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def LoomCPUVectorizeContractionsPass
     : Pass<"loom-cpu-vectorize-contractions", "::mlir::func::FuncOp"> {
   let summary = "Tile contractions on buffers into register tiles and "
@@ -188,7 +226,10 @@ def LoomCPUVectorizeContractionsPass
     `block-bytes`, an outer tile of up to 8 register tiles of columns (256
     for f32 with 512-bit vectors) by up to 256 steps of K (loop order n, k,
     m), copied into a contiguous panel, stays in cache while every row tile
-    passes over it.
+    passes over it. A B that `loom-cpu-pack-constant-weights` stored in
+    blocks of T columns (read through `[..., n floordiv T, k, n mod T]`)
+    is tiled with the same loops, tiles T columns wide, each reading its
+    block in place, with no copy.
 
     Each tile becomes a rank-reduced three-dimensional generic (m, n, k)
     that is vectorized into `vector.contract`. Then, in this order: memref
