@@ -116,6 +116,7 @@ void populateLoomToLinalgPatterns(const TypeConverter &converter,
                                   RewritePatternSet &patterns) {
   populateLoomElementwiseToLinalgPatterns(converter, patterns);
   populateLoomNNToLinalgPatterns(converter, patterns);
+  populateLoomQuantToLinalgPatterns(converter, patterns);
   patterns.add<FusionLowering>(converter, patterns.getContext());
   populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                  converter);

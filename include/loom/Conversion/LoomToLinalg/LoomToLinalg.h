@@ -19,6 +19,12 @@ void populateLoomElementwiseToLinalgPatterns(
 void populateLoomNNToLinalgPatterns(const mlir::TypeConverter &converter,
                                     mlir::RewritePatternSet &patterns);
 
+/// Patterns lowering the quantized contractions (loom.qmatmul, loom.qconv)
+/// to exact integer (or, for f8E4M3FN, f64) accumulation and an f64
+/// scaling epilogue.
+void populateLoomQuantToLinalgPatterns(const mlir::TypeConverter &converter,
+                                       mlir::RewritePatternSet &patterns);
+
 /// All of the above plus the inlining of `loom.fusion` regions and the
 /// conversion of function signatures (unsigned tensors become signless).
 void populateLoomToLinalgPatterns(const mlir::TypeConverter &converter,
