@@ -26,6 +26,7 @@
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/TypeUtilities.h"
 
 #include <limits>
@@ -76,6 +77,54 @@ Value decodeF8E4M3FN(OpBuilder &b, Location loc, Value bits, FloatType to) {
   value = arith::SelectOp::create(b, loc, negative,
                                   arith::NegFOp::create(b, loc, value), value);
   return castScalar(b, loc, value, to);
+}
+
+Value encodeF8E4M3FN(OpBuilder &b, Location loc, Value x) {
+  auto from = cast<FloatType>(x.getType());
+  if (from.getWidth() < 32) // f16, bf16: exactly as f32
+    x = arith::ExtFOp::create(b, loc, b.getF32Type(), x);
+  from = cast<FloatType>(x.getType());
+  unsigned width = from.getWidth();
+  unsigned mantissa = from.getFPMantissaWidth() - 1; // stored bits
+  int64_t bias = width == 32 ? 127 : 1023;
+  auto intType = b.getIntegerType(width);
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getIntegerAttr(intType, v));
+  };
+  Value bits = arith::BitcastOp::create(b, loc, intType, x);
+  Value signBit = c(int64_t(1) << (width - 1));
+  Value abs = arith::AndIOp::create(
+      b, loc, bits, arith::SubIOp::create(b, loc, signBit, c(1)));
+  Value absFloat = arith::BitcastOp::create(b, loc, from, abs);
+  // Normal results: round the mantissa to 3 bits, ties to even (a carry
+  // moves into the exponent), then rebias the exponent from `bias` to 7.
+  unsigned drop = mantissa - 3;
+  Value lsb = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, abs, c(drop)), c(1));
+  Value rounded = arith::AddIOp::create(
+      b, loc, abs,
+      arith::AddIOp::create(b, loc, c((int64_t(1) << (drop - 1)) - 1), lsb));
+  Value normal = arith::SubIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, rounded, c(drop)),
+      c((bias - 7) << 3));
+  // Below 2^-6, subnormal results: |x| * 2^9 rounded to an integer in
+  // [0, 8] is the encoding (8 being the least normal number, 2^-6).
+  Value scaled = arith::MulFOp::create(
+      b, loc, absFloat,
+      arith::ConstantOp::create(b, loc, b.getFloatAttr(from, 512.0)));
+  Value subnormal = arith::FPToUIOp::create(
+      b, loc, intType, math::RoundEvenOp::create(b, loc, scaled));
+  Value isSubnormal = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OLT, absFloat,
+      arith::ConstantOp::create(b, loc, b.getFloatAttr(from, 0x1p-6)));
+  Value magnitude =
+      arith::SelectOp::create(b, loc, isSubnormal, subnormal, normal);
+  Value isNan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
+  magnitude = arith::SelectOp::create(b, loc, isNan, c(0x7f), magnitude);
+  Value sign = arith::ShRUIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, bits, signBit), c(width - 8));
+  Value result = arith::OrIOp::create(b, loc, magnitude, sign);
+  return arith::TruncIOp::create(b, loc, b.getI8Type(), result);
 }
 
 } // namespace lowering

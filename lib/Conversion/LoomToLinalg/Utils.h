@@ -122,6 +122,11 @@ mlir::Value buildConvolution(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value decodeF8E4M3FN(mlir::OpBuilder &b, mlir::Location loc,
                            mlir::Value bits, mlir::FloatType to);
 
+/// The bits (an i8) of the f8E4M3FN number nearest to the f16, bf16, f32 or
+/// f64 `x` (ties to even), which must lie in [-448, 448] or be NaN.
+mlir::Value encodeF8E4M3FN(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value x);
+
 /// A base for the lowering patterns: the converted type of the op's first
 /// result, or null when it or an operand type has no conversion.
 template <typename OpTy>

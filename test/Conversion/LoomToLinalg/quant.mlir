@@ -119,3 +119,40 @@ func.func @qconv_grouped(%x: tensor<1x4x9x9xi8>, %w: tensor<6x2x3x3xi8>, %sx: te
   %y = loom.qconv %x, %w scales(%sx, %sw) {strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 2 : i64} : (tensor<1x4x9x9xi8>, tensor<6x2x3x3xi8>, tensor<f32>, tensor<f32>) -> tensor<1x6x4x4xf32>
   return %y : tensor<1x6x4x4xf32>
 }
+
+// -----
+
+// f8E4M3FN tensors travel as their bits (i8). Quantize divides, saturates
+// to +-448 (NaN stays NaN) and rounds to 3 mantissa bits, ties to even, on
+// the f32 bits; results below 2^-6 are the subnormals |q| * 2^9 rounded.
+// Dequantize decodes the bits exactly. An fp8 qmatmul decodes its operands
+// to f64 and sums the products there (exactly), then scales as above.
+// CHECK-LABEL: func.func @fp8
+// CHECK-SAME: (%{{.+}}: tensor<4xf32>, %{{.+}}: tensor<f32>, %[[W:.+]]: tensor<4x2xi8>, %{{.+}}: tensor<2xf32>) -> (tensor<4xf32>, tensor<1x2xf32>)
+// CHECK: %[[Q:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<4xi8>)
+// CHECK: arith.divf
+// CHECK: arith.maximumf %{{.+}}, %{{.+}} : f32
+// CHECK: arith.minimumf %{{.+}}, %{{.+}} : f32
+// CHECK: arith.bitcast %{{.+}} : f32 to i32
+// CHECK: math.roundeven
+// CHECK: arith.cmpf olt
+// CHECK: arith.cmpf uno
+// CHECK: arith.trunci %{{.+}} : i32 to i8
+// CHECK: linalg.generic {{.+}} ins(%[[Q]], %{{.+}} : tensor<4xi8>, tensor<f32>) outs(%{{.+}} : tensor<4xf32>)
+// CHECK: arith.extui %{{.+}} : i8 to i32
+// CHECK: arith.bitcast %{{.+}} : i32 to f32
+// CHECK: arith.mulf
+// CHECK: %[[Q2:.+]] = tensor.expand_shape %[[Q]]
+// CHECK: %[[A:.+]] = linalg.generic {{.+}} ins(%[[Q2]] : tensor<1x4xi8>) outs(%{{.+}} : tensor<1x4xf64>)
+// CHECK: arith.extf %{{.+}} : f32 to f64
+// CHECK: %[[B:.+]] = linalg.generic {{.+}} ins(%[[W]] : tensor<4x2xi8>) outs(%{{.+}} : tensor<4x2xf64>)
+// CHECK: linalg.matmul ins(%[[A]], %[[B]] : tensor<1x4xf64>, tensor<4x2xf64>) outs(%{{.+}} : tensor<1x2xf64>)
+// CHECK: arith.mulf %{{.+}}, %{{.+}} : f64
+// CHECK: arith.truncf %{{.+}} : f64 to f32
+func.func @fp8(%x: tensor<4xf32>, %s: tensor<f32>, %w: tensor<4x2xf8E4M3FN>, %sw: tensor<2xf32>) -> (tensor<4xf32>, tensor<1x2xf32>) {
+  %q = loom.quantize %x, %s : (tensor<4xf32>, tensor<f32>) -> tensor<4xf8E4M3FN>
+  %d = loom.dequantize %q, %s : (tensor<4xf8E4M3FN>, tensor<f32>) -> tensor<4xf32>
+  %q2 = loom.unsqueeze %q {axes = array<i64: 0>} : tensor<4xf8E4M3FN> -> tensor<1x4xf8E4M3FN>
+  %y = loom.qmatmul %q2, %w scales(%s, %sw) : (tensor<1x4xf8E4M3FN>, tensor<4x2xf8E4M3FN>, tensor<f32>, tensor<2xf32>) -> tensor<1x2xf32>
+  return %d, %y : tensor<4xf32>, tensor<1x2xf32>
+}
