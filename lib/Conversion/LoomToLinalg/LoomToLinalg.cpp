@@ -46,9 +46,8 @@ bool isSupportedElement(Type type) {
 /// on them as floats are not lowered.
 bool acceptsF8(Operation *op) {
   return isa<QuantizeOp, DequantizeOp, QMatMulOp, QConvOp, ConstantOp,
-             ReshapeOp, SqueezeOp, UnsqueezeOp, TransposeOp, ExpandOp,
-             ConcatOp, SplitOp, SliceOp, TileOp, GatherOp, FusionOp, YieldOp>(
-      op);
+             ReshapeOp, SqueezeOp, UnsqueezeOp, TransposeOp, ExpandOp, ConcatOp,
+             SplitOp, SliceOp, TileOp, GatherOp, FusionOp, YieldOp>(op);
 }
 
 class ConvertLoomToLinalgPass

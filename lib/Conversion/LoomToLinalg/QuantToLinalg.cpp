@@ -61,10 +61,9 @@ Value decodeF8E4M3FN(OpBuilder &b, Location loc, Value bits, FloatType to) {
   Value subnormal = arith::MulFOp::create(
       b, loc, arith::UIToFPOp::create(b, loc, b.getF32Type(), mantissa),
       f(1.0 / 512));
-  Value isSubnormal = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                            exponent, c(0));
-  Value value =
-      arith::SelectOp::create(b, loc, isSubnormal, subnormal, normal);
+  Value isSubnormal =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, exponent, c(0));
+  Value value = arith::SelectOp::create(b, loc, isSubnormal, subnormal, normal);
   Value isNan = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                       magnitude, c(0x7f));
   value = arith::SelectOp::create(
@@ -72,8 +71,8 @@ Value decodeF8E4M3FN(OpBuilder &b, Location loc, Value bits, FloatType to) {
       arith::ConstantOp::create(
           b, loc, b.getF32FloatAttr(std::numeric_limits<float>::quiet_NaN())),
       value);
-  Value negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                         x, c(0x80));
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, x, c(0x80));
   value = arith::SelectOp::create(b, loc, negative,
                                   arith::NegFOp::create(b, loc, value), value);
   return castScalar(b, loc, value, to);
@@ -159,8 +158,8 @@ Type accumulatorType(B &b, Value lhs, Value rhs, bool hasZeroPoints,
 /// `q` - `zp` (broadcast to it) in `acc`: 8-bit integers widen exactly
 /// (signed or unsigned after the original types), f8E4M3FN decodes.
 /// `original` and `originalZp` are the values before type conversion.
-Value centered(B &b, L loc, Value q, Value original, Value zp,
-               Value originalZp, Type acc) {
+Value centered(B &b, L loc, Value q, Value original, Value zp, Value originalZp,
+               Type acc) {
   auto type = cast<RankedTensorType>(q.getType()).clone(acc);
   bool qUnsigned = isUnsigned(original);
   bool zpUnsigned = originalZp && isUnsigned(originalZp);
@@ -204,8 +203,8 @@ Value toF64(B &b, L loc, Value x) {
 /// broadcast to `type`.
 Value scaleAccumulator(B &b, L loc, RankedTensorType type, ValueRange inputs) {
   return buildElementwise(b, loc, type, inputs, [&](B &b, L loc, V x) {
-    Value scale = arith::MulFOp::create(b, loc, toF64(b, loc, x[1]),
-                                        toF64(b, loc, x[2]));
+    Value scale =
+        arith::MulFOp::create(b, loc, toF64(b, loc, x[1]), toF64(b, loc, x[2]));
     Value v = arith::MulFOp::create(b, loc, toF64(b, loc, x[0]), scale);
     if (x.size() > 3)
       v = arith::AddFOp::create(b, loc, v, toF64(b, loc, x[3]));
@@ -234,10 +233,9 @@ public:
                          adaptor.getRhsZeroPoint(), op.getRhsZeroPoint(), acc);
     Value product =
         buildMatrixProduct(rewriter, loc, lhs, rhs, type.clone(acc));
-    rewriter.replaceOp(
-        op, scaleAccumulator(rewriter, loc, type,
-                             {product, adaptor.getLhsScale(),
-                              adaptor.getRhsScale()}));
+    rewriter.replaceOp(op, scaleAccumulator(rewriter, loc, type,
+                                            {product, adaptor.getLhsScale(),
+                                             adaptor.getRhsScale()}));
     return success();
   }
 };
@@ -257,8 +255,8 @@ public:
     // Each output sums C/group * prod(K) products.
     int64_t k = weightType.getNumElements() / weightType.getDimSize(0);
     bool hasZp = bool(op.getInputZeroPoint());
-    Type acc = accumulatorType(rewriter, op.getInput(), op.getWeight(), hasZp,
-                               k);
+    Type acc =
+        accumulatorType(rewriter, op.getInput(), op.getWeight(), hasZp, k);
     Value input =
         centered(rewriter, loc, adaptor.getInput(), op.getInput(),
                  adaptor.getInputZeroPoint(), op.getInputZeroPoint(), acc);

@@ -37,8 +37,8 @@ void configureLoomToLinalgTarget(mlir::ConversionTarget &target,
 
 /// Statically shaped tensors of float and signless integer elements stay
 /// as they are; unsigned integer elements become signless of the same
-/// width, and f8E4M3FN elements i8 (their bits). Dynamically shaped tensors have no conversion yet, so the ops
-/// that use them fail to lower.
+/// width, and f8E4M3FN elements i8 (their bits). Dynamically shaped tensors
+/// have no conversion yet, so the ops that use them fail to lower.
 class LoomToLinalgTypeConverter : public mlir::TypeConverter {
 public:
   LoomToLinalgTypeConverter();
