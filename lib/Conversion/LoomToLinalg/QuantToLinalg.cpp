@@ -91,7 +91,8 @@ Value encodeF8E4M3FN(OpBuilder &b, Location loc, Value x) {
     return arith::ConstantOp::create(b, loc, b.getIntegerAttr(intType, v));
   };
   Value bits = arith::BitcastOp::create(b, loc, intType, x);
-  Value signBit = c(int64_t(1) << (width - 1));
+  // The sign bit as a (negative) signed value of the width.
+  Value signBit = c(static_cast<int64_t>(~uint64_t(0) << (width - 1)));
   Value abs = arith::AndIOp::create(
       b, loc, bits, arith::SubIOp::create(b, loc, signBit, c(1)));
   Value absFloat = arith::BitcastOp::create(b, loc, from, abs);
