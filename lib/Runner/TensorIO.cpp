@@ -128,13 +128,18 @@ std::string readTensorFile(llvm::StringRef path, mlir::MLIRContext *ctx,
 }
 
 std::string writeNpyFile(llvm::StringRef path, const Tensor &tensor) {
-  Tensor out = tensor.kind() == ElementKind::BF16
+  // numpy has no bf16 or fp8: their values, exactly, as f32.
+  Tensor out = tensor.kind() == ElementKind::BF16 ||
+                       tensor.kind() == ElementKind::F8E4M3FN
                    ? castTensor(tensor, ElementKind::F32)
                    : tensor;
   const char *descr = nullptr;
   for (const NpyType &t : kNpyTypes)
     if (t.kind == out.kind())
       descr = t.descr;
+  if (!descr)
+    return "cannot write '" + path.str() + "': no .npy type for " +
+           out.typeString();
   std::string shape;
   for (int64_t d : out.shape())
     shape += (shape.empty() ? "" : ", ") + std::to_string(d);

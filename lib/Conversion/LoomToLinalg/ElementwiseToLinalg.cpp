@@ -14,6 +14,8 @@
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 
 #include <cmath>
@@ -472,11 +474,14 @@ public:
     if (!type || !value)
       return failure();
     if (value.getType() != type) {
-      // Unsigned elements: the same bits with the signless type.
-      auto dense = dyn_cast<DenseElementsAttr>(value);
-      if (!dense)
-        return rewriter.notifyMatchFailure(op, "unsigned resource constant");
-      value = dense.bitcast(type.getElementType());
+      // Unsigned or f8E4M3FN elements: the same bits with the signless
+      // type (a resource keeps its blob).
+      if (auto resource = dyn_cast<DenseResourceElementsAttr>(value))
+        value = DenseResourceElementsAttr::get(type, resource.getRawHandle());
+      else if (auto dense = dyn_cast<DenseElementsAttr>(value))
+        value = dense.bitcast(type.getElementType());
+      else
+        return rewriter.notifyMatchFailure(op, "constant of another kind");
     }
     rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, value);
     return success();
@@ -1192,8 +1197,9 @@ public:
 //===----------------------------------------------------------------------===//
 
 /// loom.quantize to an integer type: saturate(round_half_even(x / scale) +
-/// zero_point), NaN to 0, as the reference executor computes it. f8E4M3FN
-/// results are not lowered yet (LLVM has no f8 type to truncate to).
+/// zero_point), NaN to 0, as the reference executor computes it. To
+/// f8E4M3FN: x / scale saturated to +-448 (NaN stays NaN) and rounded to
+/// the nearest f8E4M3FN number, ties to even, emulated on the bits.
 class QuantizeLowering : public LoomLowering<QuantizeOp> {
 public:
   using LoomLowering::LoomLowering;
@@ -1204,6 +1210,24 @@ public:
     RankedTensorType type = resultType(op);
     if (!type)
       return rewriter.notifyMatchFailure(op, "unsupported types");
+    if (isa<Float8E4M3FNType>(op.getType().getElementType())) {
+      rewriter.replaceOp(
+          op, buildElementwise(
+                  rewriter, op.getLoc(), type, adaptor.getOperands(),
+                  [&](OpBuilder &b, Location loc, ValueRange x) -> Value {
+                    Type floatType = x[0].getType();
+                    Value q = arith::DivFOp::create(b, loc, x[0], x[1]);
+                    auto constant = [&](double v) -> Value {
+                      return arith::ConstantOp::create(
+                          b, loc, b.getFloatAttr(floatType, v));
+                    };
+                    // maximumf/minimumf propagate NaN.
+                    q = arith::MaximumFOp::create(b, loc, q, constant(-448));
+                    q = arith::MinimumFOp::create(b, loc, q, constant(448));
+                    return encodeF8E4M3FN(b, loc, q);
+                  }));
+      return success();
+    }
     auto to = dyn_cast<IntegerType>(type.getElementType());
     if (!to)
       return op.emitOpError("with a float result (")
@@ -1239,7 +1263,8 @@ public:
   }
 };
 
-/// loom.dequantize of integers: (x - zero_point) * scale.
+/// loom.dequantize: (x - zero_point) * scale, f8E4M3FN values decoded
+/// from their bits (exactly).
 class DequantizeLowering : public LoomLowering<DequantizeOp> {
 public:
   using LoomLowering::LoomLowering;
@@ -1250,19 +1275,22 @@ public:
     RankedTensorType type = resultType(op);
     if (!type)
       return rewriter.notifyMatchFailure(op, "unsupported types");
-    if (!isa<IntegerType>(op.getInput().getType().getElementType()))
-      return op.emitOpError("of ")
-             << op.getInput().getType().getElementType()
-             << " values is not lowered yet";
+    Type inElement = op.getInput().getType().getElementType();
+    bool isF8 = isa<Float8E4M3FNType>(inElement);
+    if (!isa<IntegerType>(inElement) && !isF8)
+      return op.emitOpError("of ") << inElement << " values is not lowered yet";
     bool inUnsigned = isUnsigned(op.getInput());
     Value result = buildElementwise(
         rewriter, op.getLoc(), type, adaptor.getOperands(),
         [&](OpBuilder &b, Location loc, ValueRange x) -> Value {
-          Type floatType = type.getElementType();
-          Value v = castScalar(b, loc, x[0], floatType, inUnsigned);
+          auto floatType = cast<FloatType>(type.getElementType());
+          auto value = [&](Value q) {
+            return isF8 ? decodeF8E4M3FN(b, loc, q, floatType)
+                        : castScalar(b, loc, q, floatType, inUnsigned);
+          };
+          Value v = value(x[0]);
           if (x.size() > 2)
-            v = arith::SubFOp::create(
-                b, loc, v, castScalar(b, loc, x[2], floatType, inUnsigned));
+            v = arith::SubFOp::create(b, loc, v, value(x[2]));
           return arith::MulFOp::create(b, loc, v, x[1]);
         });
     rewriter.replaceOp(op, result);

@@ -41,6 +41,15 @@ bool isSupportedElement(Type type) {
          type.isUnsignedInteger();
 }
 
+/// f8E4M3FN tensors lower to their bits (i8): the quantization ops encode
+/// and decode them, and data movement copies them; ops that would compute
+/// on them as floats are not lowered.
+bool acceptsF8(Operation *op) {
+  return isa<QuantizeOp, DequantizeOp, QMatMulOp, QConvOp, ConstantOp,
+             ReshapeOp, SqueezeOp, UnsqueezeOp, TransposeOp, ExpandOp, ConcatOp,
+             SplitOp, SliceOp, TileOp, GatherOp, FusionOp, YieldOp>(op);
+}
+
 class ConvertLoomToLinalgPass
     : public impl::ConvertLoomToLinalgPassBase<ConvertLoomToLinalgPass> {
 public:
@@ -62,6 +71,14 @@ public:
           op->emitOpError("has elements of type ")
               << tensor.getElementType()
               << ", which the lowering to linalg does not support yet";
+          return WalkResult::interrupt();
+        }
+        if (tensor && isa<Float8E4M3FNType>(tensor.getElementType()) &&
+            !acceptsF8(op)) {
+          op->emitOpError("has elements of type ")
+              << tensor.getElementType()
+              << ", which the lowering to linalg supports only in "
+                 "quantization ops and data movement";
           return WalkResult::interrupt();
         }
       }
@@ -94,6 +111,9 @@ LoomToLinalgTypeConverter::LoomToLinalgTypeConverter() {
     if (element.isUnsignedInteger())
       return type.clone(IntegerType::get(type.getContext(),
                                          element.getIntOrFloatBitWidth()));
+    // LLVM has no 8-bit floats: f8E4M3FN values travel as their bits.
+    if (isa<Float8E4M3FNType>(element))
+      return type.clone(IntegerType::get(type.getContext(), 8));
     return type;
   });
 }
@@ -116,6 +136,7 @@ void populateLoomToLinalgPatterns(const TypeConverter &converter,
                                   RewritePatternSet &patterns) {
   populateLoomElementwiseToLinalgPatterns(converter, patterns);
   populateLoomNNToLinalgPatterns(converter, patterns);
+  populateLoomQuantToLinalgPatterns(converter, patterns);
   patterns.add<FusionLowering>(converter, patterns.getContext());
   populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                  converter);

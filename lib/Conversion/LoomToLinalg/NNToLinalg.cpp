@@ -92,21 +92,8 @@ public:
     Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
     auto lhsType = cast<RankedTensorType>(lhs.getType());
     auto rhsType = cast<RankedTensorType>(rhs.getType());
-    Type element = type.getElementType();
     if (lhsType.getRank() >= 2 && rhsType.getRank() == 2) {
-      // [..., M, K] x [K, N]: one matmul on the flattened rows.
-      int64_t k = lhsType.getShape().back();
-      int64_t rows = lhsType.getNumElements() / std::max<int64_t>(k, 1);
-      Value lhs2 = reshapeTo(rewriter, loc, lhs,
-                             RankedTensorType::get({rows, k},
-                                                   lhsType.getElementType()));
-      auto flatType =
-          RankedTensorType::get({rows, rhsType.getDimSize(1)}, element);
-      auto matmul = linalg::MatmulOp::create(
-          rewriter, loc, TypeRange{flatType}, ValueRange{lhs2, rhs},
-          ValueRange{zeroFilled(rewriter, loc, flatType)});
-      rewriter.replaceOp(
-          op, reshapeTo(rewriter, loc, matmul->getResult(0), type));
+      rewriter.replaceOp(op, buildMatrixProduct(rewriter, loc, lhs, rhs, type));
       return success();
     }
     rewriter.replaceOp(op, buildBatched(rewriter, loc, lhs, rhs, type));
@@ -195,66 +182,15 @@ public:
     if (llvm::any_of(pads, [](int64_t p) { return p != 0; }))
       input = padStatic(rewriter, loc, input, low, high,
                         scalarConstant(rewriter, loc, elementType(input), 0));
-    Value result;
-    if (spatial == 2 && op.getGroup() == 1) {
-      result = linalg::Conv2DNchwFchwOp::create(
-                   rewriter, loc, TypeRange{type}, ValueRange{input, weight},
-                   ValueRange{zeroFilled(rewriter, loc, type)},
-                   rewriter.getI64TensorAttr(op.getStrides()),
-                   rewriter.getI64TensorAttr(op.getDilations()))
-                   ->getResult(0);
-    } else {
-      result = buildGeneric(rewriter, loc, op, input, weight, type);
-    }
+    Value result =
+        buildConvolution(rewriter, loc, input, weight, type, op.getStrides(),
+                         op.getDilations(), op.getGroup());
     if (Value bias = adaptor.getBias())
       result = addChannelBias(rewriter, loc, result, bias);
     rewriter.replaceOp(op, result);
     return success();
   }
 
-private:
-  /// Dimensions (n, m, o..., c, k...); with groups, the input channel is
-  /// (m floordiv M/group) * C/group + c.
-  static Value buildGeneric(B &b, L loc, ConvOp op, Value input, Value weight,
-                            RankedTensorType type) {
-    MLIRContext *ctx = b.getContext();
-    int64_t spatial = type.getRank() - 2;
-    auto weightShape = cast<RankedTensorType>(weight.getType()).getShape();
-    int64_t group = op.getGroup();
-    int64_t outPerGroup = type.getDimSize(1) / group;
-    int64_t inPerGroup = weightShape[1];
-    int64_t numDims = 3 + 2 * spatial;
-    int64_t cDim = 2 + spatial;
-    auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
-    AffineExpr channel = dim(cDim);
-    if (group > 1)
-      channel = dim(1).floorDiv(outPerGroup) * inPerGroup + channel;
-    SmallVector<AffineExpr> inputExprs{dim(0), channel}, weightExprs{dim(1),
-                                                                     dim(cDim)},
-        outExprs{dim(0), dim(1)};
-    for (int64_t i = 0; i < spatial; ++i) {
-      inputExprs.push_back(windowExpr(ctx, 2 + i, cDim + 1 + i,
-                                      op.getStrides()[i],
-                                      op.getDilations()[i]));
-      weightExprs.push_back(dim(cDim + 1 + i));
-      outExprs.push_back(dim(2 + i));
-    }
-    SmallVector<AffineMap> maps{AffineMap::get(numDims, 0, inputExprs, ctx),
-                                AffineMap::get(numDims, 0, weightExprs, ctx),
-                                AffineMap::get(numDims, 0, outExprs, ctx)};
-    SmallVector<utils::IteratorType> iterators(2 + spatial,
-                                               utils::IteratorType::parallel);
-    iterators.append(1 + spatial, utils::IteratorType::reduction);
-    return linalg::GenericOp::create(
-               b, loc, TypeRange{type}, ValueRange{input, weight},
-               ValueRange{zeroFilled(b, loc, type)}, maps, iterators,
-               [](B &b, L loc, V args) {
-                 linalg::YieldOp::create(
-                     b, loc, multiplyAccumulate(b, loc, args[0], args[1],
-                                                args[2]));
-               })
-        .getResult(0);
-  }
 };
 
 /// Transposed convolution, output-stationary: out[n, m, o] sums
@@ -1904,6 +1840,77 @@ struct MoELowering : public LoomLowering<MoEOp> {
 };
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Contraction builders shared with the quantized lowerings
+//===----------------------------------------------------------------------===//
+
+namespace lowering {
+
+Value buildMatrixProduct(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                         RankedTensorType type) {
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  int64_t k = lhsType.getShape().back();
+  int64_t rows = lhsType.getNumElements() / std::max<int64_t>(k, 1);
+  Value lhs2 = reshapeTo(
+      b, loc, lhs, RankedTensorType::get({rows, k}, lhsType.getElementType()));
+  auto flatType = RankedTensorType::get({rows, rhsType.getDimSize(1)},
+                                        type.getElementType());
+  auto matmul = linalg::MatmulOp::create(b, loc, TypeRange{flatType},
+                                         ValueRange{lhs2, rhs},
+                                         ValueRange{zeroFilled(b, loc, flatType)});
+  return reshapeTo(b, loc, matmul->getResult(0), type);
+}
+
+Value buildConvolution(OpBuilder &b, Location loc, Value input, Value weight,
+                       RankedTensorType type, ArrayRef<int64_t> strides,
+                       ArrayRef<int64_t> dilations, int64_t group) {
+  int64_t spatial = type.getRank() - 2;
+  if (spatial == 2 && group == 1)
+    return linalg::Conv2DNchwFchwOp::create(
+               b, loc, TypeRange{type}, ValueRange{input, weight},
+               ValueRange{zeroFilled(b, loc, type)},
+               b.getI64TensorAttr(strides), b.getI64TensorAttr(dilations))
+        ->getResult(0);
+  // Dimensions (n, m, o..., c, k...); with groups, the input channel is
+  // (m floordiv M/group) * C/group + c.
+  MLIRContext *ctx = b.getContext();
+  auto weightShape = cast<RankedTensorType>(weight.getType()).getShape();
+  int64_t outPerGroup = type.getDimSize(1) / group;
+  int64_t inPerGroup = weightShape[1];
+  int64_t numDims = 3 + 2 * spatial;
+  int64_t cDim = 2 + spatial;
+  auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
+  AffineExpr channel = dim(cDim);
+  if (group > 1)
+    channel = dim(1).floorDiv(outPerGroup) * inPerGroup + channel;
+  SmallVector<AffineExpr> inputExprs{dim(0), channel},
+      weightExprs{dim(1), dim(cDim)}, outExprs{dim(0), dim(1)};
+  for (int64_t i = 0; i < spatial; ++i) {
+    inputExprs.push_back(
+        windowExpr(ctx, 2 + i, cDim + 1 + i, strides[i], dilations[i]));
+    weightExprs.push_back(dim(cDim + 1 + i));
+    outExprs.push_back(dim(2 + i));
+  }
+  SmallVector<AffineMap> maps{AffineMap::get(numDims, 0, inputExprs, ctx),
+                              AffineMap::get(numDims, 0, weightExprs, ctx),
+                              AffineMap::get(numDims, 0, outExprs, ctx)};
+  SmallVector<utils::IteratorType> iterators(2 + spatial,
+                                             utils::IteratorType::parallel);
+  iterators.append(1 + spatial, utils::IteratorType::reduction);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, ValueRange{input, weight},
+             ValueRange{zeroFilled(b, loc, type)}, maps, iterators,
+             [](B &b, L loc, V args) {
+               linalg::YieldOp::create(
+                   b, loc,
+                   multiplyAccumulate(b, loc, args[0], args[1], args[2]));
+             })
+      .getResult(0);
+}
+
+} // namespace lowering
 
 void populateLoomNNToLinalgPatterns(const TypeConverter &converter,
                                     RewritePatternSet &patterns) {

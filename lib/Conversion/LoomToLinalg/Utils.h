@@ -100,7 +100,33 @@ mlir::Value buildSoftmax(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc,
                       mlir::Value value, mlir::RankedTensorType type);
 
-/// The float or integer form of a binary arith op.
+/// `lhs` [..., M, K] times the matrix `rhs` [K, N] into `type` [..., M, N]:
+/// one linalg.matmul on the flattened rows, accumulated in `type`'s element
+/// type.
+mlir::Value buildMatrixProduct(mlir::OpBuilder &b, mlir::Location loc,
+                               mlir::Value lhs, mlir::Value rhs,
+                               mlir::RankedTensorType type);
+
+/// The convolution of the (already padded) `input` [N, C, I...] with
+/// `weight` [M, C/group, K...] into `type` [N, M, O...], accumulated in
+/// `type`'s element type: linalg.conv_2d_nchw_fchw when 2-D and ungrouped,
+/// a generic with window dimensions otherwise.
+mlir::Value buildConvolution(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::Value input, mlir::Value weight,
+                             mlir::RankedTensorType type,
+                             llvm::ArrayRef<int64_t> strides,
+                             llvm::ArrayRef<int64_t> dilations, int64_t group);
+
+/// The value of the f8E4M3FN number whose bits are `bits` (an i8, or an
+/// f8E4M3FN scalar), exactly, as a `to` float.
+mlir::Value decodeF8E4M3FN(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value bits, mlir::FloatType to);
+
+/// The bits (an i8) of the f8E4M3FN number nearest to the f16, bf16, f32 or
+/// f64 `x` (ties to even), which must lie in [-448, 448] or be NaN.
+mlir::Value encodeF8E4M3FN(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value x);
+
 /// A base for the lowering patterns: the converted type of the op's first
 /// result, or null when it or an operand type has no conversion.
 template <typename OpTy>

@@ -16,7 +16,8 @@ namespace {
 
 /// conv_2d_nchw_fchw as col[n, c, kh, kw, oh, ow] = in[n, c, oh*sh + kh*dh,
 /// ow*sw + kw*dw] (a copy whose innermost loop walks a row of the input)
-/// and out[n, f, oh*ow] += w[f, c*kh*kw] * col[n, c*kh*kw, oh*ow].
+/// and out[n, f, oh*ow] += w[f, c*kh*kw] * col[n, c*kh*kw, oh*ow]. f32, and
+/// i32 (the quantized convolutions' exact accumulation).
 LogicalResult rewriteAsIm2Col(RewriterBase &rewriter,
                               linalg::Conv2DNchwFchwOp conv) {
   Location loc = conv.getLoc();
@@ -90,10 +91,15 @@ LogicalResult rewriteAsIm2Col(RewriterBase &rewriter,
           rewriter, loc, TypeRange{init2.getType()}, ValueRange{filter2, col2},
           ValueRange{init2}, productMaps, iterators,
           [](OpBuilder &b, Location loc, ValueRange args) {
-            Value mul = arith::MulFOp::create(b, loc, args[0], args[1]);
-            linalg::YieldOp::create(b, loc,
-                                    arith::AddFOp::create(b, loc, args[2], mul)
-                                        .getResult());
+            Value sum;
+            if (isa<FloatType>(args[2].getType())) {
+              Value mul = arith::MulFOp::create(b, loc, args[0], args[1]);
+              sum = arith::AddFOp::create(b, loc, args[2], mul);
+            } else {
+              Value mul = arith::MulIOp::create(b, loc, args[0], args[1]);
+              sum = arith::AddIOp::create(b, loc, args[2], mul);
+            }
+            linalg::YieldOp::create(b, loc, sum);
           })
           .getResult(0);
   rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(conv, outputType, product,
@@ -112,7 +118,9 @@ public:
       auto output = dyn_cast<RankedTensorType>(conv.getOutputs()[0].getType());
       if (!conv.hasPureTensorSemantics() || !output ||
           conv->hasAttr(kLibraryAttr) ||
-          !output.hasStaticShape() || !output.getElementType().isF32())
+          !output.hasStaticShape() ||
+          !(output.getElementType().isF32() ||
+            output.getElementType().isInteger(32)))
         return;
       if (output.getDimSize(2) * output.getDimSize(3) >= minColumns)
         convs.push_back(conv);

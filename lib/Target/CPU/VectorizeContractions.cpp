@@ -122,25 +122,32 @@ std::optional<std::pair<AffineMap, int64_t>> unpackedMap(AffineMap map) {
                         columns.getValue());
 }
 
-/// yield(out + in0 * in1), in any operand order.
-bool isMultiplyAccumulate(linalg::LinalgOp op) {
+/// yield(out + in0 * in1), in any operand order: floats, or integers (the
+/// quantized contractions' exact i32 sums).
+template <typename AddOp, typename MulOp>
+bool isMultiplyAccumulateOf(linalg::LinalgOp op) {
   Block *body = op.getBlock();
   if (body->getNumArguments() != 3 ||
       !llvm::hasNItems(body->without_terminator(), 2))
     return false;
-  auto add = body->getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
+  auto add = body->getTerminator()->getOperand(0).getDefiningOp<AddOp>();
   if (!add)
     return false;
   Value acc = body->getArgument(2);
   Value product = add.getLhs() == acc   ? add.getRhs()
                   : add.getRhs() == acc ? add.getLhs()
                                         : Value();
-  auto mul = product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
+  auto mul = product ? product.getDefiningOp<MulOp>() : nullptr;
   if (!mul)
     return false;
   Value x = body->getArgument(0), y = body->getArgument(1);
   return (mul.getLhs() == x && mul.getRhs() == y) ||
          (mul.getLhs() == y && mul.getRhs() == x);
+}
+
+bool isMultiplyAccumulate(linalg::LinalgOp op) {
+  return isMultiplyAccumulateOf<arith::AddFOp, arith::MulFOp>(op) ||
+         isMultiplyAccumulateOf<arith::AddIOp, arith::MulIOp>(op);
 }
 
 bool innermostContiguous(Type type) {
@@ -176,7 +183,7 @@ std::optional<Contraction> matchContraction(linalg::LinalgOp op) {
       op.getNumDpsInits() != 1)
     return std::nullopt;
   Type element = getElementTypeOrSelf(op.getDpsInits()[0].getType());
-  if (!element.isF32() && !element.isF64())
+  if (!element.isF32() && !element.isF64() && !element.isInteger(32))
     return std::nullopt;
   for (Value input : op.getDpsInputs())
     if (getElementTypeOrSelf(input.getType()) != element)

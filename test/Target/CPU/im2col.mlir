@@ -24,6 +24,18 @@ func.func @conv(%x: tensor<1x3x17x17xf32>, %w: tensor<4x3x3x3xf32>, %y: tensor<1
   return %0 : tensor<1x4x8x8xf32>
 }
 
+// i32, the exact accumulation of quantized convolutions: the same, with
+// integer multiply-adds.
+// CHECK-LABEL: func.func @conv_i32
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<4x27xi32>, tensor<1x27x64xi32>) outs(%{{.+}} : tensor<1x4x64xi32>)
+// CHECK: arith.muli
+// CHECK: arith.addi
+// CHECK-NOT: linalg.conv
+func.func @conv_i32(%x: tensor<1x3x17x17xi32>, %w: tensor<4x3x3x3xi32>, %y: tensor<1x4x8x8xi32>) -> tensor<1x4x8x8xi32> {
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<1x3x17x17xi32>, tensor<4x3x3x3xi32>) outs(%y : tensor<1x4x8x8xi32>) -> tensor<1x4x8x8xi32>
+  return %0 : tensor<1x4x8x8xi32>
+}
+
 // Fewer output positions than min-columns (16): the copy does not pay.
 // CHECK-LABEL: func.func @small
 // CHECK: linalg.conv_2d_nchw_fchw

@@ -94,6 +94,19 @@ func.func @f64(%a: memref<8x4xf64>, %b: memref<4x16xf64>, %c: memref<8x16xf64>) 
 
 // -----
 
+// i32 (the exact sums of quantized contractions): two 512-bit registers
+// hold 32 columns; integer multiply-adds.
+// CHECK-LABEL: func.func @i32
+// CHECK: vector.contract {{.*}} : vector<8x1xi32>, vector<1x32xi32> into vector<8x32xi32>
+// OUTER-LABEL: func.func @i32
+// OUTER: vector.outerproduct {{.*}} {kind = #vector.kind<add>} : vector<8xi32>, vector<32xi32>
+func.func @i32(%a: memref<8x4xi32>, %b: memref<4x32xi32>, %c: memref<8x32xi32>) {
+  linalg.matmul ins(%a, %b : memref<8x4xi32>, memref<4x32xi32>) outs(%c : memref<8x32xi32>)
+  return
+}
+
+// -----
+
 // Left alone (they become loops): B walked along K innermost (a product
 // with a transposed right operand), a body that is not a multiply-add
 // (an activation fused into the product), and f16.

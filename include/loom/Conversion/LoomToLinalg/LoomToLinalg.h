@@ -19,6 +19,12 @@ void populateLoomElementwiseToLinalgPatterns(
 void populateLoomNNToLinalgPatterns(const mlir::TypeConverter &converter,
                                     mlir::RewritePatternSet &patterns);
 
+/// Patterns lowering the quantized contractions (loom.qmatmul, loom.qconv)
+/// to exact integer (or, for f8E4M3FN, f64) accumulation and an f64
+/// scaling epilogue.
+void populateLoomQuantToLinalgPatterns(const mlir::TypeConverter &converter,
+                                       mlir::RewritePatternSet &patterns);
+
 /// All of the above plus the inlining of `loom.fusion` regions and the
 /// conversion of function signatures (unsigned tensors become signless).
 void populateLoomToLinalgPatterns(const mlir::TypeConverter &converter,
@@ -31,8 +37,8 @@ void configureLoomToLinalgTarget(mlir::ConversionTarget &target,
 
 /// Statically shaped tensors of float and signless integer elements stay
 /// as they are; unsigned integer elements become signless of the same
-/// width. Dynamically shaped tensors have no conversion yet, so the ops
-/// that use them fail to lower.
+/// width, and f8E4M3FN elements i8 (their bits). Dynamically shaped tensors
+/// have no conversion yet, so the ops that use them fail to lower.
 class LoomToLinalgTypeConverter : public mlir::TypeConverter {
 public:
   LoomToLinalgTypeConverter();

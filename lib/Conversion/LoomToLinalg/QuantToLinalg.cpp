@@ -1,0 +1,298 @@
+//===- QuantToLinalg.cpp - Quantized contractions -------------------------===//
+//
+// loom.qmatmul and loom.qconv compute what the reference executor computes
+// (lib/Reference/QuantKernels.cpp), in the same order:
+//
+//  1. the operands minus their zero points, widened to the accumulator type
+//     (one elementwise generic per operand; the input is padded with zeros
+//     after this, so padding contributes nothing, as in the reference);
+//  2. the contraction (linalg.matmul, linalg.conv_2d_nchw_fchw or a
+//     windowed generic) accumulating those exactly: in i32 for 8-bit
+//     integers (|q - zp| <= 255, so i32 holds any sum of up to 33025
+//     products; longer reductions accumulate in i64), in f64 for f8E4M3FN
+//     (products of 4-bit significands whose sums fit a double's mantissa);
+//  3. one epilogue generic in f64: acc * (activation_scale *
+//     weight_scale[channel]) (+ bias[channel]), rounded once to f32.
+//
+// The exact sum is the same whatever the summation order, and the epilogue
+// performs the reference's f64 operations in its order, so the results are
+// bit-identical to the reference executor's.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Conversion/LoomToLinalg/LoomToLinalg.h"
+
+#include "Utils.h"
+
+#include "loom/Dialect/Loom/IR/LoomOps.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/TypeUtilities.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace loom::lowering;
+
+namespace loom {
+namespace lowering {
+
+Value decodeF8E4M3FN(OpBuilder &b, Location loc, Value bits, FloatType to) {
+  Type i32 = b.getI32Type();
+  if (isa<FloatType>(bits.getType()))
+    bits = arith::BitcastOp::create(b, loc, b.getI8Type(), bits);
+  Value x = arith::ExtUIOp::create(b, loc, i32, bits);
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+  };
+  auto f = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  };
+  // S.EEEE.MMM, exponent bias 7, no infinities, NaN at S.1111.111.
+  Value magnitude = arith::AndIOp::create(b, loc, x, c(0x7f));
+  Value exponent = arith::ShRUIOp::create(b, loc, magnitude, c(3));
+  Value mantissa = arith::AndIOp::create(b, loc, x, c(7));
+  // Normal numbers: the f32 with exponent e - 7 + 127 and the mantissa at
+  // the top of f32's.
+  Value normalBits = arith::ShLIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, magnitude, c(120 << 3)), c(20));
+  Value normal = arith::BitcastOp::create(b, loc, b.getF32Type(), normalBits);
+  // Subnormals (and zero): mantissa * 2^-9, exact.
+  Value subnormal = arith::MulFOp::create(
+      b, loc, arith::UIToFPOp::create(b, loc, b.getF32Type(), mantissa),
+      f(1.0 / 512));
+  Value isSubnormal =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, exponent, c(0));
+  Value value = arith::SelectOp::create(b, loc, isSubnormal, subnormal, normal);
+  Value isNan = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                      magnitude, c(0x7f));
+  value = arith::SelectOp::create(
+      b, loc, isNan,
+      arith::ConstantOp::create(
+          b, loc, b.getF32FloatAttr(std::numeric_limits<float>::quiet_NaN())),
+      value);
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, x, c(0x80));
+  value = arith::SelectOp::create(b, loc, negative,
+                                  arith::NegFOp::create(b, loc, value), value);
+  return castScalar(b, loc, value, to);
+}
+
+Value encodeF8E4M3FN(OpBuilder &b, Location loc, Value x) {
+  auto from = cast<FloatType>(x.getType());
+  if (from.getWidth() < 32) // f16, bf16: exactly as f32
+    x = arith::ExtFOp::create(b, loc, b.getF32Type(), x);
+  from = cast<FloatType>(x.getType());
+  unsigned width = from.getWidth();
+  unsigned mantissa = from.getFPMantissaWidth() - 1; // stored bits
+  int64_t bias = width == 32 ? 127 : 1023;
+  auto intType = b.getIntegerType(width);
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getIntegerAttr(intType, v));
+  };
+  Value bits = arith::BitcastOp::create(b, loc, intType, x);
+  // The sign bit as a (negative) signed value of the width.
+  Value signBit = c(static_cast<int64_t>(~uint64_t(0) << (width - 1)));
+  Value abs = arith::AndIOp::create(
+      b, loc, bits, arith::SubIOp::create(b, loc, signBit, c(1)));
+  Value absFloat = arith::BitcastOp::create(b, loc, from, abs);
+  // Normal results: round the mantissa to 3 bits, ties to even (a carry
+  // moves into the exponent), then rebias the exponent from `bias` to 7.
+  unsigned drop = mantissa - 3;
+  Value lsb = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, abs, c(drop)), c(1));
+  Value rounded = arith::AddIOp::create(
+      b, loc, abs,
+      arith::AddIOp::create(b, loc, c((int64_t(1) << (drop - 1)) - 1), lsb));
+  Value normal = arith::SubIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, rounded, c(drop)),
+      c((bias - 7) << 3));
+  // Below 2^-6, subnormal results: |x| * 2^9 rounded to an integer in
+  // [0, 8] is the encoding (8 being the least normal number, 2^-6).
+  Value scaled = arith::MulFOp::create(
+      b, loc, absFloat,
+      arith::ConstantOp::create(b, loc, b.getFloatAttr(from, 512.0)));
+  Value subnormal = arith::FPToUIOp::create(
+      b, loc, intType, math::RoundEvenOp::create(b, loc, scaled));
+  Value isSubnormal = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OLT, absFloat,
+      arith::ConstantOp::create(b, loc, b.getFloatAttr(from, 0x1p-6)));
+  Value magnitude =
+      arith::SelectOp::create(b, loc, isSubnormal, subnormal, normal);
+  Value isNan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
+  magnitude = arith::SelectOp::create(b, loc, isNan, c(0x7f), magnitude);
+  Value sign = arith::ShRUIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, bits, signBit), c(width - 8));
+  Value result = arith::OrIOp::create(b, loc, magnitude, sign);
+  return arith::TruncIOp::create(b, loc, b.getI8Type(), result);
+}
+
+} // namespace lowering
+
+namespace {
+
+using B = OpBuilder;
+using L = Location;
+using V = ValueRange;
+
+/// The largest |q - zp| of an 8-bit integer operand.
+int64_t maxCentered(Value q, bool hasZeroPoint) {
+  if (hasZeroPoint)
+    return 255;
+  return isUnsigned(q) ? 255 : 128;
+}
+
+/// The accumulator of a reduction over `k` products of operands bounded by
+/// `lhsMax` and `rhsMax`: i32 when no sum can overflow it, i64 otherwise;
+/// f64 for f8E4M3FN operands.
+Type accumulatorType(B &b, Value lhs, Value rhs, bool hasZeroPoints,
+                     int64_t k) {
+  if (isa<FloatType>(getElementTypeOrSelf(lhs.getType())))
+    return b.getF64Type();
+  int64_t bound =
+      maxCentered(lhs, hasZeroPoints) * maxCentered(rhs, hasZeroPoints);
+  if (k <= std::numeric_limits<int32_t>::max() / bound)
+    return b.getI32Type();
+  return b.getI64Type();
+}
+
+/// `q` - `zp` (broadcast to it) in `acc`: 8-bit integers widen exactly
+/// (signed or unsigned after the original types), f8E4M3FN decodes.
+/// `original` and `originalZp` are the values before type conversion.
+Value centered(B &b, L loc, Value q, Value original, Value zp, Value originalZp,
+               Type acc) {
+  auto type = cast<RankedTensorType>(q.getType()).clone(acc);
+  bool qUnsigned = isUnsigned(original);
+  bool zpUnsigned = originalZp && isUnsigned(originalZp);
+  SmallVector<Value> inputs{q};
+  if (zp)
+    inputs.push_back(zp);
+  return buildElementwise(b, loc, type, inputs, [&](B &b, L loc, V x) {
+    if (auto f = dyn_cast<FloatType>(acc))
+      return decodeF8E4M3FN(b, loc, x[0], f);
+    Value v = castScalar(b, loc, x[0], acc, qUnsigned);
+    if (x.size() > 1)
+      v = arith::SubIOp::create(b, loc, v,
+                                castScalar(b, loc, x[1], acc, zpUnsigned));
+    return v;
+  });
+}
+
+/// A [M] vector viewed as [M, 1, ..., 1] (`trailing` ones); 0-D values
+/// stay as they are.
+Value perChannel(B &b, L loc, Value value, int64_t trailing) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getRank() == 0)
+    return value;
+  SmallVector<int64_t> shape{type.getNumElements()};
+  shape.append(trailing, 1);
+  return reshapeTo(b, loc, value,
+                   RankedTensorType::get(shape, type.getElementType()));
+}
+
+Value toF64(B &b, L loc, Value x) {
+  Type f64 = b.getF64Type();
+  if (x.getType() == f64)
+    return x;
+  if (isa<FloatType>(x.getType()))
+    return arith::ExtFOp::create(b, loc, f64, x);
+  return arith::SIToFPOp::create(b, loc, f64, x);
+}
+
+/// The reference's epilogue: f64(acc) * (f64(sa) * f64(sw)) (+ f64(bias)),
+/// rounded once to the result type. `inputs` are acc, sa, sw[, bias],
+/// broadcast to `type`.
+Value scaleAccumulator(B &b, L loc, RankedTensorType type, ValueRange inputs) {
+  return buildElementwise(b, loc, type, inputs, [&](B &b, L loc, V x) {
+    Value scale =
+        arith::MulFOp::create(b, loc, toF64(b, loc, x[1]), toF64(b, loc, x[2]));
+    Value v = arith::MulFOp::create(b, loc, toF64(b, loc, x[0]), scale);
+    if (x.size() > 3)
+      v = arith::AddFOp::create(b, loc, v, toF64(b, loc, x[3]));
+    return castScalar(b, loc, v, type.getElementType());
+  });
+}
+
+class QMatMulLowering : public LoomLowering<QMatMulOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(QMatMulOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return rewriter.notifyMatchFailure(op, "unsupported types");
+    Location loc = op.getLoc();
+    auto lhsType = cast<RankedTensorType>(adaptor.getLhs().getType());
+    bool hasZp = bool(op.getLhsZeroPoint());
+    Type acc = accumulatorType(rewriter, op.getLhs(), op.getRhs(), hasZp,
+                               lhsType.getShape().back());
+    Value lhs = centered(rewriter, loc, adaptor.getLhs(), op.getLhs(),
+                         adaptor.getLhsZeroPoint(), op.getLhsZeroPoint(), acc);
+    // Per-column zero points [N] broadcast over the rows of [K, N].
+    Value rhs = centered(rewriter, loc, adaptor.getRhs(), op.getRhs(),
+                         adaptor.getRhsZeroPoint(), op.getRhsZeroPoint(), acc);
+    Value product =
+        buildMatrixProduct(rewriter, loc, lhs, rhs, type.clone(acc));
+    rewriter.replaceOp(op, scaleAccumulator(rewriter, loc, type,
+                                            {product, adaptor.getLhsScale(),
+                                             adaptor.getRhsScale()}));
+    return success();
+  }
+};
+
+class QConvLowering : public LoomLowering<QConvOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(QConvOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return rewriter.notifyMatchFailure(op, "unsupported types");
+    Location loc = op.getLoc();
+    int64_t spatial = type.getRank() - 2;
+    auto weightType = cast<RankedTensorType>(adaptor.getWeight().getType());
+    // Each output sums C/group * prod(K) products.
+    int64_t k = weightType.getNumElements() / weightType.getDimSize(0);
+    bool hasZp = bool(op.getInputZeroPoint());
+    Type acc =
+        accumulatorType(rewriter, op.getInput(), op.getWeight(), hasZp, k);
+    Value input =
+        centered(rewriter, loc, adaptor.getInput(), op.getInput(),
+                 adaptor.getInputZeroPoint(), op.getInputZeroPoint(), acc);
+    Value weightZp = adaptor.getWeightZeroPoint();
+    if (weightZp)
+      weightZp = perChannel(rewriter, loc, weightZp, weightType.getRank() - 1);
+    Value weight = centered(rewriter, loc, adaptor.getWeight(), op.getWeight(),
+                            weightZp, op.getWeightZeroPoint(), acc);
+    ArrayRef<int64_t> pads = op.getPads();
+    if (llvm::any_of(pads, [](int64_t p) { return p != 0; })) {
+      SmallVector<int64_t> low{0, 0}, high{0, 0};
+      low.append(pads.begin(), pads.begin() + spatial);
+      high.append(pads.begin() + spatial, pads.end());
+      input = padStatic(rewriter, loc, input, low, high,
+                        scalarConstant(rewriter, loc, acc, 0));
+    }
+    Value result =
+        buildConvolution(rewriter, loc, input, weight, type.clone(acc),
+                         op.getStrides(), op.getDilations(), op.getGroup());
+    SmallVector<Value> epilogue{
+        result, adaptor.getInputScale(),
+        perChannel(rewriter, loc, adaptor.getWeightScale(), spatial)};
+    if (Value bias = adaptor.getBias())
+      epilogue.push_back(perChannel(rewriter, loc, bias, spatial));
+    rewriter.replaceOp(op, scaleAccumulator(rewriter, loc, type, epilogue));
+    return success();
+  }
+};
+
+} // namespace
+
+void populateLoomQuantToLinalgPatterns(const TypeConverter &converter,
+                                       RewritePatternSet &patterns) {
+  patterns.add<QMatMulLowering, QConvLowering>(converter,
+                                               patterns.getContext());
+}
+
+} // namespace loom
