@@ -20,12 +20,14 @@ extern "C" {
 /// reports.
 typedef const char *(*loom_kernel_library_version_fn)(void);
 
-/// out (+)= conv2d(in, filter) as `desc` (loom/abi/kernels.h) says, with at
-/// most `threads` threads. What it prepares (primitive, reordered constant
-/// filter) it keeps in `*slot` (zero on the first call) for later calls.
-/// 0 on success; otherwise a message in `error` (`error_size` bytes).
+/// out (+)= conv2d(in, filter) (+ bias) (then ReLU) as `desc`
+/// (loom/abi/kernels.h) says, with at most `threads` threads. What it
+/// prepares (primitive, reordered constant filter) it keeps in `*slot`
+/// (zero on the first call) for later calls. 0 on success; otherwise a
+/// message in `error` (`error_size` bytes).
 typedef int (*loom_kernel_conv2d_f32_fn)(const float *in, const float *filter,
-                                         float *out, const int64_t *desc,
+                                         const float *bias, float *out,
+                                         const int64_t *desc,
                                          int64_t *slot, int32_t threads,
                                          char *error, size_t error_size);
 

@@ -159,8 +159,8 @@ loom_status loom_kernel_library(const char *name, const char **version) {
   return LOOM_OK;
 }
 
-void loom_rt_conv2d_f32(int64_t in, int64_t filter, int64_t out, int64_t desc,
-                        int64_t slot) {
+void loom_rt_conv2d_f32(int64_t in, int64_t filter, int64_t bias, int64_t out,
+                        int64_t desc, int64_t slot) {
   if (loom::runtime::callFailed())
     return;
   const KernelLibrary &library = oneDNN();
@@ -170,6 +170,7 @@ void loom_rt_conv2d_f32(int64_t in, int64_t filter, int64_t out, int64_t desc,
   int32_t threads = loom::runtime::callThreads();
   if (library.conv2d(reinterpret_cast<const float *>(in),
                      reinterpret_cast<const float *>(filter),
+                     reinterpret_cast<const float *>(bias),
                      reinterpret_cast<float *>(out),
                      reinterpret_cast<const int64_t *>(desc),
                      reinterpret_cast<int64_t *>(slot), threads, error,

@@ -84,7 +84,7 @@ struct PreparedConv {
   /// oneDNN splits the work among the threads it sees when the primitive
   /// is created.
   int32_t threads = 1;
-  memory::desc plainSource, plainFilter, plainDestination;
+  memory::desc plainSource, plainFilter, plainDestination, plainBias;
   dnnl::convolution_forward::primitive_desc pd;
   dnnl::convolution_forward conv;
   /// Reorders plain <-> chosen layouts; only those that differ.
@@ -129,21 +129,36 @@ std::unique_ptr<PreparedConv> prepare(const int64_t *d, const float *filter,
       memory::desc(filterDims, f32, g == 1 ? Tag::oihw : Tag::goihw);
 
   // oneDNN counts dilation from 0 (1 means one gap).
-  dnnl::convolution_forward::desc conv(
-      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-      memory::desc(source, f32, Tag::any), memory::desc(filterDims, f32, Tag::any),
-      memory::desc(destination, f32, Tag::any),
-      {d[LOOM_CONV_STRIDE_H], d[LOOM_CONV_STRIDE_W]},
-      {d[LOOM_CONV_DILATION_H] - 1, d[LOOM_CONV_DILATION_W] - 1},
-      {d[LOOM_CONV_PAD_TOP], d[LOOM_CONV_PAD_LEFT]},
-      {d[LOOM_CONV_PAD_BOTTOM], d[LOOM_CONV_PAD_RIGHT]});
+  int64_t flags = d[LOOM_CONV_FLAGS];
+  memory::dims strides{d[LOOM_CONV_STRIDE_H], d[LOOM_CONV_STRIDE_W]};
+  memory::dims dilations{d[LOOM_CONV_DILATION_H] - 1,
+                         d[LOOM_CONV_DILATION_W] - 1};
+  memory::dims padLeft{d[LOOM_CONV_PAD_TOP], d[LOOM_CONV_PAD_LEFT]};
+  memory::dims padRight{d[LOOM_CONV_PAD_BOTTOM], d[LOOM_CONV_PAD_RIGHT]};
+  memory::desc anySource(source, f32, Tag::any);
+  memory::desc anyFilter(filterDims, f32, Tag::any);
+  memory::desc anyDestination(destination, f32, Tag::any);
+  p->plainBias = memory::desc({f}, f32, Tag::a);
+  auto conv =
+      (flags & LOOM_CONV_BIAS)
+          ? dnnl::convolution_forward::desc(
+                dnnl::prop_kind::forward_inference,
+                dnnl::algorithm::convolution_direct, anySource, anyFilter,
+                p->plainBias, anyDestination, strides, dilations, padLeft,
+                padRight)
+          : dnnl::convolution_forward::desc(
+                dnnl::prop_kind::forward_inference,
+                dnnl::algorithm::convolution_direct, anySource, anyFilter,
+                anyDestination, strides, dilations, padLeft, padRight);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  if (d[LOOM_CONV_FLAGS] & LOOM_CONV_ACCUMULATE) {
-    dnnl::post_ops ops;
+  // linalg's order: the accumulated output, then the epilogue's ReLU.
+  dnnl::post_ops ops;
+  if (flags & LOOM_CONV_ACCUMULATE)
     ops.append_sum(1.0f);
-    attr.set_post_ops(ops);
-  }
+  if (flags & LOOM_CONV_RELU)
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+  attr.set_post_ops(ops);
   dnnl::engine &engine = cpuEngine();
   p->pd = dnnl::convolution_forward::primitive_desc(conv, attr, engine);
   p->conv = dnnl::convolution_forward(p->pd);
@@ -200,7 +215,7 @@ PreparedConv &prepared(const int64_t *desc, const float *filter,
 
 /// One call with what `p` prepared.
 void execute(const PreparedConv &p, const float *in, const float *filter,
-             float *out) {
+             const float *bias, float *out) {
   ThreadContext &context = threadContext();
   dnnl::engine &engine = cpuEngine();
   dnnl::stream &stream = context.stream;
@@ -234,18 +249,23 @@ void execute(const PreparedConv &p, const float *in, const float *filter,
   memory scratchpad(p.pd.scratchpad_desc(), engine,
                     context.scratchpad.get(
                         std::max<size_t>(64, p.pd.scratchpad_desc().get_size())));
-  p.conv.execute(stream, {{DNNL_ARG_SRC, source},
-                          {DNNL_ARG_WEIGHTS, weights},
-                          {DNNL_ARG_DST, destination},
-                          {DNNL_ARG_SCRATCHPAD, scratchpad}});
+  std::unordered_map<int, memory> arguments{
+      {DNNL_ARG_SRC, source},
+      {DNNL_ARG_WEIGHTS, weights},
+      {DNNL_ARG_DST, destination},
+      {DNNL_ARG_SCRATCHPAD, scratchpad}};
+  if (p.desc[LOOM_CONV_FLAGS] & LOOM_CONV_BIAS)
+    arguments.emplace(DNNL_ARG_BIAS, memory(p.plainBias, engine,
+                                            const_cast<float *>(bias)));
+  p.conv.execute(stream, arguments);
   if (p.reorderDestination)
     p.destinationOut.execute(stream, destination, plainOut);
   stream.wait();
 }
 
 
-void run(const float *in, const float *filter, float *out, const int64_t *desc,
-         int64_t *slot, int32_t threads) {
+void run(const float *in, const float *filter, const float *bias, float *out,
+         const int64_t *desc, int64_t *slot, int32_t threads) {
   PreparedConv *p = &prepared(desc, filter, slot, threads);
   if (!std::equal(p->desc.begin(), p->desc.end(), desc))
     throw std::runtime_error("the call site's descriptor changed");
@@ -258,7 +278,7 @@ void run(const float *in, const float *filter, float *out, const int64_t *desc,
     p = once.get();
   }
   useThreads(threads);
-  execute(*p, in, filter, out);
+  execute(*p, in, filter, bias, out);
 }
 
 } // namespace
@@ -275,9 +295,10 @@ __attribute__((visibility("default"))) const char *loom_onednn_version(void) {
 }
 
 __attribute__((visibility("default"))) int
-loom_onednn_conv2d_f32(const float *in, const float *filter, float *out,
-                       const int64_t *desc, int64_t *slot, int32_t threads,
-                       char *error, size_t error_size) {
+loom_onednn_conv2d_f32(const float *in, const float *filter,
+                       const float *bias, float *out, const int64_t *desc,
+                       int64_t *slot, int32_t threads, char *error,
+                       size_t error_size) {
   auto fail = [&](const char *what) {
     std::snprintf(error, error_size, "%s", what);
     return 1;
@@ -285,7 +306,9 @@ loom_onednn_conv2d_f32(const float *in, const float *filter, float *out,
   if (desc[LOOM_CONV_VERSION] != LOOM_CONV_DESC_VERSION)
     return fail("the code's convolution descriptor has an unknown version");
   try {
-    run(in, filter, out, desc, slot, threads);
+    if ((desc[LOOM_CONV_FLAGS] & LOOM_CONV_BIAS) && !bias)
+      return fail("the convolution's bias is null");
+    run(in, filter, bias, out, desc, slot, threads);
   } catch (const dnnl::error &e) {
     std::string message = std::string(e.what()) + " (status " +
                           std::to_string(int(e.status)) + ")";

@@ -350,6 +350,142 @@ Operation *zeroFillBefore(Operation *conv, Value output) {
   return nullptr;
 }
 
+/// Where `buffer` lies in the memory plan's arena: the arena and the byte
+/// range, for a memref.view at a constant offset.
+std::optional<std::tuple<Value, int64_t, int64_t>> arenaRange(Value buffer) {
+  auto view = buffer.getDefiningOp<memref::ViewOp>();
+  if (!view)
+    return std::nullopt;
+  std::optional<int64_t> offset = getConstantIntValue(view.getByteShift());
+  auto type = cast<MemRefType>(view.getType());
+  if (!offset || !type.hasStaticShape())
+    return std::nullopt;
+  int64_t bytes =
+      type.getNumElements() * type.getElementTypeBitWidth() / 8;
+  return std::make_tuple(view.getSource(), *offset, *offset + bytes);
+}
+
+/// Whether writing `a` could change what `b` holds. Distinct arena views
+/// are compared by their byte ranges; the entry's parameters (inputs,
+/// weights, outputs: the caller's own buffers) and constant globals never
+/// overlap arena views or each other; anything else might.
+bool mayOverlap(Value a, Value b) {
+  a = viewedBuffer(a);
+  b = viewedBuffer(b);
+  if (a == b)
+    return true;
+  auto isParameterOrGlobal = [](Value v) {
+    return isa<BlockArgument>(v) || v.getDefiningOp<memref::GetGlobalOp>();
+  };
+  auto ra = arenaRange(a), rb = arenaRange(b);
+  if (ra && rb)
+    return std::get<0>(*ra) == std::get<0>(*rb) &&
+           std::get<1>(*ra) < std::get<2>(*rb) &&
+           std::get<1>(*rb) < std::get<2>(*ra);
+  if ((ra && isParameterOrGlobal(b)) || (rb && isParameterOrGlobal(a)))
+    return false;
+  return !(isParameterOrGlobal(a) && isParameterOrGlobal(b));
+}
+
+/// The elementwise op right after a convolution that only adds a bias per
+/// output channel and perhaps applies ReLU, writing a new buffer: what
+/// oneDNN can do on the way out (its bias and an eltwise post-op).
+struct Epilogue {
+  linalg::GenericOp op;
+  Value bias, result;
+  bool relu = false;
+};
+
+/// Whether `value` is `x > 0 ? x : 0` (or max(x, 0)) of `x`.
+bool isReluOf(Value value, Value x) {
+  if (auto max = value.getDefiningOp<arith::MaximumFOp>())
+    return (max.getLhs() == x && isZero(max.getRhs())) ||
+           (max.getRhs() == x && isZero(max.getLhs()));
+  auto select = value.getDefiningOp<arith::SelectOp>();
+  if (!select || select.getTrueValue() != x ||
+      !isZero(select.getFalseValue()))
+    return false;
+  auto compare = select.getCondition().getDefiningOp<arith::CmpFOp>();
+  return compare && compare.getLhs() == x && isZero(compare.getRhs()) &&
+         (compare.getPredicate() == arith::CmpFPredicate::OGT ||
+          compare.getPredicate() == arith::CmpFPredicate::UGT);
+}
+
+std::optional<Epilogue> matchEpilogue(Operation *conv, Operation *zeroFill,
+                                      Value output) {
+  Operation *next = conv->getNextNode();
+  while (next && isMemoryEffectFree(next) && !isa<linalg::LinalgOp>(next))
+    next = next->getNextNode();
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(next);
+  if (!generic || generic.getNumDpsInputs() != 2 ||
+      generic.getNumDpsInits() != 1 || generic.getNumLoops() != 4 ||
+      generic.getNumReductionLoops() != 0)
+    return std::nullopt;
+  // The convolution's output must be read here and nowhere else.
+  for (Operation *user : output.getUsers())
+    if (user != conv && user != zeroFill && user != generic.getOperation())
+      return std::nullopt;
+  auto outputType = cast<MemRefType>(output.getType());
+  int64_t channels = outputType.getDimSize(1);
+  MLIRContext *ctx = generic.getContext();
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(4, ctx);
+  Epilogue epilogue;
+  epilogue.op = generic;
+  epilogue.result = generic.getDpsInitOperand(0)->get();
+  if (epilogue.result.getType() != output.getType() ||
+      !isDenseRowMajor(epilogue.result) ||
+      generic.getMatchingIndexingMap(generic.getDpsInitOperand(0)) !=
+          identity)
+    return std::nullopt;
+  Block &body = generic.getRegion().front();
+  Value convArgument, biasArgument;
+  for (OpOperand *input : generic.getDpsInputOperands()) {
+    AffineMap map = generic.getMatchingIndexingMap(input);
+    BlockArgument argument = body.getArgument(input->getOperandNumber());
+    if (input->get() == output && map == identity) {
+      convArgument = argument;
+      continue;
+    }
+    // The bias: one value per channel, read by the channel loop alone.
+    auto type = dyn_cast<MemRefType>(input->get().getType());
+    unsigned dims = 0;
+    bool perChannel = type && type.hasStaticShape() &&
+                      type.getNumElements() == channels &&
+                      isDenseRowMajor(input->get()) &&
+                      type.getElementType().isF32();
+    for (AffineExpr e : map.getResults()) {
+      if (auto dim = dyn_cast<AffineDimExpr>(e))
+        perChannel &= dim.getPosition() == 1 && ++dims == 1;
+      else
+        perChannel &= isa<AffineConstantExpr>(e) &&
+                      cast<AffineConstantExpr>(e).getValue() == 0;
+    }
+    if (!perChannel || dims != 1)
+      return std::nullopt;
+    epilogue.bias = input->get();
+    biasArgument = argument;
+  }
+  if (!convArgument || !biasArgument)
+    return std::nullopt;
+  Value yielded = body.getTerminator()->getOperand(0);
+  auto isBiasAdd = [&](Value v) {
+    auto add = v.getDefiningOp<arith::AddFOp>();
+    return add && ((add.getLhs() == convArgument &&
+                    add.getRhs() == biasArgument) ||
+                   (add.getLhs() == biasArgument &&
+                    add.getRhs() == convArgument));
+  };
+  if (isBiasAdd(yielded))
+    return epilogue;
+  for (Operation &op : body.without_terminator())
+    if (op.getNumResults() == 1 && isBiasAdd(op.getResult(0)) &&
+        isReluOf(yielded, op.getResult(0))) {
+      epilogue.relu = true;
+      return epilogue;
+    }
+  return std::nullopt;
+}
+
 class LoomCPULibraryConvolutionsPass
     : public impl::LoomCPULibraryConvolutionsPassBase<
           LoomCPULibraryConvolutionsPass> {
@@ -403,6 +539,23 @@ private:
     int64_t flags = zeroFill ? 0 : LOOM_CONV_ACCUMULATE;
     if (isConstantFilter(filter))
       flags |= LOOM_CONV_CONSTANT_FILTER;
+    // A bias (and ReLU) after a convolution that overwrites its output is
+    // applied by the library as it writes the epilogue's buffer, provided
+    // that buffer is not memory the convolution still reads.
+    std::optional<Epilogue> epilogue;
+    if (zeroFill)
+      epilogue = matchEpilogue(conv, zeroFill, output);
+    if (epilogue && (mayOverlap(epilogue->result, source) ||
+                     mayOverlap(epilogue->result, filter) ||
+                     mayOverlap(epilogue->result, epilogue->bias)))
+      epilogue.reset();
+    Value destination = output;
+    if (epilogue) {
+      flags |= LOOM_CONV_BIAS;
+      if (epilogue->relu)
+        flags |= LOOM_CONV_RELU;
+      destination = epilogue->result;
+    }
 
     SmallVector<int64_t> desc(LOOM_CONV_DESC_SIZE, 0);
     desc[LOOM_CONV_VERSION] = LOOM_CONV_DESC_VERSION;
@@ -453,7 +606,9 @@ private:
                                ArrayRef<int64_t>{0}),
         /*constant=*/false, moduleBuilder.getI64IntegerAttr(8));
 
-    OpBuilder b(conv);
+    // With an epilogue, the call takes its place: its buffer may be
+    // defined between the two (only ops without memory effects are).
+    OpBuilder b(epilogue ? epilogue->op.getOperation() : conv);
     auto addressOf = [&](Value buffer) -> Value {
       Value index = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
       return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
@@ -461,12 +616,18 @@ private:
     Value descBuffer = memref::GetGlobalOp::create(b, loc, descType, descName);
     Value slotBuffer = memref::GetGlobalOp::create(b, loc, slotType, slotName);
     func::FuncOp callee =
-        declareRuntimeFunction(module, kConvEntry, /*numArguments=*/5);
+        declareRuntimeFunction(module, kConvEntry, /*numArguments=*/6);
+    Value bias = epilogue ? addressOf(epilogue->bias)
+                          : arith::ConstantIntOp::create(b, loc, 0, 64)
+                                .getResult();
     func::CallOp::create(b, loc, callee,
-                         ValueRange{addressOf(source), addressOf(filter),
-                                    addressOf(output), addressOf(descBuffer),
+                         ValueRange{addressOf(source), addressOf(filter), bias,
+                                    addressOf(destination),
+                                    addressOf(descBuffer),
                                     addressOf(slotBuffer)});
     conv->erase();
+    if (epilogue)
+      epilogue->op.erase();
     if (zeroFill)
       zeroFill->erase();
     if (padding)

@@ -12,7 +12,7 @@
 // SELECT: linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, loom.library = "onednn", strides = dense<1> : tensor<2xi64>}
 // THRESHOLD-LABEL: func.func @padded
 // THRESHOLD-NOT: loom.library
-// CALL-DAG: func.func private @loom_rt_conv2d_f32(i64, i64, i64, i64, i64)
+// CALL-DAG: func.func private @loom_rt_conv2d_f32(i64, i64, i64, i64, i64, i64)
 // CALL-DAG: memref.global "private" constant @__loom_conv_desc_0 : memref<20xi64> = dense<[1, 1, 64, 56, 56, 64, 3, 3, 56, 56, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2]>
 // CALL-DAG: memref.global "private" @__loom_conv_slot_0 : memref<1xi64> = dense<0> {alignment = 8 : i64}
 // CALL-LABEL: func.func @padded

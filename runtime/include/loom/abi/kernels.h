@@ -60,15 +60,21 @@ enum loom_conv_flags {
      holds the same values, so the library may keep it reordered into its
      preferred layout between calls. */
   LOOM_CONV_CONSTANT_FILTER = 2,
+  /* `bias` holds F values added per output channel (out = conv + bias). */
+  LOOM_CONV_BIAS = 4,
+  /* ReLU applied last: out = max(conv (+ bias) (+ out), 0). */
+  LOOM_CONV_RELU = 8,
 };
 
-/* out (N x F x OH x OW) (+)= conv2d(in, filter) with zero padding, f32.
-   `desc` is the address of LOOM_CONV_DESC_SIZE int64 (above); `slot` the
-   address of one zero-initialized int64 of the code's writable data, where
-   the library keeps what it prepared for this call site (its primitive,
-   the reordered filter) for the code's lifetime. */
-void loom_rt_conv2d_f32(int64_t in, int64_t filter, int64_t out, int64_t desc,
-                        int64_t slot);
+/* out (N x F x OH x OW) (+)= conv2d(in, filter) (+ bias), then ReLU when
+   flagged; f32, zero padding. `bias` is the address of F floats with
+   LOOM_CONV_BIAS, 0 otherwise. `desc` is the address of LOOM_CONV_DESC_SIZE
+   int64 (above); `slot` the address of one zero-initialized int64 of the
+   code's writable data, where the library keeps what it prepared for this
+   call site (its primitive, the reordered filter) for the code's
+   lifetime. */
+void loom_rt_conv2d_f32(int64_t in, int64_t filter, int64_t bias, int64_t out,
+                        int64_t desc, int64_t slot);
 
 #ifdef __cplusplus
 }
