@@ -77,8 +77,11 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm,
   LoomCPUMemoryPlanPassOptions plan;
   plan.report = options.reportKernels;
   pm.addNestedPass<func::FuncOp>(createLoomCPUMemoryPlanPass(plan));
-  if (options.libraryConvolutionFlops >= 0)
-    pm.addPass(createLoomCPULibraryConvolutionsPass());
+  if (options.libraryConvolutionFlops >= 0) {
+    LoomCPULibraryConvolutionsPassOptions calls;
+    calls.report = options.reportKernels;
+    pm.addPass(createLoomCPULibraryConvolutionsPass(calls));
+  }
   bufferization::buildBufferDeallocationPipeline(pm);
   // Matrix products and convolutions (as im2col) become register tiles of
   // vector code; everything else becomes loops.

@@ -506,10 +506,14 @@ public:
     });
     for (const Convolution &conv : convs)
       rewrite(module, conv);
+    if (report && callSites > 0)
+      llvm::errs() << "loom-cpu-library-convolutions: " << callSites
+                   << " convolutions to oneDNN (" << fusedEpilogues
+                   << " with their bias/ReLU epilogue)\n";
   }
 
 private:
-  unsigned callSites = 0;
+  unsigned callSites = 0, fusedEpilogues = 0;
 
   void rewrite(ModuleOp module, const Convolution &convolution) {
     Operation *conv = convolution.op;
@@ -626,8 +630,10 @@ private:
                                     addressOf(descBuffer),
                                     addressOf(slotBuffer)});
     conv->erase();
-    if (epilogue)
+    if (epilogue) {
       epilogue->op.erase();
+      ++fusedEpilogues;
+    }
     if (zeroFill)
       zeroFill->erase();
     if (padding)

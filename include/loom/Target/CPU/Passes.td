@@ -141,8 +141,13 @@ def LoomCPULibraryConvolutionsPass
       weight parameter marked `loom.weight`) is flagged constant, so the
       library reorders it once.
     A marked convolution whose buffers are not dense row-major stays a loop
-    nest (correct, slow); the pass warns.
+    nest (correct, slow); the pass warns. With `report`, prints how many
+    convolutions became library calls and how many took their epilogue.
   }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Print the number of library calls to stderr">
+  ];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect"];
