@@ -1,10 +1,11 @@
 // RUN: loom-opt %s --split-input-file --verify-diagnostics --convert-loom-to-linalg
 
-// An op without a lowering fails the pass and is named.
-func.func @no_lowering(%x: tensor<1x4x8x8xf32>, %rois: tensor<3x4xf32>, %idx: tensor<3xi64>) -> tensor<3x4x2x2xf32> {
-  // expected-error @+1 {{failed to legalize operation 'loom.roi_align'}}
-  %y = loom.roi_align %x, %rois, %idx {output_height = 2 : i64, output_width = 2 : i64, sampling_ratio = 2 : i64, spatial_scale = 1.0 : f32} : tensor<1x4x8x8xf32>, tensor<3x4xf32>, tensor<3xi64> -> tensor<3x4x2x2xf32>
-  return %y : tensor<3x4x2x2xf32>
+// An op without a lowering fails the pass and is named: a range whose
+// length is only known at run time, even under a static result type.
+func.func @no_lowering(%start: tensor<i64>, %limit: tensor<i64>, %delta: tensor<i64>) -> tensor<4xi64> {
+  // expected-error @+1 {{failed to legalize operation 'loom.range'}}
+  %y = loom.range %start, %limit, %delta : tensor<i64>, tensor<i64>, tensor<i64> -> tensor<4xi64>
+  return %y : tensor<4xi64>
 }
 
 // -----
