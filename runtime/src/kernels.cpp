@@ -1,14 +1,16 @@
-//===- kernels.cpp - Library kernels called by compiled code --------------===//
+//===- kernels.cpp - Library kernels and checks called by compiled code ---===//
 //
 // loom_rt_conv2d_f32 (loom/abi/kernels.h) forwards to the oneDNN plugin,
 // which is loaded with dlopen on first use: the runtime links no kernel
 // library, and a process that runs no library call never loads one.
+// loom_rt_index_error (loom/abi/checks.h) records a failed run-time check.
 //
 //===----------------------------------------------------------------------===//
 
 #include "collectives_internal.h"
 #include "kernel_library.h"
 
+#include "loom/abi/checks.h"
 #include "loom/abi/kernels.h"
 #include "loom/device.h"
 
@@ -177,6 +179,17 @@ void loom_rt_conv2d_f32(int64_t in, int64_t filter, int64_t bias, int64_t out,
                      sizeof(error)) != 0)
     kernelFailed(LOOM_ERROR_INTERNAL,
                  std::string("oneDNN convolution failed: ") + error);
+}
+
+void loom_rt_index_error(int64_t index, int64_t size, int64_t site) {
+  if (loom::runtime::callFailed())
+    return;
+  const char *where = reinterpret_cast<const char *>(site);
+  kernelFailed(LOOM_ERROR_INVALID_ARGUMENT,
+               std::string(where ? where : "an op") + ": index " +
+                   std::to_string(index) +
+                   " is out of range for a dimension of size " +
+                   std::to_string(size));
 }
 
 } // extern "C"

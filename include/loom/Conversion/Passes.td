@@ -6,7 +6,7 @@
 include "mlir/Pass/PassBase.td"
 
 def ConvertLoomToLinalgPass : Pass<"convert-loom-to-linalg",
-                                   "::mlir::func::FuncOp"> {
+                                   "::mlir::ModuleOp"> {
   let summary = "Lower loom ops to linalg, tensor, arith and math";
   let description = [{
     Lowers every supported loom op of a function with static shapes to
@@ -17,12 +17,18 @@ def ConvertLoomToLinalgPass : Pass<"convert-loom-to-linalg",
     tensors where updates must apply in order (scatter). `loom.fusion`
     regions are inlined and their bodies lowered. An op that has no
     lowering yet (or a dynamic shape) fails the pass with a diagnostic
-    that names it. The supported set is in docs/codegen.md.
+    that names it. The supported set is in docs/codegen.md. Ops that read
+    data at run-time indices (gather, scatter and their _elements/_nd
+    forms) first check them: an index outside its dimension makes the code
+    call the runtime's `loom_rt_index_error` (loom/abi/checks.h), declared
+    with the ops' descriptions as module symbols, hence a module pass.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
   ];

@@ -124,6 +124,10 @@ void configureLoomToLinalgTarget(ConversionTarget &target,
   target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                          math::MathDialect, scf::SCFDialect,
                          tensor::TensorDialect>();
+  // Run-time checks: their site descriptions (memref.global), and the call
+  // of the runtime that reports a failed one.
+  target.addLegalDialect<memref::MemRefDialect>();
+  target.addLegalOp<func::CallOp>();
   // Signatures with unsigned tensors become signless.
   target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp func) {
     return converter.isSignatureLegal(func.getFunctionType());

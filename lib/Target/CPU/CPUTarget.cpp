@@ -46,9 +46,10 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
 }
 
 void buildLoomToLinalgPipeline(OpPassManager &pm) {
-  OpPassManager &func = pm.nest<func::FuncOp>();
-  func.addPass(createConvertLoomToLinalgPass());
-  func.addPass(createCanonicalizerPass());
+  // A module pass: run-time checks declare the runtime function they call
+  // and their site descriptions as module symbols.
+  pm.addPass(createConvertLoomToLinalgPass());
+  pm.addPass(createCanonicalizerPass());
 }
 
 void buildLinalgToLLVMPipeline(OpPassManager &pm,

@@ -77,16 +77,33 @@ func.func @slice(%a: tensor<8x16xf32>) -> tensor<8x4xf32> {
 
 // -----
 
-// Gather reads the data with tensor.extract at the (wrapped) index.
+// Gather first checks its indices: one reduction over them finds the
+// first outside [-10, 10) (and its dimension's size), and when there is
+// one the runtime is told (loom_rt_index_error with the op's description).
+// Then it reads the data with tensor.extract at the (wrapped) index,
+// clamped into the dimension so that a bad index reads nothing outside it.
+// CHECK-DAG: memref.global "private" constant @__loom_check_site_0 : memref<12xi8>
+// CHECK-DAG: func.func private @loom_rt_index_error(i64, i64, i64)
 // CHECK-DAG: #[[IDX:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-LABEL: func.func @gather
 // CHECK-SAME: (%[[E:.+]]: tensor<10x4xf32>, %[[I:.+]]: tensor<2x3xi64>)
+// CHECK: %[[FOUND:.+]] = linalg.generic {{.+}} iterator_types = ["reduction", "reduction", "parallel"]} ins(%[[I]] : tensor<2x3xi64>) outs(%{{.+}} : tensor<2xi64>)
+// CHECK: arith.cmpi slt
+// CHECK: arith.cmpi sge
+// CHECK: %[[BADINDEX:.+]] = tensor.extract %[[FOUND]][%c0]
+// CHECK: %[[BADSIZE:.+]] = tensor.extract %[[FOUND]][%c1]
+// CHECK: %[[ANY:.+]] = arith.cmpi ne, %[[BADSIZE]]
+// CHECK: scf.if %[[ANY]] {
+// CHECK: %[[SITE:.+]] = memref.get_global @__loom_check_site_0
+// CHECK: func.call @loom_rt_index_error(%[[BADINDEX]], %[[BADSIZE]], %{{.+}})
 // CHECK: linalg.generic {indexing_maps = [#[[IDX]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[I]] : tensor<2x3xi64>)
 // CHECK: ^bb0(%[[IN:.+]]: i64, %{{.+}}: f32):
 // CHECK: %[[CAST:.+]] = arith.index_cast %[[IN]] : i64 to index
 // CHECK: %[[NEG:.+]] = arith.cmpi slt, %[[CAST]]
 // CHECK: %[[WRAP:.+]] = arith.addi %[[CAST]]
-// CHECK: %[[ROW:.+]] = arith.select %[[NEG]], %[[WRAP]], %[[CAST]] : index
+// CHECK: %[[WRAPPED:.+]] = arith.select %[[NEG]], %[[WRAP]], %[[CAST]] : index
+// CHECK: %[[BELOW:.+]] = arith.minsi %[[WRAPPED]]
+// CHECK: %[[ROW:.+]] = arith.maxsi %[[BELOW]]
 // CHECK: %[[COL:.+]] = linalg.index 2 : index
 // CHECK: %[[V:.+]] = tensor.extract %[[E]][%[[ROW]], %[[COL]]] : tensor<10x4xf32>
 // CHECK: linalg.yield %[[V]]
@@ -218,7 +235,9 @@ func.func @reflect_pad(%x: tensor<4xf32>) -> tensor<7xf32> {
 // CHECK: %[[R:.+]] = scf.for %[[A:.+]] = {{.+}} iter_args(%[[T0:.+]] = %[[D]]) -> (tensor<4x5xf32>)
 // CHECK: scf.for %[[B:.+]] = {{.+}} iter_args(%[[T1:.+]] = %[[T0]]) -> (tensor<4x5xf32>)
 // CHECK: %[[IDX:.+]] = tensor.extract %[[I]][%[[A]], %[[B]]]
-// CHECK: %[[ROW:.+]] = arith.select
+// CHECK: arith.select
+// CHECK: arith.minsi
+// CHECK: %[[ROW:.+]] = arith.maxsi
 // CHECK: %[[NEW:.+]] = tensor.extract %[[U]][%[[A]], %[[B]]]
 // CHECK: %[[OLD:.+]] = tensor.extract %[[T1]][%[[ROW]], %[[B]]]
 // CHECK: %[[SUM:.+]] = arith.addf %[[OLD]], %[[NEW]]
