@@ -849,6 +849,10 @@ Value wrappedIndex(OpBuilder &b, Location loc, Value value, int64_t size) {
       zero);
 }
 
+} // namespace
+
+namespace lowering {
+
 constexpr llvm::StringLiteral kIndexErrorEntry = "loom_rt_index_error";
 
 /// What the runtime reports for `op`: "node 'NAME' (loom.gather)", or just
@@ -867,7 +871,8 @@ std::string siteDescription(Operation *op) {
 }
 
 /// Before `op` reads data at run-time indices: one reduction over
-/// `indices` finding an index outside [-size, size) - `sizes` holds one
+/// `indices` finding an index outside [-size, size) ([0, size) unless
+/// `fromEnd`) - `sizes` holds one
 /// size for all, or one per position of the indices' last dimension (the
 /// _nd ops' tuples) - and, when there is one, a call of the runtime's
 /// loom_rt_index_error (loom/abi/checks.h) naming the op, its node, the
@@ -875,7 +880,8 @@ std::string siteDescription(Operation *op) {
 /// runtime reports the error when the code returns (the op itself reads
 /// clamped indices meanwhile, never outside its tensors).
 void checkIndices(ConversionPatternRewriter &rewriter, Location loc,
-                  Operation *op, Value indices, ArrayRef<int64_t> sizes) {
+                  Operation *op, Value indices, ArrayRef<int64_t> sizes,
+                  bool fromEnd) {
   auto type = cast<RankedTensorType>(indices.getType());
   if (type.getNumElements() == 0)
     return;
@@ -915,8 +921,10 @@ void checkIndices(ConversionPatternRewriter &rewriter, Location loc,
                     ? Value(arith::ConstantIndexOp::create(b, loc, 0))
                     : Value(linalg::IndexOp::create(b, loc, rank - 1));
             Value size = tensor::ExtractOp::create(b, loc, sizeTable, position);
-            Value negSize = arith::SubIOp::create(
-                b, loc, arith::ConstantIntOp::create(b, loc, 0, 64), size);
+            Value zero = arith::ConstantIntOp::create(b, loc, 0, 64);
+            Value negSize =
+                fromEnd ? Value(arith::SubIOp::create(b, loc, zero, size))
+                        : zero;
             Value bad = arith::OrIOp::create(
                 b, loc,
                 arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index,
@@ -989,6 +997,10 @@ void checkIndices(ConversionPatternRewriter &rewriter, Location loc,
     scf::YieldOp::create(b, loc);
   });
 }
+
+} // namespace lowering
+
+namespace {
 
 /// out[d..., i..., e...] = data[d..., indices[i...], e...].
 class GatherLowering : public LoomLowering<GatherOp> {

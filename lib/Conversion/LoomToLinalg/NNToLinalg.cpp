@@ -1841,6 +1841,9 @@ public:
     if (inputShape.size() != 4)
       return failure();
     int64_t n = inputShape[0], h = inputShape[2], w = inputShape[3];
+    // Batch indices count from 0 only; the body clamps them as well.
+    checkIndices(rewriter, op.getLoc(), op, batchIndices, {n},
+                 /*fromEnd=*/false);
     bool isMax = op.getMode() == "max";
     bool halfPixel = op.getCoordinateTransformationMode() == "half_pixel";
     int64_t pooledH = type.getDimSize(2), pooledW = type.getDimSize(3);

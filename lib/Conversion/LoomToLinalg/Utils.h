@@ -170,6 +170,19 @@ mlir::Value floatOrInt(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
   return IntOp::create(b, loc, x, y);
 }
 
+/// What the runtime reports for `op`: "node 'NAME' (loom.gather)", or
+/// just the op's name when its location names no node.
+std::string siteDescription(mlir::Operation *op);
+
+/// Before `op` reads data at run-time `indices`: the code finds the first
+/// index outside [-size, size) ([0, size) unless `fromEnd`; `sizes` holds
+/// one size, or one per position of the indices' last dimension) and
+/// reports it through the runtime (loom_rt_index_error, loom/abi/checks.h).
+/// The op must still clamp its indices: the code goes on after the report.
+void checkIndices(mlir::ConversionPatternRewriter &rewriter,
+                  mlir::Location loc, mlir::Operation *op, mlir::Value indices,
+                  llvm::ArrayRef<int64_t> sizes, bool fromEnd = true);
+
 } // namespace loom::lowering
 
 #endif // LOOM_LIB_CONVERSION_LOOMTOLINALG_UTILS_H
