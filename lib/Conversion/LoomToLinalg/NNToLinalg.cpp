@@ -1874,28 +1874,10 @@ public:
               auto ci64 = [&](int64_t v) -> Value {
                 return arith::ConstantIntOp::create(b, loc, i64, v);
               };
-              auto add = [&](Value x, Value y) -> Value {
-                return arith::AddFOp::create(b, loc, x, y);
-              };
-              auto sub = [&](Value x, Value y) -> Value {
-                return arith::SubFOp::create(b, loc, x, y);
-              };
-              auto mul = [&](Value x, Value y) -> Value {
-                return arith::MulFOp::create(b, loc, x, y);
-              };
-              auto div = [&](Value x, Value y) -> Value {
-                return arith::DivFOp::create(b, loc, x, y);
-              };
-              auto lt = [&](Value x, Value y) -> Value {
-                return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
-                                             x, y);
-              };
-              auto select = [&](Value cond, Value x, Value y) -> Value {
-                return arith::SelectOp::create(b, loc, cond, x, y);
-              };
+              FloatArith f(b, loc);
               // std::max(x, y) = x < y ? y : x.
               auto stdMax = [&](Value x, Value y) -> Value {
-                return select(lt(x, y), y, x);
+                return f.select(f.lt(x, y), y, x);
               };
               auto indexToF64 = [&](Value i) -> Value {
                 return arith::SIToFPOp::create(
@@ -1920,17 +1902,17 @@ public:
                     tensor::ExtractOp::create(b, loc, rois,
                                               ValueRange{r, ci(k)}),
                     f64);
-                return sub(mul(v, c(spatialScale)), c(offset));
+                return f.sub(f.mul(v, c(spatialScale)), c(offset));
               };
               Value startW = coordinate(0), startH = coordinate(1);
               Value endW = coordinate(2), endH = coordinate(3);
-              Value roiW = sub(endW, startW), roiH = sub(endH, startH);
+              Value roiW = f.sub(endW, startW), roiH = f.sub(endH, startH);
               if (!halfPixel) {
                 roiW = stdMax(roiW, c(1));
                 roiH = stdMax(roiH, c(1));
               }
-              Value binH = div(roiH, c(static_cast<double>(pooledH)));
-              Value binW = div(roiW, c(static_cast<double>(pooledW)));
+              Value binH = f.div(roiH, c(static_cast<double>(pooledH)));
+              Value binW = f.div(roiW, c(static_cast<double>(pooledW)));
               // Samples per bin along an axis from the box's size, as i64
               // (sampling_ratio 0).
               auto gridSize = [&](Value roiSize, int64_t pooled) -> Value {
@@ -1940,7 +1922,7 @@ public:
                     b, loc, i64,
                     math::CeilOp::create(
                         b, loc,
-                        div(roiSize, c(static_cast<double>(pooled)))));
+                        f.div(roiSize, c(static_cast<double>(pooled)))));
                 return arith::MaxSIOp::create(b, loc, g, ci64(0));
               };
               Value gridH = gridSize(roiH, pooledH);
@@ -1962,40 +1944,40 @@ public:
                 gridHI = arith::IndexCastOp::create(b, loc, indexType, gridH);
                 gridWI = arith::IndexCastOp::create(b, loc, indexType, gridW);
               }
-              Value yBase = add(startH, mul(indexToF64(ph), binH));
-              Value xBase = add(startW, mul(indexToF64(pw), binW));
+              Value yBase = f.add(startH, f.mul(indexToF64(ph), binH));
+              Value xBase = f.add(startW, f.mul(indexToF64(pw), binW));
               // One axis of a sample: the low and high neighbours and the
               // low fraction, clamped as the reference clamps.
               struct Axis {
                 Value low, high, l;
               };
               auto axis = [&](Value v, int64_t size) -> Axis {
-                Value s = select(lt(v, c(0)), c(0), v);
+                Value s = f.select(f.lt(v, c(0)), c(0), v);
                 Value low = arith::FPToSIOp::create(b, loc, i64, s);
                 Value atEnd = arith::CmpIOp::create(
                     b, loc, arith::CmpIPredicate::sge, low, ci64(size - 1));
                 Value last = ci64(size - 1);
-                Value high = select(
+                Value high = f.select(
                     atEnd, last, arith::AddIOp::create(b, loc, low, ci64(1)));
-                low = select(atEnd, last, low);
-                s = select(atEnd, c(static_cast<double>(size - 1)), s);
-                Value l = sub(s, arith::SIToFPOp::create(b, loc, f64, low));
+                low = f.select(atEnd, last, low);
+                s = f.select(atEnd, c(static_cast<double>(size - 1)), s);
+                Value l = f.sub(s, arith::SIToFPOp::create(b, loc, f64, low));
                 return {low, high, l};
               };
               Value zero = c(0);
               auto outer = scf::ForOp::create(
                   b, loc, ci(0), gridHI, ci(1), ValueRange{zero},
                   [&](OpBuilder &b, Location loc, Value iy, ValueRange acc) {
-                    Value yy = add(yBase, div(mul(add(indexToF64(iy), c(0.5)),
+                    Value yy = f.add(yBase, f.div(f.mul(f.add(indexToF64(iy), c(0.5)),
                                                   binH),
                                               gridHF));
                     auto inner = scf::ForOp::create(
                         b, loc, ci(0), gridWI, ci(1), ValueRange{acc[0]},
                         [&](OpBuilder &b, Location loc, Value ix,
                             ValueRange acc) {
-                          Value xx = add(
+                          Value xx = f.add(
                               xBase,
-                              div(mul(add(indexToF64(ix), c(0.5)), binW),
+                              f.div(f.mul(f.add(indexToF64(ix), c(0.5)), binW),
                                   gridWF));
                           // Inside [-1, H] x [-1, W] (NaN is outside).
                           auto inRange = [&](Value v, int64_t size) -> Value {
@@ -2008,31 +1990,31 @@ public:
                           };
                           Value valid = arith::AndIOp::create(
                               b, loc, inRange(yy, h), inRange(xx, w));
-                          Value sy = select(valid, yy, zero);
-                          Value sx = select(valid, xx, zero);
+                          Value sy = f.select(valid, yy, zero);
+                          Value sx = f.select(valid, xx, zero);
                           Axis ay = axis(sy, h), ax = axis(sx, w);
                           Value ly = ay.l, lx = ax.l;
-                          Value hy = sub(c(1), ly), hx = sub(c(1), lx);
-                          Value weights[4] = {mul(hy, hx), mul(hy, lx),
-                                              mul(ly, hx), mul(ly, lx)};
+                          Value hy = f.sub(c(1), ly), hx = f.sub(c(1), lx);
+                          Value weights[4] = {f.mul(hy, hx), f.mul(hy, lx),
+                                              f.mul(ly, hx), f.mul(ly, lx)};
                           Value rows[4] = {ay.low, ay.low, ay.high, ay.high};
                           Value cols[4] = {ax.low, ax.high, ax.low, ax.high};
                           Value products[4];
                           for (int corner = 0; corner < 4; ++corner) {
-                            Value weight = select(valid, weights[corner], zero);
+                            Value weight = f.select(valid, weights[corner], zero);
                             Value row = arith::IndexCastOp::create(
                                 b, loc, indexType,
-                                select(valid, rows[corner], ci64(0)));
+                                f.select(valid, rows[corner], ci64(0)));
                             Value col = arith::IndexCastOp::create(
                                 b, loc, indexType,
-                                select(valid, cols[corner], ci64(0)));
+                                f.select(valid, cols[corner], ci64(0)));
                             Value x = castScalar(
                                 b, loc,
                                 tensor::ExtractOp::create(
                                     b, loc, input,
                                     ValueRange{batch, ch, row, col}),
                                 f64);
-                            products[corner] = mul(weight, x);
+                            products[corner] = f.mul(weight, x);
                           }
                           Value v = acc[0];
                           if (isMax) {
@@ -2049,10 +2031,10 @@ public:
                                 arith::CmpIOp::create(
                                     b, loc, arith::CmpIPredicate::eq, ix,
                                     ci(0)));
-                            v = select(first, m, stdMax(v, m));
+                            v = f.select(first, m, stdMax(v, m));
                           } else {
                             for (int corner = 0; corner < 4; ++corner)
-                              v = add(v, products[corner]);
+                              v = f.add(v, products[corner]);
                           }
                           scf::YieldOp::create(b, loc, v);
                         });
@@ -2060,7 +2042,7 @@ public:
                   });
               Value v = outer.getResult(0);
               if (!isMax)
-                v = div(v, count);
+                v = f.div(v, count);
               linalg::YieldOp::create(b, loc, castScalar(b, loc, v, element));
             })
             .getResult(0);

@@ -170,6 +170,36 @@ mlir::Value floatOrInt(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
   return IntOp::create(b, loc, x, y);
 }
 
+/// Scalar float arithmetic for op bodies, the builder's insertion point
+/// moving with it: f.add(x, y), f.select(cond, x, y), f.lt(x, y) (ordered).
+class FloatArith {
+public:
+  FloatArith(mlir::OpBuilder &b, mlir::Location loc) : b(b), loc(loc) {}
+  mlir::Value add(mlir::Value x, mlir::Value y) const {
+    return mlir::arith::AddFOp::create(b, loc, x, y);
+  }
+  mlir::Value sub(mlir::Value x, mlir::Value y) const {
+    return mlir::arith::SubFOp::create(b, loc, x, y);
+  }
+  mlir::Value mul(mlir::Value x, mlir::Value y) const {
+    return mlir::arith::MulFOp::create(b, loc, x, y);
+  }
+  mlir::Value div(mlir::Value x, mlir::Value y) const {
+    return mlir::arith::DivFOp::create(b, loc, x, y);
+  }
+  mlir::Value lt(mlir::Value x, mlir::Value y) const {
+    return mlir::arith::CmpFOp::create(b, loc, mlir::arith::CmpFPredicate::OLT,
+                                       x, y);
+  }
+  mlir::Value select(mlir::Value cond, mlir::Value x, mlir::Value y) const {
+    return mlir::arith::SelectOp::create(b, loc, cond, x, y);
+  }
+
+private:
+  mlir::OpBuilder &b;
+  mlir::Location loc;
+};
+
 /// What the runtime reports for `op`: "node 'NAME' (loom.gather)", or
 /// just the op's name when its location names no node.
 std::string siteDescription(mlir::Operation *op);
