@@ -26,6 +26,8 @@
 
 #include "loom/Target/CPU/Collectives.h"
 
+#include "TargetUtils.h"
+
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -74,25 +76,6 @@ int32_t reduceOpOf(shard::ReductionKind kind) {
   case shard::ReductionKind::Min: return 3;
   default: return -1;
   }
-}
-
-/// Declares `name(i64...)` (and the rest) once.
-func::FuncOp declare(ModuleOp module, StringRef name, TypeRange inputs) {
-  if (auto f = module.lookupSymbol<func::FuncOp>(name))
-    return f;
-  OpBuilder b(module.getBodyRegion());
-  b.setInsertionPointToStart(module.getBody());
-  auto f = func::FuncOp::create(b, module.getLoc(), name,
-                                b.getFunctionType(inputs, {}));
-  f.setPrivate();
-  return f;
-}
-
-/// The address of `buffer`'s data as i64.
-Value addressOf(OpBuilder &b, Location loc, Value buffer) {
-  Value index =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
-  return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
 }
 
 /// `x` as a read-only buffer and a new buffer of `resultType`, with their
@@ -331,7 +314,8 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
     SmallVector<Type> types;
     for (Value arg : args)
       types.push_back(arg.getType());
-    func::CallOp::create(b, loc, declare(module, callee, types), args);
+    func::CallOp::create(b, loc, declareRuntimeFunction(module, callee, types),
+                         args);
   };
 
   // all_reduce of `input` (of `type`) over `members` into a new tensor.
@@ -440,7 +424,7 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
         return op->emitOpError("of this type or with a dynamic destination "
                                "is not supported in engines yet");
       func::FuncOp callee =
-          declare(module, kSend, {i64Type, i64Type, i64Type});
+          declareRuntimeFunction(module, kSend, {i64Type, i64Type, i64Type});
       Value in = addressOf(b, loc, readOnlyBuffer(b, loc, send.getInput()));
       int64_t destination =
           place.memberAt(send.getGridAxes(), send.getDestination());
@@ -455,7 +439,7 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
         return op->emitOpError("of this type or without a static source is "
                                "not supported in engines yet");
       func::FuncOp callee =
-          declare(module, kRecv, {i64Type, i64Type, i64Type});
+          declareRuntimeFunction(module, kRecv, {i64Type, i64Type, i64Type});
       CallBuffers c;
       c.out = resultBuffer(b, loc, type);
       int64_t source = place.memberAt(recv.getGridAxes(), *recv.getSource());

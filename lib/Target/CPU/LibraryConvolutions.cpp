@@ -10,6 +10,8 @@
 
 #include "loom/Target/CPU/Passes.h"
 
+#include "TargetUtils.h"
+
 #include "loom/abi/kernels.h"
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -67,27 +69,6 @@ FailureOr<std::pair<int64_t, int64_t>> windowTerms(AffineExpr e, unsigned out,
       simplifyAffineExpr(e, numDims, 0))
     return failure();
   return std::make_pair(*stride, *dilation);
-}
-
-/// Whether `generic`'s body is out + in * filter (f32).
-bool isMultiplyAccumulate(linalg::GenericOp generic) {
-  Block &body = generic.getRegion().front();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  if (yield.getNumOperands() != 1 || body.getNumArguments() != 3)
-    return false;
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add)
-    return false;
-  Value accumulator = add.getLhs(), product = add.getRhs();
-  if (accumulator != body.getArgument(2))
-    std::swap(accumulator, product);
-  auto mul = product.getDefiningOp<arith::MulFOp>();
-  if (accumulator != body.getArgument(2) || !mul)
-    return false;
-  return (mul.getLhs() == body.getArgument(0) &&
-          mul.getRhs() == body.getArgument(1)) ||
-         (mul.getLhs() == body.getArgument(1) &&
-          mul.getRhs() == body.getArgument(0));
 }
 
 /// The grouped convolution generic: loops (n, m, oh, ow, c, kh, kw), the
@@ -199,20 +180,6 @@ public:
   }
 };
 
-/// Declares `name(i64...)` once.
-func::FuncOp declareRuntimeFunction(ModuleOp module, StringRef name,
-                                    unsigned numArguments) {
-  if (auto f = module.lookupSymbol<func::FuncOp>(name))
-    return f;
-  OpBuilder b(module.getBodyRegion());
-  b.setInsertionPointToStart(module.getBody());
-  SmallVector<Type> inputs(numArguments, b.getI64Type());
-  auto f = func::FuncOp::create(b, module.getLoc(), name,
-                                b.getFunctionType(inputs, {}));
-  f.setPrivate();
-  return f;
-}
-
 /// Whether `buffer` is dense, row-major and starts at its aligned pointer
 /// (what the library reads through one address).
 bool isDenseRowMajor(Value buffer) {
@@ -230,16 +197,6 @@ bool isDenseRowMajor(Value buffer) {
     expected *= type.getDimSize(d);
   }
   return true;
-}
-
-/// Follows view-like ops (casts, reshapes) to the buffer they view.
-Value viewedBuffer(Value buffer) {
-  while (auto view = buffer.getDefiningOp<ViewLikeOpInterface>()) {
-    if (isa<memref::ViewOp>(view.getOperation()))
-      break;
-    buffer = view.getViewSource();
-  }
-  return buffer;
 }
 
 /// Whether `filter` always holds the same values: a constant global, or a
@@ -613,22 +570,19 @@ private:
     // With an epilogue, the call takes its place: its buffer may be
     // defined between the two (only ops without memory effects are).
     OpBuilder b(epilogue ? epilogue->op.getOperation() : conv);
-    auto addressOf = [&](Value buffer) -> Value {
-      Value index = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
-      return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
-    };
     Value descBuffer = memref::GetGlobalOp::create(b, loc, descType, descName);
     Value slotBuffer = memref::GetGlobalOp::create(b, loc, slotType, slotName);
-    func::FuncOp callee =
-        declareRuntimeFunction(module, kConvEntry, /*numArguments=*/6);
-    Value bias = epilogue ? addressOf(epilogue->bias)
+    func::FuncOp callee = declareRuntimeFunction(
+        module, kConvEntry, SmallVector<Type>(6, moduleBuilder.getI64Type()));
+    Value bias = epilogue ? addressOf(b, loc, epilogue->bias)
                           : arith::ConstantIntOp::create(b, loc, 0, 64)
                                 .getResult();
     func::CallOp::create(b, loc, callee,
-                         ValueRange{addressOf(source), addressOf(filter), bias,
-                                    addressOf(destination),
-                                    addressOf(descBuffer),
-                                    addressOf(slotBuffer)});
+                         ValueRange{addressOf(b, loc, source),
+                                    addressOf(b, loc, filter), bias,
+                                    addressOf(b, loc, destination),
+                                    addressOf(b, loc, descBuffer),
+                                    addressOf(b, loc, slotBuffer)});
     conv->erase();
     if (epilogue) {
       epilogue->op.erase();

@@ -16,6 +16,8 @@
 
 #include "loom/Target/CPU/Passes.h"
 
+#include "TargetUtils.h"
+
 #include "HostVectors.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
@@ -122,34 +124,6 @@ std::optional<std::pair<AffineMap, int64_t>> unpackedMap(AffineMap map) {
                         columns.getValue());
 }
 
-/// yield(out + in0 * in1), in any operand order: floats, or integers (the
-/// quantized contractions' exact i32 sums).
-template <typename AddOp, typename MulOp>
-bool isMultiplyAccumulateOf(linalg::LinalgOp op) {
-  Block *body = op.getBlock();
-  if (body->getNumArguments() != 3 ||
-      !llvm::hasNItems(body->without_terminator(), 2))
-    return false;
-  auto add = body->getTerminator()->getOperand(0).getDefiningOp<AddOp>();
-  if (!add)
-    return false;
-  Value acc = body->getArgument(2);
-  Value product = add.getLhs() == acc   ? add.getRhs()
-                  : add.getRhs() == acc ? add.getLhs()
-                                        : Value();
-  auto mul = product ? product.getDefiningOp<MulOp>() : nullptr;
-  if (!mul)
-    return false;
-  Value x = body->getArgument(0), y = body->getArgument(1);
-  return (mul.getLhs() == x && mul.getRhs() == y) ||
-         (mul.getLhs() == y && mul.getRhs() == x);
-}
-
-bool isMultiplyAccumulate(linalg::LinalgOp op) {
-  return isMultiplyAccumulateOf<arith::AddFOp, arith::MulFOp>(op) ||
-         isMultiplyAccumulateOf<arith::AddIOp, arith::MulIOp>(op);
-}
-
 bool innermostContiguous(Type type) {
   auto memref = dyn_cast<MemRefType>(type);
   if (!memref)
@@ -159,21 +133,6 @@ bool innermostContiguous(Type type) {
   if (failed(memref.getStridesAndOffset(strides, offset)))
     return false;
   return strides.empty() || strides.back() == 1;
-}
-
-/// The buffer `value` views: through subviews, reshapes and casts, up to
-/// an allocation, a function argument, or a `memref.view` (the memory
-/// plan's views of its arena are disjoint while they live).
-Value rootBuffer(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    if (isa<memref::ViewOp>(def))
-      break;
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      break;
-    value = view.getViewSource();
-  }
-  return value;
 }
 
 /// The contraction `op` computes, on buffers or (for packing B) tensors.
@@ -272,9 +231,9 @@ std::optional<Contraction> matchContraction(linalg::LinalgOp op) {
     return std::nullopt;
   // The accumulators live in registers across the K loop: C must not be
   // read through A or B.
-  Value out = rootBuffer(op.getDpsInits()[0]);
+  Value out = viewedBuffer(op.getDpsInits()[0]);
   if (llvm::any_of(op.getDpsInputs(),
-                   [&](Value in) { return rootBuffer(in) == out; }))
+                   [&](Value in) { return viewedBuffer(in) == out; }))
     return std::nullopt;
   return c;
 }

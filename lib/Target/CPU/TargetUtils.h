@@ -1,0 +1,38 @@
+//===- TargetUtils.h - Helpers shared by the CPU target's passes -*- C++ -*-===//
+//
+// Small queries and builders more than one pass of lib/Target/CPU needs:
+// runtime calls (collectives, library kernels) and contraction matching.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOOM_LIB_TARGET_CPU_TARGETUTILS_H
+#define LOOM_LIB_TARGET_CPU_TARGETUTILS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace loom::cpu {
+
+/// Declares the runtime function `name(inputs...) -> ()` in `module` once
+/// (private, at the module's start) and returns it.
+mlir::func::FuncOp declareRuntimeFunction(mlir::ModuleOp module,
+                                          llvm::StringRef name,
+                                          mlir::TypeRange inputs);
+
+/// The address of `buffer`'s data as i64 (what runtime calls take).
+mlir::Value addressOf(mlir::OpBuilder &b, mlir::Location loc,
+                      mlir::Value buffer);
+
+/// The buffer `value` views: through subviews, reshapes and casts, up to
+/// an allocation, a function argument, a global, or a `memref.view` (the
+/// memory plan's views of its arena are distinct buffers while they live).
+mlir::Value viewedBuffer(mlir::Value value);
+
+/// Whether `op`'s body is yield(out + in0 * in1), in any operand order:
+/// floats, or integers (the quantized contractions' exact i32 sums).
+bool isMultiplyAccumulate(mlir::linalg::LinalgOp op);
+
+} // namespace loom::cpu
+
+#endif // LOOM_LIB_TARGET_CPU_TARGETUTILS_H
