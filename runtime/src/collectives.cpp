@@ -148,10 +148,13 @@ void loom_rt_recv(int64_t out, int64_t bytes, int64_t source) {
 
 namespace {
 
-/// The group a call names, and this rank's place in it; false (with the
-/// error recorded) when this rank is not a member.
-bool findInGroup(const char *what, int64_t ranks, int64_t n,
-                 const int64_t *&members, int64_t &position) {
+/// Whether a group collective may run (see ready()), the group it names
+/// and this rank's place in it; false (with the error recorded) when this
+/// rank is not a member.
+bool enterGroup(const char *what, int64_t ranks, int64_t n,
+                const int64_t *&members, int64_t &position) {
+  if (!ready(what))
+    return false;
   members = reinterpret_cast<const int64_t *>(ranks);
   int32_t me = loom_comm_rank(state.comm);
   for (position = 0; position < n; ++position)
@@ -184,8 +187,7 @@ void loom_rt_group_all_reduce(int64_t in, int64_t out, int64_t count,
                               int64_t n) {
   const int64_t *members;
   int64_t position;
-  if (!ready("all_reduce") || !findInGroup("all_reduce", ranks, n, members,
-                                           position))
+  if (!enterGroup("all_reduce", ranks, n, members, position))
     return;
   size_t element = loom::runtime::reducibleSize(loom_dtype(dtype));
   if (!element)
@@ -217,8 +219,7 @@ void loom_rt_group_all_gather(int64_t in, int64_t out, int64_t bytes,
                               int64_t ranks, int64_t n) {
   const int64_t *members;
   int64_t position;
-  if (!ready("all_gather") || !findInGroup("all_gather", ranks, n, members,
-                                           position))
+  if (!enterGroup("all_gather", ranks, n, members, position))
     return;
   auto *result = reinterpret_cast<char *>(out);
   size_t size = size_t(bytes);
@@ -240,8 +241,7 @@ void loom_rt_group_all_to_all(int64_t in, int64_t out, int64_t bytes,
                               int64_t ranks, int64_t n) {
   const int64_t *members;
   int64_t position;
-  if (!ready("all_to_all") || !findInGroup("all_to_all", ranks, n, members,
-                                           position))
+  if (!enterGroup("all_to_all", ranks, n, members, position))
     return;
   const auto *blocks = reinterpret_cast<const char *>(in);
   auto *result = reinterpret_cast<char *>(out);
@@ -262,8 +262,7 @@ void loom_rt_group_broadcast(int64_t in, int64_t out, int64_t bytes,
                              int64_t root, int64_t ranks, int64_t n) {
   const int64_t *members;
   int64_t position;
-  if (!ready("broadcast") || !findInGroup("broadcast", ranks, n, members,
-                                          position))
+  if (!enterGroup("broadcast", ranks, n, members, position))
     return;
   auto *result = reinterpret_cast<char *>(out);
   if (members[position] != root) {
