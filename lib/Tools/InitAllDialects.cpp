@@ -7,6 +7,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -24,4 +25,6 @@ void loom::registerAllDialects(mlir::DialectRegistry &registry) {
                   mlir::memref::MemRefDialect, mlir::scf::SCFDialect,
                   mlir::shard::ShardDialect, mlir::vector::VectorDialect>();
   loom::registerShardingInterfaceExternalModels(registry);
+  // The CPU pipeline inlines the helpers that buffer deallocation creates.
+  mlir::func::registerInlinerExtension(registry);
 }

@@ -3,7 +3,8 @@
 // loom_rt_conv2d_f32 (loom/abi/kernels.h) forwards to the oneDNN plugin,
 // which is loaded with dlopen on first use: the runtime links no kernel
 // library, and a process that runs no library call never loads one.
-// loom_rt_index_error (loom/abi/checks.h) records a failed run-time check.
+// loom_rt_index_error, loom_rt_shape_error and loom_rt_check_failed
+// (loom/abi/checks.h) record a failed run-time check.
 //
 //===----------------------------------------------------------------------===//
 
@@ -190,6 +191,26 @@ void loom_rt_index_error(int64_t index, int64_t size, int64_t site) {
                    std::to_string(index) +
                    " is out of range for a dimension of size " +
                    std::to_string(size));
+}
+
+void loom_rt_shape_error(int64_t actual, int64_t stated, int64_t dim,
+                         int64_t site) {
+  if (loom::runtime::callFailed())
+    return;
+  const char *where = reinterpret_cast<const char *>(site);
+  kernelFailed(LOOM_ERROR_INVALID_ARGUMENT,
+               std::string(where ? where : "an op") + ": dimension " +
+                   std::to_string(dim) + " has " + std::to_string(actual) +
+                   " elements at run time, but the model states " +
+                   std::to_string(stated));
+}
+
+void loom_rt_check_failed(int64_t message) {
+  if (loom::runtime::callFailed())
+    return;
+  const char *text = reinterpret_cast<const char *>(message);
+  kernelFailed(LOOM_ERROR_INVALID_ARGUMENT,
+               text ? text : "a run-time check failed");
 }
 
 } // extern "C"

@@ -63,11 +63,15 @@ public:
     for (Value operand : adaptor.getOperands())
       if (!convertedType(this->getTypeConverter(), operand))
         return rewriter.notifyMatchFailure(op, "unsupported operand type");
+    SmallVector<Value> inputs(adaptor.getOperands());
+    SmallVector<Value> sizes =
+        alignRunTimeSizes(rewriter, op.getLoc(), op, type, inputs);
     Value result = buildElementwise(
-        rewriter, op.getLoc(), type, adaptor.getOperands(),
+        rewriter, op.getLoc(), type, inputs,
         [&](OpBuilder &b, Location loc, ValueRange x) {
           return scalar(op, b, loc, x, type.getElementType());
-        });
+        },
+        sizes);
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -849,159 +853,6 @@ Value wrappedIndex(OpBuilder &b, Location loc, Value value, int64_t size) {
       zero);
 }
 
-} // namespace
-
-namespace lowering {
-
-constexpr llvm::StringLiteral kIndexErrorEntry = "loom_rt_index_error";
-
-/// What the runtime reports for `op`: "node 'NAME' (loom.gather)", or just
-/// the op's name when its location names no node.
-std::string siteDescription(Operation *op) {
-  std::string node;
-  op->getLoc()->walk([&](Location loc) {
-    if (auto name = dyn_cast<NameLoc>(loc)) {
-      node = name.getName().str();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  std::string name = op->getName().getStringRef().str();
-  return node.empty() ? name : "node '" + node + "' (" + name + ")";
-}
-
-/// Before `op` reads data at run-time indices: one reduction over
-/// `indices` finding an index outside [-size, size) ([0, size) unless
-/// `fromEnd`) - `sizes` holds one
-/// size for all, or one per position of the indices' last dimension (the
-/// _nd ops' tuples) - and, when there is one, a call of the runtime's
-/// loom_rt_index_error (loom/abi/checks.h) naming the op, its node, the
-/// index and the size. Compiled code has no error path of its own: the
-/// runtime reports the error when the code returns (the op itself reads
-/// clamped indices meanwhile, never outside its tensors).
-void checkIndices(ConversionPatternRewriter &rewriter, Location loc,
-                  Operation *op, Value indices, ArrayRef<int64_t> sizes,
-                  bool fromEnd) {
-  auto type = cast<RankedTensorType>(indices.getType());
-  if (type.getNumElements() == 0)
-    return;
-  MLIRContext *ctx = rewriter.getContext();
-  Type i64 = rewriter.getI64Type();
-  auto module = op->getParentOfType<ModuleOp>();
-  int64_t rank = type.getRank();
-  // (first offending index, its dimension's size); size 0: none found.
-  auto pairType = RankedTensorType::get({2}, i64);
-  Value init = arith::ConstantOp::create(
-      rewriter, loc,
-      DenseElementsAttr::get(pairType, ArrayRef<int64_t>{0, 0}));
-  Value sizeTable = arith::ConstantOp::create(
-      rewriter, loc,
-      DenseElementsAttr::get(
-          RankedTensorType::get({int64_t(sizes.size())}, i64), sizes));
-  SmallVector<AffineMap> maps{AffineMap::getMultiDimIdentityMap(rank + 1, ctx)
-                                  .getSubMap(llvm::to_vector(
-                                      llvm::seq<unsigned>(0, rank))),
-                              AffineMap::get(rank + 1, 0,
-                                             {getAffineDimExpr(rank, ctx)},
-                                             ctx)};
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::reduction);
-  iterators.push_back(utils::IteratorType::parallel);
-  // The pair as a reduction over every index, the pair's two slots being
-  // the parallel dimension: slot 0 keeps the first bad index, slot 1 its
-  // size.
-  Value found =
-      linalg::GenericOp::create(
-          rewriter, loc, TypeRange{pairType}, ValueRange{indices},
-          ValueRange{init}, maps, iterators,
-          [&](OpBuilder &b, Location loc, ValueRange args) {
-            Value index = castScalar(b, loc, args[0], i64);
-            Value position =
-                rank == 0 || sizes.size() == 1
-                    ? Value(arith::ConstantIndexOp::create(b, loc, 0))
-                    : Value(linalg::IndexOp::create(b, loc, rank - 1));
-            Value size = tensor::ExtractOp::create(b, loc, sizeTable, position);
-            Value zero = arith::ConstantIntOp::create(b, loc, 0, 64);
-            Value negSize =
-                fromEnd ? Value(arith::SubIOp::create(b, loc, zero, size))
-                        : zero;
-            Value bad = arith::OrIOp::create(
-                b, loc,
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index,
-                                      negSize),
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, index,
-                                      size));
-            Value slot = linalg::IndexOp::create(b, loc, rank);
-            Value isIndexSlot = arith::CmpIOp::create(
-                b, loc, arith::CmpIPredicate::eq, slot,
-                arith::ConstantIndexOp::create(b, loc, 0));
-            Value mine = arith::SelectOp::create(b, loc, isIndexSlot, index,
-                                                 size);
-            // The slots are filled together, by the first bad index: the
-            // accumulated size slot is 0 until then. Slot 0 cannot see
-            // slot 1, so each slot tests `bad` and its own "already set".
-            Value already = arith::CmpIOp::create(
-                b, loc, arith::CmpIPredicate::ne, args[1],
-                arith::ConstantIntOp::create(b, loc, 0, 64));
-            Value take = arith::AndIOp::create(
-                b, loc, bad,
-                arith::XOrIOp::create(
-                    b, loc, already,
-                    arith::ConstantOp::create(b, loc, b.getBoolAttr(true))));
-            linalg::YieldOp::create(
-                b, loc,
-                Value(arith::SelectOp::create(b, loc, take, mine, args[1])));
-          })
-          .getResult(0);
-  // The site's description, a constant string of the code.
-  std::string text = siteDescription(op);
-  text.push_back('\0');
-  std::string name;
-  for (unsigned n = 0;; ++n) {
-    name = "__loom_check_site_" + std::to_string(n);
-    if (!module.lookupSymbol(name))
-      break;
-  }
-  auto textType = MemRefType::get({int64_t(text.size())}, rewriter.getI8Type());
-  SmallVector<int8_t> bytes(text.begin(), text.end());
-  {
-    OpBuilder::InsertionGuard guard(rewriter);
-    rewriter.setInsertionPointToStart(module.getBody());
-    memref::GlobalOp::create(
-        rewriter, loc, name, rewriter.getStringAttr("private"), textType,
-        DenseElementsAttr::get(
-            RankedTensorType::get({int64_t(text.size())}, rewriter.getI8Type()),
-            ArrayRef<int8_t>(bytes)),
-        /*constant=*/true, /*alignment=*/nullptr);
-    if (!module.lookupSymbol(kIndexErrorEntry)) {
-      auto f = func::FuncOp::create(
-          rewriter, loc, kIndexErrorEntry,
-          rewriter.getFunctionType({i64, i64, i64}, {}));
-      f.setPrivate();
-    }
-  }
-  Value zeroIndex = arith::ConstantIndexOp::create(rewriter, loc, 0);
-  Value oneIndex = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  Value index = tensor::ExtractOp::create(rewriter, loc, found, zeroIndex);
-  Value size = tensor::ExtractOp::create(rewriter, loc, found, oneIndex);
-  Value bad = arith::CmpIOp::create(
-      rewriter, loc, arith::CmpIPredicate::ne, size,
-      arith::ConstantIntOp::create(rewriter, loc, 0, 64));
-  scf::IfOp::create(rewriter, loc, bad, [&](OpBuilder &b, Location loc) {
-    Value global = memref::GetGlobalOp::create(b, loc, textType, name);
-    Value address = arith::IndexCastOp::create(
-        b, loc, i64,
-        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, global));
-    func::CallOp::create(b, loc, kIndexErrorEntry, TypeRange{},
-                         ValueRange{index, size, address});
-    scf::YieldOp::create(b, loc);
-  });
-}
-
-} // namespace lowering
-
-namespace {
-
 /// out[d..., i..., e...] = data[d..., indices[i...], e...].
 class GatherLowering : public LoomLowering<GatherOp> {
 public:
@@ -1027,9 +878,16 @@ public:
                                                utils::IteratorType::parallel);
     int64_t axisSize = dataType.getDimSize(axis);
     checkIndices(rewriter, op.getLoc(), op, indices, {axisSize});
+    // Run-time sizes come from the indices (the data is static).
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.isDynamicDim(d))
+        sizes.push_back(tensor::DimOp::create(rewriter, op.getLoc(), indices,
+                                              d - axis));
     auto generic = linalg::GenericOp::create(
         rewriter, op.getLoc(), TypeRange{type}, ValueRange{indices},
-        ValueRange{emptyTensor(rewriter, op.getLoc(), type)}, maps, iterators,
+        ValueRange{emptyTensor(rewriter, op.getLoc(), type, sizes)}, maps,
+        iterators,
         [&](OpBuilder &b, Location loc, ValueRange args) {
           Value index = wrappedIndex(b, loc, args[0], axisSize);
           SmallVector<Value> coords = coordsWith(

@@ -5,6 +5,8 @@
 #include "loom/Conversion/Passes.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
+#include "Utils.h"
+
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -50,6 +52,56 @@ bool acceptsF8(Operation *op) {
              SplitOp, SliceOp, TileOp, GatherOp, FusionOp, YieldOp>(op);
 }
 
+/// Whether `op`'s lowering handles sizes known only at run time: the ops
+/// whose result sizes come from data, and the elementwise ops, gather
+/// (run-time indices), squeeze/unsqueeze and kernel groups that carry such
+/// results on.
+bool lowersRunTimeSizes(Operation *op) {
+  if (op->hasTrait<OpTrait::Elementwise>())
+    return true;
+  return isa<RangeOp, NonZeroOp, ConstantOfShapeOp, NonMaxSuppressionOp,
+             AddOp, SubOp, MulOp, DivOp, PowOp, ModOp, MaxOp, MinOp, AndOp,
+             OrOp, XorOp, BitShiftOp, EqualOp, GreaterOp, GreaterEqualOp,
+             LessOp, LessEqualOp, WhereOp, SqueezeOp, UnsqueezeOp, FusionOp,
+             YieldOp>(op);
+}
+
+/// Whether the run-time sizes of `op` are where its lowering takes them:
+/// gather's only in its indices.
+bool acceptsRunTimeSizesOf(Operation *op, Type type, bool isOperand,
+                           unsigned position) {
+  if (auto gather = dyn_cast<GatherOp>(op))
+    return !isOperand || position == 1;
+  // The ops whose results depend on data read small static operands.
+  if (isa<RangeOp, NonZeroOp, ConstantOfShapeOp, NonMaxSuppressionOp>(op))
+    return !isOperand;
+  return lowersRunTimeSizes(op);
+}
+
+/// Where `value` got a size known only at run time: the op that made it
+/// ("loom.range"), followed through the ops that carry sizes on.
+std::string runTimeSizeOrigin(Value value) {
+  for (int depth = 0; depth < 64; ++depth) {
+    Operation *def = value.getDefiningOp();
+    if (!def)
+      return "an input of the function";
+    if (isa<RangeOp, NonZeroOp, ConstantOfShapeOp, NonMaxSuppressionOp>(def))
+      return def->getName().getStringRef().str();
+    Value next;
+    for (Value operand : def->getOperands()) {
+      auto type = dyn_cast<RankedTensorType>(operand.getType());
+      if (type && !type.hasStaticShape()) {
+        next = operand;
+        break;
+      }
+    }
+    if (!next)
+      return def->getName().getStringRef().str();
+    value = next;
+  }
+  return "an earlier op";
+}
+
 class ConvertLoomToLinalgPass
     : public impl::ConvertLoomToLinalgPassBase<ConvertLoomToLinalgPass> {
 public:
@@ -59,12 +111,19 @@ public:
     WalkResult unsupported = getOperation().walk([](Operation *op) {
       if (!isa<LoomDialect>(op->getDialect()))
         return WalkResult::advance();
-      for (Type type : llvm::concat<Type>(op->getOperandTypes(),
-                                          op->getResultTypes())) {
+      for (auto [position, value] : llvm::enumerate(llvm::concat<Value>(
+               op->getOperands(), op->getResults()))) {
+        Type type = value.getType();
         auto tensor = dyn_cast<RankedTensorType>(type);
-        if (tensor && !tensor.hasStaticShape()) {
-          op->emitOpError("has a dynamic shape (")
-              << type << "); lowering to linalg needs static shapes";
+        bool isOperand = position < op->getNumOperands();
+        if (tensor && !tensor.hasStaticShape() &&
+            !acceptsRunTimeSizesOf(op, type, isOperand, position)) {
+          op->emitOpError("has a size known only at run time (")
+              << type << ", from " << runTimeSizeOrigin(value)
+              << "); the CPU target supports run-time sizes in elementwise "
+                 "ops, gather indices, squeeze/unsqueeze and the ops that "
+                 "produce them (range, non_zero, constant_of_shape, "
+                 "non_max_suppression)";
           return WalkResult::interrupt();
         }
         if (tensor && !isSupportedElement(tensor.getElementType())) {
@@ -94,7 +153,51 @@ public:
     populateLoomToLinalgPatterns(converter, patterns);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    checkRefiningCasts();
+  }
+
+private:
+  /// "output 'NAME'" (or "output N") when `cast` is what the function
+  /// returns; empty otherwise.
+  static std::string outputName(tensor::CastOp cast) {
+    for (OpOperand &use : cast->getUses()) {
+      auto ret = dyn_cast<func::ReturnOp>(use.getOwner());
+      if (!ret)
+        continue;
+      auto func = ret->getParentOfType<func::FuncOp>();
+      unsigned index = use.getOperandNumber();
+      if (auto name = func.getResultAttrOfType<StringAttr>(index, "onnx.name"))
+        return "output '" + name.getValue().str() + "'";
+      return "output " + std::to_string(index);
+    }
+    return "";
+  }
+
+  /// A tensor.cast from a size known only at run time to a static one
+  /// (the importer's, where the model states an output's shape) compares
+  /// the sizes at run time.
+  void checkRefiningCasts() {
+    SmallVector<tensor::CastOp> casts;
+    getOperation().walk([&](tensor::CastOp cast) {
+      auto from = dyn_cast<RankedTensorType>(cast.getSource().getType());
+      auto to = dyn_cast<RankedTensorType>(cast.getType());
+      if (!from || !to || from.getRank() != to.getRank())
+        return;
+      for (int64_t d = 0; d < to.getRank(); ++d)
+        if (from.isDynamicDim(d) && !to.isDynamicDim(d)) {
+          casts.push_back(cast);
+          return;
+        }
+    });
+    for (tensor::CastOp refining : casts) {
+      OpBuilder b(refining);
+      Value checked = lowering::checkedCast(
+          b, refining.getLoc(), refining, refining.getSource(),
+          cast<RankedTensorType>(refining.getType()), outputName(refining));
+      refining.replaceAllUsesWith(checked);
+      refining.erase();
+    }
   }
 };
 
@@ -104,7 +207,7 @@ LoomToLinalgTypeConverter::LoomToLinalgTypeConverter() {
   addConversion([](Type type) { return type; });
   addConversion([](RankedTensorType type) -> Type {
     Type element = type.getElementType();
-    if (!type.hasStaticShape() || !isSupportedElement(element))
+    if (!isSupportedElement(element))
       return nullptr;
     // arith works on signless integers; ops whose meaning depends on the
     // sign read it from the original type.
@@ -141,6 +244,7 @@ void populateLoomToLinalgPatterns(const TypeConverter &converter,
   populateLoomElementwiseToLinalgPatterns(converter, patterns);
   populateLoomNNToLinalgPatterns(converter, patterns);
   populateLoomQuantToLinalgPatterns(converter, patterns);
+  populateLoomRunTimeSizesToLinalgPatterns(converter, patterns);
   patterns.add<FusionLowering>(converter, patterns.getContext());
   populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                  converter);

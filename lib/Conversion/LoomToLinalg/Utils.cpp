@@ -18,6 +18,11 @@ Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type) {
                                  type.getElementType());
 }
 
+Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                  ValueRange dynamicSizes) {
+  return tensor::EmptyOp::create(b, loc, type, dynamicSizes);
+}
+
 Value scalarConstant(OpBuilder &b, Location loc, Type type, double value) {
   if (isa<FloatType>(type))
     return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
@@ -132,7 +137,8 @@ AffineMap broadcastMap(MLIRContext *ctx, ArrayRef<int64_t> operand,
 }
 
 Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
-                       ValueRange inputs, ScalarBody body) {
+                       ValueRange inputs, ScalarBody body,
+                       ValueRange dynamicSizes) {
   MLIRContext *ctx = b.getContext();
   SmallVector<AffineMap> maps;
   for (Value input : inputs)
@@ -144,12 +150,73 @@ Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
                                              utils::IteratorType::parallel);
   auto generic = linalg::GenericOp::create(
       b, loc, TypeRange{resultType}, inputs,
-      ValueRange{emptyTensor(b, loc, resultType)}, maps, iterators,
+      ValueRange{emptyTensor(b, loc, resultType, dynamicSizes)}, maps,
+      iterators,
       [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
         Value value = body(nested, nestedLoc, args.drop_back());
         linalg::YieldOp::create(nested, nestedLoc, value);
       });
   return generic.getResult(0);
+}
+
+SmallVector<Value> alignRunTimeSizes(OpBuilder &b, Location loc,
+                                     Operation *op,
+                                     RankedTensorType resultType,
+                                     SmallVectorImpl<Value> &inputs) {
+  int64_t rank = resultType.getRank();
+  // Inputs are right-aligned with the result (numpy broadcasting).
+  auto resultDim = [&](RankedTensorType type, int64_t d) {
+    return d + rank - type.getRank();
+  };
+  for (Value &input : inputs) {
+    auto type = cast<RankedTensorType>(input.getType());
+    SmallVector<int64_t> stated(type.getShape());
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.isDynamicDim(d) &&
+          !resultType.isDynamicDim(resultDim(type, d)))
+        stated[d] = resultType.getDimSize(resultDim(type, d));
+    if (stated != type.getShape())
+      input = checkedCast(b, loc, op, input,
+                          RankedTensorType::get(stated, type.getElementType()));
+  }
+  SmallVector<Value> sizes;
+  for (int64_t j = 0; j < rank; ++j) {
+    if (!resultType.isDynamicDim(j))
+      continue;
+    Value size;
+    for (Value &input : inputs) {
+      auto type = cast<RankedTensorType>(input.getType());
+      int64_t d = j - (rank - type.getRank());
+      if (d < 0 || !type.isDynamicDim(d))
+        continue;
+      if (!size) {
+        size = tensor::DimOp::create(b, loc, input, d);
+        continue;
+      }
+      // A second run-time size in the same dimension must be the first.
+      Value other = tensor::DimOp::create(b, loc, input, d);
+      Value differs = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                            other, size);
+      checkCondition(b, loc, op, differs,
+                     "operands have different sizes known only at run time "
+                     "(broadcasting them is not supported)");
+      // Reads stay inside both inputs: the smaller size.
+      size = arith::MinUIOp::create(b, loc, size, other);
+    }
+    if (!size) {
+      // A result left dynamic over static operands: their broadcast size.
+      int64_t broadcast = 1;
+      for (Value input : inputs) {
+        auto type = cast<RankedTensorType>(input.getType());
+        int64_t d = j - (rank - type.getRank());
+        if (d >= 0 && type.getDimSize(d) != 1)
+          broadcast = type.getDimSize(d);
+      }
+      size = arith::ConstantIndexOp::create(b, loc, broadcast);
+    }
+    sizes.push_back(size);
+  }
+  return sizes;
 }
 
 Value buildReduction(OpBuilder &b, Location loc, Value input,
@@ -240,11 +307,45 @@ Value buildSoftmax(OpBuilder &b, Location loc, Value input, int64_t axis,
       });
 }
 
+/// reshapeTo for sizes known only at run time: the dynamic dimensions of
+/// `type` have the sizes of the value's, in order (squeeze, unsqueeze).
+static Value reshapeRunTimeSizes(OpBuilder &b, Location loc, Value value,
+                                 RankedTensorType type) {
+  auto source = cast<RankedTensorType>(value.getType());
+  ReassociationIndices all;
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < source.getRank(); ++d) {
+    all.push_back(d);
+    if (source.isDynamicDim(d))
+      sizes.push_back(tensor::DimOp::create(b, loc, value, d));
+  }
+  Value flat = value;
+  if (source.getRank() != 1)
+    flat = tensor::CollapseShapeOp::create(
+        b, loc,
+        RankedTensorType::get({ShapedType::kDynamic}, source.getElementType()),
+        value, ArrayRef<ReassociationIndices>{all});
+  if (type.getRank() == 1)
+    return flat;
+  SmallVector<OpFoldResult> shape;
+  ReassociationIndices into;
+  for (int64_t d = 0, next = 0; d < type.getRank(); ++d) {
+    into.push_back(d);
+    shape.push_back(type.isDynamicDim(d) ? OpFoldResult(sizes[next++])
+                                         : b.getIndexAttr(type.getDimSize(d)));
+  }
+  return tensor::ExpandShapeOp::create(b, loc, type, flat,
+                                       ArrayRef<ReassociationIndices>{into},
+                                       shape);
+}
+
 Value reshapeTo(OpBuilder &b, Location loc, Value value,
                 RankedTensorType type) {
   auto source = cast<RankedTensorType>(value.getType());
   if (source == type)
     return value;
+  if (!source.hasStaticShape() || !type.hasStaticShape())
+    return reshapeRunTimeSizes(b, loc, value, type);
   // One element: every dimension is 1 and a rank-0 side needs no grouping.
   if (type.getRank() == 0)
     return tensor::CollapseShapeOp::create(b, loc, type, value,

@@ -27,6 +27,11 @@ mlir::Type elementType(mlir::Value value);
 /// An uninitialized tensor of a static type.
 mlir::Value emptyTensor(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::RankedTensorType type);
+/// An uninitialized tensor of `type`, its dynamic dimensions of the sizes
+/// `dynamicSizes` (index values, in order).
+mlir::Value emptyTensor(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::RankedTensorType type,
+                        mlir::ValueRange dynamicSizes);
 
 /// A scalar constant of a float or integer type.
 mlir::Value scalarConstant(mlir::OpBuilder &b, mlir::Location loc,
@@ -73,10 +78,24 @@ mlir::AffineMap broadcastMap(mlir::MLIRContext *ctx,
                              llvm::ArrayRef<int64_t> result);
 
 /// A linalg.generic over the iteration space of `resultType` whose inputs
-/// broadcast numpy-style and whose scalar is `body(inputs)`.
+/// broadcast numpy-style and whose scalar is `body(inputs)`; a dynamic
+/// result dimension has its size in `dynamicSizes` (see
+/// alignRunTimeSizes).
 mlir::Value buildElementwise(mlir::OpBuilder &b, mlir::Location loc,
                              mlir::RankedTensorType resultType,
-                             mlir::ValueRange inputs, ScalarBody body);
+                             mlir::ValueRange inputs, ScalarBody body,
+                             mlir::ValueRange dynamicSizes = {});
+
+/// Run-time sizes of an elementwise `op` (operands `inputs`, result
+/// `resultType`): an input dimension known only at run time whose result
+/// dimension is static is checked against it (checkedCast), and each
+/// dynamic result dimension takes its size from the first input whose
+/// dimension there is dynamic, the others checked against it. Inputs are
+/// updated in place; returns the result's dynamic sizes.
+llvm::SmallVector<mlir::Value>
+alignRunTimeSizes(mlir::OpBuilder &b, mlir::Location loc,
+                  mlir::Operation *op, mlir::RankedTensorType resultType,
+                  llvm::SmallVectorImpl<mlir::Value> &inputs);
 
 /// A reduction of `input` over the sorted `axes` with dimensions of size 1
 /// kept (`keepdims`) or dropped: the accumulator starts at `init` and
@@ -95,8 +114,9 @@ mlir::Value buildMean(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value buildSoftmax(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::Value input, int64_t axis, bool logarithm);
 
-/// `value` reshaped to the static `type` (same number of elements) through
-/// collapse_shape/expand_shape views.
+/// `value` reshaped to `type` (same number of elements) through
+/// collapse_shape/expand_shape views. With sizes known only at run time,
+/// the dynamic dimensions must correspond in order (squeeze, unsqueeze).
 mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc,
                       mlir::Value value, mlir::RankedTensorType type);
 
@@ -209,9 +229,26 @@ std::string siteDescription(mlir::Operation *op);
 /// one size, or one per position of the indices' last dimension) and
 /// reports it through the runtime (loom_rt_index_error, loom/abi/checks.h).
 /// The op must still clamp its indices: the code goes on after the report.
-void checkIndices(mlir::ConversionPatternRewriter &rewriter,
-                  mlir::Location loc, mlir::Operation *op, mlir::Value indices,
+void checkIndices(mlir::OpBuilder &rewriter, mlir::Location loc,
+                  mlir::Operation *op, mlir::Value indices,
                   llvm::ArrayRef<int64_t> sizes, bool fromEnd = true);
+
+/// When `failed` (an i1) holds at run time, the runtime reports "SITE:
+/// `problem`" (loom_rt_check_failed, loom/abi/checks.h). The code goes on:
+/// the caller makes sure it stays inside its tensors.
+void checkCondition(mlir::OpBuilder &b, mlir::Location loc,
+                    mlir::Operation *op, mlir::Value failed,
+                    llvm::StringRef problem);
+
+/// `value` as `to`, a type with the same rank and element type whose
+/// static sizes the value must have: each dimension `to` states and the
+/// value only knows at run time is compared there, a mismatch reported
+/// (loom_rt_shape_error) and replaced by zeros of the stated shape. The
+/// report names `site`, or `op` (siteDescription) when it is empty.
+mlir::Value checkedCast(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Operation *op, mlir::Value value,
+                        mlir::RankedTensorType to,
+                        llvm::StringRef site = {});
 
 } // namespace loom::lowering
 

@@ -84,6 +84,11 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm,
     pm.addPass(createLoomCPULibraryConvolutionsPass(calls));
   }
   bufferization::buildBufferDeallocationPipeline(pm);
+  // Buffers of sizes known only at run time may need the deallocation
+  // helper function, whose dynamic memref arguments the bare-pointer
+  // convention cannot take: it is inlined, then dropped.
+  pm.addPass(createInlinerPass());
+  pm.addPass(createSymbolDCEPass());
   // Matrix products and convolutions (as im2col) become register tiles of
   // vector code; everything else becomes loops.
   LoomCPUVectorizeContractionsPassOptions contractions;

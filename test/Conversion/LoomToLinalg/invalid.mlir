@@ -1,19 +1,30 @@
 // RUN: loom-opt %s --split-input-file --verify-diagnostics --convert-loom-to-linalg
 
-// An op without a lowering fails the pass and is named: a range whose
-// length is only known at run time, even under a static result type.
-func.func @no_lowering(%start: tensor<i64>, %limit: tensor<i64>, %delta: tensor<i64>) -> tensor<4xi64> {
-  // expected-error @+1 {{failed to legalize operation 'loom.range'}}
-  %y = loom.range %start, %limit, %delta : tensor<i64>, tensor<i64>, tensor<i64> -> tensor<4xi64>
-  return %y : tensor<4xi64>
+// Sizes known only at run time lower in the ops that produce them and in
+// the ops that carry them on; any other op is named, with where its size
+// came from.
+func.func @run_time_size(%x: tensor<3x4xf32>) -> tensor<?x2xi64> {
+  %i = loom.non_zero %x : tensor<3x4xf32> -> tensor<2x?xi64>
+  // expected-error @+1 {{'loom.transpose' op has a size known only at run time ('tensor<2x?xi64>', from loom.non_zero); the CPU target supports run-time sizes in elementwise ops, gather indices, squeeze/unsqueeze and the ops that produce them (range, non_zero, constant_of_shape, non_max_suppression)}}
+  %t = loom.transpose %i {perm = array<i64: 1, 0>} : tensor<2x?xi64> -> tensor<?x2xi64>
+  return %t : tensor<?x2xi64>
 }
 
 // -----
 
-func.func @dynamic(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
-  // expected-error @+1 {{'loom.exp' op has a dynamic shape ('tensor<?x8xf32>'); lowering to linalg needs static shapes}}
-  %y = loom.exp %x : tensor<?x8xf32>
-  return %y : tensor<?x8xf32>
+func.func @dynamic_input(%x: tensor<?x8xf32>) -> tensor<8x?xf32> {
+  // expected-error @+1 {{'loom.transpose' op has a size known only at run time ('tensor<?x8xf32>', from an input of the function)}}
+  %y = loom.transpose %x {perm = array<i64: 1, 0>} : tensor<?x8xf32> -> tensor<8x?xf32>
+  return %y : tensor<8x?xf32>
+}
+
+// -----
+
+// Gather takes run-time sizes in its indices only.
+func.func @gather_dynamic_data(%x: tensor<?x8xf32>, %i: tensor<2xi64>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{'loom.gather' op has a size known only at run time}}
+  %y = loom.gather %x, %i {axis = 1 : i64} : tensor<?x8xf32>, tensor<2xi64> -> tensor<?x2xf32>
+  return %y : tensor<?x2xf32>
 }
 
 // -----

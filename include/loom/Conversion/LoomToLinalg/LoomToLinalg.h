@@ -25,6 +25,12 @@ void populateLoomNNToLinalgPatterns(const mlir::TypeConverter &converter,
 void populateLoomQuantToLinalgPatterns(const mlir::TypeConverter &converter,
                                        mlir::RewritePatternSet &patterns);
 
+/// Patterns lowering the ops whose result sizes come from data (range,
+/// constant_of_shape, non_zero): the size computed at run time, checked
+/// against a static size the model states.
+void populateLoomRunTimeSizesToLinalgPatterns(
+    const mlir::TypeConverter &converter, mlir::RewritePatternSet &patterns);
+
 /// All of the above plus the inlining of `loom.fusion` regions and the
 /// conversion of function signatures (unsigned tensors become signless).
 void populateLoomToLinalgPatterns(const mlir::TypeConverter &converter,
@@ -37,8 +43,8 @@ void configureLoomToLinalgTarget(mlir::ConversionTarget &target,
 
 /// Statically shaped tensors of float and signless integer elements stay
 /// as they are; unsigned integer elements become signless of the same
-/// width, and f8E4M3FN elements i8 (their bits). Dynamically shaped tensors
-/// have no conversion yet, so the ops that use them fail to lower.
+/// width, and f8E4M3FN elements i8 (their bits). Dynamic sizes are kept:
+/// which ops may have them is checked by the pass before the conversion.
 class LoomToLinalgTypeConverter : public mlir::TypeConverter {
 public:
   LoomToLinalgTypeConverter();

@@ -1,7 +1,8 @@
 /*===- checks.h - Run-time checks that compiled code reports -----*- C -*-===*
  *
  * Compiled code checks what only the data can tell - an index of a gather
- * or scatter outside its dimension - before the op runs, and reports a
+ * or scatter outside its dimension, a size computed from data that differs
+ * from the one the model states - before it is used, and reports a
  * failure here. Like a collective's failure (collectives.h), it does not
  * return into the code with an error (the code has no error path, and
  * goes on with clamped indices, never outside its tensors): the runtime
@@ -24,6 +25,18 @@ extern "C" {
    address of a NUL-terminated description of the op ("node 'Gather_0'
    (loom.gather)"). */
 void loom_rt_index_error(int64_t index, int64_t size, int64_t site);
+
+/* Dimension `dim` of a tensor whose size the data decides (range,
+   non_zero, ...) has `actual` elements where the model states `stated`;
+   `site` describes the op as above. The code goes on with zeros of the
+   stated shape. */
+void loom_rt_shape_error(int64_t actual, int64_t stated, int64_t dim,
+                         int64_t site);
+
+/* Any other check: `message` is the address of a NUL-terminated text naming
+   the op and the problem ("node 'Range_0' (loom.range): range delta is
+   zero"). */
+void loom_rt_check_failed(int64_t message);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,6 @@
-func.func @main(%start: tensor<i64>, %limit: tensor<i64>, %delta: tensor<i64>) -> tensor<4xi64> {
-  %y = loom.range %start, %limit, %delta : tensor<i64>, tensor<i64>, tensor<i64> -> tensor<4xi64>
-  return %y : tensor<4xi64>
+func.func @main(%x: tensor<3x4xf32>) -> tensor<3x2xi64> {
+  %i = loom.non_zero %x : tensor<3x4xf32> -> tensor<2x?xi64>
+  %t = loom.transpose %i {perm = array<i64: 1, 0>} : tensor<2x?xi64> -> tensor<?x2xi64>
+  %c = tensor.cast %t : tensor<?x2xi64> to tensor<3x2xi64>
+  return %c : tensor<3x2xi64>
 }
