@@ -245,6 +245,7 @@ void populateLoomToLinalgPatterns(const TypeConverter &converter,
   populateLoomNNToLinalgPatterns(converter, patterns);
   populateLoomQuantToLinalgPatterns(converter, patterns);
   populateLoomRunTimeSizesToLinalgPatterns(converter, patterns);
+  populateLoomNonMaxSuppressionToLinalgPatterns(converter, patterns);
   patterns.add<FusionLowering>(converter, patterns.getContext());
   populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                  converter);

@@ -31,6 +31,12 @@ void populateLoomQuantToLinalgPatterns(const mlir::TypeConverter &converter,
 void populateLoomRunTimeSizesToLinalgPatterns(
     const mlir::TypeConverter &converter, mlir::RewritePatternSet &patterns);
 
+/// The pattern lowering loom.non_max_suppression: an scf loop nest over
+/// batches and classes writing the selections into a tensor of the static
+/// upper bound (B * C * N rows), of which the result is the first rows.
+void populateLoomNonMaxSuppressionToLinalgPatterns(
+    const mlir::TypeConverter &converter, mlir::RewritePatternSet &patterns);
+
 /// All of the above plus the inlining of `loom.fusion` regions and the
 /// conversion of function signatures (unsigned tensors become signless).
 void populateLoomToLinalgPatterns(const mlir::TypeConverter &converter,

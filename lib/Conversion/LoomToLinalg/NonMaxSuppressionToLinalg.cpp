@@ -1,0 +1,327 @@
+//===- NonMaxSuppressionToLinalg.cpp - loom.non_max_suppression -----------===//
+//
+// loom.non_max_suppression selects what the reference executor selects
+// (nonMaxSuppressionKernel, lib/Reference/NNKernels.cpp), in its order:
+//
+//  - The result has at most B * C * N rows (every box of every class of
+//    every batch), a static bound: the rows are written into a
+//    tensor<(B*C*N)x3xi64> by an scf.for nest over batch and class, the
+//    number written so far carried as an index, and the result is the
+//    first `count` rows (tensor.extract_slice to tensor<?x3xi64>).
+//  - Per class, a mask marks the candidates (score above score_threshold,
+//    or every box without one). The candidates are visited in the
+//    reference's sorted order, highest score first and equal scores by the
+//    lower box index, by selecting the first maximum among those not yet
+//    visited, once per candidate: O(N^2) per class, no sort.
+//  - A candidate is kept while fewer than max_output_boxes_per_class boxes
+//    are kept in its class and no kept box of the class overlaps it by an
+//    IoU above iou_threshold. The IoU is the reference's suppressedByIoU:
+//    in f64, in its order, with std::min/std::max as compare-and-select.
+//
+// Missing scalar operands take ONNX's defaults, as in the reference: no
+// max_output_boxes_per_class selects nothing, no iou_threshold is 0, no
+// score_threshold drops nothing. NaN scores make the reference's sort
+// ill-defined; their order here is not promised.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Conversion/LoomToLinalg/LoomToLinalg.h"
+
+#include "Utils.h"
+
+#include "loom/Dialect/Loom/IR/LoomOps.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace loom::lowering;
+
+namespace loom {
+namespace {
+
+class NonMaxSuppressionLowering : public LoomLowering<NonMaxSuppressionOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(NonMaxSuppressionOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    // The result's row count is dynamic by definition; only its operands
+    // must convert (and have static shapes, which bound the result).
+    for (Value operand : op->getOperands())
+      if (!convertedType(operand))
+        return rewriter.notifyMatchFailure(op, "operand type not converted");
+    Value boxes = adaptor.getBoxes(), scores = adaptor.getScores();
+    auto boxesType = cast<RankedTensorType>(boxes.getType());
+    auto scoresType = cast<RankedTensorType>(scores.getType());
+    if (!boxesType.hasStaticShape() || !scoresType.hasStaticShape() ||
+        boxesType.getRank() != 3 || scoresType.getRank() != 3)
+      return rewriter.notifyMatchFailure(op, "needs static boxes and scores");
+    int64_t numBatches = boxesType.getDimSize(0);
+    int64_t numBoxes = boxesType.getDimSize(1);
+    int64_t numClasses = scoresType.getDimSize(1);
+    int64_t bound = numBatches * numClasses * numBoxes;
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    if (resultType.getRank() != 2 || !resultType.getElementType().isInteger(64))
+      return failure();
+
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    Type f64 = b.getF64Type(), i64 = b.getI64Type(), i1 = b.getI1Type();
+    Type indexType = b.getIndexType();
+    auto ci = [&](OpBuilder &b, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    auto toI64 = [&](OpBuilder &b, Value index) -> Value {
+      return arith::IndexCastOp::create(b, loc, i64, index);
+    };
+    auto boolean = [&](OpBuilder &b, bool v) -> Value {
+      return arith::ConstantIntOp::create(b, loc, i1, v);
+    };
+
+    // The scalars, read at run time (ONNX's defaults when absent).
+    Value maxPerClass =
+        adaptor.getMaxOutputBoxesPerClass()
+            ? scalarOf(b, loc, adaptor.getMaxOutputBoxesPerClass())
+            : arith::ConstantIntOp::create(b, loc, i64, 0).getResult();
+    Value iouThreshold =
+        adaptor.getIouThreshold()
+            ? castScalar(b, loc, scalarOf(b, loc, adaptor.getIouThreshold()),
+                         f64)
+            : scalarConstant(b, loc, f64, 0.0);
+    Value scoreThreshold =
+        adaptor.getScoreThreshold()
+            ? castScalar(b, loc, scalarOf(b, loc, adaptor.getScoreThreshold()),
+                         f64)
+            : Value();
+    bool centerPointBox = op.getCenterPointBox();
+
+    // A box's corners [yMin, xMin, yMax, xMax] in f64, as the reference
+    // computes them.
+    auto corners = [&](OpBuilder &b, Value batch,
+                       Value box) -> std::array<Value, 4> {
+      FloatArith f(b, loc);
+      Value v[4];
+      for (int k = 0; k < 4; ++k)
+        v[k] = castScalar(b, loc,
+                          tensor::ExtractOp::create(
+                              b, loc, boxes, ValueRange{batch, box, ci(b, k)}),
+                          f64);
+      if (centerPointBox) {
+        // [x_center, y_center, width, height]
+        Value two = scalarConstant(b, loc, f64, 2.0);
+        Value halfW = f.div(v[2], two), halfH = f.div(v[3], two);
+        return {f.sub(v[1], halfH), f.sub(v[0], halfW), f.add(v[1], halfH),
+                f.add(v[0], halfW)};
+      }
+      // std::min(x, y) = y < x ? y : x; std::max(x, y) = x < y ? y : x.
+      auto stdMin = [&](Value x, Value y) {
+        return f.select(f.lt(y, x), y, x);
+      };
+      auto stdMax = [&](Value x, Value y) {
+        return f.select(f.lt(x, y), y, x);
+      };
+      return {stdMin(v[0], v[2]), stdMin(v[1], v[3]), stdMax(v[0], v[2]),
+              stdMax(v[1], v[3])};
+    };
+    // Whether boxes `a` and `b` (corners) overlap by an IoU above the
+    // threshold: suppressedByIoU.
+    auto suppresses = [&](OpBuilder &b, const std::array<Value, 4> &a,
+                          const std::array<Value, 4> &o) -> Value {
+      FloatArith f(b, loc);
+      auto stdMin = [&](Value x, Value y) {
+        return f.select(f.lt(y, x), y, x);
+      };
+      auto stdMax = [&](Value x, Value y) {
+        return f.select(f.lt(x, y), y, x);
+      };
+      // !(x <= y), NaN included.
+      auto notLE = [&](Value x, Value y) -> Value {
+        return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UGT, x, y);
+      };
+      auto both = [&](Value x, Value y) -> Value {
+        return arith::AndIOp::create(b, loc, x, y);
+      };
+      Value ix0 = stdMax(a[1], o[1]), ix1 = stdMin(a[3], o[3]);
+      Value iy0 = stdMax(a[0], o[0]), iy1 = stdMin(a[2], o[2]);
+      Value intersection = f.mul(f.sub(ix1, ix0), f.sub(iy1, iy0));
+      Value areaA = f.mul(f.sub(a[3], a[1]), f.sub(a[2], a[0]));
+      Value areaO = f.mul(f.sub(o[3], o[1]), f.sub(o[2], o[0]));
+      Value unionArea = f.sub(f.add(areaA, areaO), intersection);
+      Value zero = scalarConstant(b, loc, f64, 0.0);
+      Value valid = both(notLE(ix1, ix0), notLE(iy1, iy0));
+      valid = both(valid, notLE(intersection, zero));
+      valid = both(valid, notLE(areaA, zero));
+      valid = both(valid, notLE(areaO, zero));
+      valid = both(valid, notLE(unionArea, zero));
+      Value above =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                f.div(intersection, unionArea), iouThreshold);
+      return both(valid, above);
+    };
+
+    auto rowsType = RankedTensorType::get({bound, 3}, i64);
+    Value rows = emptyTensor(b, loc, rowsType);
+    Value mask = emptyTensor(b, loc, RankedTensorType::get({numBoxes}, i1));
+    Value zeroIndex = ci(b, 0), oneIndex = ci(b, 1);
+
+    auto batchLoop = scf::ForOp::create(
+        b, loc, zeroIndex, ci(b, numBatches), oneIndex,
+        ValueRange{rows, zeroIndex, mask},
+        [&](OpBuilder &b, Location loc, Value batch, ValueRange state) {
+          auto classLoop = scf::ForOp::create(
+              b, loc, ci(b, 0), ci(b, numClasses), ci(b, 1), state,
+              [&](OpBuilder &b, Location loc, Value cls, ValueRange state) {
+                Value rows = state[0], start = state[1], mask = state[2];
+                auto score = [&](OpBuilder &b, Value box) -> Value {
+                  return tensor::ExtractOp::create(b, loc, scores,
+                                                   ValueRange{batch, cls, box});
+                };
+                // The candidates: mask and count.
+                auto candidates = scf::ForOp::create(
+                    b, loc, ci(b, 0), ci(b, numBoxes), ci(b, 1),
+                    ValueRange{mask, ci(b, 0)},
+                    [&](OpBuilder &b, Location loc, Value box, ValueRange acc) {
+                      Value keep = boolean(b, true);
+                      if (scoreThreshold)
+                        keep = arith::CmpFOp::create(
+                            b, loc, arith::CmpFPredicate::OGT,
+                            castScalar(b, loc, score(b, box), f64),
+                            scoreThreshold);
+                      Value m = tensor::InsertOp::create(b, loc, keep, acc[0],
+                                                         ValueRange{box});
+                      Value n = arith::AddIOp::create(
+                          b, loc, acc[1],
+                          arith::IndexCastOp::create(
+                              b, loc, indexType,
+                              arith::ExtUIOp::create(b, loc, i64, keep)));
+                      scf::YieldOp::create(b, loc, ValueRange{m, n});
+                    });
+                Value numCandidates = candidates.getResult(1);
+                // One visit per candidate, in sorted order.
+                auto visits = scf::ForOp::create(
+                    b, loc, ci(b, 0), numCandidates, ci(b, 1),
+                    ValueRange{rows, start, candidates.getResult(0)},
+                    [&](OpBuilder &b, Location loc, Value, ValueRange state) {
+                      Value rows = state[0], count = state[1], mask = state[2];
+                      Value kept =
+                          toI64(b, arith::SubIOp::create(b, loc, count, start));
+                      Value room = arith::CmpIOp::create(
+                          b, loc, arith::CmpIPredicate::slt, kept, maxPerClass);
+                      auto visit = scf::IfOp::create(
+                          b, loc, room,
+                          [&](OpBuilder &b, Location loc) {
+                            // The first highest score among the unvisited
+                            // candidates (there is one).
+                            Type element = scoresType.getElementType();
+                            Value anyScore =
+                                scalarConstant(b, loc, element, 0.0);
+                            auto best = scf::ForOp::create(
+                                b, loc, ci(b, 0), ci(b, numBoxes), ci(b, 1),
+                                ValueRange{boolean(b, false), ci(b, 0),
+                                           anyScore},
+                                [&](OpBuilder &b, Location loc, Value box,
+                                    ValueRange acc) {
+                                  Value open = tensor::ExtractOp::create(
+                                      b, loc, mask, ValueRange{box});
+                                  Value s = score(b, box);
+                                  Value higher = arith::CmpFOp::create(
+                                      b, loc, arith::CmpFPredicate::OGT, s,
+                                      acc[2]);
+                                  Value first = arith::XOrIOp::create(
+                                      b, loc, acc[0], boolean(b, true));
+                                  Value take = arith::AndIOp::create(
+                                      b, loc, open,
+                                      arith::OrIOp::create(b, loc, first,
+                                                           higher));
+                                  Value found = arith::OrIOp::create(
+                                      b, loc, acc[0], take);
+                                  Value index = arith::SelectOp::create(
+                                      b, loc, take, box, acc[1]);
+                                  Value value = arith::SelectOp::create(
+                                      b, loc, take, s, acc[2]);
+                                  scf::YieldOp::create(
+                                      b, loc, ValueRange{found, index, value});
+                                });
+                            Value box = best.getResult(1);
+                            Value visited = tensor::InsertOp::create(
+                                b, loc, boolean(b, false), mask,
+                                ValueRange{box});
+                            // Suppressed by a box kept before in this
+                            // class?
+                            std::array<Value, 4> candidate =
+                                corners(b, batch, box);
+                            auto overlap = scf::ForOp::create(
+                                b, loc, start, count, ci(b, 1),
+                                ValueRange{boolean(b, false)},
+                                [&](OpBuilder &b, Location loc, Value row,
+                                    ValueRange acc) {
+                                  Value other = arith::IndexCastOp::create(
+                                      b, loc, indexType,
+                                      tensor::ExtractOp::create(
+                                          b, loc, rows,
+                                          ValueRange{row, ci(b, 2)}));
+                                  Value hit = suppresses(
+                                      b, candidate, corners(b, batch, other));
+                                  scf::YieldOp::create(
+                                      b, loc,
+                                      ValueRange{arith::OrIOp::create(
+                                          b, loc, acc[0], hit)});
+                                });
+                            auto keep = scf::IfOp::create(
+                                b, loc, overlap.getResult(0),
+                                [&](OpBuilder &b, Location loc) {
+                                  scf::YieldOp::create(b, loc,
+                                                       ValueRange{rows, count});
+                                },
+                                [&](OpBuilder &b, Location loc) {
+                                  Value r = rows;
+                                  Value fields[3] = {toI64(b, batch),
+                                                     toI64(b, cls),
+                                                     toI64(b, box)};
+                                  for (int k = 0; k < 3; ++k)
+                                    r = tensor::InsertOp::create(
+                                        b, loc, fields[k], r,
+                                        ValueRange{count, ci(b, k)});
+                                  Value next = arith::AddIOp::create(
+                                      b, loc, count, ci(b, 1));
+                                  scf::YieldOp::create(b, loc,
+                                                       ValueRange{r, next});
+                                });
+                            scf::YieldOp::create(b, loc,
+                                                 ValueRange{keep.getResult(0),
+                                                            keep.getResult(1),
+                                                            visited});
+                          },
+                          [&](OpBuilder &b, Location loc) {
+                            scf::YieldOp::create(b, loc,
+                                                 ValueRange{rows, count, mask});
+                          });
+                      scf::YieldOp::create(b, loc, visit.getResults());
+                    });
+                scf::YieldOp::create(b, loc, visits.getResults());
+              });
+          scf::YieldOp::create(b, loc, classLoop.getResults());
+        });
+
+    Value count = batchLoop.getResult(1);
+    Value selected = tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get({ShapedType::kDynamic, 3}, i64),
+        batchLoop.getResult(0),
+        ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{count, b.getIndexAttr(3)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+    if (selected.getType() != resultType)
+      selected = tensor::CastOp::create(b, loc, resultType, selected);
+    rewriter.replaceOp(op, selected);
+    return success();
+  }
+};
+
+} // namespace
+
+void populateLoomNonMaxSuppressionToLinalgPatterns(
+    const TypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<NonMaxSuppressionLowering>(converter, patterns.getContext());
+}
+
+} // namespace loom
