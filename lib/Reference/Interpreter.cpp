@@ -91,6 +91,35 @@ FailureOr<Tensor> tensorFromAttr(ElementsAttr attr, Location loc) {
   return t;
 }
 
+DenseElementsAttr attrFromTensor(const Tensor &tensor, Type elementType) {
+  std::optional<ElementKind> kind = getElementKind(elementType);
+  if (!kind || *kind != tensor.kind())
+    return {};
+  auto type = RankedTensorType::get(tensor.shape(), elementType);
+  int64_t n = tensor.numElements();
+  if (auto floatType = dyn_cast<FloatType>(elementType)) {
+    SmallVector<APFloat> values;
+    values.reserve(n);
+    for (int64_t i = 0; i < n; ++i) {
+      // The tensor holds values already rounded to the element type, so
+      // the conversion is exact.
+      APFloat v(tensor.getDouble(i));
+      bool lost;
+      v.convert(floatType.getFloatSemantics(),
+                llvm::APFloat::rmNearestTiesToEven, &lost);
+      values.push_back(v);
+    }
+    return DenseElementsAttr::get(type, values);
+  }
+  unsigned width = getBitWidth(*kind);
+  SmallVector<APInt> values;
+  values.reserve(n);
+  for (int64_t i = 0; i < n; ++i)
+    values.push_back(APInt(width, static_cast<uint64_t>(tensor.getInt(i)),
+                           /*isSigned=*/false, /*implicitTrunc=*/true));
+  return DenseElementsAttr::get(type, values);
+}
+
 /// Checks a computed tensor against a static type.
 static LogicalResult checkAgainstType(Operation *op, const Tensor &t, Type type,
                                       StringRef what) {
@@ -217,6 +246,33 @@ static LogicalResult runPipelineStage(Operation *op,
   return success();
 }
 
+/// Runs one op's kernel on the calling thread's rank.
+static FailureOr<SmallVector<Tensor>>
+evaluateOpOnRank(Operation *op, ArrayRef<Tensor> operands) {
+  const Kernel *kernel = KernelRegistry::get().lookup(op->getName().getStringRef());
+  if (!kernel)
+    return op->emitError() << "the reference executor has no kernel for '"
+                           << op->getName() << "'";
+  if (operands.size() != op->getNumOperands())
+    return op->emitError() << "evaluated with " << operands.size()
+                           << " values for " << op->getNumOperands()
+                           << " operands";
+  SmallVector<const Tensor *> pointers;
+  for (const Tensor &t : operands)
+    pointers.push_back(&t);
+  SmallVector<Tensor> results;
+  if (failed((*kernel)(op, pointers, results)))
+    return failure();
+  if (results.size() != op->getNumResults())
+    return op->emitError() << "kernel produced " << results.size()
+                           << " results, expected " << op->getNumResults();
+  for (auto [i, result] : llvm::enumerate(op->getResults()))
+    if (failed(checkAgainstType(op, results[i], result.getType(),
+                                "result " + std::to_string(i))))
+      return failure();
+  return results;
+}
+
 /// Runs the function on the calling thread's rank.
 static FailureOr<SmallVector<Tensor>> executeOnRank(func::FuncOp func,
                                                     ArrayRef<Tensor> inputs) {
@@ -245,6 +301,16 @@ static LogicalResult checkDelivered(func::FuncOp func,
   for (const std::string &message : undelivered)
     func.emitError() << message;
   return success(undelivered.empty());
+}
+
+FailureOr<SmallVector<Tensor>> evaluateOp(Operation *op,
+                                          ArrayRef<Tensor> operands) {
+  if (getCurrentRankContext())
+    return evaluateOpOnRank(op, operands);
+  Communicator communicator(1, RankOptions().timeout);
+  RankContext context{&communicator, 0};
+  RankContextScope scope(context);
+  return evaluateOpOnRank(op, operands);
 }
 
 FailureOr<SmallVector<Tensor>> execute(func::FuncOp func,

@@ -59,6 +59,19 @@ mlir::FailureOr<int64_t> gridCoordinate(mlir::Operation *op,
 mlir::FailureOr<Tensor> tensorFromAttr(mlir::ElementsAttr attr,
                                        mlir::Location loc);
 
+/// A dense constant of `elementType` holding `tensor` (its static shape);
+/// null when `elementType` is not the tensor's element kind.
+mlir::DenseElementsAttr attrFromTensor(const Tensor &tensor,
+                                       mlir::Type elementType);
+
+/// Runs the kernel of the single op `op` on `operands` (one value per
+/// operand, in order) and checks each result against its op's type, as a
+/// run would. Errors, including "no kernel", are emitted at `op`. Ops with
+/// regions run their bodies; shard ops run as the only rank of a one-device
+/// grid when called outside executeRanks.
+mlir::FailureOr<llvm::SmallVector<Tensor>>
+evaluateOp(mlir::Operation *op, llvm::ArrayRef<Tensor> operands);
+
 /// Runs `func` on `inputs`. Checks the inputs against the signature
 /// (count, element type, static dimensions) and every result against its
 /// op's static type; errors are emitted at the offending op. Values of
