@@ -43,6 +43,19 @@ void populatePrecisionPatterns(mlir::RewritePatternSet &patterns,
 /// transposes of dequantized values onto the quantized values.
 void populateQDQFoldingPatterns(mlir::RewritePatternSet &patterns);
 
+/// Size limits of constant folding (see -loom-fold-constants).
+struct ConstantFoldingLimits {
+  /// Largest number of elements of a folded result.
+  int64_t maxElements = 1024;
+  /// Largest number of elements of an operand that is read.
+  int64_t maxOperandElements = 65536;
+};
+
+/// Replaces loom ops whose operands are all constants by constants holding
+/// the values the reference executor's kernels compute, within `limits`.
+void populateConstantFoldingPatterns(mlir::RewritePatternSet &patterns,
+                                     const ConstantFoldingLimits &limits);
+
 #define GEN_PASS_REGISTRATION
 #include "loom/Dialect/Loom/Transforms/Passes.h.inc"
 

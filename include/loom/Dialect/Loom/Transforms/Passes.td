@@ -55,6 +55,34 @@ def LoomPrecisionPass : Pass<"loom-precision", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::loom::LoomDialect"];
 }
 
+def LoomFoldConstantsPass : Pass<"loom-fold-constants", "::mlir::func::FuncOp"> {
+  let summary = "Evaluate small loom ops on constants with the reference "
+                "executor";
+  let description = [{
+    Replaces every loom op whose operands are all constants (loom.constant,
+    or arith.constant of tensor type) by loom.constant ops holding the
+    values its reference-executor kernel computes, in program order, so
+    chains of shape arithmetic (ONNX function bodies: Shape, Slice, Neg,
+    ConstantOfShape, Concat, ...) become constants and the results get
+    static types. Only small values are computed: no operand may have more
+    than `max-operand-elements` elements (weights are never read) and no
+    result more than `max-elements`. Ops with regions (loom.fusion,
+    loom.pipeline_stage), ops inside them, ops with side effects and ops
+    the executor cannot evaluate stay. A folded constant has the static type
+    of its value; a use whose op would not verify with that type (func.return,
+    a fusion operand) reads it through a tensor.cast to the old type.
+  }];
+  let options = [
+    Option<"maxElements", "max-elements", "int64_t", /*default=*/"1024",
+           "Largest number of elements of a folded result">,
+    Option<"maxOperandElements", "max-operand-elements", "int64_t",
+           /*default=*/"65536",
+           "Largest number of elements of an operand that is read">,
+  ];
+  let dependentDialects = ["::loom::LoomDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def LoomFormKernelsPass : Pass<"loom-form-kernels", "::mlir::func::FuncOp"> {
   let summary = "Group ops into loom.fusion kernels";
   let description = [{
