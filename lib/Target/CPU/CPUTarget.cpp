@@ -3,6 +3,7 @@
 #include "loom/Target/CPU/CPUTarget.h"
 
 #include "loom/Conversion/Passes.h"
+#include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/Pipelines/Pipelines.h"
 #include "loom/Target/CPU/Passes.h"
 
@@ -37,6 +38,9 @@ namespace loom::cpu {
 
 void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   // Static types first: the graph passes and kernel formation see them.
+  // Shape arithmetic on constants is evaluated before, so shapes computed
+  // in the graph (ONNX function bodies) become constants first.
+  pm.addNestedPass<func::FuncOp>(loom::createLoomFoldConstantsPass());
   pm.addNestedPass<func::FuncOp>(createLoomCPUStaticShapesPass());
   GraphOptimizationOptions graph;
   graph.precision = options.precision;
