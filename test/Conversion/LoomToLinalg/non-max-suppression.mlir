@@ -8,7 +8,8 @@
 // visit taking the first highest score left (ogt: equal scores keep the
 // lower index), then an IoU loop over the class's kept rows, in f64; a kept
 // box is one [batch, class, box] row. The result is the first `count`
-// rows, which the cast gives the model's static shape.
+// rows; the cast to the model's static shape compares the count with it at
+// run time (zeros and a reported error when they differ).
 // CHECK-LABEL: func.func @nms
 // CHECK-SAME: (%[[BOXES:[^ ,:]+]]: tensor<2x5x4xf32>, %[[SCORES:[^ ,:]+]]: tensor<2x3x5xf32>, %[[K:[^ ,:]+]]: tensor<1xi64>, %[[IOU:[^ ,:]+]]: tensor<1xf32>, %[[MIN:[^ ,:]+]]: tensor<1xf32>)
 // CHECK: %[[KV:[^ ,:]+]] = tensor.extract %[[K]][%{{.+}}] : tensor<1xi64>
@@ -41,8 +42,12 @@
 // CHECK: } else {
 // CHECK-COUNT-3: tensor.insert %{{.+}} into %{{.+}}[%[[COUNT]], %{{.+}}] : tensor<30x3xi64>
 // CHECK: %[[SLICE:[^ ,:]+]] = tensor.extract_slice %[[ALL]]#0[0, 0] [%[[ALL]]#1, 3] [1, 1] : tensor<30x3xi64> to tensor<?x3xi64>
-// CHECK: %[[CAST:[^ ,:]+]] = tensor.cast %[[SLICE]] : tensor<?x3xi64> to tensor<6x3xi64>
-// CHECK: return %[[CAST]]
+// CHECK: %[[DIM:[^ ,:]+]] = tensor.dim %[[SLICE]], %{{.+}} : tensor<?x3xi64>
+// CHECK: arith.cmpi ne, %[[DIM]], %{{.+}} : index
+// CHECK: func.call @loom_rt_shape_error
+// CHECK: %[[CHECKED:[^ ,:]+]] = scf.if %{{.+}} -> (tensor<6x3xi64>) {
+// CHECK: tensor.cast %[[SLICE]] : tensor<?x3xi64> to tensor<6x3xi64>
+// CHECK: return %[[CHECKED]]
 func.func @nms(%boxes: tensor<2x5x4xf32>, %scores: tensor<2x3x5xf32>, %k: tensor<1xi64>, %iou: tensor<1xf32>, %min: tensor<1xf32>) -> tensor<6x3xi64> {
   %sel = loom.non_max_suppression %boxes, %scores max_output_boxes_per_class %k iou_threshold %iou score_threshold %min : (tensor<2x5x4xf32>, tensor<2x3x5xf32>, tensor<1xi64>, tensor<1xf32>, tensor<1xf32>) -> tensor<?x3xi64>
   %c = tensor.cast %sel : tensor<?x3xi64> to tensor<6x3xi64>
