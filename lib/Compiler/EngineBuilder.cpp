@@ -50,10 +50,13 @@ std::string dtypeName(Type type) {
 /// The engine's description of value `i` of `types`, named by its
 /// `onnx.name` attribute when it has one.
 FailureOr<EngineTensor> describe(func::FuncOp func, Type type,
-                                 DictionaryAttr attrs, StringRef fallback) {
+                                 DictionaryAttr attrs, StringRef fallback,
+                                 bool isOutput) {
   auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor || !tensor.hasStaticShape())
-    return func.emitError("engines need static shapes; ")
+  // Outputs may have sizes the data decides (written "?"); inputs are
+  // static.
+  if (!tensor || (!isOutput && !tensor.hasStaticShape()))
+    return func.emitError("engines need static input shapes; ")
            << fallback << " is " << type;
   EngineTensor t;
   t.dtype = dtypeName(tensor.getElementType());
@@ -86,16 +89,22 @@ LogicalResult buildEngine(ModuleOp module, const cpu::CompileOptions &options,
   FunctionType signature = entry.getFunctionType();
   for (auto [i, type] : llvm::enumerate(signature.getInputs())) {
     FailureOr<EngineTensor> t = describe(entry, type, entry.getArgAttrDict(i),
-                                         "input_" + std::to_string(i));
+                                         "input_" + std::to_string(i),
+                                         /*isOutput=*/false);
     if (failed(t))
       return failure();
     rank.inputs.push_back(std::move(*t));
   }
   for (auto [i, type] : llvm::enumerate(signature.getResults())) {
-    FailureOr<EngineTensor> t = describe(
-        entry, type, entry.getResultAttrDict(i), "output_" + std::to_string(i));
+    FailureOr<EngineTensor> t =
+        describe(entry, type, entry.getResultAttrDict(i),
+                 "output_" + std::to_string(i), /*isOutput=*/true);
     if (failed(t))
       return failure();
+    if (numRanks > 1 && !cast<RankedTensorType>(type).hasStaticShape())
+      return entry.emitError("a partitioned engine's outputs need static "
+                             "shapes; ")
+             << t->name << " is " << type;
     rank.outputs.push_back(std::move(*t));
   }
 

@@ -40,8 +40,9 @@ std::string shapeString(ArrayRef<int64_t> shape) {
   if (shape.empty())
     return "scalar";
   std::string s;
+  // "?": a size the data decides (outputs only; LOOM_DYNAMIC_DIM).
   for (auto [i, d] : llvm::enumerate(shape))
-    s += (i ? "x" : "") + std::to_string(d);
+    s += (i ? "x" : "") + (d < 0 ? std::string("?") : std::to_string(d));
   return s;
 }
 

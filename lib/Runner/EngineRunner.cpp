@@ -16,6 +16,7 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -48,7 +49,9 @@ llvm::ArrayRef<int64_t> shapeOf(const loom_tensor_desc &d) {
 std::string describe(const loom_tensor_desc &d) {
   std::string s = std::string(loom_dtype_name(d.dtype)) + "[";
   for (int32_t i = 0; i < d.rank; ++i)
-    s += (i ? ", " : "") + std::to_string(d.dims[i]);
+    s += (i ? ", " : "") + (d.dims[i] == LOOM_DYNAMIC_DIM
+                                ? std::string("?")
+                                : std::to_string(d.dims[i]));
   return s + "]";
 }
 
@@ -185,14 +188,35 @@ int runEngine(const RunOptions &options) {
   std::vector<std::vector<std::vector<char>>> outputBytes(ranks);
   std::vector<std::vector<const void *>> inputPointers(ranks);
   std::vector<std::vector<void *>> outputPointers(ranks);
+  // Outputs whose sizes the data decides come back in memory the runtime
+  // allocated (loom_dynamic_output), released before the next run and at
+  // the end.
+  std::vector<std::vector<loom_dynamic_output>> dynamicOutputs(ranks);
+  auto releaseDynamicOutputs = [&] {
+    for (std::vector<loom_dynamic_output> &rankOutputs : dynamicOutputs)
+      for (loom_dynamic_output &output : rankOutputs) {
+        loom_buffer_free(output.data);
+        output.data = nullptr;
+      }
+  };
+  llvm::scope_exit releaseAtExit(releaseDynamicOutputs);
   for (size_t r = 0; r < ranks; ++r) {
     for (std::vector<char> &bytes : inputBytes)
       inputPointers[r].push_back(bytes.data());
-    for (int32_t i = 0; i < numOutputs; ++i)
-      outputBytes[r].emplace_back(
-          loom_engine_output(raw, static_cast<int32_t>(r), i)->byte_size);
-    for (std::vector<char> &bytes : outputBytes[r])
-      outputPointers[r].push_back(bytes.data());
+    dynamicOutputs[r].resize(numOutputs, loom_dynamic_output{});
+    for (int32_t i = 0; i < numOutputs; ++i) {
+      const loom_tensor_desc *desc =
+          loom_engine_output(raw, static_cast<int32_t>(r), i);
+      outputBytes[r].emplace_back(desc->byte_size);
+    }
+    for (int32_t i = 0; i < numOutputs; ++i) {
+      const loom_tensor_desc *desc =
+          loom_engine_output(raw, static_cast<int32_t>(r), i);
+      outputPointers[r].push_back(loom_tensor_desc_is_dynamic(desc)
+                                      ? static_cast<void *>(
+                                            &dynamicOutputs[r][i])
+                                      : outputBytes[r][i].data());
+    }
   }
   std::vector<const void *const *> rankInputs;
   std::vector<void *const *> rankOutputs;
@@ -204,6 +228,7 @@ int runEngine(const RunOptions &options) {
   loom_execute_options_init(&executeOptions);
   executeOptions.timeout_ms = options.rankTimeoutMs;
   auto runOnce = [&]() -> loom_status {
+    releaseDynamicOutputs();
     if (mpiComm)
       return loom_engine_execute_on(raw, mpiComm, rankInputs[0],
                                     rankOutputs[0]);
@@ -224,8 +249,17 @@ int runEngine(const RunOptions &options) {
     for (int32_t i = 0; i < numOutputs; ++i) {
       const loom_tensor_desc &d =
           *loom_engine_output(raw, static_cast<int32_t>(r), i);
-      Tensor t = *tensorFromBytes(*kindOf(d.dtype), shapeOf(d),
-                                  outputBytes[r][i]);
+      Tensor t;
+      if (loom_tensor_desc_is_dynamic(&d)) {
+        const loom_dynamic_output &dynamic = dynamicOutputs[r][i];
+        const char *data = static_cast<const char *>(dynamic.data);
+        t = *tensorFromBytes(
+            *kindOf(d.dtype),
+            SmallVector<int64_t>(dynamic.dims, dynamic.dims + dynamic.rank),
+            llvm::ArrayRef<char>(data, dynamic.byte_size));
+      } else {
+        t = *tensorFromBytes(*kindOf(d.dtype), shapeOf(d), outputBytes[r][i]);
+      }
       llvm::outs() << (options.ranks > 0 ? "rank " + std::to_string(r) + " "
                        : mpiComm         ? "rank " + std::to_string(myRank) + " "
                                          : "")

@@ -10,6 +10,9 @@
 #include "loom/Runner/TensorIO.h"
 #include "loom/Target/CPU/CPUTarget.h"
 #include "loom/Target/CPU/Executable.h"
+
+#include <cstdlib>
+#include <cstring>
 #include "loom/device.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -245,6 +248,12 @@ FailureOr<SmallVector<Tensor>> executeCompiled(ModuleOp module,
   for (Type type : signature.getResults()) {
     auto tensorType = cast<RankedTensorType>(type);
     outputKinds.push_back(*getElementKind(tensorType.getElementType()));
+    // A result whose sizes the data decides is a record: the address of
+    // the runtime's copy, then the sizes (loom/abi/outputs.h).
+    if (!tensorType.hasStaticShape()) {
+      buffers.emplace_back((1 + tensorType.getRank()) * sizeof(int64_t), 0);
+      continue;
+    }
     buffers.push_back(tensorToBytes(Tensor(outputKinds.back(),
                                            tensorType.getShape())));
   }
@@ -254,9 +263,23 @@ FailureOr<SmallVector<Tensor>> executeCompiled(ModuleOp module,
   exe->run(pointers.data(), run.threads);
   SmallVector<Tensor> outputs;
   for (auto [i, type] : llvm::enumerate(signature.getResults())) {
-    auto shape = cast<RankedTensorType>(type).getShape();
-    outputs.push_back(*tensorFromBytes(outputKinds[i], shape,
-                                       buffers[inputs.size() + i]));
+    auto tensorType = cast<RankedTensorType>(type);
+    const std::vector<char> &buffer = buffers[inputs.size() + i];
+    if (tensorType.hasStaticShape()) {
+      outputs.push_back(
+          *tensorFromBytes(outputKinds[i], tensorType.getShape(), buffer));
+      continue;
+    }
+    std::vector<int64_t> record(1 + tensorType.getRank());
+    std::memcpy(record.data(), buffer.data(), buffer.size());
+    SmallVector<int64_t> shape(record.begin() + 1, record.end());
+    Tensor empty(outputKinds[i], shape);
+    size_t bytes = tensorToBytes(empty).size();
+    char *data = reinterpret_cast<char *>(record[0]);
+    std::optional<Tensor> t = tensorFromBytes(
+        outputKinds[i], shape, llvm::ArrayRef<char>(data, bytes));
+    std::free(data);
+    outputs.push_back(std::move(*t));
   }
   return outputs;
 }

@@ -167,6 +167,10 @@ bool parseShape(const std::string &s, std::vector<int64_t> &dims) {
   if (s == "scalar")
     return true;
   for (const std::string &d : split(s, 'x')) {
+    if (d == "?") {
+      dims.push_back(LOOM_DYNAMIC_DIM);
+      continue;
+    }
     char *end = nullptr;
     long long v = std::strtoll(d.c_str(), &end, 10);
     if (d.empty() || *end || v < 0)
@@ -276,13 +280,20 @@ loom_status loom_engine::parseManifest(const std::string &text,
       desc.dtype = dtype->dtype;
       desc.rank = static_cast<int32_t>(dims.size());
       size_t bytes = dtype->size;
+      bool dynamic = false;
       for (size_t i = 0; i < dims.size(); ++i) {
         desc.dims[i] = dims[i];
+        if (dims[i] == LOOM_DYNAMIC_DIM) {
+          dynamic = true;
+          continue;
+        }
         if (dims[i] != 0 && bytes > SIZE_MAX / (size_t)dims[i])
           return bad("the tensor is too large");
         bytes *= dims[i];
       }
-      desc.byte_size = bytes;
+      if (dynamic && f[0] == "input")
+        return bad("an input's size must not be decided by data");
+      desc.byte_size = dynamic ? 0 : bytes;
       (f[0] == "input" ? r->inputs : r->outputs).push_back(desc);
     } else if (f[0] == "weight" && f.size() == 4) {
       Rank *r = rankAt(f[1]);
@@ -585,22 +596,67 @@ static loom_status runRank(loom_engine *engine, int32_t rank,
   }
   // The code only reads its weights; the mapping is read-only.
   buffers.insert(buffers.end(), r->weights.begin(), r->weights.end());
+  // Outputs whose sizes the data decides: the code fills a record (the
+  // address of its copy, then the sizes; loom/abi/outputs.h).
+  std::vector<std::vector<int64_t>> records(r->outputs.size());
   for (size_t i = 0; i < r->outputs.size(); ++i) {
-    if (!outputs[i] && r->outputs[i].byte_size)
+    const loom_tensor_desc &desc = r->outputs[i];
+    if (!outputs[i] && (desc.byte_size || loom_tensor_desc_is_dynamic(&desc)))
       return fail(LOOM_ERROR_INVALID_ARGUMENT,
                   "output " + std::to_string(i) + " is null");
+    if (loom_tensor_desc_is_dynamic(&desc)) {
+      auto *dynamic = static_cast<loom_dynamic_output *>(outputs[i]);
+      dynamic->data = nullptr;
+      records[i].assign(1 + desc.rank, 0);
+      buffers.push_back(records[i].data());
+      continue;
+    }
     buffers.push_back(outputs[i]);
   }
-  loom::runtime::CollectiveScope scope(comm, engine->threads);
-  // Per calling thread in OpenMP: set on every run, since runs (and the
-  // ranks' threads) may come from any thread.
-  if (r->setNumThreads)
-    r->setNumThreads(engine->threads);
-  r->entry(buffers.data());
-  return scope.status();
+  loom_status status;
+  {
+    loom::runtime::CollectiveScope scope(comm, engine->threads);
+    // Per calling thread in OpenMP: set on every run, since runs (and the
+    // ranks' threads) may come from any thread.
+    if (r->setNumThreads)
+      r->setNumThreads(engine->threads);
+    r->entry(buffers.data());
+    status = scope.status();
+  }
+  for (size_t i = 0; i < r->outputs.size(); ++i) {
+    if (records[i].empty())
+      continue;
+    const loom_tensor_desc &desc = r->outputs[i];
+    void *data = reinterpret_cast<void *>(records[i][0]);
+    if (status != LOOM_OK) {
+      std::free(data);
+      continue;
+    }
+    auto *dynamic = static_cast<loom_dynamic_output *>(outputs[i]);
+    size_t bytes = loom_dtype_size(desc.dtype);
+    dynamic->rank = desc.rank;
+    for (int32_t d = 0; d < desc.rank; ++d) {
+      dynamic->dims[d] = records[i][1 + d];
+      bytes *= static_cast<size_t>(records[i][1 + d]);
+    }
+    dynamic->byte_size = bytes;
+    dynamic->data = data;
+  }
+  return status;
 }
 
 extern "C" {
+
+void loom_buffer_free(void *data) { std::free(data); }
+
+int loom_tensor_desc_is_dynamic(const loom_tensor_desc *desc) {
+  if (!desc)
+    return 0;
+  for (int32_t d = 0; d < desc->rank; ++d)
+    if (desc->dims[d] == LOOM_DYNAMIC_DIM)
+      return 1;
+  return 0;
+}
 
 loom_status loom_engine_execute(loom_engine *engine, int32_t rank,
                                 const void *const *inputs,

@@ -13,6 +13,7 @@
 
 #include "loom/abi/checks.h"
 #include "loom/abi/kernels.h"
+#include "loom/abi/outputs.h"
 #include "loom/device.h"
 
 #include <cstdio>
@@ -203,6 +204,22 @@ void loom_rt_shape_error(int64_t actual, int64_t stated, int64_t dim,
                    std::to_string(dim) + " has " + std::to_string(actual) +
                    " elements at run time, but the model states " +
                    std::to_string(stated));
+}
+
+int64_t loom_rt_copy_output(int64_t data, int64_t bytes) {
+  size_t size = bytes > 0 ? static_cast<size_t>(bytes) : 1;
+  void *copy = std::malloc(size);
+  if (!copy) {
+    if (!loom::runtime::callFailed())
+      kernelFailed(LOOM_ERROR_INTERNAL,
+                   "out of memory for an output of " + std::to_string(bytes) +
+                       " bytes");
+    return 0;
+  }
+  if (bytes > 0)
+    std::memcpy(copy, reinterpret_cast<const void *>(data),
+                static_cast<size_t>(bytes));
+  return reinterpret_cast<int64_t>(copy);
 }
 
 void loom_rt_check_failed(int64_t message) {

@@ -73,6 +73,9 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createLoomCPUIm2ColPass());
   pm.addNestedPass<func::FuncOp>(createLoomCPUContractionOrderPass());
   pm.addPass(createLoomCPUBufferizePass());
+  // Results whose sizes the data decides: records of a copy the runtime
+  // allocates, static like every out-parameter.
+  pm.addPass(createLoomCPURunTimeSizedResultsPass());
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
@@ -155,13 +158,25 @@ LogicalResult prepareEntry(ModuleOp module) {
           "no @main function (or more than one function) to compile");
     entry = *funcs.begin();
   }
-  for (Type type : llvm::concat<const Type>(entry.getArgumentTypes(),
-                                            entry.getResultTypes())) {
+  // Inputs are static; outputs may have sizes the data decides (they are
+  // returned as records, loom-cpu-run-time-sized-results).
+  for (Type type : entry.getArgumentTypes()) {
     auto shaped = dyn_cast<ShapedType>(type);
     if (!shaped || !shaped.hasStaticShape())
-      return entry.emitError("the entry's inputs and outputs must be "
-                             "statically shaped tensors, got ")
+      return entry.emitError("the entry's inputs must be statically shaped "
+                             "tensors, got ")
              << type;
+  }
+  for (Type type : entry.getResultTypes())
+    if (!isa<RankedTensorType>(type))
+      return entry.emitError("the entry's outputs must be ranked tensors, "
+                             "got ")
+             << type;
+  for (Type type : llvm::concat<const Type>(entry.getArgumentTypes(),
+                                            entry.getResultTypes())) {
+    auto shaped = cast<ShapedType>(type);
+    if (!shaped.hasStaticShape())
+      continue;
     // The bare-pointer convention does not take memrefs with an empty
     // dimension after the first (upstream leaves such functions
     // unconverted).

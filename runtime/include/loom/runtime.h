@@ -13,7 +13,9 @@
  * - Ownership: an object returned through an out-parameter belongs to the
  *   caller and is released with the matching *_free function. Strings and
  *   descriptors returned by inspection functions belong to the engine and
- *   live as long as it does. Tensor buffers always belong to the caller.
+ *   live as long as it does. Tensor buffers always belong to the caller
+ *   (an output whose size the data decides is allocated by the runtime and
+ *   handed to the caller: loom_dynamic_output).
  * - The runtime is thread-safe for distinct engines; one engine may be
  *   executed from several threads at once (the code keeps no state).
  *
@@ -78,15 +80,40 @@ size_t loom_dtype_size(loom_dtype dtype);
 
 #define LOOM_MAX_RANK 16
 
-/* An input or output of a rank: dense, row-major, static shape. */
+/* A dimension whose size the data decides (outputs only): the number of
+   rows non_max_suppression selects, of coordinates non_zero finds. */
+#define LOOM_DYNAMIC_DIM (-1)
+
+/* An input or output of a rank: dense, row-major. Inputs have static
+   shapes; an output may have LOOM_DYNAMIC_DIM dimensions (see
+   loom_dynamic_output). */
 typedef struct loom_tensor_desc {
   const char *name;
   loom_dtype dtype;
   int32_t rank;
   int64_t dims[LOOM_MAX_RANK];
-  /* Elements times the dtype's size: the buffer size execute expects. */
+  /* Elements times the dtype's size: the buffer size execute expects; 0
+     for an output with a LOOM_DYNAMIC_DIM dimension. */
   size_t byte_size;
 } loom_tensor_desc;
+
+/* What execute fills for an output with a LOOM_DYNAMIC_DIM dimension: the
+   caller passes a pointer to one of these in that output's place. On
+   success `data` holds the output (dense, row-major), allocated by the
+   runtime and owned by the caller, who releases it with loom_buffer_free;
+   `dims` and `byte_size` say its shape. On failure `data` is null. */
+typedef struct loom_dynamic_output {
+  void *data;
+  int32_t rank;
+  int64_t dims[LOOM_MAX_RANK];
+  size_t byte_size;
+} loom_dynamic_output;
+
+/* Releases a loom_dynamic_output's data (null is ignored). */
+void loom_buffer_free(void *data);
+
+/* Whether an output descriptor has a LOOM_DYNAMIC_DIM dimension. */
+int loom_tensor_desc_is_dynamic(const loom_tensor_desc *desc);
 
 typedef struct loom_engine loom_engine;
 
@@ -132,7 +159,8 @@ const loom_tensor_desc *loom_engine_output(const loom_engine *engine,
                                            int32_t rank, int32_t index);
 
 /* Runs rank `rank`'s program: `inputs` and `outputs` hold one buffer per
-   input / output of that rank, each of the descriptor's byte_size. Only for
+   input / output of that rank, each of the descriptor's byte_size (for an
+   output with a LOOM_DYNAMIC_DIM dimension, a loom_dynamic_output). Only for
    engines of one rank: the ranks of a partitioned engine communicate (see
    loom_engine_execute_ranks and loom_engine_execute_on). */
 loom_status loom_engine_execute(loom_engine *engine, int32_t rank,

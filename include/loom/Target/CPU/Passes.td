@@ -54,6 +54,24 @@ def LoomCPUStaticShapesPass
   }];
 }
 
+def LoomCPURunTimeSizedResultsPass
+    : Pass<"loom-cpu-run-time-sized-results", "::mlir::ModuleOp"> {
+  let summary = "Return results whose sizes the data decides as records of "
+                "a runtime-allocated copy and its sizes";
+  let description = [{
+    Runs on bufferized code, before results become out-parameters. Each
+    result of a public function whose memref type has a dynamic dimension
+    becomes a `memref<(1 + rank)xi64>` record: slot 0 the address of a copy
+    of the data made by the runtime (`loom_rt_copy_output(data, bytes)`,
+    `runtime/include/loom/abi/outputs.h`), owned by the caller after the
+    call; slots 1.. the sizes. The record is static, so it becomes an
+    out-parameter like any other result.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 def LoomCPUMemoryPlanPass
     : Pass<"loom-cpu-memory-plan", "::mlir::func::FuncOp"> {
   let summary = "Place a function's temporary buffers in one arena, reusing "
