@@ -52,15 +52,19 @@ bool acceptsF8(Operation *op) {
              SplitOp, SliceOp, TileOp, GatherOp, FusionOp, YieldOp>(op);
 }
 
+/// Whether `op`'s result sizes come from the values of its operands.
+bool producesRunTimeSizes(Operation *op) {
+  return isa<RangeOp, NonZeroOp, ConstantOfShapeOp, NonMaxSuppressionOp>(op);
+}
+
 /// Whether `op`'s lowering handles sizes known only at run time: the ops
 /// whose result sizes come from data, and the elementwise ops, gather
 /// (run-time indices), squeeze/unsqueeze and kernel groups that carry such
 /// results on.
 bool lowersRunTimeSizes(Operation *op) {
-  if (op->hasTrait<OpTrait::Elementwise>())
+  if (op->hasTrait<OpTrait::Elementwise>() || producesRunTimeSizes(op))
     return true;
-  return isa<RangeOp, NonZeroOp, ConstantOfShapeOp, NonMaxSuppressionOp,
-             AddOp, SubOp, MulOp, DivOp, PowOp, ModOp, MaxOp, MinOp, AndOp,
+  return isa<AddOp, SubOp, MulOp, DivOp, PowOp, ModOp, MaxOp, MinOp, AndOp,
              OrOp, XorOp, BitShiftOp, EqualOp, GreaterOp, GreaterEqualOp,
              LessOp, LessEqualOp, WhereOp, SqueezeOp, UnsqueezeOp, FusionOp,
              YieldOp>(op);
@@ -70,10 +74,10 @@ bool lowersRunTimeSizes(Operation *op) {
 /// gather's only in its indices.
 bool acceptsRunTimeSizesOf(Operation *op, Type type, bool isOperand,
                            unsigned position) {
-  if (auto gather = dyn_cast<GatherOp>(op))
+  if (isa<GatherOp>(op))
     return !isOperand || position == 1;
   // The ops whose results depend on data read small static operands.
-  if (isa<RangeOp, NonZeroOp, ConstantOfShapeOp, NonMaxSuppressionOp>(op))
+  if (producesRunTimeSizes(op))
     return !isOperand;
   return lowersRunTimeSizes(op);
 }
@@ -85,7 +89,7 @@ std::string runTimeSizeOrigin(Value value) {
     Operation *def = value.getDefiningOp();
     if (!def)
       return "an input of the function";
-    if (isa<RangeOp, NonZeroOp, ConstantOfShapeOp, NonMaxSuppressionOp>(def))
+    if (producesRunTimeSizes(def))
       return def->getName().getStringRef().str();
     Value next;
     for (Value operand : def->getOperands()) {
