@@ -3,7 +3,9 @@
 #include "loom/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotModuleBufferize.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
@@ -38,6 +40,26 @@ public:
   }
 
   void runOnOperation() override {
+    // The entry's tensor arguments are the caller's inputs and the weights,
+    // which the runtime maps read-only from the engine file: an op that
+    // updates a buffer in place (scatter, insert_slice, a loop-carried
+    // tensor) must write into a copy of them, never into them. One-shot
+    // bufferization assumes function arguments writable unless told; an
+    // argument already marked either way keeps its mark.
+    MLIRContext *ctx = &getContext();
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (func.isExternal() || !func.isPublic())
+        continue;
+      for (BlockArgument argument : func.getArguments())
+        if (isa<TensorType>(argument.getType()) &&
+            !func.getArgAttr(
+                argument.getArgNumber(),
+                bufferization::BufferizationDialect::kWritableAttrName))
+          func.setArgAttr(argument.getArgNumber(),
+                          bufferization::BufferizationDialect::
+                              kWritableAttrName,
+                          BoolAttr::get(ctx, false));
+    }
     bufferization::OneShotBufferizationOptions options;
     options.bufferizeFunctionBoundaries = true;
     options.setFunctionBoundaryTypeConversion(
