@@ -28,10 +28,17 @@ using namespace mlir;
 
 namespace loom {
 
-OwningOpRef<ModuleOp> loadModel(llvm::StringRef path, MLIRContext *context) {
+OwningOpRef<ModuleOp> loadModel(llvm::StringRef path, MLIRContext *context,
+                                const ONNXImportOptions &importOptions) {
   // Loom IR from a `.mlir` file or standard input ("-"); else ONNX.
   if (path != "-" && !path.ends_with(".mlir"))
-    return importONNXModelFile(path, context);
+    return importONNXModelFile(path, context, importOptions);
+  if (!importOptions.inputShapes.empty()) {
+    llvm::errs() << path
+                 << ": error: --input-shape binds the inputs of ONNX models; "
+                    "this is loom IR\n";
+    return nullptr;
+  }
   std::string error;
   auto file = openInputFile(path, &error);
   if (!file) {
@@ -82,6 +89,7 @@ struct CompileRequest {
   /// partitioned first.
   std::optional<LoomPartitionPassOptions> partition;
   bool report = false;
+  ONNXImportOptions importOptions;
   cpu::CompileOptions options;
 };
 
@@ -111,7 +119,8 @@ int compile(CompileRequest request) {
   registerAllDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
-  OwningOpRef<ModuleOp> module = loadModel(request.model, &context);
+  OwningOpRef<ModuleOp> module =
+      loadModel(request.model, &context, request.importOptions);
   if (!module)
     return 1;
   report("import", std::chrono::duration<double, std::milli>(
@@ -272,6 +281,24 @@ FailureOr<int64_t> ConvLibraryFlags::resolve() const {
   return int64_t(-1);
 }
 
+InputShapeFlags::InputShapeFlags()
+    : shapes("input-shape",
+             llvm::cl::desc("Bind an ONNX graph input's symbolic dimensions "
+                            "before compiling: NAME=D0xD1x... (repeatable; "
+                            "NAME=scalar for a 0-D input)"),
+             llvm::cl::value_desc("name=shape")) {}
+
+FailureOr<ONNXImportOptions> InputShapeFlags::resolve() const {
+  ONNXImportOptions options;
+  for (const std::string &spec : shapes)
+    if (std::string error = parseInputShape(spec, options.inputShapes);
+        !error.empty()) {
+      llvm::errs() << "error: " << error << "\n";
+      return failure();
+    }
+  return options;
+}
+
 int loomcMain(int argc, char **argv) {
   namespace cl = llvm::cl;
   cl::opt<std::string> model(cl::Positional, cl::Required,
@@ -312,11 +339,16 @@ int loomcMain(int argc, char **argv) {
                "iteration points run as a parallel loop over chunks of "
                "their outermost parallel loop (0: none)"));
   ConvLibraryFlags convLibrary;
+  InputShapeFlags inputShapes;
   cl::opt<bool> packWeights(
       "pack-weights", cl::init(true),
       cl::desc("Store constant weights of large matrix products in the "
                "layout the generated code reads (--pack-weights=false: "
                "copy their panels on every call)"));
+  cl::opt<bool> runtimeChecks(
+      "runtime-checks",
+      cl::desc("Debugging: check every buffer access and linalg op's shapes "
+               "at run time; a failed check prints the op and aborts"));
   cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level (0-3)"),
                              cl::Prefix, cl::init(3));
   cl::opt<std::string> grid(
@@ -371,6 +403,7 @@ int loomcMain(int argc, char **argv) {
       argc, argv,
       "loomc: compile a model ahead of time for this CPU\n\n"
       "  loomc model.onnx -o model.engine --report\n"
+      "  loomc model.onnx -o model.engine --input-shape input_ids=2x64\n"
       "  loomc model.onnx -o model.engine --grid=tp=2\n"
       "  loomc model.onnx -o model.engine --grid=pp=2 --micro-batches=2\n"
       "  loomc moe.onnx -o moe.engine --grid=ep=4 --capacity-factor=1.25\n"
@@ -454,6 +487,11 @@ int loomcMain(int argc, char **argv) {
     return 1;
   request.options.libraryConvolutionFlops = *libraryFlops;
   request.options.packConstantWeights = packWeights;
+  request.options.runtimeChecks = runtimeChecks;
+  FailureOr<ONNXImportOptions> importOptions = inputShapes.resolve();
+  if (failed(importOptions))
+    return 1;
+  request.importOptions = *importOptions;
   return compile(std::move(request));
 }
 

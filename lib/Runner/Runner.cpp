@@ -348,7 +348,8 @@ int runModel(const RunOptions &options) {
   registerAllDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
-  OwningOpRef<ModuleOp> module = loadModel(options.model, &context);
+  OwningOpRef<ModuleOp> module =
+      loadModel(options.model, &context, options.importOptions);
   if (!module)
     return 1;
   func::FuncOp entry = findEntry(*module);
@@ -570,6 +571,7 @@ int loomRunMain(int argc, char **argv) {
       cl::desc("reference: Loom's reference executor; cpu: compile to native "
                "code for this machine and run it"));
   ConvLibraryFlags convLibrary;
+  InputShapeFlags inputShapes;
   cl::opt<int32_t> threads(
       "num-threads", cl::init(1),
       cl::desc("Compiled code (engines, --backend cpu): threads for its "
@@ -633,6 +635,10 @@ int loomRunMain(int argc, char **argv) {
   if (failed(libraryFlops))
     return 1;
   options.libraryConvolutionFlops = *libraryFlops;
+  FailureOr<ONNXImportOptions> importOptions = inputShapes.resolve();
+  if (failed(importOptions))
+    return 1;
+  options.importOptions = *importOptions;
   if (backend != "reference" && backend != "cpu") {
     llvm::errs() << "error: --backend must be reference or cpu\n";
     return 1;

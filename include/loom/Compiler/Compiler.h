@@ -3,6 +3,8 @@
 #ifndef LOOM_COMPILER_COMPILER_H
 #define LOOM_COMPILER_COMPILER_H
 
+#include "loom/Importer/ONNX/Importer.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -13,9 +15,11 @@
 namespace loom {
 
 /// Reads a model: `.mlir` (loom IR) or `-` (loom IR on standard input) is
-/// parsed, anything else imported as ONNX (binary or text). Null, with a diagnostic, on failure.
-mlir::OwningOpRef<mlir::ModuleOp> loadModel(llvm::StringRef path,
-                                            mlir::MLIRContext *context);
+/// parsed, anything else imported as ONNX (binary or text) with
+/// `importOptions`. Null, with a diagnostic, on failure.
+mlir::OwningOpRef<mlir::ModuleOp>
+loadModel(llvm::StringRef path, mlir::MLIRContext *context,
+          const ONNXImportOptions &importOptions = {});
 
 /// The function a model runs: @main, or the module's only function; null
 /// when there is neither.
@@ -42,6 +46,16 @@ struct ConvLibraryFlags {
   /// cpu::CompileOptions::libraryConvolutionFlops for the flags (negative:
   /// none); failure, with an error printed, when they are invalid.
   mlir::FailureOr<int64_t> resolve() const;
+};
+
+/// The command-line flag `--input-shape NAME=D0xD1...` (repeatable), shared
+/// by loomc and loom-run: binds symbolic dimensions of ONNX graph inputs.
+struct InputShapeFlags {
+  InputShapeFlags();
+  llvm::cl::list<std::string> shapes;
+  /// The import options for the flags; failure, with an error printed, when
+  /// one is malformed.
+  mlir::FailureOr<ONNXImportOptions> resolve() const;
 };
 
 /// Runs loomc's command line: parses flags, compiles, writes the output.

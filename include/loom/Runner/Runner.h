@@ -3,6 +3,8 @@
 #ifndef LOOM_RUNNER_RUNNER_H
 #define LOOM_RUNNER_RUNNER_H
 
+#include "loom/Importer/ONNX/Importer.h"
+
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -16,6 +18,8 @@ namespace loom {
 struct RunOptions {
   /// `.onnx`, ONNX text (`.onnxtxt`/`.txt`) or `.mlir` (loom IR).
   std::string model;
+  /// How ONNX models are imported (bound input shapes).
+  ONNXImportOptions importOptions;
   /// Input files in order, or one directory (`input_N.pb` or `*.npy`).
   /// Empty: seeded random inputs of the right shapes and types.
   std::vector<std::string> inputs;

@@ -13,6 +13,9 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/BuiltinDialect.h"
 
+#include "onnx/defs/schema.h"
+#include "onnx/shape_inference/implementation.h"
+
 using namespace mlir;
 
 namespace loom::onnx_import {
@@ -118,6 +121,155 @@ RankedTensorType GraphImporter::convertType(const onnx::TypeProto &type) const {
 RankedTensorType GraphImporter::typeOf(const std::string &name) const {
   auto it = types.find(name);
   return it == types.end() ? RankedTensorType() : convertType(*it->second);
+}
+
+/// ONNX's element type number for a builtin element type (0, UNDEFINED, when
+/// ONNX has none).
+static int32_t onnxElementType(Type type) {
+  if (type.isF32())
+    return onnx::TensorProto::FLOAT;
+  if (type.isF64())
+    return onnx::TensorProto::DOUBLE;
+  if (type.isF16())
+    return onnx::TensorProto::FLOAT16;
+  if (type.isBF16())
+    return onnx::TensorProto::BFLOAT16;
+  auto integer = dyn_cast<IntegerType>(type);
+  if (!integer)
+    return onnx::TensorProto::UNDEFINED;
+  bool isUnsigned = integer.isUnsigned();
+  switch (integer.getWidth()) {
+  case 1:
+    return onnx::TensorProto::BOOL;
+  case 8:
+    return isUnsigned ? onnx::TensorProto::UINT8 : onnx::TensorProto::INT8;
+  case 16:
+    return isUnsigned ? onnx::TensorProto::UINT16 : onnx::TensorProto::INT16;
+  case 32:
+    return isUnsigned ? onnx::TensorProto::UINT32 : onnx::TensorProto::INT32;
+  case 64:
+    return isUnsigned ? onnx::TensorProto::UINT64 : onnx::TensorProto::INT64;
+  default:
+    return onnx::TensorProto::UNDEFINED;
+  }
+}
+
+/// Writes the ONNX spelling of a value's type; false when ONNX has none.
+static bool toTypeProto(Type type, onnx::TypeProto &proto) {
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  if (!ranked)
+    return false;
+  int32_t elementType = onnxElementType(ranked.getElementType());
+  if (elementType == onnx::TensorProto::UNDEFINED)
+    return false;
+  onnx::TypeProto_Tensor *tensor = proto.mutable_tensor_type();
+  tensor->set_elem_type(elementType);
+  onnx::TensorShapeProto *shape = tensor->mutable_shape();
+  for (int64_t size : ranked.getShape()) {
+    onnx::TensorShapeProto_Dimension *dim = shape->add_dim();
+    if (!ShapedType::isDynamic(size))
+      dim->set_dim_value(size);
+  }
+  return true;
+}
+
+/// Constants at most this large are handed to ONNX's per-node inference as
+/// data: shapes, axes, pads and the like are always small.
+static constexpr int64_t kMaxInferenceDataElements = 4096;
+
+/// Writes a small constant as a TensorProto; false when `value` is not one.
+static bool toTensorProto(Value value, const std::string &name,
+                          onnx::TensorProto &proto) {
+  DenseElementsAttr attr;
+  if (!matchPattern(value, m_Constant(&attr)) ||
+      attr.getNumElements() > kMaxInferenceDataElements)
+    return false;
+  auto type = cast<RankedTensorType>(attr.getType());
+  int32_t elementType = onnxElementType(type.getElementType());
+  if (elementType == onnx::TensorProto::UNDEFINED)
+    return false;
+  proto.set_name(name);
+  proto.set_data_type(elementType);
+  for (int64_t size : type.getShape())
+    proto.add_dims(size);
+  if (type.getElementType().isInteger(1)) {
+    for (bool bit : attr.getValues<bool>())
+      proto.add_int32_data(bit);
+    return true;
+  }
+  if (attr.isSplat()) {
+    // A splat's raw data holds one element; ONNX wants all of them.
+    ArrayRef<char> one = attr.getRawData();
+    std::string bytes;
+    for (int64_t i = 0, e = type.getNumElements(); i < e; ++i)
+      bytes.append(one.data(), one.size());
+    proto.set_raw_data(std::move(bytes));
+    return true;
+  }
+  ArrayRef<char> raw = attr.getRawData();
+  proto.set_raw_data(std::string(raw.data(), raw.size()));
+  return true;
+}
+
+/// Per dimension the static size of either type; `a` wins a conflict, and a
+/// type of another rank or element type is ignored.
+static RankedTensorType mergeTypes(RankedTensorType a, RankedTensorType b) {
+  if (!a || !b)
+    return a ? a : b;
+  if (a.getRank() != b.getRank() || a.getElementType() != b.getElementType())
+    return a;
+  SmallVector<int64_t> shape(a.getShape());
+  for (auto [size, other] : llvm::zip(shape, b.getShape()))
+    if (ShapedType::isDynamic(size))
+      size = other;
+  return RankedTensorType::get(shape, a.getElementType());
+}
+
+SmallVector<RankedTensorType>
+GraphImporter::inferNodeTypes(const onnx::NodeProto &node,
+                              int64_t opsetVersion) const {
+  SmallVector<RankedTensorType> result(node.output_size());
+  const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(
+      node.op_type(), static_cast<int>(opsetVersion), node.domain());
+  if (!schema || !schema->has_type_and_shape_inference_function())
+    return result;
+  // The schema's inference sees the types Loom built and the constants it
+  // folded: exporters' shape arithmetic (Shape -> Gather -> Concat -> ...)
+  // has become constants here even where ONNX's whole-graph inference,
+  // which runs before any folding, lost track.
+  std::vector<onnx::TypeProto> inputTypes(node.input_size());
+  std::vector<onnx::TensorProto> inputData(node.input_size());
+  std::unordered_map<std::string, onnx::TypeProto *> typesByName;
+  std::unordered_map<std::string, const onnx::TensorProto *> dataByName;
+  for (int i = 0; i < node.input_size(); ++i) {
+    const std::string &name = node.input(i);
+    Value value = name.empty() ? Value() : lookup(name);
+    if (!value)
+      continue;
+    if (toTypeProto(value.getType(), inputTypes[i]))
+      typesByName[name] = &inputTypes[i];
+    if (toTensorProto(value, name, inputData[i]))
+      dataByName[name] = &inputData[i];
+  }
+  onnx::NodeProto copy = node;
+  try {
+    onnx::shape_inference::InferenceContextImpl context(copy, typesByName,
+                                                        dataByName, {});
+    schema->GetTypeAndShapeInferenceFunction()(context);
+    for (int i = 0; i < node.output_size(); ++i)
+      if (const onnx::TypeProto *type = context.getOutputType(i))
+        result[i] = convertType(*type);
+  } catch (...) {
+    // Inference that fails here leaves the types as ONNX's graph inference
+    // gave them; the builder reports what is missing.
+  }
+  return result;
+}
+
+RankedTensorType
+GraphImporter::refinedTypeOf(const std::string &name,
+                             RankedTensorType inferred) const {
+  return mergeTypes(typeOf(name), inferred);
 }
 
 /// Resource keys must print as identifiers; keep names readable.

@@ -36,6 +36,15 @@ public:
   void bind(const std::string &name, mlir::Value value);
   /// The ranked tensor type ONNX knows for a value name, or null.
   mlir::RankedTensorType typeOf(const std::string &name) const;
+  /// The types ONNX's inference function for `node` gives its outputs when
+  /// run on the types and constants Loom has built for its inputs (null
+  /// where it gives none).
+  llvm::SmallVector<mlir::RankedTensorType>
+  inferNodeTypes(const onnx::NodeProto &node, int64_t opsetVersion) const;
+  /// typeOf(name), with the static sizes of `inferred` filled in where
+  /// ONNX's whole-graph inference left them unknown (or gave no type).
+  mlir::RankedTensorType refinedTypeOf(const std::string &name,
+                                       mlir::RankedTensorType inferred) const;
   /// The constant op for a tensor; null after an error at `loc`.
   mlir::Value importTensor(const onnx::TensorProto &tensor, mlir::Location loc);
   /// Folds the defining op of `value` into a constant when all its operands

@@ -84,6 +84,30 @@ OwningOpRef<ModuleOp> importONNXModelFile(llvm::StringRef path,
                                options);
 }
 
+std::string
+parseInputShape(llvm::StringRef spec,
+                std::map<std::string, std::vector<int64_t>> &shapes) {
+  auto [name, sizes] = spec.rsplit('=');
+  if (name.empty() || sizes.empty() || name == spec)
+    return "--input-shape expects NAME=D0xD1x... (e.g. input_ids=2x64), got '" +
+           spec.str() + "'";
+  std::vector<int64_t> dims;
+  llvm::SmallVector<llvm::StringRef> pieces;
+  // A scalar input is spelled NAME=scalar.
+  if (sizes != "scalar")
+    sizes.split(pieces, 'x');
+  for (llvm::StringRef piece : pieces) {
+    int64_t size = 0;
+    if (piece.getAsInteger(10, size) || size < 0)
+      return "--input-shape '" + spec.str() + "': '" + piece.str() +
+             "' is not a size";
+    dims.push_back(size);
+  }
+  if (!shapes.emplace(name.str(), std::move(dims)).second)
+    return "--input-shape gives input '" + name.str() + "' twice";
+  return "";
+}
+
 namespace {
 /// Command-line bounds of `--import-onnx` (defaults: ONNXImportOptions).
 struct ImportONNXCommandLine {
@@ -108,8 +132,17 @@ struct ImportONNXCommandLine {
       llvm::cl::desc("Constants with more elements become resource blobs"),
       llvm::cl::init(defaults.maxInlineElements)};
 
-  ONNXImportOptions options() const {
+  llvm::cl::list<std::string> inputShapes{
+      "input-shape",
+      llvm::cl::desc("Bind a graph input's symbolic dimensions: "
+                     "NAME=D0xD1x... (repeatable)")};
+
+  /// The options; `error` says what is wrong with a malformed flag.
+  ONNXImportOptions options(std::string &error) const {
     ONNXImportOptions o;
+    for (const std::string &spec : inputShapes)
+      if (error.empty())
+        error = parseInputShape(spec, o.inputShapes);
     o.maxModelBytes = maxModelBytes;
     o.maxNodes = maxNodes;
     o.maxRank = maxRank;
@@ -136,8 +169,14 @@ void registerImportONNXTranslation() {
         // Reading standard input leaves no directory to anchor external data.
         if (name == "<stdin>")
           directory.clear();
+        std::string error;
+        ONNXImportOptions options = commandLine.options(error);
+        if (!error.empty()) {
+          emitError(FileLineColLoc::get(context, name, 0, 0)) << error;
+          return nullptr;
+        }
         return importONNXModelBuffer(buffer->getBuffer(), name, directory,
-                                     context, commandLine.options());
+                                     context, options);
       },
       [](DialectRegistry &registry) {
         registry.insert<LoomDialect, func::FuncDialect, tensor::TensorDialect>();

@@ -7,6 +7,8 @@
 
 #include "ModelLoader.h"
 
+#include <set>
+
 #include "onnx/defs/parser.h"
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
@@ -318,8 +320,53 @@ std::string checkModelBounds(const onnx::ModelProto &model,
   return checkGraph(model.graph(), options, 0, nodeCount);
 }
 
+/// Gives the graph inputs named in `options.inputShapes` those shapes.
+static std::string bindInputShapes(onnx::ModelProto &model,
+                                   const ONNXImportOptions &options) {
+  onnx::GraphProto *graph = model.mutable_graph();
+  std::set<std::string> initializers;
+  for (const onnx::TensorProto &t : graph->initializer())
+    initializers.insert(t.name());
+  for (const auto &[name, sizes] : options.inputShapes) {
+    onnx::ValueInfoProto *input = nullptr;
+    for (onnx::ValueInfoProto &candidate : *graph->mutable_input())
+      if (candidate.name() == name && !initializers.count(name))
+        input = &candidate;
+    if (!input) {
+      std::string known;
+      for (const onnx::ValueInfoProto &candidate : graph->input())
+        if (!initializers.count(candidate.name()))
+          known += (known.empty() ? "'" : ", '") + candidate.name() + "'";
+      return "--input-shape names '" + name +
+             "', which is not a graph input (the inputs: " + known + ")";
+    }
+    if (!input->type().has_tensor_type() ||
+        !input->type().tensor_type().has_shape())
+      return "--input-shape: graph input '" + name +
+             "' is not a tensor of known rank";
+    onnx::TensorShapeProto *shape =
+        input->mutable_type()->mutable_tensor_type()->mutable_shape();
+    if (static_cast<size_t>(shape->dim_size()) != sizes.size())
+      return "--input-shape gives graph input '" + name + "' " +
+             std::to_string(sizes.size()) + " dimensions, but it has " +
+             std::to_string(shape->dim_size());
+    for (int i = 0; i < shape->dim_size(); ++i) {
+      onnx::TensorShapeProto_Dimension *dim = shape->mutable_dim(i);
+      if (dim->has_dim_value() && dim->dim_value() != sizes[i])
+        return "--input-shape gives dimension " + std::to_string(i) +
+               " of graph input '" + name + "' the size " +
+               std::to_string(sizes[i]) + ", but the model states " +
+               std::to_string(dim->dim_value());
+      dim->set_dim_value(sizes[i]);
+    }
+  }
+  return "";
+}
+
 std::string prepareModel(onnx::ModelProto &model, const HasBuilderFn &hasBuilder,
                          const ONNXImportOptions &options) {
+  if (std::string error = bindInputShapes(model, options); !error.empty())
+    return error;
   int uniqueCounter = 0;
   try {
     onnx::ShapeInferenceOptions inference(/*check_type=*/true,

@@ -213,7 +213,16 @@ bool NodeBinder::hasOutput(size_t i) const {
 RankedTensorType NodeBinder::knownOutputType(size_t i) {
   if (!hasOutput(i))
     return {};
-  return graph.typeOf(nodeProto.output(i));
+  RankedTensorType type = graph.typeOf(nodeProto.output(i));
+  if (type && type.hasStaticShape())
+    return type;
+  // ONNX's whole-graph inference ran before anything was folded; ask the
+  // op's inference again with what is known now.
+  if (!locallyInferred)
+    locallyInferred = graph.inferNodeTypes(nodeProto, version);
+  return graph.refinedTypeOf(nodeProto.output(i),
+                             i < locallyInferred->size() ? (*locallyInferred)[i]
+                                                         : RankedTensorType());
 }
 
 RankedTensorType NodeBinder::outputType(size_t i) {

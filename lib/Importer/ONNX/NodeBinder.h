@@ -121,6 +121,9 @@ private:
 
   GraphImporter &graph;
   const onnx::NodeProto &nodeProto;
+  /// The node's output types from ONNX's per-node inference on the inputs
+  /// Loom built, computed on first need.
+  std::optional<llvm::SmallVector<mlir::RankedTensorType>> locallyInferred;
   std::string displayName;
   int64_t version;
   mlir::Location location;

@@ -15,7 +15,9 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <vector>
 
 namespace loom {
 
@@ -39,7 +41,16 @@ struct ONNXImportOptions {
   int64_t maxInlineElements = 64;
   /// Name of the function the graph becomes.
   std::string functionName = "main";
+  /// Concrete shapes for graph inputs, by input name: symbolic dimensions
+  /// become these sizes before inference, so everything computed from them
+  /// can fold (`--input-shape input_ids=2x64`). Static dimensions must agree.
+  std::map<std::string, std::vector<int64_t>> inputShapes;
 };
+
+/// Parses `name=2x64` (one input's shape) into `shapes`. Returns an empty
+/// string on success, else what is wrong.
+std::string parseInputShape(llvm::StringRef spec,
+                            std::map<std::string, std::vector<int64_t>> &shapes);
 
 /// Imports the model at `path`. The format is detected from the content:
 /// text when it starts with `<` or `#` after white space, binary otherwise.
