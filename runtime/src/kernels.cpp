@@ -230,4 +230,12 @@ void loom_rt_check_failed(int64_t message) {
                text ? text : "a run-time check failed");
 }
 
+void loom_rt_check_fatal(int64_t message) {
+  const char *text = reinterpret_cast<const char *>(message);
+  std::fprintf(stderr, "loom runtime: error: a run-time check failed\n%s\n",
+               text ? text : "");
+  std::fflush(stderr);
+  std::abort();
+}
+
 } // extern "C"

@@ -110,6 +110,13 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm,
   LoomCPUParallelizeLoopsPassOptions loops;
   loops.parallelElements = options.parallelElements;
   pm.addNestedPass<func::FuncOp>(createLoomCPUParallelizeLoopsPass(loops));
+  // Checks on the buffers as planned: scatter/gather element accesses,
+  // views into the arena, and the shapes every linalg op assumes (the
+  // loops it lowers to are then in bounds by construction).
+  if (options.runtimeChecks) {
+    pm.addPass(createGenerateRuntimeVerificationPass());
+    pm.addPass(createLoomCPUReportFailedChecksPass());
+  }
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));
@@ -131,6 +138,8 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
+  // Runtime op verification computes its bounds with the index dialect.
+  pm.addPass(createConvertIndexToLLVMPass());
   ConvertFuncToLLVMPassOptions funcOptions;
   funcOptions.useBarePtrCallConv = true;
   pm.addPass(createConvertFuncToLLVMPass(funcOptions));

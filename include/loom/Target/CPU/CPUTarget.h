@@ -70,6 +70,10 @@ struct CompileOptions {
   /// layout the register tiles read (loom-cpu-pack-constant-weights),
   /// rather than copying their panels on every call.
   bool packConstantWeights = true;
+  /// Debugging: check every memref access, subview, reshape and linalg
+  /// op's operand shapes at run time (MLIR's runtime op verification); a
+  /// failed check prints the op and its location and aborts the process.
+  bool runtimeChecks = false;
   /// Called after each phase with its name and wall time in milliseconds.
   std::function<void(llvm::StringRef phase, double milliseconds)> onPhase;
 };

@@ -318,6 +318,24 @@ def LoomCPUApproximateMathPass
                            "::mlir::vector::VectorDialect"];
 }
 
+def LoomCPUReportFailedChecksPass
+    : Pass<"loom-cpu-report-failed-checks", "::mlir::ModuleOp"> {
+  let summary = "Report failed cf.assert checks through the runtime";
+  let description = [{
+    Runs after `generate-runtime-verification` (`loomc --runtime-checks`).
+    Each `cf.assert %ok, "message"` becomes a call of the runtime's
+    `loom_rt_check_fatal(message)` (loom/abi/checks.h) when `%ok` is false:
+    the runtime writes the message (the op, its location and the check
+    that failed) to standard error and aborts the process before the
+    out-of-bounds access happens. The upstream lowering of `cf.assert`
+    prints through buffered standard output, whose text an abort loses.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 def LoomCPUVectorizeCopiesPass
     : Pass<"loom-cpu-vectorize-copies", "::mlir::func::FuncOp"> {
   let summary = "Copy rows of buffers with vector transfers";

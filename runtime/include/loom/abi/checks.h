@@ -38,6 +38,12 @@ void loom_rt_shape_error(int64_t actual, int64_t stated, int64_t dim,
    zero"). */
 void loom_rt_check_failed(int64_t message);
 
+/* A check of code compiled with `loomc --runtime-checks` failed: an access
+   outside a buffer, or operands whose shapes disagree, is about to happen.
+   There is no safe way on: the message (the op, its location, the check)
+   goes to standard error and the process aborts. */
+void loom_rt_check_fatal(int64_t message);
+
 #ifdef __cplusplus
 }
 #endif
