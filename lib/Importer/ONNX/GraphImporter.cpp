@@ -6,6 +6,7 @@
 #include "OpTable.h"
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -325,29 +326,90 @@ Value GraphImporter::importTensor(const onnx::TensorProto &tensor,
   return ConstantOp::create(opBuilder, loc, value);
 }
 
-Value GraphImporter::foldToConstant(Value value) {
-  Operation *op = value.getDefiningOp();
-  if (!op || op->hasTrait<OpTrait::ConstantLike>() || op->getNumResults() != 1)
-    return value;
+/// Sizes of what import-time evaluation computes: shape arithmetic, never
+/// weights.
+static constexpr ConstantFoldingLimits kImportFoldingLimits = {
+    /*maxElements=*/1024, /*maxOperandElements=*/1024};
+
+/// Whether import-time evaluation may replace `op` by constants: exporters'
+/// shape arithmetic computes int64 sizes and boolean masks of them. Float
+/// and small-integer values (weights, quantized weights, function bodies)
+/// stay ops for the graph passes to see, as the model wrote them.
+static bool isShapeArithmetic(Operation *op) {
+  return llvm::all_of(op->getResultTypes(), [](Type type) {
+    Type element = cast<RankedTensorType>(type).getElementType();
+    return element.isInteger(64) || element.isInteger(1);
+  });
+}
+
+/// The constants `op`'s results fold to: its folder, else its reference
+/// kernel on constant operands. Each has the static type of its value,
+/// which may refine the result's type.
+static FailureOr<SmallVector<ElementsAttr>> foldOp(Operation *op) {
   SmallVector<Attribute> operands;
+  bool allConstant = true;
   for (Value operand : op->getOperands()) {
     Attribute attr;
-    if (!matchPattern(operand, m_Constant(&attr)))
-      return value;
+    allConstant &= matchPattern(operand, m_Constant(&attr));
     operands.push_back(attr);
   }
-  SmallVector<OpFoldResult> results;
-  if (failed(op->fold(operands, results)) || results.size() != 1)
+  if (!allConstant)
+    return failure();
+  SmallVector<OpFoldResult> folded;
+  if (succeeded(op->fold(operands, folded)) &&
+      folded.size() == op->getNumResults()) {
+    SmallVector<ElementsAttr> attrs;
+    for (OpFoldResult result : folded)
+      if (auto attr = dyn_cast_if_present<ElementsAttr>(
+              dyn_cast_if_present<Attribute>(result)))
+        attrs.push_back(attr);
+    if (attrs.size() == op->getNumResults())
+      return attrs;
+  }
+  if (!isShapeArithmetic(op))
+    return failure();
+  FailureOr<SmallVector<DenseElementsAttr>> evaluated =
+      evaluateOnConstants(op, kImportFoldingLimits);
+  if (failed(evaluated))
+    return failure();
+  return SmallVector<ElementsAttr>(evaluated->begin(), evaluated->end());
+}
+
+Value GraphImporter::foldToConstant(Value value, int depth) {
+  Operation *op = value.getDefiningOp();
+  if (!op || op->hasTrait<OpTrait::ConstantLike>() || depth > 8)
     return value;
-  auto attr = dyn_cast_if_present<ElementsAttr>(
-      dyn_cast_if_present<Attribute>(results[0]));
-  if (!attr || attr.getType() != value.getType())
+  // A decomposition's intermediate ops fold first (in operand order), so
+  // that its last op sees constants.
+  for (Value operand : op->getOperands())
+    foldToConstant(operand, depth + 1);
+  FailureOr<SmallVector<ElementsAttr>> attrs = foldOp(op);
+  if (failed(attrs))
     return value;
-  Value constant = ConstantOp::create(opBuilder, op->getLoc(), attr);
-  value.replaceAllUsesWith(constant);
-  if (op->use_empty())
-    op->erase();
-  return constant;
+  for (auto [result, attr] : llvm::zip(op->getResults(), *attrs))
+    if (!areRefinedTypesCompatible(TypeRange{attr.getType()},
+                                   TypeRange{result.getType()}))
+      return value;
+  OpBuilder::InsertionGuard guard(opBuilder);
+  opBuilder.setInsertionPoint(op);
+  Value replacement;
+  for (auto [result, attr] : llvm::zip(op->getResults(), *attrs)) {
+    auto type = cast<RankedTensorType>(result.getType());
+    Value constant = ConstantOp::create(opBuilder, op->getLoc(), attr);
+    if (result == value)
+      replacement = constant;
+    // Users built with the old type keep it through a cast.
+    if (!result.use_empty())
+      result.replaceAllUsesWith(
+          constant.getType() == type
+              ? constant
+              : tensor::CastOp::create(opBuilder, op->getLoc(), type,
+                                       constant)
+                    .getResult());
+  }
+  op->erase();
+  // The value the node binds takes the refined static type.
+  return replacement;
 }
 
 LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,

@@ -47,9 +47,12 @@ public:
                                        mlir::RankedTensorType inferred) const;
   /// The constant op for a tensor; null after an error at `loc`.
   mlir::Value importTensor(const onnx::TensorProto &tensor, mlir::Location loc);
-  /// Folds the defining op of `value` into a constant when all its operands
-  /// are constants; returns the (possibly replaced) value.
-  mlir::Value foldToConstant(mlir::Value value);
+  /// Folds the defining op of `value` (and, first, the ops before it that
+  /// computed its operands, `depth` levels at most) into constants when
+  /// their operands are constants: by the op's folder or its reference
+  /// kernel, for small values. Returns the (possibly replaced) value, whose
+  /// type may be more static than before.
+  mlir::Value foldToConstant(mlir::Value value, int depth = 0);
 
 private:
   mlir::RankedTensorType convertType(const onnx::TypeProto &type) const;

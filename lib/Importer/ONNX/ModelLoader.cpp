@@ -327,6 +327,7 @@ static std::string bindInputShapes(onnx::ModelProto &model,
   std::set<std::string> initializers;
   for (const onnx::TensorProto &t : graph->initializer())
     initializers.insert(t.name());
+  std::map<std::string, int64_t> namedSizes;
   for (const auto &[name, sizes] : options.inputShapes) {
     onnx::ValueInfoProto *input = nullptr;
     for (onnx::ValueInfoProto &candidate : *graph->mutable_input())
@@ -357,9 +358,31 @@ static std::string bindInputShapes(onnx::ModelProto &model,
                " of graph input '" + name + "' the size " +
                std::to_string(sizes[i]) + ", but the model states " +
                std::to_string(dim->dim_value());
+      if (dim->has_dim_param())
+        namedSizes[dim->dim_param()] = sizes[i];
       dim->set_dim_value(sizes[i]);
     }
   }
+  // A symbolic dimension means one size wherever its name appears: the
+  // outputs and annotated values that share a bound input's names get its
+  // sizes too (onnxruntime's free-dimension overrides do the same).
+  auto substitute = [&](onnx::ValueInfoProto &value) {
+    if (!value.type().has_tensor_type() ||
+        !value.type().tensor_type().has_shape())
+      return;
+    for (onnx::TensorShapeProto_Dimension &dim :
+         *value.mutable_type()->mutable_tensor_type()->mutable_shape()
+              ->mutable_dim())
+      if (dim.has_dim_param())
+        if (auto it = namedSizes.find(dim.dim_param()); it != namedSizes.end())
+          dim.set_dim_value(it->second);
+  };
+  for (onnx::ValueInfoProto &value : *graph->mutable_input())
+    substitute(value);
+  for (onnx::ValueInfoProto &value : *graph->mutable_output())
+    substitute(value);
+  for (onnx::ValueInfoProto &value : *graph->mutable_value_info())
+    substitute(value);
   return "";
 }
 
@@ -371,7 +394,7 @@ std::string prepareModel(onnx::ModelProto &model, const HasBuilderFn &hasBuilder
   try {
     onnx::ShapeInferenceOptions inference(/*check_type=*/true,
                                           /*error_mode=*/1,
-                                          /*enable_data_propagation=*/true);
+                                          /*enable_data_propagation=*/false);
     for (int64_t round = 0;; ++round) {
       onnx::shape_inference::InferShapes(
           model, onnx::OpSchemaRegistry::Instance(), inference);

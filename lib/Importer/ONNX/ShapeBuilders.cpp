@@ -592,11 +592,17 @@ LogicalResult buildSplit(NodeBinder &b) {
 /// from then on. Constant axes are normalized; steps without axes get the
 /// default axes spelled out because loom.slice orders its optional operands.
 LogicalResult buildSlice(NodeBinder &b) {
-  RankedTensorType type = b.outputType(0);
   Value x = b.input(0);
-  if (!type || !x)
+  if (!x)
     return failure();
   int64_t rank = b.inputType(0).getRank();
+  // A slice keeps its input's rank; sizes that depend on run-time starts
+  // and ends are unknown until then.
+  RankedTensorType type = b.knownOutputType(0);
+  if (!type)
+    type = RankedTensorType::get(
+        SmallVector<int64_t>(rank, ShapedType::kDynamic),
+        b.inputType(0).getElementType());
   Value starts, ends, axes, steps;
   std::optional<SmallVector<int64_t>> constAxes;
   if (b.opset() < 10) {

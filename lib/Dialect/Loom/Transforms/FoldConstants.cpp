@@ -168,52 +168,11 @@ public:
 
   LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &rewriter) const override {
-    if (!isCandidate(op))
-      return rewriter.notifyMatchFailure(op, "not a foldable op");
-    SmallVector<ElementsAttr> attrs;
-    for (Value operand : op->getOperands()) {
-      ElementsAttr attr = constantValue(operand);
-      if (!attr)
-        return rewriter.notifyMatchFailure(op, "operand is not a constant");
-      if (!attr.getShapedType().hasStaticShape() ||
-          attr.getNumElements() > limits.maxOperandElements)
-        return rewriter.notifyMatchFailure(op, "operand is too large");
-      attrs.push_back(attr);
-    }
-    std::optional<int64_t> bound = resultBound(op, attrs);
-    if (!bound || *bound > limits.maxElements)
-      return rewriter.notifyMatchFailure(op, "result may be too large");
-
-    // Kernel errors (an out-of-range index, an unsupported element type)
-    // leave the op to fail, or not, where it runs.
-    FailureOr<SmallVector<reference::Tensor>> results;
-    {
-      ScopedDiagnosticHandler quiet(op->getContext(),
-                                    [](Diagnostic &) { return success(); });
-      SmallVector<reference::Tensor> operands;
-      for (ElementsAttr attr : attrs) {
-        FailureOr<reference::Tensor> t =
-            reference::tensorFromAttr(attr, op->getLoc());
-        if (failed(t))
-          return rewriter.notifyMatchFailure(op, "unreadable operand");
-        operands.push_back(std::move(*t));
-      }
-      results = reference::evaluateOp(op, operands);
-    }
-    if (failed(results))
-      return rewriter.notifyMatchFailure(op, "the kernel failed");
-    SmallVector<DenseElementsAttr> values;
-    for (auto [result, t] : llvm::zip(op->getResults(), *results)) {
-      if (t.numElements() > limits.maxElements)
-        return rewriter.notifyMatchFailure(op, "result is too large");
-      DenseElementsAttr value = reference::attrFromTensor(
-          t, cast<RankedTensorType>(result.getType()).getElementType());
-      if (!value)
-        return rewriter.notifyMatchFailure(op, "unrepresentable result");
-      values.push_back(value);
-    }
-
-    for (auto [result, value] : llvm::zip(op->getResults(), values)) {
+    FailureOr<SmallVector<DenseElementsAttr>> values =
+        evaluateOnConstants(op, limits);
+    if (failed(values))
+      return rewriter.notifyMatchFailure(op, "not evaluable on constants");
+    for (auto [result, value] : llvm::zip(op->getResults(), *values)) {
       Value constant = ConstantOp::create(rewriter, op->getLoc(), value);
       if (constant.getType() == result.getType()) {
         rewriter.replaceAllUsesWith(result, constant);
@@ -267,6 +226,53 @@ public:
 };
 
 } // namespace
+
+FailureOr<SmallVector<DenseElementsAttr>>
+loom::evaluateOnConstants(Operation *op, const ConstantFoldingLimits &limits) {
+  if (!isCandidate(op))
+    return failure();
+  SmallVector<ElementsAttr> attrs;
+  for (Value operand : op->getOperands()) {
+    ElementsAttr attr = constantValue(operand);
+    if (!attr || !attr.getShapedType().hasStaticShape() ||
+        attr.getNumElements() > limits.maxOperandElements)
+      return failure();
+    attrs.push_back(attr);
+  }
+  std::optional<int64_t> bound = resultBound(op, attrs);
+  if (!bound || *bound > limits.maxElements)
+    return failure();
+
+  // Kernel errors (an out-of-range index, an unsupported element type)
+  // leave the op to fail, or not, where it runs.
+  FailureOr<SmallVector<reference::Tensor>> results;
+  {
+    ScopedDiagnosticHandler quiet(op->getContext(),
+                                  [](Diagnostic &) { return success(); });
+    SmallVector<reference::Tensor> operands;
+    for (ElementsAttr attr : attrs) {
+      FailureOr<reference::Tensor> t =
+          reference::tensorFromAttr(attr, op->getLoc());
+      if (failed(t))
+        return failure();
+      operands.push_back(std::move(*t));
+    }
+    results = reference::evaluateOp(op, operands);
+  }
+  if (failed(results))
+    return failure();
+  SmallVector<DenseElementsAttr> values;
+  for (auto [result, t] : llvm::zip(op->getResults(), *results)) {
+    if (t.numElements() > limits.maxElements)
+      return failure();
+    DenseElementsAttr value = reference::attrFromTensor(
+        t, cast<RankedTensorType>(result.getType()).getElementType());
+    if (!value)
+      return failure();
+    values.push_back(value);
+  }
+  return values;
+}
 
 void loom::populateConstantFoldingPatterns(
     RewritePatternSet &patterns, const ConstantFoldingLimits &limits) {

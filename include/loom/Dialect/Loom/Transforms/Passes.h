@@ -56,6 +56,13 @@ struct ConstantFoldingLimits {
 void populateConstantFoldingPatterns(mlir::RewritePatternSet &patterns,
                                      const ConstantFoldingLimits &limits);
 
+/// The values of `op`'s results when it is a loom op whose operands are all
+/// constants within `limits`, computed by its reference kernel (each with
+/// the static shape it has, which may refine a dynamic result type);
+/// failure when it is not one or its kernel fails.
+mlir::FailureOr<llvm::SmallVector<mlir::DenseElementsAttr>>
+evaluateOnConstants(mlir::Operation *op, const ConstantFoldingLimits &limits);
+
 #define GEN_PASS_REGISTRATION
 #include "loom/Dialect/Loom/Transforms/Passes.h.inc"
 
