@@ -156,34 +156,50 @@ MatMulOp traceOutputProjection(Value value) {
 
 /// Collects the projections that produce the hidden activation `value` of an
 /// MLP through elementwise ops (activations, gating products, biases).
-bool traceHidden(Value value, SmallVectorImpl<MatMulOp> &projections) {
+/// `visited` holds the values already traced (a DAG such as x * sigmoid(x)
+/// reaches a value twice; walking it as a tree is exponential), and the
+/// walk gives up beyond `depth` ops: an MLP's hidden activation is a few
+/// elementwise ops from its projections, never a whole residual stream.
+bool traceHidden(Value value, SmallVectorImpl<MatMulOp> &projections,
+                 llvm::DenseSet<Value> &visited, int depth = 0) {
+  constexpr int kMaxDepth = 32;
+  if (!visited.insert(value).second)
+    return true;
   Operation *def = value.getDefiningOp();
-  if (!def)
+  if (!def || depth > kMaxDepth)
     return false;
+  auto trace = [&](Value v) {
+    return traceHidden(v, projections, visited, depth + 1);
+  };
   if (MatMulOp projection = asProjection(def)) {
     projections.push_back(projection);
     return true;
   }
   if (def->hasTrait<OpTrait::Elementwise>() && def->getNumOperands() == 1)
-    return traceHidden(def->getOperand(0), projections);
+    return trace(def->getOperand(0));
   // SwiGLU gates one projection with another.
   if (isa<SwigluOp>(def))
-    return traceHidden(def->getOperand(0), projections) &&
-           traceHidden(def->getOperand(1), projections);
+    return trace(def->getOperand(0)) && trace(def->getOperand(1));
   if (!isa<AddOp, SubOp, MulOp, DivOp>(def))
     return false;
   if (Value activation = activationOperand(def)) {
     // Only a bias or scale broadcast along the hidden dimension.
     Value weight = def->getOperand(0) == activation ? def->getOperand(1)
                                                     : def->getOperand(0);
+    // (A 0-D scalar, such as quick GELU's 1.702, broadcasts everywhere.)
     auto type = cast<RankedTensorType>(weight.getType());
-    if (llvm::any_of(type.getShape().drop_back(),
+    if (type.getRank() > 0 &&
+        llvm::any_of(type.getShape().drop_back(),
                      [](int64_t size) { return size != 1; }))
       return false;
-    return traceHidden(activation, projections);
+    return trace(activation);
   }
-  return traceHidden(def->getOperand(0), projections) &&
-         traceHidden(def->getOperand(1), projections);
+  return trace(def->getOperand(0)) && trace(def->getOperand(1));
+}
+
+bool traceHidden(Value value, SmallVectorImpl<MatMulOp> &projections) {
+  llvm::DenseSet<Value> visited;
+  return traceHidden(value, projections, visited);
 }
 
 /// The projections that tensor parallelism splits by columns (their outputs
