@@ -132,8 +132,18 @@ LogicalResult externalizeWeights(ModuleOp module, int64_t minBytes,
       // Keep only the pieces this program reads.
       for (Operation *user : llvm::make_early_inc_range(constant->getUsers())) {
         auto slice = cast<tensor::ExtractSliceOp>(user);
-        FailureOr<BlockArgument> piece =
-            parameterFor(sliceOf(attr, slice), slice.getLoc());
+        ElementsAttr value = sliceOf(attr, slice);
+        // A piece whose elements are all equal is a splat, held as one
+        // element: it stays a constant of the code (a parameter would make
+        // the code read a whole tensor from that one element's bytes).
+        if (!isStoredDensely(value)) {
+          OpBuilder b(slice);
+          slice.replaceAllUsesWith(
+              arith::ConstantOp::create(b, slice.getLoc(), value).getResult());
+          slice.erase();
+          continue;
+        }
+        FailureOr<BlockArgument> piece = parameterFor(value, slice.getLoc());
         if (failed(piece))
           return failure();
         slice.replaceAllUsesWith(*piece);
