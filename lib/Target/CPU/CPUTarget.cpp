@@ -259,6 +259,23 @@ std::unique_ptr<llvm::Module> translateToLLVMIR(ModuleOp module,
   registerBuiltinDialectTranslation(*module.getContext());
   registerLLVMDialectTranslation(*module.getContext());
   registerOpenMPDialectTranslation(*module.getContext());
+  // Argument attributes of Loom's and bufferization's (loom.weight,
+  // bufferization.writable, onnx.name) mean nothing to LLVM; translation
+  // would warn about each one with the whole function printed into the
+  // diagnostic, minutes for an engine with hundreds of weights.
+  module.walk([](LLVM::LLVMFuncOp func) {
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+      DictionaryAttr attrs = func.getArgAttrDict(i);
+      if (!attrs)
+        continue;
+      SmallVector<NamedAttribute> kept;
+      for (NamedAttribute attr : attrs)
+        if (attr.getName().strref().starts_with("llvm."))
+          kept.push_back(attr);
+      if (kept.size() != attrs.size())
+        func.setArgAttrs(i, kept);
+    }
+  });
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, context);
   if (!llvmModule)
