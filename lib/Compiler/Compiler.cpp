@@ -8,6 +8,7 @@
 #include "loom/InitAllDialects.h"
 #include "loom/Target/CPU/CPUTarget.h"
 #include "loom/Target/CPU/Collectives.h"
+#include "loom/Target/CPU/Passes.h"
 #include "loom/device.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -139,6 +140,10 @@ int compile(CompileRequest request) {
     });
     Clock::time_point partitionStart = Clock::now();
     PassManager pm(&context);
+    // Static types first, as for one rank (cpu::buildGraphPipeline): the
+    // plan splits static shapes, and a rank's outputs must be static.
+    pm.addNestedPass<func::FuncOp>(createLoomFoldConstantsPass());
+    pm.addNestedPass<func::FuncOp>(cpu::createLoomCPUStaticShapesPass());
     GraphOptimizationOptions graph;
     graph.precision = request.options.precision;
     buildGraphOptimizationPipeline(pm, graph);

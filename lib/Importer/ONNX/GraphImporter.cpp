@@ -521,11 +521,18 @@ LogicalResult GraphImporter::importMainGraph() {
         return emitError(fileLoc)
                << "graph output '" << out.name() << "' is declared "
                << resultTypes[i] << " but computed as " << have;
-      v = tensor::CastOp::create(opBuilder, fileLoc, resultTypes[i], v);
+      // The result takes every size either side knows: a dimension the
+      // model declares symbolic but the program computes is static.
+      RankedTensorType refined =
+          mergeTypes(cast<RankedTensorType>(resultTypes[i]), have);
+      resultTypes[i] = refined;
+      if (refined != have)
+        v = tensor::CastOp::create(opBuilder, fileLoc, refined, v);
     }
     results.push_back(v);
   }
   func::ReturnOp::create(opBuilder, fileLoc, results);
+  func.setFunctionType(FunctionType::get(ctx, argTypes, resultTypes));
   return success();
 }
 
