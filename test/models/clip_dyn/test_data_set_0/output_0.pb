@@ -1,0 +1,1 @@
+Blogits_per_imageJØß@ÍTw@Ä=@÷†@

@@ -1,0 +1,1 @@
+Blogits_per_imageJÕß@ÊTw@Ä=@÷†@
