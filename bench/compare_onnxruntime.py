@@ -14,6 +14,8 @@ usage (an interpreter with onnxruntime and numpy, e.g. a venv with
     /tmp/venv/bin/python bench/compare_onnxruntime.py --build build \\
         [--models cnn,transformer_encoder] [--iterations 200] [--threads 1] \\
         [--loomc-arg=--conv-library=none]
+    /tmp/venv/bin/python bench/compare_onnxruntime.py --folder test/models \\
+        --models bert,gpt2,llama,resnet50     (the real-model corpus)
 """
 
 import argparse
@@ -74,6 +76,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--folder", default=os.path.join(ROOT, "test", "fixtures"),
+                    help="where the models are (test/fixtures, or the real-model "
+                         "corpus test/models)")
     ap.add_argument("--models",
                     default="cnn,resnet_block,separable_block,transformer_encoder,mlp,gpt_decoder")
     ap.add_argument("--iterations", type=int, default=200)
@@ -89,7 +94,7 @@ def main():
     print("| model | Loom engine | onnxruntime | Loom / onnxruntime (median) |")
     print("|---|---:|---:|---:|")
     for name in args.models.split(","):
-        folder = os.path.join(ROOT, "test", "fixtures", name)
+        folder = os.path.join(args.folder, name)
         model = os.path.join(folder, "model.onnx")
         data = os.path.join(folder, "test_data_set_0")
         loom_mean, loom_median = loom_latency(args.build, model, data, args.iterations,

@@ -68,11 +68,24 @@ echo "== Partitioning over the ONNX node suite (every rank against the expected 
 # dimension cp=2 does not divide are refused with a diagnostic.
 /usr/bin/python3 -s "$root/scripts/partition_sweep.py" --bin "$build/bin" --grid cp=2 --ranks 2
 
+echo "== The real-model corpus (test/models: PyTorch and Hugging Face exports)"
+# Every model imports, runs on the reference executor (at both shapes when
+# its inputs are symbolic), compiles into an engine (symbolic inputs bound
+# by --input-shape) run on 1 and 2 threads, and, for transformers, into a
+# tp=2 engine run on 2 ranks, each against onnxruntime's outputs; the
+# static variants also run compiled with --runtime-checks (densenet121's
+# checked compile exhausts this machine's memory). Fails on any failure
+# not listed in the expectations and on any listed one that passes.
+corpus=(/usr/bin/python3 -s "$root/scripts/model_corpus.py" --bin "$build/bin"
+        --models "$root/test/models" --expectations "$root/test/models/expectations.txt" --check)
+"${corpus[@]}" --paths import,reference,engine,engine2,tp2
+"${corpus[@]}" --paths checked --match '^(?!.*_dyn)(?!densenet)[a-z0-9_]+$'
+
 echo "== The g++ 12 build (the alternative toolchain must keep building)"
 LOOM_BUILD_DIR="$root/build-gcc" LOOM_BUILD_TARGETS="loom-opt loom-translate loom-run" \
   "$root/scripts/build.sh" -DLOOM_USE_GCC=ON
 
 # Reached only when everything above passed (set -e): lit's tests plus the
-# conformance (reference and compiled), coverage and partitioning checks and
-# the g++ build.
-echo "summary: $((lit_passed + 5)) passed, 0 failed"
+# conformance (reference and compiled), coverage and partitioning checks,
+# the two corpus runs and the g++ build.
+echo "summary: $((lit_passed + 7)) passed, 0 failed"
