@@ -50,13 +50,12 @@ std::string dtypeName(Type type) {
 /// The engine's description of value `i` of `types`, named by its
 /// `onnx.name` attribute when it has one.
 FailureOr<EngineTensor> describe(func::FuncOp func, Type type,
-                                 DictionaryAttr attrs, StringRef fallback,
-                                 bool isOutput) {
+                                 DictionaryAttr attrs, StringRef fallback) {
   auto tensor = dyn_cast<RankedTensorType>(type);
-  // Outputs may have sizes the data decides (written "?"); inputs are
-  // static.
-  if (!tensor || (!isOutput && !tensor.hasStaticShape()))
-    return func.emitError("engines need static input shapes; ")
+  // Symbolic dimensions are written "?": the caller gives an input's at
+  // execute time, the code computes an output's.
+  if (!tensor)
+    return func.emitError("engines need ranked tensors; ")
            << fallback << " is " << type;
   EngineTensor t;
   t.dtype = dtypeName(tensor.getElementType());
@@ -88,9 +87,13 @@ LogicalResult buildEngine(ModuleOp module, const cpu::CompileOptions &options,
   EngineRank rank;
   FunctionType signature = entry.getFunctionType();
   for (auto [i, type] : llvm::enumerate(signature.getInputs())) {
+    auto ranked = dyn_cast<RankedTensorType>(type);
+    if (numRanks > 1 && ranked && !ranked.hasStaticShape())
+      return entry.emitError("a partitioned engine's inputs need static "
+                             "shapes (bind them with --input-shape); input ")
+             << i << " is " << type;
     FailureOr<EngineTensor> t = describe(entry, type, entry.getArgAttrDict(i),
-                                         "input_" + std::to_string(i),
-                                         /*isOutput=*/false);
+                                         "input_" + std::to_string(i));
     if (failed(t))
       return failure();
     rank.inputs.push_back(std::move(*t));
@@ -98,7 +101,7 @@ LogicalResult buildEngine(ModuleOp module, const cpu::CompileOptions &options,
   for (auto [i, type] : llvm::enumerate(signature.getResults())) {
     FailureOr<EngineTensor> t =
         describe(entry, type, entry.getResultAttrDict(i),
-                 "output_" + std::to_string(i), /*isOutput=*/true);
+                 "output_" + std::to_string(i));
     if (failed(t))
       return failure();
     if (numRanks > 1 && !cast<RankedTensorType>(type).hasStaticShape())

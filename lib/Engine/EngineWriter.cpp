@@ -40,7 +40,8 @@ std::string shapeString(ArrayRef<int64_t> shape) {
   if (shape.empty())
     return "scalar";
   std::string s;
-  // "?": a size the data decides (outputs only; LOOM_DYNAMIC_DIM).
+  // "?": a size the caller gives (inputs: a symbolic dimension) or the
+  // code computes (outputs); LOOM_DYNAMIC_DIM.
   for (auto [i, d] : llvm::enumerate(shape))
     s += (i ? "x" : "") + (d < 0 ? std::string("?") : std::to_string(d));
   return s;

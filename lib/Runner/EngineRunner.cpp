@@ -146,6 +146,7 @@ int runEngine(const RunOptions &options) {
   int32_t numInputs = loom_engine_num_inputs(raw, 0);
   int32_t numOutputs = loom_engine_num_outputs(raw, 0);
   std::vector<std::vector<char>> inputBytes;
+  std::vector<std::vector<int64_t>> inputShapes;
   std::mt19937_64 rng(options.seed);
   if (!inputFiles.empty() && (int32_t)inputFiles.size() != numInputs) {
     llvm::errs() << "error: the engine takes " << numInputs << " inputs but "
@@ -161,8 +162,27 @@ int runEngine(const RunOptions &options) {
     }
     Tensor t;
     if (inputFiles.empty()) {
+      // A symbolic dimension takes its size from --input-shape, else
+      // --dynamic-dim-size.
+      SmallVector<int64_t> shape(shapeOf(d));
+      auto given = options.importOptions.inputShapes.find(d.name);
+      if (given != options.importOptions.inputShapes.end()) {
+        bool fits = given->second.size() == shape.size();
+        for (size_t k = 0; fits && k < shape.size(); ++k)
+          fits = shape[k] == LOOM_DYNAMIC_DIM || shape[k] == given->second[k];
+        if (!fits) {
+          llvm::errs() << "error: --input-shape for '" << d.name
+                       << "' does not fit the engine's " << describe(d)
+                       << "\n";
+          return 1;
+        }
+        shape.assign(given->second.begin(), given->second.end());
+      }
+      for (int64_t &size : shape)
+        if (size == LOOM_DYNAMIC_DIM)
+          size = ShapedType::kDynamic;
       t = runner::randomTensor(
-          RankedTensorType::get(shapeOf(d), getMLIRType(&context, *kind)), rng,
+          RankedTensorType::get(shape, getMLIRType(&context, *kind)), rng,
           options.dynamicDimSize);
     } else {
       if (std::string error = readTensorFile(inputFiles[i], &context, t);
@@ -171,7 +191,10 @@ int runEngine(const RunOptions &options) {
         return 1;
       }
       runner::reinterpretHalfBits(t, *kind);
-      if (t.kind() != *kind || t.shape() != shapeOf(d)) {
+      bool fits = t.kind() == *kind && t.shape().size() == shapeOf(d).size();
+      for (size_t k = 0; fits && k < t.shape().size(); ++k)
+        fits = d.dims[k] == LOOM_DYNAMIC_DIM || t.shape()[k] == d.dims[k];
+      if (!fits) {
         llvm::errs() << "error: input " << i << " ('" << d.name << "') is "
                      << t.typeString() << " but the engine takes "
                      << describe(d) << "\n";
@@ -182,6 +205,7 @@ int runEngine(const RunOptions &options) {
     runner::printTensor(llvm::outs(), t, options.printValues);
     llvm::outs() << "\n";
     inputBytes.push_back(tensorToBytes(t));
+    inputShapes.emplace_back(t.shape().begin(), t.shape().end());
   }
 
   size_t ranks = std::max<int64_t>(options.ranks, 1);
@@ -200,9 +224,20 @@ int runEngine(const RunOptions &options) {
       }
   };
   llvm::scope_exit releaseAtExit(releaseDynamicOutputs);
+  // Inputs with symbolic dimensions go with their shapes.
+  std::vector<loom_shaped_input> shapedInputs(inputBytes.size());
+  for (size_t i = 0; i < inputBytes.size(); ++i) {
+    loom_shaped_input &shaped = shapedInputs[i];
+    shaped.data = inputBytes[i].data();
+    shaped.rank = static_cast<int32_t>(inputShapes[i].size());
+    llvm::copy(inputShapes[i], shaped.dims);
+  }
   for (size_t r = 0; r < ranks; ++r) {
-    for (std::vector<char> &bytes : inputBytes)
-      inputPointers[r].push_back(bytes.data());
+    for (size_t i = 0; i < inputBytes.size(); ++i)
+      inputPointers[r].push_back(
+          loom_tensor_desc_is_dynamic(loom_engine_input(raw, 0, i))
+              ? static_cast<const void *>(&shapedInputs[i])
+              : inputBytes[i].data());
     dynamicOutputs[r].resize(numOutputs, loom_dynamic_output{});
     for (int32_t i = 0; i < numOutputs; ++i) {
       const loom_tensor_desc *desc =

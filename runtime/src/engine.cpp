@@ -291,8 +291,6 @@ loom_status loom_engine::parseManifest(const std::string &text,
           return bad("the tensor is too large");
         bytes *= dims[i];
       }
-      if (dynamic && f[0] == "input")
-        return bad("an input's size must not be decided by data");
       desc.byte_size = dynamic ? 0 : bytes;
       (f[0] == "input" ? r->inputs : r->outputs).push_back(desc);
     } else if (f[0] == "weight" && f.size() == 4) {
@@ -576,6 +574,44 @@ const loom_tensor_desc *loom_engine_output(const loom_engine *engine,
 
 } // extern "C"
 
+/// Why `shaped` cannot be the input `desc` describes ("" when it can):
+/// its rank and static dimensions must be the descriptor's, its symbolic
+/// ones in [0, 2^31).
+static std::string checkInputShape(const loom_tensor_desc &desc,
+                                   const loom_shaped_input &shaped) {
+  auto shapeString = [](const int64_t *dims, int32_t rank) {
+    std::string s = "[";
+    for (int32_t d = 0; d < rank; ++d)
+      s += (d ? "," : "") +
+           (dims[d] == LOOM_DYNAMIC_DIM ? std::string("?")
+                                        : std::to_string(dims[d]));
+    return s + "]";
+  };
+  if (shaped.rank != desc.rank || shaped.rank < 0 ||
+      shaped.rank > LOOM_MAX_RANK)
+    return "the engine takes rank " + std::to_string(desc.rank) + " " +
+           shapeString(desc.dims, desc.rank) + ", given rank " +
+           std::to_string(shaped.rank);
+  constexpr int64_t kMaxSize = (int64_t(1) << 31) - 1;
+  for (int32_t d = 0; d < desc.rank; ++d) {
+    int64_t size = shaped.dims[d];
+    if (desc.dims[d] != LOOM_DYNAMIC_DIM && size != desc.dims[d])
+      return "dimension " + std::to_string(d) + " is " +
+             std::to_string(size) + " but the engine takes " +
+             shapeString(desc.dims, desc.rank);
+    if (size < 0 || size > kMaxSize)
+      return "dimension " + std::to_string(d) + " has size " +
+             std::to_string(size) + " (0 to 2^31 - 1 allowed)";
+  }
+  if (!shaped.data) {
+    for (int32_t d = 0; d < desc.rank; ++d)
+      if (shaped.dims[d] == 0)
+        return "";
+    return "its data is null";
+  }
+  return "";
+}
+
 /// Runs rank `rank`'s code with `comm` (null: no collectives) installed
 /// for its collectives.
 static loom_status runRank(loom_engine *engine, int32_t rank,
@@ -588,11 +624,31 @@ static loom_status runRank(loom_engine *engine, int32_t rank,
   if ((!inputs && !r->inputs.empty()) || (!outputs && !r->outputs.empty()))
     return fail(LOOM_ERROR_INVALID_ARGUMENT, "null buffer array");
   std::vector<void *> buffers;
+  // The symbolic dimensions of the inputs that have them, in input order:
+  // the code's trailing argument (loom-cpu-run-time-sized-arguments).
+  std::vector<int64_t> inputSizes;
   for (size_t i = 0; i < r->inputs.size(); ++i) {
-    if (!inputs[i] && r->inputs[i].byte_size)
+    const loom_tensor_desc &desc = r->inputs[i];
+    if (!inputs[i] && (desc.byte_size || loom_tensor_desc_is_dynamic(&desc)))
       return fail(LOOM_ERROR_INVALID_ARGUMENT,
                   "input " + std::to_string(i) + " is null");
-    buffers.push_back(const_cast<void *>(inputs[i]));
+    if (!loom_tensor_desc_is_dynamic(&desc)) {
+      buffers.push_back(const_cast<void *>(inputs[i]));
+      continue;
+    }
+    const auto *shaped = static_cast<const loom_shaped_input *>(inputs[i]);
+    std::string error = checkInputShape(desc, *shaped);
+    if (!error.empty())
+      return fail(LOOM_ERROR_INVALID_ARGUMENT,
+                  "input " + std::to_string(i) + " ('" + desc.name +
+                      "'): " + error);
+    for (int32_t d = 0; d < desc.rank; ++d)
+      if (desc.dims[d] == LOOM_DYNAMIC_DIM)
+        inputSizes.push_back(shaped->dims[d]);
+    // An empty input's data may be null; the code reads nothing.
+    static const int64_t kNoData = 0;
+    buffers.push_back(const_cast<void *>(shaped->data ? shaped->data
+                                                      : &kNoData));
   }
   // The code only reads its weights; the mapping is read-only.
   buffers.insert(buffers.end(), r->weights.begin(), r->weights.end());
@@ -613,6 +669,8 @@ static loom_status runRank(loom_engine *engine, int32_t rank,
     }
     buffers.push_back(outputs[i]);
   }
+  if (!inputSizes.empty())
+    buffers.push_back(inputSizes.data());
   loom_status status;
   {
     loom::runtime::CollectiveScope scope(comm, engine->threads);

@@ -172,3 +172,85 @@ TEST(LibraryConv, ConcurrentCallsAndReloads) {
     }
   }
 }
+
+// Inputs with symbolic dimensions (loom_shaped_input), run by
+// test/Runtime/symbolic-inputs.test: LOOM_TEST_SYMBOLIC_ENGINE is
+// Z = Relu(X + Y) with X, Y, Z f32[N, 4] compiled once.
+namespace {
+
+loom_shaped_input shaped(const std::vector<float> &data,
+                         std::vector<int64_t> dims) {
+  loom_shaped_input in{};
+  in.data = data.data();
+  in.rank = static_cast<int32_t>(dims.size());
+  std::copy(dims.begin(), dims.end(), in.dims);
+  return in;
+}
+
+TEST(SymbolicInputs, OneEngineManyShapes) {
+  std::string path = enginePath("LOOM_TEST_SYMBOLIC_ENGINE");
+  ASSERT_FALSE(path.empty()) << "set LOOM_TEST_SYMBOLIC_ENGINE";
+  loom::Error error;
+  loom::Engine engine = loom::Engine::load(path, error);
+  ASSERT_FALSE(error) << error.message();
+  ASSERT_EQ(engine.inputs().size(), 2u);
+  const loom_tensor_desc &x = engine.inputs()[0];
+  EXPECT_EQ(x.dims[0], LOOM_DYNAMIC_DIM);
+  EXPECT_EQ(x.dims[1], 4);
+  EXPECT_TRUE(loom_tensor_desc_is_dynamic(&x));
+  EXPECT_TRUE(loom_tensor_desc_is_dynamic(&engine.outputs()[0]));
+
+  // The same engine at 1, 3, 1000 and 0 rows; 1 row although the model
+  // was never traced at 1.
+  for (int64_t rows : {1, 3, 1000, 0}) {
+    std::vector<float> a(rows * 4), b(rows * 4);
+    for (size_t i = 0; i < a.size(); ++i) {
+      a[i] = std::sin(float(i));
+      b[i] = std::cos(float(3 * i));
+    }
+    loom_shaped_input xa = shaped(a, {rows, 4}), yb = shaped(b, {rows, 4});
+    loom_dynamic_output z{};
+    error = engine.execute({&xa, &yb}, {&z});
+    ASSERT_FALSE(error) << rows << ": " << error.message();
+    ASSERT_EQ(z.rank, 2);
+    EXPECT_EQ(z.dims[0], rows);
+    EXPECT_EQ(z.dims[1], 4);
+    ASSERT_EQ(z.byte_size, a.size() * sizeof(float));
+    const float *out = static_cast<const float *>(z.data);
+    for (size_t i = 0; i < a.size(); ++i)
+      ASSERT_EQ(out[i], std::max(a[i] + b[i], 0.0f)) << rows << " " << i;
+    loom_buffer_free(z.data);
+  }
+}
+
+TEST(SymbolicInputs, WrongShapesAreErrors) {
+  std::string path = enginePath("LOOM_TEST_SYMBOLIC_ENGINE");
+  ASSERT_FALSE(path.empty()) << "set LOOM_TEST_SYMBOLIC_ENGINE";
+  loom::Error error;
+  loom::Engine engine = loom::Engine::load(path, error);
+  ASSERT_FALSE(error) << error.message();
+  std::vector<float> a(12, 1.0f), b(12, 2.0f);
+  auto expectError = [&](loom_shaped_input xa, loom_shaped_input yb,
+                         const char *message) {
+    loom_dynamic_output z{};
+    loom::Error e = engine.execute({&xa, &yb}, {&z});
+    EXPECT_TRUE(e) << message;
+    EXPECT_EQ(z.data, nullptr);
+    EXPECT_NE(e.message().find(message), std::string::npos) << e.message();
+  };
+  // The rank, a static dimension, a negative size, null data.
+  expectError(shaped(a, {12}), shaped(b, {3, 4}),
+              "input 0 ('X'): the engine takes rank 2 [?,4], given rank 1");
+  expectError(shaped(a, {3, 4}), shaped(b, {2, 6}),
+              "input 1 ('Y'): dimension 1 is 6 but the engine takes [?,4]");
+  expectError(shaped(a, {-3, 4}), shaped(b, {3, 4}),
+              "input 0 ('X'): dimension 0 has size -3");
+  loom_shaped_input null = shaped(a, {3, 4});
+  null.data = nullptr;
+  expectError(null, shaped(b, {3, 4}), "input 0 ('X'): its data is null");
+  // Sizes that disagree inside the model: the code reports them.
+  expectError(shaped(a, {3, 4}), shaped(b, {2, 4}),
+              "operands have different sizes");
+}
+
+} // namespace

@@ -80,6 +80,9 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm,
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // Inputs with symbolic dimensions: a data pointer, their sizes in one
+  // trailing array.
+  pm.addPass(createLoomCPURunTimeSizedArgumentsPass());
   // One arena per function for the temporaries, before deallocation is
   // inserted (the arena is the only buffer left to free).
   LoomCPUMemoryPlanPassOptions plan;
@@ -167,13 +170,14 @@ LogicalResult prepareEntry(ModuleOp module) {
           "no @main function (or more than one function) to compile");
     entry = *funcs.begin();
   }
-  // Inputs are static; outputs may have sizes the data decides (they are
-  // returned as records, loom-cpu-run-time-sized-results).
+  // Inputs may have symbolic dimensions (their sizes arrive in a trailing
+  // array, loom-cpu-run-time-sized-arguments); outputs may have sizes the
+  // data decides (they are returned as records,
+  // loom-cpu-run-time-sized-results).
   for (Type type : entry.getArgumentTypes()) {
-    auto shaped = dyn_cast<ShapedType>(type);
-    if (!shaped || !shaped.hasStaticShape())
-      return entry.emitError("the entry's inputs must be statically shaped "
-                             "tensors, got ")
+    auto shaped = dyn_cast<RankedTensorType>(type);
+    if (!shaped)
+      return entry.emitError("the entry's inputs must be ranked tensors, got ")
              << type;
   }
   for (Type type : entry.getResultTypes())

@@ -80,12 +80,15 @@ size_t loom_dtype_size(loom_dtype dtype);
 
 #define LOOM_MAX_RANK 16
 
-/* A dimension whose size the data decides (outputs only): the number of
-   rows non_max_suppression selects, of coordinates non_zero finds. */
+/* A dimension whose size is known only at run time. In an input, a
+   symbolic dimension of the model (batch, sequence): the caller says its
+   size at each execute (loom_shaped_input). In an output, a size the code
+   computes: from the inputs' sizes, or from the data (the rows
+   non_max_suppression selects, the coordinates non_zero finds). */
 #define LOOM_DYNAMIC_DIM (-1)
 
-/* An input or output of a rank: dense, row-major. Inputs have static
-   shapes; an output may have LOOM_DYNAMIC_DIM dimensions (see
+/* An input or output of a rank: dense, row-major. An input or output may
+   have LOOM_DYNAMIC_DIM dimensions (see loom_shaped_input and
    loom_dynamic_output). */
 typedef struct loom_tensor_desc {
   const char *name;
@@ -96,6 +99,19 @@ typedef struct loom_tensor_desc {
      for an output with a LOOM_DYNAMIC_DIM dimension. */
   size_t byte_size;
 } loom_tensor_desc;
+
+/* What the caller passes for an input with a LOOM_DYNAMIC_DIM dimension,
+   in that input's place: its data (dense, row-major, read only) and its
+   shape. The rank and the static dimensions must be the descriptor's; each
+   LOOM_DYNAMIC_DIM dimension may be any size from 0 to 2^31 - 1 that the
+   model accepts (sizes that disagree within the model, such as two inputs
+   added elementwise with different lengths, are reported as errors by the
+   code). */
+typedef struct loom_shaped_input {
+  const void *data;
+  int32_t rank;
+  int64_t dims[LOOM_MAX_RANK];
+} loom_shaped_input;
 
 /* What execute fills for an output with a LOOM_DYNAMIC_DIM dimension: the
    caller passes a pointer to one of these in that output's place. On
@@ -160,7 +176,8 @@ const loom_tensor_desc *loom_engine_output(const loom_engine *engine,
 
 /* Runs rank `rank`'s program: `inputs` and `outputs` hold one buffer per
    input / output of that rank, each of the descriptor's byte_size (for an
-   output with a LOOM_DYNAMIC_DIM dimension, a loom_dynamic_output). Only for
+   input with a LOOM_DYNAMIC_DIM dimension, a loom_shaped_input; for such an
+   output, a loom_dynamic_output). Only for
    engines of one rank: the ranks of a partitioned engine communicate (see
    loom_engine_execute_ranks and loom_engine_execute_on). */
 loom_status loom_engine_execute(loom_engine *engine, int32_t rank,

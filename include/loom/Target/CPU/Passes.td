@@ -72,6 +72,26 @@ def LoomCPURunTimeSizedResultsPass
                            "::mlir::func::FuncDialect"];
 }
 
+def LoomCPURunTimeSizedArgumentsPass
+    : Pass<"loom-cpu-run-time-sized-arguments", "::mlir::ModuleOp"> {
+  let summary = "Take inputs with symbolic dimensions as a data pointer plus "
+                "their sizes in one trailing array";
+  let description = [{
+    Runs on bufferized code, after results became out-parameters. Each
+    argument of a public function whose memref type has a dynamic dimension
+    (an input the model declares with a symbolic dimension: batch,
+    sequence) becomes a rank-0 memref of its element type (the bare pointer
+    to its data), viewed inside the function with `memref.reinterpret_cast`
+    at the sizes the caller gives. The caller gives them in one trailing
+    `memref<Nxi64>` argument appended after the out-parameters: the dynamic
+    dimensions of every such argument, in argument order, then dimension
+    order (docs/design/cpu-abi.md).
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 def LoomCPUMemoryPlanPass
     : Pass<"loom-cpu-memory-plan", "::mlir::func::FuncOp"> {
   let summary = "Place a function's temporary buffers in one arena, reusing "
