@@ -232,10 +232,20 @@ FailureOr<SmallVector<Tensor>> executeCompiled(ModuleOp module,
     return failure();
   }
   std::vector<std::vector<char>> buffers;
+  // Symbolic input dimensions travel in one trailing array
+  // (docs/design/cpu-abi.md).
+  std::vector<int64_t> inputSizes;
   for (auto [input, type] : llvm::zip(inputs, signature.getInputs())) {
     auto tensorType = cast<RankedTensorType>(type);
     ElementKind kind = *getElementKind(tensorType.getElementType());
-    if (input.shape() != tensorType.getShape()) {
+    bool fits = input.shape().size() == size_t(tensorType.getRank());
+    for (int64_t d = 0; fits && d < tensorType.getRank(); ++d) {
+      if (tensorType.isDynamicDim(d))
+        inputSizes.push_back(input.shape()[d]);
+      else
+        fits = input.shape()[d] == tensorType.getDimSize(d);
+    }
+    if (!fits) {
       llvm::errs() << "error: input " << buffers.size() << " is "
                    << input.typeString() << " but the model takes " << type
                    << "\n";
@@ -260,6 +270,8 @@ FailureOr<SmallVector<Tensor>> executeCompiled(ModuleOp module,
   std::vector<void *> pointers;
   for (std::vector<char> &buffer : buffers)
     pointers.push_back(buffer.data());
+  if (!inputSizes.empty())
+    pointers.push_back(inputSizes.data());
   exe->run(pointers.data(), run.threads);
   SmallVector<Tensor> outputs;
   for (auto [i, type] : llvm::enumerate(signature.getResults())) {

@@ -494,6 +494,33 @@ public:
   }
 };
 
+/// The number of elements of `tensor` as an index value.
+Value numElementsOf(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  Value count = arith::ConstantIndexOp::create(b, loc, 1);
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    count = arith::MulIOp::create(
+        b, loc, count,
+        getValueOrCreateConstantIndexOp(b, loc, dimOf(b, loc, tensor, d)));
+  return count;
+}
+
+/// `input` collapsed into one dimension.
+Value flattened(OpBuilder &b, Location loc, Value input) {
+  auto type = cast<RankedTensorType>(input.getType());
+  if (type.getRank() == 1)
+    return input;
+  ReassociationIndices all;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    all.push_back(d);
+  int64_t count = type.hasStaticShape() ? type.getNumElements()
+                                        : ShapedType::kDynamic;
+  return tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get({count}, type.getElementType()), input,
+      type.getRank() ? ArrayRef<ReassociationIndices>{all}
+                     : ArrayRef<ReassociationIndices>{});
+}
+
 /// Reshape, squeeze, unsqueeze: a view with the result's static shape.
 template <typename OpTy>
 class ReshapeLowering : public LoomLowering<OpTy> {
@@ -505,8 +532,152 @@ public:
     RankedTensorType type = this->resultType(op);
     if (!type)
       return failure();
+    if constexpr (std::is_same_v<OpTy, ReshapeOp>) {
+      auto inputType = cast<RankedTensorType>(adaptor.getInput().getType());
+      if (!inputType.hasStaticShape() || !type.hasStaticShape()) {
+        rewriter.replaceOp(op, runTimeReshape(rewriter, op, adaptor, type));
+        return success();
+      }
+    }
     rewriter.replaceOp(
         op, reshapeTo(rewriter, op.getLoc(), adaptor.getInput(), type));
+    return success();
+  }
+
+private:
+  /// ONNX Reshape with sizes known only at run time: each result size is
+  /// the shape operand's entry, the input's size there for a 0 (unless
+  /// allowzero), and the remaining elements for the -1; a result the model
+  /// states static is checked against the element count.
+  static Value runTimeReshape(OpBuilder &b, ReshapeOp op,
+                              typename ReshapeOp::Adaptor adaptor,
+                              RankedTensorType type) {
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    Value flat = flattened(b, loc, input);
+    Value count = numElementsOf(b, loc, input);
+    if (type.hasStaticShape()) {
+      auto flatType =
+          RankedTensorType::get({type.getNumElements()}, type.getElementType());
+      flat = checkedCast(b, loc, op, flat, flatType);
+      return reshapeTo(b, loc, flat, type);
+    }
+    int64_t rank = type.getRank();
+    auto index = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    // The entries as given, with 0 replaced by the input's size.
+    SmallVector<Value> sizes;
+    Value known = index(1), inferred;
+    for (int64_t d = 0; d < rank; ++d) {
+      Value entry = arith::IndexCastOp::create(
+          b, loc, b.getIndexType(), scalarOf(b, loc, adaptor.getShape(), d));
+      if (!op.getAllowzero() && d < inputType.getRank()) {
+        Value zero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           entry, index(0));
+        entry = arith::SelectOp::create(
+            b, loc, zero,
+            getValueOrCreateConstantIndexOp(b, loc, dimOf(b, loc, input, d)),
+            entry);
+      }
+      Value isInferred = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq, entry, index(-1));
+      known = arith::MulIOp::create(
+          b, loc, known,
+          arith::SelectOp::create(b, loc, isInferred, index(1), entry));
+      sizes.push_back(entry);
+    }
+    // The -1 entry: the elements left (a zero divisor reads as one).
+    Value rest = arith::DivUIOp::create(
+        b, loc, count, arith::MaxSIOp::create(b, loc, known, index(1)));
+    SmallVector<OpFoldResult> shape;
+    Value product = index(1);
+    for (int64_t d = 0; d < rank; ++d) {
+      Value isInferred = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq, sizes[d], index(-1));
+      Value size = arith::SelectOp::create(b, loc, isInferred, rest, sizes[d]);
+      product = arith::MulIOp::create(b, loc, product, size);
+      shape.push_back(type.isDynamicDim(d) ? OpFoldResult(size)
+                                           : b.getIndexAttr(type.getDimSize(d)));
+      if (!type.isDynamicDim(d))
+        checkCondition(b, loc, op,
+                       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                             size,
+                                             index(type.getDimSize(d))),
+                       "the shape gives a size the model states otherwise");
+    }
+    // A shape whose element count differs from the input's is reported;
+    // the code goes on with zeros of the input's size (one dimension
+    // taking them all) so that nothing is read past the input.
+    Value mismatch = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                           product, count);
+    checkCondition(b, loc, op, mismatch,
+                   "the shape's element count differs from the input's");
+    ReassociationIndices all;
+    for (int64_t d = 0; d < rank; ++d)
+      all.push_back(d);
+    if (rank == 0)
+      return tensor::CollapseShapeOp::create(
+          b, loc, type,
+          tensor::CastOp::create(
+              b, loc, RankedTensorType::get({1}, type.getElementType()), flat),
+          ArrayRef<ReassociationIndices>{});
+    if (rank == 1)
+      return tensor::CastOp::create(b, loc, type, flat);
+    return tensor::ExpandShapeOp::create(b, loc, type, flat,
+                                         ArrayRef<ReassociationIndices>{all},
+                                         shape);
+  }
+};
+
+/// Dimensions [start, end) of the input's shape, read at run time.
+class ShapeLowering : public LoomLowering<ShapeOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(ShapeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput();
+    int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+    auto clampBound = [&](int64_t bound) {
+      return std::clamp<int64_t>(bound < 0 ? bound + rank : bound, 0, rank);
+    };
+    int64_t start = clampBound(op.getStart());
+    int64_t end = clampBound(op.getEnd() ? int64_t(*op.getEnd()) : rank);
+    SmallVector<Value> sizes;
+    for (int64_t d = start; d < end; ++d)
+      sizes.push_back(arith::IndexCastOp::create(
+          rewriter, loc, rewriter.getI64Type(),
+          getValueOrCreateConstantIndexOp(rewriter, loc,
+                                          dimOf(rewriter, loc, input, d))));
+    if (int64_t(sizes.size()) != type.getDimSize(0))
+      return rewriter.notifyMatchFailure(op, "unexpected result size");
+    rewriter.replaceOpWithNewOp<tensor::FromElementsOp>(op, type, sizes);
+    return success();
+  }
+};
+
+/// The number of elements, read at run time.
+class SizeLowering : public LoomLowering<SizeOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(SizeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
+    Location loc = op.getLoc();
+    Value count = arith::IndexCastOp::create(
+        rewriter, loc, rewriter.getI64Type(),
+        numElementsOf(rewriter, loc, adaptor.getInput()));
+    rewriter.replaceOpWithNewOp<tensor::FromElementsOp>(op, type,
+                                                        ValueRange{count});
     return success();
   }
 };
@@ -520,7 +691,13 @@ public:
     RankedTensorType type = resultType(op);
     if (!type)
       return failure();
-    Value init = emptyTensor(rewriter, op.getLoc(), type);
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.isDynamicDim(d))
+        sizes.push_back(getValueOrCreateConstantIndexOp(
+            rewriter, op.getLoc(),
+            dimOf(rewriter, op.getLoc(), adaptor.getInput(), op.getPerm()[d])));
+    Value init = emptyTensor(rewriter, op.getLoc(), type, sizes);
     auto transpose = linalg::TransposeOp::create(
         rewriter, op.getLoc(), adaptor.getInput(), init, op.getPerm());
     rewriter.replaceOp(op, transpose->getResult(0));
@@ -537,11 +714,78 @@ public:
     RankedTensorType type = resultType(op);
     if (!type)
       return failure();
-    rewriter.replaceOp(op, buildElementwise(rewriter, op.getLoc(), type,
-                                            ValueRange{adaptor.getInput()},
-                                            [](OpBuilder &, Location,
-                                               ValueRange x) { return x[0]; }));
+    Value input = adaptor.getInput();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    if (inputType.hasStaticShape() && type.hasStaticShape()) {
+      rewriter.replaceOp(op, buildElementwise(rewriter, op.getLoc(), type,
+                                              ValueRange{input},
+                                              [](OpBuilder &, Location,
+                                                 ValueRange x) { return x[0]; }));
+      return success();
+    }
+    rewriter.replaceOp(op, runTimeExpand(rewriter, op, adaptor, type));
     return success();
+  }
+
+private:
+  /// Expand with sizes known only at run time: result size j is the
+  /// shape's entry where the input's size is 1 (or the input has no such
+  /// dimension) and the input's otherwise; an input dimension broadcasts
+  /// when its size is 1 at run time, so each element is read through
+  /// coordinates computed in the body rather than an indexing map.
+  static Value runTimeExpand(OpBuilder &b, ExpandOp op, OpAdaptor adaptor,
+                             RankedTensorType type) {
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    int64_t rank = type.getRank(), offset = rank - inputType.getRank();
+    int64_t shapeLength =
+        cast<RankedTensorType>(adaptor.getShape().getType()).getDimSize(0);
+    auto index = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    SmallVector<Value> sizes, inputSizes;
+    for (int64_t d = 0; d < inputType.getRank(); ++d)
+      inputSizes.push_back(
+          getValueOrCreateConstantIndexOp(b, loc, dimOf(b, loc, input, d)));
+    for (int64_t j = 0; j < rank; ++j) {
+      if (!type.isDynamicDim(j))
+        continue;
+      int64_t k = j - (rank - shapeLength);
+      Value entry = k >= 0 ? Value(arith::IndexCastOp::create(
+                                 b, loc, b.getIndexType(),
+                                 scalarOf(b, loc, adaptor.getShape(), k)))
+                           : index(1);
+      if (j < offset) {
+        sizes.push_back(entry);
+        continue;
+      }
+      Value size = inputSizes[j - offset];
+      Value one = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, size,
+                                        index(1));
+      sizes.push_back(arith::SelectOp::create(b, loc, one, entry, size));
+    }
+    return buildElementwise(
+        b, loc, type, ValueRange{},
+        [&](OpBuilder &b, Location loc, ValueRange) {
+          SmallVector<Value> coords;
+          for (int64_t d = 0; d < inputType.getRank(); ++d) {
+            Value i = linalg::IndexOp::create(b, loc, d + offset);
+            if (inputType.getDimSize(d) == 1) {
+              coords.push_back(index(0));
+              continue;
+            }
+            if (!inputType.isDynamicDim(d)) {
+              coords.push_back(i);
+              continue;
+            }
+            Value one = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              inputSizes[d], index(1));
+            coords.push_back(arith::SelectOp::create(b, loc, one, index(0), i));
+          }
+          return Value(tensor::ExtractOp::create(b, loc, input, coords));
+        },
+        sizes);
   }
 };
 
@@ -562,14 +806,57 @@ public:
       return failure();
     int64_t rank = type.getRank();
     int64_t axis = axisIndex(op.getAxis(), rank);
-    Value result = emptyTensor(rewriter, op.getLoc(), type);
-    SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
+    Location loc = op.getLoc();
+    bool runTimeSizes =
+        !type.hasStaticShape() ||
+        llvm::any_of(adaptor.getInputs(), [](Value input) {
+          return !cast<RankedTensorType>(input.getType()).hasStaticShape();
+        });
+    if (!runTimeSizes) {
+      Value result = emptyTensor(rewriter, loc, type);
+      SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
+      for (Value input : adaptor.getInputs()) {
+        auto shape = cast<RankedTensorType>(input.getType()).getShape();
+        result = tensor::InsertSliceOp::create(
+            rewriter, loc, input, result, indexAttrs(rewriter, offsets),
+            indexAttrs(rewriter, shape), indexAttrs(rewriter, strides));
+        offsets[axis] += shape[axis];
+      }
+      rewriter.replaceOp(op, result);
+      return success();
+    }
+    // Sizes known only at run time: the axis's is the sum of the inputs',
+    // the others the first input's (the inputs must agree there).
+    Value first = adaptor.getInputs().front();
+    Value total = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    for (Value input : adaptor.getInputs())
+      total = arith::AddIOp::create(
+          rewriter, loc, total,
+          getValueOrCreateConstantIndexOp(rewriter, loc,
+                                          dimOf(rewriter, loc, input, axis)));
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < rank; ++d)
+      if (type.isDynamicDim(d))
+        sizes.push_back(d == axis ? total
+                                  : getValueOrCreateConstantIndexOp(
+                                        rewriter, loc,
+                                        dimOf(rewriter, loc, first, d)));
+    Value result = emptyTensor(rewriter, loc, type, sizes);
+    OpFoldResult offset = rewriter.getIndexAttr(0);
     for (Value input : adaptor.getInputs()) {
-      auto shape = cast<RankedTensorType>(input.getType()).getShape();
-      result = tensor::InsertSliceOp::create(
-          rewriter, op.getLoc(), input, result, indexAttrs(rewriter, offsets),
-          indexAttrs(rewriter, shape), indexAttrs(rewriter, strides));
-      offsets[axis] += shape[axis];
+      SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)),
+          extents, strides(rank, rewriter.getIndexAttr(1));
+      offsets[axis] = offset;
+      for (int64_t d = 0; d < rank; ++d)
+        extents.push_back(dimOf(rewriter, loc, input, d));
+      result = tensor::InsertSliceOp::create(rewriter, loc, input, result,
+                                             offsets, extents, strides);
+      offset = arith::AddIOp::create(
+                   rewriter, loc,
+                   getValueOrCreateConstantIndexOp(rewriter, loc, offset),
+                   getValueOrCreateConstantIndexOp(rewriter, loc,
+                                                   extents[axis]))
+                   .getResult();
     }
     rewriter.replaceOp(op, result);
     return success();
@@ -587,15 +874,33 @@ public:
     int64_t axis = axisIndex(op.getAxis(), rank);
     SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
     SmallVector<Value> results;
-    for (Value result : op.getResults()) {
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput();
+    std::optional<ArrayRef<int64_t>> splitSizes = op.getSizes();
+    for (auto [i, result] : llvm::enumerate(op.getResults())) {
       auto type = convertedType(result);
       if (!type)
         return failure();
-      results.push_back(tensor::ExtractSliceOp::create(
-          rewriter, op.getLoc(), type, adaptor.getInput(),
-          indexAttrs(rewriter, offsets), indexAttrs(rewriter, type.getShape()),
-          indexAttrs(rewriter, strides)));
-      offsets[axis] += type.getDimSize(axis);
+      // The part's size along the axis: its type's, or the op's sizes.
+      int64_t part = type.getDimSize(axis);
+      if (ShapedType::isDynamic(part) && splitSizes &&
+          i < splitSizes->size())
+        part = (*splitSizes)[i];
+      if (ShapedType::isDynamic(part))
+        return rewriter.notifyMatchFailure(
+            op, "split sizes known only at run time");
+      // Other dimensions known only at run time are the input's.
+      SmallVector<OpFoldResult> extents;
+      for (int64_t d = 0; d < rank; ++d)
+        extents.push_back(d == axis ? rewriter.getIndexAttr(part)
+                                    : dimOf(rewriter, loc, input, d));
+      Value slice = tensor::ExtractSliceOp::create(
+          rewriter, loc, input, indexAttrs(rewriter, offsets), extents,
+          indexAttrs(rewriter, strides));
+      if (slice.getType() != type)
+        slice = tensor::CastOp::create(rewriter, loc, type, slice);
+      results.push_back(slice);
+      offsets[axis] += part;
     }
     rewriter.replaceOp(op, results);
     return success();
@@ -635,7 +940,8 @@ public:
                           (!steps || llvm::all_of(*steps, [](int64_t step) {
                             return step > 0;
                           }));
-    if (!constantBounds) {
+    if (!constantBounds || !inputType.hasStaticShape() ||
+        !type.hasStaticShape()) {
       rewriter.replaceOp(op, buildRuntimeSlice(rewriter, op, adaptor, type));
       return success();
     }
@@ -674,10 +980,13 @@ private:
       return arith::IndexCastOp::create(b, loc, b.getIndexType(),
                                         scalarOf(b, loc, tensor, i));
     };
-    SmallVector<Value> offsets, steps;
+    SmallVector<Value> offsets, steps, sizes;
     for (int64_t d = 0; d < rank; ++d) {
       Value offset = index(0), step = index(1);
-      Value size = index(inputType.getDimSize(d));
+      Value size = getValueOrCreateConstantIndexOp(b, loc,
+                                                   dimOf(b, loc, input, d));
+      // The number of elements read along d (the result's size there).
+      Value length = size;
       for (int64_t i = 0; i < count; ++i) {
         Value axis = adaptor.getAxes() ? read(adaptor.getAxes(), i) : index(i);
         Value negativeAxis = arith::CmpIOp::create(
@@ -706,12 +1015,56 @@ private:
             b, loc, arith::MinSIOp::create(b, loc, start, upper), index(0));
         offset = arith::SelectOp::create(b, loc, here, start, offset);
         step = arith::SelectOp::create(b, loc, here, stepI, step);
+        if (!type.isDynamicDim(d))
+          continue;
+        // The end, clamped like the start (to [-1, size - 1] going
+        // backwards); the count max(ceil((end - start) / step), 0). The end
+        // is read as i64 and clamped before it becomes an index: exporters
+        // write INT64_MAX for "to the end".
+        Value end = scalarOf(b, loc, adaptor.getEnds(), i);
+        Type i64 = end.getType();
+        auto i64Of = [&](Value v) -> Value {
+          return arith::IndexCastOp::create(b, loc, i64, v);
+        };
+        Value sizeI64 = i64Of(size);
+        Value zeroI64 = i64Of(index(0));
+        Value negativeEnd = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::slt, end, zeroI64);
+        end = arith::SelectOp::create(
+            b, loc, negativeEnd, arith::AddIOp::create(b, loc, end, sizeI64),
+            end);
+        Value lowest = arith::SelectOp::create(b, loc, backwards,
+                                               i64Of(index(-1)), zeroI64);
+        Value highest = arith::SelectOp::create(
+            b, loc, backwards, i64Of(arith::SubIOp::create(b, loc, size, index(1))),
+            sizeI64);
+        end = arith::IndexCastOp::create(
+            b, loc, b.getIndexType(),
+            arith::MaxSIOp::create(
+                b, loc, arith::MinSIOp::create(b, loc, end, highest), lowest));
+        // ceil(a / s) for s > 0 and for s < 0 (a and s of the same sign
+        // when anything is read).
+        Value distance = arith::SubIOp::create(b, loc, end, start);
+        Value magnitude = arith::SelectOp::create(
+            b, loc, backwards, arith::SubIOp::create(b, loc, index(0), stepI),
+            stepI);
+        Value forward = arith::SelectOp::create(
+            b, loc, backwards,
+            arith::SubIOp::create(b, loc, index(0), distance), distance);
+        Value n = arith::CeilDivSIOp::create(
+            b, loc, forward,
+            arith::MaxSIOp::create(b, loc, magnitude, index(1)));
+        n = arith::MaxSIOp::create(b, loc, n, index(0));
+        length = arith::SelectOp::create(b, loc, here, n, length);
       }
       offsets.push_back(offset);
       steps.push_back(step);
+      if (type.isDynamicDim(d))
+        sizes.push_back(length);
     }
     return buildElementwise(
-        b, loc, type, ValueRange{}, [&](OpBuilder &b, Location loc, ValueRange) {
+        b, loc, type, ValueRange{},
+        [&](OpBuilder &b, Location loc, ValueRange) {
           SmallVector<Value> coords;
           for (int64_t d = 0; d < rank; ++d)
             coords.push_back(arith::AddIOp::create(
@@ -719,7 +1072,8 @@ private:
                 arith::MulIOp::create(b, loc, linalg::IndexOp::create(b, loc, d),
                                       steps[d])));
           return Value(tensor::ExtractOp::create(b, loc, input, coords));
-        });
+        },
+        sizes);
   }
 };
 
@@ -838,19 +1192,23 @@ SmallVector<Value> coordsWith(OpBuilder &b, Location loc, int64_t rank,
 /// `size` when negative. An index outside [-size, size) - which
 /// checkIndices reports before the op runs - is clamped into the
 /// dimension, so that the code never reads or writes outside a tensor.
-Value wrappedIndex(OpBuilder &b, Location loc, Value value, int64_t size) {
+/// wrappedIndex for a dimension of `size` (an index value; known only at
+/// run time).
+Value wrappedIndex(OpBuilder &b, Location loc, Value value, Value size) {
   Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), value);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value negative =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index, zero);
-  Value wrapped = arith::AddIOp::create(
-      b, loc, index, arith::ConstantIndexOp::create(b, loc, size));
+  Value wrapped = arith::AddIOp::create(b, loc, index, size);
   Value inRange = arith::SelectOp::create(b, loc, negative, wrapped, index);
+  Value last = arith::SubIOp::create(
+      b, loc, size, arith::ConstantIndexOp::create(b, loc, 1));
   return arith::MaxSIOp::create(
-      b, loc,
-      arith::MinSIOp::create(b, loc, inRange,
-                             arith::ConstantIndexOp::create(b, loc, size - 1)),
-      zero);
+      b, loc, arith::MinSIOp::create(b, loc, inRange, last), zero);
+}
+
+Value wrappedIndex(OpBuilder &b, Location loc, Value value, int64_t size) {
+  return wrappedIndex(b, loc, value, arith::ConstantIndexOp::create(b, loc, size));
 }
 
 /// out[d..., i..., e...] = data[d..., indices[i...], e...].
@@ -877,19 +1235,37 @@ public:
     SmallVector<utils::IteratorType> iterators(type.getRank(),
                                                utils::IteratorType::parallel);
     int64_t axisSize = dataType.getDimSize(axis);
-    checkIndices(rewriter, op.getLoc(), op, indices, {axisSize});
-    // Run-time sizes come from the indices (the data is static).
+    Location loc = op.getLoc();
+    // The axis's size as an index value (read from the data when known only
+    // at run time).
+    Value axisLength =
+        getValueOrCreateConstantIndexOp(rewriter, loc,
+                                        dimOf(rewriter, loc, data, axis));
+    SmallVector<Value> runTimeAxis;
+    if (ShapedType::isDynamic(axisSize))
+      runTimeAxis.push_back(axisLength);
+    checkIndices(rewriter, loc, op, indices, {axisSize}, /*fromEnd=*/true,
+                 runTimeAxis);
+    // Run-time sizes come from the indices in [axis, axis + indexRank) and
+    // from the data elsewhere.
     SmallVector<Value> sizes;
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      if (type.isDynamicDim(d))
-        sizes.push_back(tensor::DimOp::create(rewriter, op.getLoc(), indices,
-                                              d - axis));
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (!type.isDynamicDim(d))
+        continue;
+      if (d >= axis && d < axis + indexRank) {
+        sizes.push_back(tensor::DimOp::create(rewriter, loc, indices, d - axis));
+        continue;
+      }
+      int64_t dataDim = d < axis ? d : d - indexRank + 1;
+      sizes.push_back(getValueOrCreateConstantIndexOp(
+          rewriter, loc, dimOf(rewriter, loc, data, dataDim)));
+    }
     auto generic = linalg::GenericOp::create(
         rewriter, op.getLoc(), TypeRange{type}, ValueRange{indices},
         ValueRange{emptyTensor(rewriter, op.getLoc(), type, sizes)}, maps,
         iterators,
         [&](OpBuilder &b, Location loc, ValueRange args) {
-          Value index = wrappedIndex(b, loc, args[0], axisSize);
+          Value index = wrappedIndex(b, loc, args[0], axisLength);
           SmallVector<Value> coords = coordsWith(
               b, loc, dataType.getRank(), axis, index, indexRank - 1);
           linalg::YieldOp::create(
@@ -915,11 +1291,17 @@ public:
     int64_t rank = type.getRank();
     int64_t axis = axisIndex(op.getAxis(), rank);
     int64_t axisSize = dataType.getDimSize(axis);
-    checkIndices(rewriter, op.getLoc(), op, adaptor.getIndices(), {axisSize});
+    Value axisLength = getValueOrCreateConstantIndexOp(
+        rewriter, op.getLoc(), dimOf(rewriter, op.getLoc(), data, axis));
+    SmallVector<Value> runTimeAxis;
+    if (ShapedType::isDynamic(axisSize))
+      runTimeAxis.push_back(axisLength);
+    checkIndices(rewriter, op.getLoc(), op, adaptor.getIndices(), {axisSize},
+                 /*fromEnd=*/true, runTimeAxis);
     Value result = buildElementwise(
         rewriter, op.getLoc(), type, ValueRange{adaptor.getIndices()},
         [&](OpBuilder &b, Location loc, ValueRange x) -> Value {
-          Value index = wrappedIndex(b, loc, x[0], axisSize);
+          Value index = wrappedIndex(b, loc, x[0], axisLength);
           return tensor::ExtractOp::create(
               b, loc, data, coordsWith(b, loc, rank, axis, index));
         });
@@ -1193,8 +1575,28 @@ public:
     int64_t batch = op.getBatchDims();
     int64_t depth = indexShape.back();
     int64_t positions = indexShape.size() - 1; // loop dims naming a tuple
-    checkIndices(rewriter, op.getLoc(), op, indices,
-                 dataShape.slice(batch, depth));
+    Location opLoc = op.getLoc();
+    // The sizes of the indexed data dimensions (read at run time where the
+    // data's are known only then).
+    SmallVector<Value> indexedSizes, runTimeIndexed;
+    for (int64_t j = 0; j < depth; ++j) {
+      indexedSizes.push_back(getValueOrCreateConstantIndexOp(
+          rewriter, opLoc, dimOf(rewriter, opLoc, data, batch + j)));
+      if (ShapedType::isDynamic(dataShape[batch + j]))
+        runTimeIndexed.push_back(indexedSizes.back());
+    }
+    checkIndices(rewriter, opLoc, op, indices, dataShape.slice(batch, depth),
+                 /*fromEnd=*/true, runTimeIndexed);
+    // Result sizes known only at run time: the indices' positions, then
+    // the data's trailing dimensions.
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.isDynamicDim(d))
+        sizes.push_back(getValueOrCreateConstantIndexOp(
+            rewriter, opLoc,
+            d < positions
+                ? dimOf(rewriter, opLoc, indices, d)
+                : dimOf(rewriter, opLoc, data, batch + depth + d - positions)));
     Value result = buildElementwise(
         rewriter, op.getLoc(), type, ValueRange{},
         [&](OpBuilder &b, Location loc, ValueRange) -> Value {
@@ -1208,12 +1610,13 @@ public:
             at.back() = arith::ConstantIndexOp::create(b, loc, j);
             coords.push_back(wrappedIndex(
                 b, loc, tensor::ExtractOp::create(b, loc, indices, at),
-                dataShape[batch + j]));
+                indexedSizes[j]));
           }
           for (int64_t d = positions; d < type.getRank(); ++d)
             coords.push_back(linalg::IndexOp::create(b, loc, d));
           return tensor::ExtractOp::create(b, loc, data, coords);
-        });
+        },
+        sizes);
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -1331,7 +1734,8 @@ void populateLoomElementwiseToLinalgPatterns(const TypeConverter &converter,
                                              RewritePatternSet &patterns) {
   populateUnaryPatterns(patterns, converter);
   populateBinaryPatterns(patterns, converter);
-  patterns.add<ConstantLowering, ReshapeLowering<ReshapeOp>,
+  patterns.add<ConstantLowering, ShapeLowering, SizeLowering,
+               ReshapeLowering<ReshapeOp>,
                ReshapeLowering<SqueezeOp>, ReshapeLowering<UnsqueezeOp>,
                TransposeLowering, ExpandLowering, ConcatLowering, SplitLowering,
                SliceLowering, PadLowering, GatherLowering,

@@ -67,15 +67,24 @@ bool lowersRunTimeSizes(Operation *op) {
   return isa<AddOp, SubOp, MulOp, DivOp, PowOp, ModOp, MaxOp, MinOp, AndOp,
              OrOp, XorOp, BitShiftOp, EqualOp, GreaterOp, GreaterEqualOp,
              LessOp, LessEqualOp, WhereOp, SqueezeOp, UnsqueezeOp, FusionOp,
-             YieldOp>(op);
+             YieldOp,
+             // Shapes and data movement.
+             ShapeOp, SizeOp, ReshapeOp, TransposeOp, ExpandOp, ConcatOp,
+             SplitOp, SliceOp, GatherOp, GatherElementsOp, GatherNDOp,
+             SwigluOp, CumSumOp, TopKOp, AttentionOp,
+             // Windows (the batch only).
+             ConvOp, MaxPoolOp, AvgPoolOp,
+             ReduceMeanOp, ReduceSumOp, ReduceMaxOp, ReduceMinOp,
+             ReduceProdOp,
+             // Contractions, reductions and normalizations.
+             MatMulOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, RMSNormOp>(op);
 }
 
 /// Whether the run-time sizes of `op` are where its lowering takes them:
 /// gather's only in its indices.
 bool acceptsRunTimeSizesOf(Operation *op, Type type, bool isOperand,
                            unsigned position) {
-  if (isa<GatherOp>(op))
-    return !isOperand || position == 1;
+
   // The ops whose results depend on data read small static operands.
   if (producesRunTimeSizes(op))
     return !isOperand;
@@ -124,10 +133,12 @@ public:
             !acceptsRunTimeSizesOf(op, type, isOperand, position)) {
           op->emitOpError("has a size known only at run time (")
               << type << ", from " << runTimeSizeOrigin(value)
-              << "); the CPU target supports run-time sizes in elementwise "
-                 "ops, gather indices, squeeze/unsqueeze and the ops that "
-                 "produce them (range, non_zero, constant_of_shape, "
-                 "non_max_suppression)";
+              << "); the CPU target supports run-time sizes in elementwise, "
+                 "shape and data-movement ops (reshape, transpose, expand, "
+                 "concat, split, slice, gather), matrix products, attention, "
+                 "normalizations, softmax, reductions, cumsum, top-k, and "
+                 "convolutions and pooling in the batch only (bind the "
+                 "others with --input-shape)";
           return WalkResult::interrupt();
         }
         if (tensor && !isSupportedElement(tensor.getElementType())) {

@@ -48,9 +48,27 @@ Value multiplyAccumulate(B &b, L loc, Value x, Value y, Value acc) {
   return floatOrInt<arith::AddFOp, arith::AddIOp>(b, loc, acc, product);
 }
 
-Value zeroFilled(B &b, L loc, RankedTensorType type) {
+Value zeroFilled(B &b, L loc, RankedTensorType type,
+                 ValueRange dynamicSizes = {}) {
   return filledTensor(b, loc, type,
-                      scalarConstant(b, loc, type.getElementType(), 0));
+                      scalarConstant(b, loc, type.getElementType(), 0),
+                      dynamicSizes);
+}
+
+/// The dynamic sizes of `type` [N, C, spatial...] when only the batch N is
+/// known only at run time (it is `input`'s); failure when another
+/// dimension is (convolution and pooling windows need static extents).
+FailureOr<SmallVector<Value>> batchSizes(B &b, L loc, RankedTensorType type,
+                                         Value input) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  for (int64_t d = 1; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d) ||
+        (d < inputType.getRank() && inputType.isDynamicDim(d)))
+      return failure();
+  SmallVector<Value> sizes;
+  if (type.getRank() && type.isDynamicDim(0))
+    sizes.push_back(tensor::DimOp::create(b, loc, input, 0));
+  return sizes;
 }
 
 /// A tensor of shape [n, 1, ..., 1] (`trailing` ones) viewing a [n] vector,
@@ -141,9 +159,41 @@ private:
     SmallVector<utils::IteratorType> iterators(rank,
                                                utils::IteratorType::parallel);
     iterators.push_back(utils::IteratorType::reduction);
+    // Sizes known only at run time: a batch dimension from the operand
+    // that has it dynamic, M from the left, N from the right.
+    SmallVector<Value> sizes;
+    for (int64_t j = 0; j < rank; ++j) {
+      if (!type.isDynamicDim(j))
+        continue;
+      if (hasN && j == rank - 1) {
+        sizes.push_back(tensor::DimOp::create(b, loc, rhs, rhsShape.size() - 1));
+        continue;
+      }
+      if (hasM && j == batch) {
+        sizes.push_back(tensor::DimOp::create(b, loc, lhs, lhsShape.size() - 2));
+        continue;
+      }
+      Value size;
+      int64_t broadcast = 1;
+      for (auto [operand, shape] :
+           {std::pair(lhs, lhsShape), std::pair(rhs, rhsShape)}) {
+        int64_t d = j - (batch - (int64_t(shape.size()) - 2));
+        if (shape.size() < 2 || d < 0)
+          continue;
+        if (ShapedType::isDynamic(shape[d])) {
+          size = tensor::DimOp::create(b, loc, operand, d);
+          break;
+        }
+        if (shape[d] != 1)
+          broadcast = shape[d];
+      }
+      sizes.push_back(size ? size
+                           : arith::ConstantIndexOp::create(b, loc, broadcast)
+                                 .getResult());
+    }
     return linalg::GenericOp::create(
                b, loc, TypeRange{type}, ValueRange{lhs, rhs},
-               ValueRange{zeroFilled(b, loc, type)}, maps, iterators,
+               ValueRange{zeroFilled(b, loc, type, sizes)}, maps, iterators,
                [](B &b, L loc, V args) {
                  linalg::YieldOp::create(
                      b, loc, multiplyAccumulate(b, loc, args[0], args[1],
@@ -180,6 +230,9 @@ public:
     SmallVector<int64_t> low{0, 0}, high{0, 0};
     low.append(pads.begin(), pads.begin() + spatial);
     high.append(pads.begin() + spatial, pads.end());
+    if (failed(batchSizes(rewriter, loc, type, input)))
+      return rewriter.notifyMatchFailure(
+          op, "a size other than the batch known only at run time");
     if (llvm::any_of(pads, [](int64_t p) { return p != 0; }))
       input = padStatic(rewriter, loc, input, low, high,
                         scalarConstant(rewriter, loc, elementType(input), 0));
@@ -466,12 +519,18 @@ public:
     Type element = type.getElementType();
     Value padValue = isMax ? extremeValue(rewriter, loc, element, true)
                            : scalarConstant(rewriter, loc, element, 0);
+    FailureOr<SmallVector<Value>> sizes =
+        batchSizes(rewriter, loc, type, input);
+    if (failed(sizes))
+      return rewriter.notifyMatchFailure(
+          op, "a size other than the batch known only at run time");
     PoolWindow w = buildPoolWindow(rewriter, loc, input, type, kernel, strides,
                                    dilations, pads, padValue, 1);
     Value result =
         linalg::GenericOp::create(
             rewriter, loc, TypeRange{type}, ValueRange{w.input, w.window},
-            ValueRange{filledTensor(rewriter, loc, type, padValue)}, w.maps,
+            ValueRange{filledTensor(rewriter, loc, type, padValue, *sizes)},
+            w.maps,
             w.iterators,
             [&](B &b, L loc, V args) {
               Value v =
@@ -712,7 +771,10 @@ public:
                                  : arith::CmpIPredicate::sle);
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{type}, ValueRange{adaptor.getInput()},
-        ValueRange{zeroFilled(rewriter, loc, type)}, maps, iterators,
+        ValueRange{zeroFilled(rewriter, loc, type,
+                              sizesFrom(rewriter, loc, type,
+                                        ValueRange{adaptor.getInput()}))},
+        maps, iterators,
         [&](B &b, L loc, V args) {
           Value k = linalg::IndexOp::create(b, loc, rank);
           Value i = linalg::IndexOp::create(b, loc, axis);
@@ -762,11 +824,29 @@ public:
                                                utils::IteratorType::parallel);
     iterators.push_back(utils::IteratorType::reduction);
 
+    // Sizes known only at run time are the input's, except k.
+    auto sizesOf = [&](RankedTensorType type) -> FailureOr<SmallVector<Value>> {
+      SmallVector<Value> sizes;
+      for (int64_t d = 0; d < type.getRank(); ++d) {
+        if (!type.isDynamicDim(d))
+          continue;
+        if (d == axis && type != inputType && d < rank &&
+            type.getShape() != inputType.getShape())
+          return failure();
+        sizes.push_back(tensor::DimOp::create(rewriter, loc, x, d));
+      }
+      return sizes;
+    };
     auto rankType = RankedTensorType::get(inputType.getShape(), i64);
+    FailureOr<SmallVector<Value>> rankSizes = sizesOf(rankType);
+    FailureOr<SmallVector<Value>> valueSizes = sizesOf(valuesType);
+    FailureOr<SmallVector<Value>> indexSizes = sizesOf(indicesType);
+    if (failed(rankSizes) || failed(valueSizes) || failed(indexSizes))
+      return rewriter.notifyMatchFailure(op, "k known only at run time");
     Value ranks =
         linalg::GenericOp::create(
             rewriter, loc, TypeRange{rankType}, ValueRange{x, x},
-            ValueRange{zeroFilled(rewriter, loc, rankType)},
+            ValueRange{zeroFilled(rewriter, loc, rankType, *rankSizes)},
             {own, other, own}, iterators,
             [&](B &b, L loc, V args) {
               Value self = args[0], rival = args[1];
@@ -804,8 +884,8 @@ public:
 
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{valuesType, indicesType}, ValueRange{x, ranks},
-        ValueRange{zeroFilled(rewriter, loc, valuesType),
-                   zeroFilled(rewriter, loc, indicesType)},
+        ValueRange{zeroFilled(rewriter, loc, valuesType, *valueSizes),
+                   zeroFilled(rewriter, loc, indicesType, *indexSizes)},
         {other, other, own, own}, iterators, [&](B &b, L loc, V args) {
           Value position = arith::IndexCastOp::create(
               b, loc, i64, linalg::IndexOp::create(b, loc, axis));
@@ -1020,7 +1100,25 @@ public:
     auto kShape = cast<RankedTensorType>(k.getType()).getShape();
     int64_t batch = qShape[0], heads = qShape[1], s = qShape[2], d = qShape[3];
     int64_t t = kShape[2];
+    // Batch and sequence lengths may be known only at run time; heads and
+    // the head size are what the maps and the scale are built from.
+    if (ShapedType::isDynamic(heads) || ShapedType::isDynamic(kShape[1]) ||
+        (ShapedType::isDynamic(d) && !op.getScale()))
+      return rewriter.notifyMatchFailure(op, "heads known only at run time");
     int64_t group = heads / kShape[1];
+    // The sizes of a [batch, heads, rows, cols] result whose rows are
+    // `rows`'s dimension 2 and columns `cols`'s dimension `colDim`.
+    auto sizesOf = [&](RankedTensorType resultType, Value rows, Value cols,
+                       int64_t colDim) {
+      SmallVector<Value> sizes;
+      if (resultType.isDynamicDim(0))
+        sizes.push_back(tensor::DimOp::create(rewriter, loc, q, 0));
+      if (resultType.isDynamicDim(2))
+        sizes.push_back(tensor::DimOp::create(rewriter, loc, rows, 2));
+      if (resultType.isDynamicDim(3))
+        sizes.push_back(tensor::DimOp::create(rewriter, loc, cols, colDim));
+      return sizes;
+    };
     Type element = type.getElementType();
     auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
     AffineExpr kvHead = group == 1 ? dim(1) : dim(1).floorDiv(group);
@@ -1029,15 +1127,15 @@ public:
     iterators.push_back(utils::IteratorType::reduction);
     auto contract = [&](Value lhs, Value rhs, RankedTensorType resultType,
                         ArrayRef<AffineExpr> lhsExprs,
-                        ArrayRef<AffineExpr> rhsExprs) {
+                        ArrayRef<AffineExpr> rhsExprs, ValueRange sizes) {
       SmallVector<AffineMap> maps{
           AffineMap::get(5, 0, lhsExprs, ctx),
           AffineMap::get(5, 0, rhsExprs, ctx),
           AffineMap::get(5, 0, {dim(0), dim(1), dim(2), dim(3)}, ctx)};
       return linalg::GenericOp::create(
                  rewriter, loc, TypeRange{resultType}, ValueRange{lhs, rhs},
-                 ValueRange{zeroFilled(rewriter, loc, resultType)}, maps,
-                 iterators,
+                 ValueRange{zeroFilled(rewriter, loc, resultType, sizes)},
+                 maps, iterators,
                  [](B &b, L loc, V args) {
                    linalg::YieldOp::create(
                        b, loc,
@@ -1049,13 +1147,29 @@ public:
     auto scoreType = RankedTensorType::get({batch, heads, s, t}, element);
     Value scores = contract(q, k, scoreType,
                             {dim(0), dim(1), dim(2), dim(4)},
-                            {dim(0), kvHead, dim(3), dim(4)});
+                            {dim(0), kvHead, dim(3), dim(4)},
+                            sizesOf(scoreType, q, k, 2));
     double scale = op.getScale() ? op.getScale()->convertToDouble()
                                  : 1.0 / std::sqrt(static_cast<double>(d));
     bool causal = op.getIsCausal();
     SmallVector<Value> maskInputs{scores};
     if (adaptor.getMask())
       maskInputs.push_back(adaptor.getMask());
+    // A mask with sizes known only at run time broadcasts against the
+    // scores there (checked, stretched when it is 1).
+    SmallVector<Value> scoreSizes;
+    if (!scoreType.hasStaticShape())
+      scoreSizes = alignRunTimeSizes(rewriter, loc, op, scoreType, maskInputs);
+    // Keys after the query position (aligned to the end) are masked: the
+    // offset t - s.
+    Value offset =
+        causal ? Value(arith::SubIOp::create(
+                     rewriter, loc,
+                     getValueOrCreateConstantIndexOp(rewriter, loc,
+                                                     dimOf(rewriter, loc, k, 2)),
+                     getValueOrCreateConstantIndexOp(
+                         rewriter, loc, dimOf(rewriter, loc, q, 2))))
+               : Value();
     scores = buildElementwise(
         rewriter, loc, scoreType, maskInputs, [&](B &b, L loc, V x) -> Value {
           Value score = arith::MulFOp::create(
@@ -1072,20 +1186,21 @@ public:
             // Keys after the query position (aligned to the end) are masked.
             Value row = linalg::IndexOp::create(b, loc, 2);
             Value col = linalg::IndexOp::create(b, loc, 3);
-            Value last = arith::AddIOp::create(
-                b, loc, row, arith::ConstantIndexOp::create(b, loc, t - s));
+            Value last = arith::AddIOp::create(b, loc, row, offset);
             Value future = arith::CmpIOp::create(
                 b, loc, arith::CmpIPredicate::sgt, col, last);
             score = arith::SelectOp::create(b, loc, future, minusInf, score);
           }
           return score;
-        });
+        },
+        scoreSizes);
     Value probabilities =
         buildSoftmax(rewriter, loc, scores, 3, /*logarithm=*/false);
     // out[b, h, s, e] = sum_t p[b, h, s, t] * v[b, h/g, t, e]
     rewriter.replaceOp(op, contract(probabilities, v, type,
                                     {dim(0), dim(1), dim(2), dim(4)},
-                                    {dim(0), kvHead, dim(4), dim(3)}));
+                                    {dim(0), kvHead, dim(4), dim(3)},
+                                    sizesOf(type, q, v, 3)));
     return success();
   }
 };
@@ -2084,10 +2199,62 @@ struct MoELowering : public LoomLowering<MoEOp> {
 
 namespace lowering {
 
+/// buildMatrixProduct with sizes known only at run time: the rows of
+/// `lhs` collapse into one dimension and expand back after the product.
+static Value buildRunTimeMatrixProduct(OpBuilder &b, Location loc, Value lhs,
+                                       Value rhs, RankedTensorType type) {
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  int64_t rank = lhsType.getRank();
+  Value lhs2 = lhs;
+  if (rank > 2) {
+    ReassociationIndices rows, cols{rank - 1};
+    for (int64_t d = 0; d + 1 < rank; ++d)
+      rows.push_back(d);
+    lhs2 = tensor::CollapseShapeOp::create(
+        b, loc,
+        RankedTensorType::get({ShapedType::kDynamic, lhsType.getShape().back()},
+                              lhsType.getElementType()),
+        lhs, ArrayRef<ReassociationIndices>{rows, cols});
+  }
+  auto flatType = RankedTensorType::get(
+      {cast<RankedTensorType>(lhs2.getType()).getDimSize(0),
+       rhsType.getDimSize(1)},
+      type.getElementType());
+  SmallVector<Value> sizes;
+  if (flatType.isDynamicDim(0))
+    sizes.push_back(tensor::DimOp::create(b, loc, lhs2, 0));
+  if (flatType.isDynamicDim(1))
+    sizes.push_back(tensor::DimOp::create(b, loc, rhs, 1));
+  Value product =
+      linalg::MatmulOp::create(b, loc, TypeRange{flatType},
+                               ValueRange{lhs2, rhs},
+                               ValueRange{zeroFilled(b, loc, flatType, sizes)})
+          ->getResult(0);
+  if (rank == 2)
+    return tensor::CastOp::create(b, loc, type, product);
+  ReassociationIndices rows, cols{rank - 1};
+  SmallVector<OpFoldResult> shape;
+  SmallVector<int64_t> staticShape;
+  for (int64_t d = 0; d + 1 < rank; ++d) {
+    rows.push_back(d);
+    shape.push_back(dimOf(b, loc, lhs, d));
+    staticShape.push_back(lhsType.getDimSize(d));
+  }
+  shape.push_back(dimOf(b, loc, rhs, 1));
+  staticShape.push_back(rhsType.getDimSize(1));
+  Value expanded = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(staticShape, type.getElementType()),
+      product, ArrayRef<ReassociationIndices>{rows, cols}, shape);
+  return tensor::CastOp::create(b, loc, type, expanded);
+}
+
 Value buildMatrixProduct(OpBuilder &b, Location loc, Value lhs, Value rhs,
                          RankedTensorType type) {
   auto lhsType = cast<RankedTensorType>(lhs.getType());
   auto rhsType = cast<RankedTensorType>(rhs.getType());
+  if (!lhsType.hasStaticShape() || !rhsType.hasStaticShape())
+    return buildRunTimeMatrixProduct(b, loc, lhs, rhs, type);
   int64_t k = lhsType.getShape().back();
   int64_t rows = lhsType.getNumElements() / std::max<int64_t>(k, 1);
   Value lhs2 = reshapeTo(
@@ -2104,10 +2271,14 @@ Value buildConvolution(OpBuilder &b, Location loc, Value input, Value weight,
                        RankedTensorType type, ArrayRef<int64_t> strides,
                        ArrayRef<int64_t> dilations, int64_t group) {
   int64_t spatial = type.getRank() - 2;
+  // A batch known only at run time is the input's.
+  SmallVector<Value> sizes;
+  if (type.isDynamicDim(0))
+    sizes.push_back(tensor::DimOp::create(b, loc, input, 0));
   if (spatial == 2 && group == 1)
     return linalg::Conv2DNchwFchwOp::create(
                b, loc, TypeRange{type}, ValueRange{input, weight},
-               ValueRange{zeroFilled(b, loc, type)},
+               ValueRange{zeroFilled(b, loc, type, sizes)},
                b.getI64TensorAttr(strides), b.getI64TensorAttr(dilations))
         ->getResult(0);
   // Dimensions (n, m, o..., c, k...); with groups, the input channel is
@@ -2138,7 +2309,7 @@ Value buildConvolution(OpBuilder &b, Location loc, Value input, Value weight,
   iterators.append(1 + spatial, utils::IteratorType::reduction);
   return linalg::GenericOp::create(
              b, loc, TypeRange{type}, ValueRange{input, weight},
-             ValueRange{zeroFilled(b, loc, type)}, maps, iterators,
+             ValueRange{zeroFilled(b, loc, type, sizes)}, maps, iterators,
              [](B &b, L loc, V args) {
                linalg::YieldOp::create(
                    b, loc,

@@ -101,7 +101,8 @@ std::string siteDescription(Operation *op) {
 }
 
 void checkIndices(OpBuilder &rewriter, Location loc, Operation *op,
-                  Value indices, ArrayRef<int64_t> sizes, bool fromEnd) {
+                  Value indices, ArrayRef<int64_t> sizes, bool fromEnd,
+                  ValueRange runTimeSizes) {
   auto type = cast<RankedTensorType>(indices.getType());
   if (type.hasStaticShape() && type.getNumElements() == 0)
     return;
@@ -113,10 +114,23 @@ void checkIndices(OpBuilder &rewriter, Location loc, Operation *op,
   Value init = arith::ConstantOp::create(
       rewriter, loc,
       DenseElementsAttr::get(pairType, ArrayRef<int64_t>{0, 0}));
-  Value sizeTable = arith::ConstantOp::create(
-      rewriter, loc,
-      DenseElementsAttr::get(
-          RankedTensorType::get({int64_t(sizes.size())}, i64), sizes));
+  Value sizeTable;
+  auto tableType = RankedTensorType::get({int64_t(sizes.size())}, i64);
+  if (llvm::none_of(sizes, ShapedType::isDynamic)) {
+    sizeTable = arith::ConstantOp::create(
+        rewriter, loc, DenseElementsAttr::get(tableType, sizes));
+  } else {
+    // Sizes known only at run time (index values, in order).
+    SmallVector<Value> elements;
+    auto next = runTimeSizes.begin();
+    for (int64_t size : sizes)
+      elements.push_back(
+          ShapedType::isDynamic(size)
+              ? Value(arith::IndexCastOp::create(rewriter, loc, i64, *next++))
+              : Value(arith::ConstantIntOp::create(rewriter, loc, size, 64)));
+    sizeTable =
+        tensor::FromElementsOp::create(rewriter, loc, tableType, elements);
+  }
   SmallVector<AffineMap> maps{AffineMap::getMultiDimIdentityMap(rank + 1, ctx)
                                   .getSubMap(llvm::to_vector(
                                       llvm::seq<unsigned>(0, rank))),

@@ -3,6 +3,7 @@
 #include "Utils.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
@@ -61,10 +62,45 @@ Value scalarOf(OpBuilder &b, Location loc, Value tensor, int64_t position) {
 }
 
 Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
-                   Value value) {
-  return linalg::FillOp::create(b, loc, ValueRange{value},
-                                ValueRange{emptyTensor(b, loc, type)})
+                   Value value, ValueRange dynamicSizes) {
+  return linalg::FillOp::create(
+             b, loc, ValueRange{value},
+             ValueRange{emptyTensor(b, loc, type, dynamicSizes)})
       .getResult(0);
+}
+
+SmallVector<Value> sizesFrom(OpBuilder &b, Location loc,
+                             RankedTensorType type, ValueRange sources) {
+  int64_t rank = type.getRank();
+  SmallVector<Value> sizes;
+  for (int64_t j = 0; j < rank; ++j) {
+    if (!type.isDynamicDim(j))
+      continue;
+    Value size;
+    int64_t broadcast = 1;
+    for (Value source : sources) {
+      auto sourceType = cast<RankedTensorType>(source.getType());
+      int64_t d = j - (rank - sourceType.getRank());
+      if (d < 0)
+        continue;
+      if (sourceType.isDynamicDim(d)) {
+        size = tensor::DimOp::create(b, loc, source, d);
+        break;
+      }
+      if (sourceType.getDimSize(d) != 1)
+        broadcast = sourceType.getDimSize(d);
+    }
+    sizes.push_back(size ? size
+                         : arith::ConstantIndexOp::create(b, loc, broadcast));
+  }
+  return sizes;
+}
+
+OpFoldResult dimOf(OpBuilder &b, Location loc, Value tensor, int64_t d) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  if (!type.isDynamicDim(d))
+    return b.getIndexAttr(type.getDimSize(d));
+  return tensor::DimOp::create(b, loc, tensor, d).getResult();
 }
 
 Value castScalar(OpBuilder &b, Location loc, Value x, Type to,
@@ -114,7 +150,8 @@ Value padStatic(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> low,
   SmallVector<int64_t> shape(type.getShape());
   SmallVector<OpFoldResult> lowFolds, highFolds;
   for (size_t d = 0; d < shape.size(); ++d) {
-    shape[d] += low[d] + high[d];
+    if (!ShapedType::isDynamic(shape[d]))
+      shape[d] += low[d] + high[d];
     lowFolds.push_back(b.getIndexAttr(low[d]));
     highFolds.push_back(b.getIndexAttr(high[d]));
   }
@@ -148,9 +185,15 @@ Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
   maps.push_back(b.getMultiDimIdentityMap(resultType.getRank()));
   SmallVector<utils::IteratorType> iterators(resultType.getRank(),
                                              utils::IteratorType::parallel);
+  // Sizes known only at run time that the caller did not give: those of
+  // the inputs (an op whose inputs may disagree checks them first,
+  // alignRunTimeSizes).
+  SmallVector<Value> sizes(dynamicSizes);
+  if (sizes.empty() && !resultType.hasStaticShape())
+    sizes = sizesFrom(b, loc, resultType, inputs);
   auto generic = linalg::GenericOp::create(
       b, loc, TypeRange{resultType}, inputs,
-      ValueRange{emptyTensor(b, loc, resultType, dynamicSizes)}, maps,
+      ValueRange{emptyTensor(b, loc, resultType, sizes)}, maps,
       iterators,
       [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
         Value value = body(nested, nestedLoc, args.drop_back());
@@ -159,62 +202,173 @@ Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
   return generic.getResult(0);
 }
 
+/// `input` broadcast at run time: each dimension of `dims` (input
+/// dimensions known only at run time) whose size is 1 is stretched to the
+/// size in `targets` (index values, one per entry of `dims`). The result
+/// has the input's type; the caller only calls this when some such
+/// dimension must stretch.
+static Value broadcastCopy(OpBuilder &b, Location loc, Value input,
+                           ArrayRef<int64_t> dims, ArrayRef<Value> targets) {
+  auto type = cast<RankedTensorType>(input.getType());
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  SmallVector<Value> sizes, isOne(type.getRank());
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (!type.isDynamicDim(d))
+      continue;
+    Value size = tensor::DimOp::create(b, loc, input, d);
+    const int64_t *at = llvm::find(dims, d);
+    if (at != dims.end()) {
+      isOne[d] =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, size, one);
+      size = arith::SelectOp::create(b, loc, isOne[d], targets[at - dims.begin()],
+                                     size);
+    }
+    sizes.push_back(size);
+  }
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, ValueRange{},
+             ValueRange{emptyTensor(b, loc, type, sizes)},
+             SmallVector<AffineMap>{b.getMultiDimIdentityMap(type.getRank())},
+             iterators,
+             [&](OpBuilder &nested, Location nestedLoc, ValueRange) {
+               Value zero = arith::ConstantIndexOp::create(nested, nestedLoc, 0);
+               SmallVector<Value> coords;
+               for (int64_t d = 0; d < type.getRank(); ++d) {
+                 Value i = linalg::IndexOp::create(nested, nestedLoc, d);
+                 coords.push_back(isOne[d] ? Value(arith::SelectOp::create(
+                                                 nested, nestedLoc, isOne[d],
+                                                 zero, i))
+                                           : i);
+               }
+               linalg::YieldOp::create(
+                   nested, nestedLoc,
+                   Value(tensor::ExtractOp::create(nested, nestedLoc, input,
+                                                   coords)));
+             })
+      .getResult(0);
+}
+
 SmallVector<Value> alignRunTimeSizes(OpBuilder &b, Location loc,
                                      Operation *op,
                                      RankedTensorType resultType,
                                      SmallVectorImpl<Value> &inputs) {
   int64_t rank = resultType.getRank();
   // Inputs are right-aligned with the result (numpy broadcasting).
-  auto resultDim = [&](RankedTensorType type, int64_t d) {
-    return d + rank - type.getRank();
+  auto inputDim = [&](Value input, int64_t j) {
+    return j - (rank - cast<RankedTensorType>(input.getType()).getRank());
   };
-  for (Value &input : inputs) {
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  // Each result dimension's size: stated, or the broadcast of the inputs'
+  // (a size of 1 gives way to any other; sizes known only at run time are
+  // compared there).
+  SmallVector<Value> targets(rank), sizes;
+  // The input a target size is read from when it is the only one there
+  // (it needs no check or stretch against itself); -1 otherwise.
+  SmallVector<int64_t> soleSource(rank, -1);
+  for (int64_t j = 0; j < rank; ++j) {
+    if (!resultType.isDynamicDim(j)) {
+      targets[j] =
+          arith::ConstantIndexOp::create(b, loc, resultType.getDimSize(j));
+      continue;
+    }
+    Value size;
+    int64_t broadcast = 1, dynamicSources = 0;
+    for (auto [k, input] : llvm::enumerate(inputs)) {
+      int64_t d = inputDim(input, j);
+      auto type = cast<RankedTensorType>(input.getType());
+      if (d < 0)
+        continue;
+      if (!type.isDynamicDim(d)) {
+        if (type.getDimSize(d) != 1)
+          broadcast = type.getDimSize(d);
+        continue;
+      }
+      if (dynamicSources++ == 0)
+        soleSource[j] = k;
+      else
+        soleSource[j] = -1;
+      Value other = tensor::DimOp::create(b, loc, input, d);
+      size = size ? Value(arith::SelectOp::create(
+                        b, loc,
+                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              size, one),
+                        other, size))
+                  : other;
+    }
+    if (broadcast != 1) {
+      // A static size other than 1 decides.
+      size = arith::ConstantIndexOp::create(b, loc, broadcast);
+      soleSource[j] = -1;
+    } else if (!size) {
+      size = one;
+    }
+    targets[j] = size;
+    sizes.push_back(size);
+  }
+  // Every input dimension known only at run time is the target's size, or 1
+  // and stretched (a copy, made only when a run-time size is 1 where the
+  // result's is not); anything else is reported.
+  for (auto [k, input] : llvm::enumerate(inputs)) {
     auto type = cast<RankedTensorType>(input.getType());
+    SmallVector<int64_t> dims;
+    SmallVector<Value> dimTargets;
+    Value stretch;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (!type.isDynamicDim(d))
+        continue;
+      int64_t j = d + rank - type.getRank();
+      if (soleSource[j] == int64_t(k))
+        continue;
+      Value size = tensor::DimOp::create(b, loc, input, d);
+      Value isOne =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, size, one);
+      Value differs = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                            size, targets[j]);
+      // Against a size the model states, checkedCast below reports the
+      // mismatch (naming both sizes).
+      if (resultType.isDynamicDim(j))
+        checkCondition(
+            b, loc, op,
+            arith::AndIOp::create(
+                b, loc, differs,
+                arith::XOrIOp::create(
+                    b, loc, isOne,
+                    arith::ConstantOp::create(b, loc, b.getBoolAttr(true)))),
+            "operands have sizes known only at run time that do not "
+            "broadcast");
+      Value needed = arith::AndIOp::create(b, loc, isOne, differs);
+      stretch = stretch ? Value(arith::OrIOp::create(b, loc, stretch, needed))
+                        : needed;
+      dims.push_back(d);
+      dimTargets.push_back(targets[j]);
+    }
+    if (stretch) {
+    Value original = input;
+    auto ifOp = scf::IfOp::create(
+        b, loc, stretch,
+        [&](OpBuilder &then, Location thenLoc) {
+          scf::YieldOp::create(then, thenLoc,
+                               broadcastCopy(then, thenLoc, original, dims,
+                                             dimTargets));
+        },
+        [&](OpBuilder &otherwise, Location otherwiseLoc) {
+          scf::YieldOp::create(otherwise, otherwiseLoc, original);
+        });
+    input = ifOp.getResult(0);
+    }
+    // The stated sizes: a dimension known only at run time whose result
+    // size is static is that size (checked).
     SmallVector<int64_t> stated(type.getShape());
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      if (type.isDynamicDim(d) &&
-          !resultType.isDynamicDim(resultDim(type, d)))
-        stated[d] = resultType.getDimSize(resultDim(type, d));
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      int64_t j = d + rank - type.getRank();
+      if (type.isDynamicDim(d) && !resultType.isDynamicDim(j))
+        stated[d] = resultType.getDimSize(j);
+    }
     if (stated != type.getShape())
       input = checkedCast(b, loc, op, input,
                           RankedTensorType::get(stated, type.getElementType()));
-  }
-  SmallVector<Value> sizes;
-  for (int64_t j = 0; j < rank; ++j) {
-    if (!resultType.isDynamicDim(j))
-      continue;
-    Value size;
-    for (Value &input : inputs) {
-      auto type = cast<RankedTensorType>(input.getType());
-      int64_t d = j - (rank - type.getRank());
-      if (d < 0 || !type.isDynamicDim(d))
-        continue;
-      if (!size) {
-        size = tensor::DimOp::create(b, loc, input, d);
-        continue;
-      }
-      // A second run-time size in the same dimension must be the first.
-      Value other = tensor::DimOp::create(b, loc, input, d);
-      Value differs = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                            other, size);
-      checkCondition(b, loc, op, differs,
-                     "operands have different sizes known only at run time "
-                     "(broadcasting them is not supported)");
-      // Reads stay inside both inputs: the smaller size.
-      size = arith::MinUIOp::create(b, loc, size, other);
-    }
-    if (!size) {
-      // A result left dynamic over static operands: their broadcast size.
-      int64_t broadcast = 1;
-      for (Value input : inputs) {
-        auto type = cast<RankedTensorType>(input.getType());
-        int64_t d = j - (rank - type.getRank());
-        if (d >= 0 && type.getDimSize(d) != 1)
-          broadcast = type.getDimSize(d);
-      }
-      size = arith::ConstantIndexOp::create(b, loc, broadcast);
-    }
-    sizes.push_back(size);
   }
   return sizes;
 }
@@ -228,12 +382,15 @@ Value buildReduction(OpBuilder &b, Location loc, Value input,
   SmallVector<int64_t> shape;
   SmallVector<AffineExpr> exprs;
   SmallVector<utils::IteratorType> iterators;
+  SmallVector<Value> sizes;
   for (int64_t d = 0; d < rank; ++d) {
     bool reduced = llvm::is_contained(axes, d);
     iterators.push_back(reduced ? utils::IteratorType::reduction
                                 : utils::IteratorType::parallel);
     if (reduced && !keepdims)
       continue;
+    if (!reduced && inputType.isDynamicDim(d))
+      sizes.push_back(tensor::DimOp::create(b, loc, input, d));
     shape.push_back(reduced ? 1 : inputType.getDimSize(d));
     exprs.push_back(reduced ? getAffineConstantExpr(0, ctx)
                             : getAffineDimExpr(d, ctx));
@@ -243,7 +400,8 @@ Value buildReduction(OpBuilder &b, Location loc, Value input,
                               AffineMap::get(rank, 0, exprs, ctx)};
   auto generic = linalg::GenericOp::create(
       b, loc, TypeRange{resultType}, ValueRange{input},
-      ValueRange{filledTensor(b, loc, resultType, init)}, maps, iterators,
+      ValueRange{filledTensor(b, loc, resultType, init, sizes)}, maps,
+      iterators,
       [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
         linalg::YieldOp::create(nested, nestedLoc,
                                 combine(nested, nestedLoc, args));
@@ -260,13 +418,30 @@ Value buildMean(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
         return floatOrInt<arith::AddFOp, arith::AddIOp>(b, loc, x[0], x[1]);
       });
   int64_t count = 1;
-  auto shape = cast<RankedTensorType>(input.getType()).getShape();
-  for (int64_t axis : axes)
-    count *= shape[axis];
+  auto inputType = cast<RankedTensorType>(input.getType());
+  // The count of a reduced dimension known only at run time, as an index.
+  Value runTimeCount;
+  for (int64_t axis : axes) {
+    if (!inputType.isDynamicDim(axis)) {
+      count *= inputType.getDimSize(axis);
+      continue;
+    }
+    Value size = tensor::DimOp::create(b, loc, input, axis);
+    runTimeCount = runTimeCount
+                       ? arith::MulIOp::create(b, loc, runTimeCount, size)
+                       : size;
+  }
+  if (runTimeCount)
+    runTimeCount = arith::IndexCastOp::create(
+        b, loc, b.getI64Type(),
+        arith::MulIOp::create(b, loc, runTimeCount,
+                              arith::ConstantIndexOp::create(b, loc, count)));
   return buildElementwise(
       b, loc, cast<RankedTensorType>(sum.getType()), ValueRange{sum},
       [&](OpBuilder &b, Location loc, ValueRange x) {
         Value n = scalarConstant(b, loc, type, count);
+        if (runTimeCount)
+          n = castScalar(b, loc, runTimeCount, type);
         return floatOrInt<arith::DivFOp, arith::DivSIOp>(b, loc, x[0], n);
       });
 }

@@ -4,6 +4,7 @@
 #define LOOM_LIB_CONVERSION_LOOMTOLINALG_UTILS_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
@@ -67,9 +68,25 @@ mlir::Value padStatic(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value scalarOf(mlir::OpBuilder &b, mlir::Location loc,
                      mlir::Value tensor, int64_t position = 0);
 
-/// A tensor of `type` filled with `value`.
+/// A tensor of `type` filled with `value`; its dynamic dimensions of the
+/// sizes `dynamicSizes`.
 mlir::Value filledTensor(mlir::OpBuilder &b, mlir::Location loc,
-                         mlir::RankedTensorType type, mlir::Value value);
+                         mlir::RankedTensorType type, mlir::Value value,
+                         mlir::ValueRange dynamicSizes = {});
+
+/// The sizes of `type`'s dynamic dimensions (in order) taken from
+/// `sources`, right-aligned numpy-style: the first source whose dimension
+/// there is dynamic gives it, unchecked; none dynamic, their broadcast
+/// static size.
+llvm::SmallVector<mlir::Value> sizesFrom(mlir::OpBuilder &b,
+                                         mlir::Location loc,
+                                         mlir::RankedTensorType type,
+                                         mlir::ValueRange sources);
+
+/// Dimension `d` of a ranked tensor: an attribute when static, a
+/// tensor.dim when known only at run time.
+mlir::OpFoldResult dimOf(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value tensor, int64_t d);
 
 /// The indexing map of an operand of shape `operand` broadcast
 /// numpy-style (right-aligned, size-1 dimensions stretched) to `result`.
@@ -80,7 +97,7 @@ mlir::AffineMap broadcastMap(mlir::MLIRContext *ctx,
 /// A linalg.generic over the iteration space of `resultType` whose inputs
 /// broadcast numpy-style and whose scalar is `body(inputs)`; a dynamic
 /// result dimension has its size in `dynamicSizes` (see
-/// alignRunTimeSizes).
+/// alignRunTimeSizes), or when none are given, the inputs' (sizesFrom).
 mlir::Value buildElementwise(mlir::OpBuilder &b, mlir::Location loc,
                              mlir::RankedTensorType resultType,
                              mlir::ValueRange inputs, ScalarBody body,
@@ -228,10 +245,13 @@ std::string siteDescription(mlir::Operation *op);
 /// index outside [-size, size) ([0, size) unless `fromEnd`; `sizes` holds
 /// one size, or one per position of the indices' last dimension) and
 /// reports it through the runtime (loom_rt_index_error, loom/abi/checks.h).
-/// The op must still clamp its indices: the code goes on after the report.
+/// A size known only at run time is ShapedType::kDynamic in `sizes`, its
+/// value (an index) the next of `runTimeSizes`. The op must still clamp
+/// its indices: the code goes on after the report.
 void checkIndices(mlir::OpBuilder &rewriter, mlir::Location loc,
                   mlir::Operation *op, mlir::Value indices,
-                  llvm::ArrayRef<int64_t> sizes, bool fromEnd = true);
+                  llvm::ArrayRef<int64_t> sizes, bool fromEnd = true,
+                  mlir::ValueRange runTimeSizes = {});
 
 /// When `failed` (an i1) holds at run time, the runtime reports "SITE:
 /// `problem`" (loom_rt_check_failed, loom/abi/checks.h). The code goes on:

@@ -657,6 +657,28 @@ LogicalResult buildSlice(NodeBinder &b) {
     std::iota(iota.begin(), iota.end(), 0);
     axes = b.i64Tensor(iota);
   }
+  // Without a known type: the dimensions no entry names keep the input's
+  // size (a [1, 128] buffer sliced along axis 1 stays [1, ?]; a dynamic
+  // size there would lose the broadcast of the 1).
+  if (!b.knownOutputType(0) && (constAxes || !axes)) {
+    SmallVector<int64_t> named;
+    if (constAxes) {
+      named = *constAxes;
+    } else {
+      int64_t length = cast<RankedTensorType>(starts.getType()).getDimSize(0);
+      if (!ShapedType::isDynamic(length))
+        for (int64_t i = 0; i < length; ++i)
+          named.push_back(i);
+      else
+        for (int64_t i = 0; i < rank; ++i)
+          named.push_back(i);
+    }
+    SmallVector<int64_t> shape(b.inputType(0).getShape());
+    for (int64_t axis : named)
+      if (axis >= 0 && axis < rank)
+        shape[axis] = ShapedType::kDynamic;
+    type = RankedTensorType::get(shape, type.getElementType());
+  }
   b.setOutput(0, SliceOp::create(b.builder(), b.loc(), type, x, starts, ends,
                                  axes, steps));
   return success();

@@ -130,6 +130,7 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm,
   // by the OpenMP runtime's thread pool (as many threads as
   // omp_set_num_threads asked for on the calling thread).
   pm.addPass(createConvertSCFToOpenMPPass());
+  pm.addNestedPass<func::FuncOp>(createLoomCPUExpandRunTimeShapesPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertVectorToLLVMPass());

@@ -3,28 +3,19 @@
 // Sizes known only at run time lower in the ops that produce them and in
 // the ops that carry them on; any other op is named, with where its size
 // came from.
-func.func @run_time_size(%x: tensor<3x4xf32>) -> tensor<?x2xi64> {
+func.func @run_time_size(%x: tensor<3x4xf32>, %r: tensor<2xi64>) -> tensor<4x?xi64> {
   %i = loom.non_zero %x : tensor<3x4xf32> -> tensor<2x?xi64>
-  // expected-error @+1 {{'loom.transpose' op has a size known only at run time ('tensor<2x?xi64>', from loom.non_zero); the CPU target supports run-time sizes in elementwise ops, gather indices, squeeze/unsqueeze and the ops that produce them (range, non_zero, constant_of_shape, non_max_suppression)}}
-  %t = loom.transpose %i {perm = array<i64: 1, 0>} : tensor<2x?xi64> -> tensor<?x2xi64>
-  return %t : tensor<?x2xi64>
+  // expected-error @+1 {{'loom.tile' op has a size known only at run time ('tensor<2x?xi64>', from loom.non_zero); the CPU target supports run-time sizes in elementwise, shape and data-movement ops (reshape, transpose, expand, concat, split, slice, gather), matrix products, attention, normalizations, softmax, reductions, cumsum, top-k, and convolutions and pooling in the batch only (bind the others with --input-shape)}}
+  %t = loom.tile %i, %r : (tensor<2x?xi64>, tensor<2xi64>) -> tensor<4x?xi64>
+  return %t : tensor<4x?xi64>
 }
 
 // -----
 
-func.func @dynamic_input(%x: tensor<?x8xf32>) -> tensor<8x?xf32> {
-  // expected-error @+1 {{'loom.transpose' op has a size known only at run time ('tensor<?x8xf32>', from an input of the function)}}
-  %y = loom.transpose %x {perm = array<i64: 1, 0>} : tensor<?x8xf32> -> tensor<8x?xf32>
-  return %y : tensor<8x?xf32>
-}
-
-// -----
-
-// Gather takes run-time sizes in its indices only.
-func.func @gather_dynamic_data(%x: tensor<?x8xf32>, %i: tensor<2xi64>) -> tensor<?x2xf32> {
-  // expected-error @+1 {{'loom.gather' op has a size known only at run time}}
-  %y = loom.gather %x, %i {axis = 1 : i64} : tensor<?x8xf32>, tensor<2xi64> -> tensor<?x2xf32>
-  return %y : tensor<?x2xf32>
+func.func @dynamic_input(%x: tensor<?x8xf32>, %r: tensor<2xi64>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'loom.tile' op has a size known only at run time ('tensor<?x8xf32>', from an input of the function)}}
+  %y = loom.tile %x, %r : (tensor<?x8xf32>, tensor<2xi64>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
 }
 
 // -----

@@ -89,16 +89,23 @@ func.func @non_zero(%x: tensor<3x4xf32>) -> tensor<2x?xi64> {
 // -----
 
 // Elementwise ops take their result sizes from the run-time operand; a
-// second run-time size in the same dimension is checked against the first.
+// second run-time size in the same dimension broadcasts with the first
+// (numpy: a size of 1 gives way, stretched by a copy made only when it
+// must be) or is reported.
 // CHECK-LABEL: func.func @elementwise
 // CHECK: %[[D:.*]] = tensor.dim %arg0, %c0
 // CHECK: %[[E:.*]] = tensor.empty(%[[D]]) : tensor<?xf32>
 // CHECK: linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<?xf32>, tensor<f32>) outs(%[[E]] : tensor<?xf32>)
 // CHECK: %[[D0:.*]] = tensor.dim %[[A:.*]], %c0
 // CHECK: %[[D1:.*]] = tensor.dim %arg0, %c0
-// CHECK: arith.cmpi ne, %[[D1]], %[[D0]]
+// CHECK: %[[ONE:.*]] = arith.cmpi eq, %[[D0]], %c1
+// CHECK: %[[T:.*]] = arith.select %[[ONE]], %[[D1]], %[[D0]]
+// CHECK: arith.cmpi ne, %{{.*}}, %[[T]]
 // CHECK: func.call @loom_rt_check_failed
-// CHECK: arith.minui
+// CHECK: scf.if %{{.*}} -> (tensor<?xf32>)
+// CHECK: linalg.generic
+// CHECK: tensor.extract
+// CHECK: } else {
 func.func @elementwise(%x: tensor<?xf32>, %s: tensor<f32>) -> tensor<?xf32> {
   %y = loom.mul %x, %s : tensor<?xf32>, tensor<f32> -> tensor<?xf32>
   %z = loom.add %y, %x : tensor<?xf32>, tensor<?xf32> -> tensor<?xf32>

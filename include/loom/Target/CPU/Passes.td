@@ -92,6 +92,24 @@ def LoomCPURunTimeSizedArgumentsPass
                            "::mlir::func::FuncDialect"];
 }
 
+def LoomCPUExpandRunTimeShapesPass
+    : Pass<"loom-cpu-expand-run-time-shapes", "::mlir::func::FuncOp"> {
+  let summary = "Rewrite memref.expand_shape with several run-time sizes in "
+                "one group into memref.reinterpret_cast";
+  let description = [{
+    Upstream `expand-strided-metadata` (MLIR 22) infers the sizes of an
+    expand_shape group from its source and crashes when a group has more
+    than one dynamic size (`?x64` into `?x?x64`, what a reshape of
+    [batch * sequence, 64] into [batch, sequence, 64] is). Such an
+    expand_shape of a contiguous buffer (identity layout) is a view of the
+    same memory at the given sizes and row-major strides: this pass writes
+    it as `memref.reinterpret_cast` before `expand-strided-metadata` runs.
+    A source with another layout is reported as an error.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def LoomCPUMemoryPlanPass
     : Pass<"loom-cpu-memory-plan", "::mlir::func::FuncOp"> {
   let summary = "Place a function's temporary buffers in one arena, reusing "

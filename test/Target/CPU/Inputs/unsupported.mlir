@@ -1,6 +1,9 @@
-func.func @main(%x: tensor<3x4xf32>) -> tensor<3x2xi64> {
+func.func @main(%x: tensor<3x4xf32>) -> tensor<4x2xi64> {
   %i = loom.non_zero %x : tensor<3x4xf32> -> tensor<2x?xi64>
-  %t = loom.transpose %i {perm = array<i64: 1, 0>} : tensor<2x?xi64> -> tensor<?x2xi64>
-  %c = tensor.cast %t : tensor<?x2xi64> to tensor<3x2xi64>
-  return %c : tensor<3x2xi64>
+  %reps = loom.constant dense<[2, 1]> : tensor<2xi64>
+  %t = loom.tile %i, %reps : (tensor<2x?xi64>, tensor<2xi64>) -> tensor<4x?xi64>
+  %s = loom.transpose %t {perm = array<i64: 1, 0>} : tensor<4x?xi64> -> tensor<?x4xi64>
+  %c = tensor.cast %s : tensor<?x4xi64> to tensor<2x4xi64>
+  %r = loom.transpose %c {perm = array<i64: 1, 0>} : tensor<2x4xi64> -> tensor<4x2xi64>
+  return %r : tensor<4x2xi64>
 }
