@@ -532,12 +532,23 @@ public:
     RankedTensorType type = this->resultType(op);
     if (!type)
       return failure();
+    auto inputType = cast<RankedTensorType>(adaptor.getInput().getType());
     if constexpr (std::is_same_v<OpTy, ReshapeOp>) {
-      auto inputType = cast<RankedTensorType>(adaptor.getInput().getType());
       if (!inputType.hasStaticShape() || !type.hasStaticShape()) {
         rewriter.replaceOp(op, runTimeReshape(rewriter, op, adaptor, type));
         return success();
       }
+    }
+    // Squeeze or unsqueeze of sizes known only at run time into a static
+    // shape: the element count is checked.
+    if (!inputType.hasStaticShape() && type.hasStaticShape()) {
+      Value flat = checkedCast(
+          rewriter, op.getLoc(), op,
+          flattened(rewriter, op.getLoc(), adaptor.getInput()),
+          RankedTensorType::get({type.getNumElements()},
+                                type.getElementType()));
+      rewriter.replaceOp(op, reshapeTo(rewriter, op.getLoc(), flat, type));
+      return success();
     }
     rewriter.replaceOp(
         op, reshapeTo(rewriter, op.getLoc(), adaptor.getInput(), type));
@@ -817,6 +828,10 @@ public:
       SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
       for (Value input : adaptor.getInputs()) {
         auto shape = cast<RankedTensorType>(input.getType()).getShape();
+        // Empty inputs add nothing (and their offset at the end is one
+        // insert_slice's verifier refuses).
+        if (llvm::is_contained(shape, 0))
+          continue;
         result = tensor::InsertSliceOp::create(
             rewriter, loc, input, result, indexAttrs(rewriter, offsets),
             indexAttrs(rewriter, shape), indexAttrs(rewriter, strides));
@@ -844,6 +859,9 @@ public:
     Value result = emptyTensor(rewriter, loc, type, sizes);
     OpFoldResult offset = rewriter.getIndexAttr(0);
     for (Value input : adaptor.getInputs()) {
+      if (llvm::is_contained(cast<RankedTensorType>(input.getType()).getShape(),
+                             0))
+        continue;
       SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)),
           extents, strides(rank, rewriter.getIndexAttr(1));
       offsets[axis] = offset;
@@ -943,6 +961,12 @@ public:
     if (!constantBounds || !inputType.hasStaticShape() ||
         !type.hasStaticShape()) {
       rewriter.replaceOp(op, buildRuntimeSlice(rewriter, op, adaptor, type));
+      return success();
+    }
+    // Nothing to read (and an offset at the end that extract_slice's
+    // verifier refuses): an empty tensor.
+    if (type.getNumElements() == 0) {
+      rewriter.replaceOp(op, emptyTensor(rewriter, op.getLoc(), type));
       return success();
     }
     SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
@@ -1397,6 +1421,30 @@ public:
     int64_t rank = type.getRank();
     int64_t axis = axisIndex(op.getAxis(), rank);
     int64_t depth = type.getDimSize(axis);
+    // A depth known only at run time is read from its operand (ONNX: one
+    // element of any numeric type; a negative one gives an empty axis).
+    Value runTimeDepth;
+    if (ShapedType::isDynamic(depth))
+      runTimeDepth = arith::MaxSIOp::create(
+          rewriter, loc,
+          castScalar(rewriter, loc,
+                     scalarOf(rewriter, loc, adaptor.getDepth(), 0),
+                     rewriter.getI64Type(), isUnsigned(op.getDepth())),
+          scalarConstant(rewriter, loc, rewriter.getI64Type(), 0));
+    // Other sizes known only at run time are the indices'.
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (!type.isDynamicDim(d))
+        continue;
+      if (d == axis) {
+        sizes.push_back(arith::IndexCastOp::create(
+            rewriter, loc, rewriter.getIndexType(), runTimeDepth));
+        continue;
+      }
+      sizes.push_back(tensor::DimOp::create(rewriter, loc,
+                                            adaptor.getIndices(),
+                                            d < axis ? d : d - 1));
+    }
     Value off = castScalar(rewriter, loc,
                            scalarOf(rewriter, loc, adaptor.getValues(), 0),
                            type.getElementType());
@@ -1413,13 +1461,15 @@ public:
                                                utils::IteratorType::parallel);
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{type}, ValueRange{adaptor.getIndices()},
-        ValueRange{emptyTensor(rewriter, loc, type)}, maps, iterators,
+        ValueRange{emptyTensor(rewriter, loc, type, sizes)}, maps, iterators,
         [&](OpBuilder &b, Location loc, ValueRange args) {
           Value index = castScalar(b, loc, args[0], b.getI64Type(),
                                    isUnsigned(op.getIndices()));
           Value position = arith::IndexCastOp::create(
               b, loc, b.getI64Type(), linalg::IndexOp::create(b, loc, axis));
-          Value depthValue = scalarConstant(b, loc, b.getI64Type(), depth);
+          Value depthValue = runTimeDepth
+                                 ? runTimeDepth
+                                 : scalarConstant(b, loc, b.getI64Type(), depth);
           Value negative = arith::CmpIOp::create(
               b, loc, arith::CmpIPredicate::slt, index,
               scalarConstant(b, loc, b.getI64Type(), 0));
@@ -1469,11 +1519,12 @@ Value buildScatter(
     StringRef reduction, bool isUnsignedElement,
     function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)>
         target) {
-  auto shape = cast<RankedTensorType>(updates.getType()).getShape();
+  int64_t rank = cast<RankedTensorType>(updates.getType()).getRank();
   SmallVector<Value> lbs, ubs, steps;
-  for (int64_t size : shape) {
+  for (int64_t d = 0; d < rank; ++d) {
     lbs.push_back(arith::ConstantIndexOp::create(b, loc, 0));
-    ubs.push_back(arith::ConstantIndexOp::create(b, loc, size));
+    ubs.push_back(
+        getValueOrCreateConstantIndexOp(b, loc, dimOf(b, loc, updates, d)));
     steps.push_back(arith::ConstantIndexOp::create(b, loc, 1));
   }
   scf::LoopNest nest = scf::buildLoopNest(
@@ -1503,9 +1554,16 @@ public:
     int64_t rank = type.getRank();
     int64_t axis = axisIndex(op.getAxis(), rank);
     Value indices = adaptor.getIndices();
-    checkIndices(rewriter, op.getLoc(), op, indices, {type.getDimSize(axis)});
+    Location loc = op.getLoc();
+    Value axisLength = getValueOrCreateConstantIndexOp(
+        rewriter, loc, dimOf(rewriter, loc, adaptor.getData(), axis));
+    SmallVector<Value> runTimeAxis;
+    if (type.isDynamicDim(axis))
+      runTimeAxis.push_back(axisLength);
+    checkIndices(rewriter, loc, op, indices, {type.getDimSize(axis)},
+                 /*fromEnd=*/true, runTimeAxis);
     rewriter.replaceOp(
-        op, buildScatter(rewriter, op.getLoc(), adaptor.getData(),
+        op, buildScatter(rewriter, loc, adaptor.getData(),
                          adaptor.getUpdates(), op.getReduction(),
                          isUnsigned(op.getData()),
                          [&](OpBuilder &b, Location loc, ValueRange ivs) {
@@ -1513,7 +1571,7 @@ public:
                            coords[axis] = wrappedIndex(
                                b, loc,
                                tensor::ExtractOp::create(b, loc, indices, ivs),
-                               type.getDimSize(axis));
+                               axisLength);
                            return coords;
                          }));
     return success();
@@ -1535,8 +1593,19 @@ public:
     auto indexShape = cast<RankedTensorType>(indices.getType()).getShape();
     int64_t depth = indexShape.back();
     int64_t batch = indexShape.size() - 1;
-    checkIndices(rewriter, op.getLoc(), op, indices,
-                 type.getShape().take_front(depth));
+    Location opLoc = op.getLoc();
+    if (ShapedType::isDynamic(depth))
+      return rewriter.notifyMatchFailure(op, "index depth known at run time");
+    SmallVector<Value> dataSizes, runTimeSizes;
+    for (int64_t j = 0; j < depth; ++j) {
+      dataSizes.push_back(getValueOrCreateConstantIndexOp(
+          rewriter, opLoc, dimOf(rewriter, opLoc, adaptor.getData(), j)));
+      if (type.isDynamicDim(j))
+        runTimeSizes.push_back(dataSizes.back());
+    }
+    checkIndices(rewriter, opLoc, op, indices,
+                 type.getShape().take_front(depth), /*fromEnd=*/true,
+                 runTimeSizes);
     rewriter.replaceOp(
         op, buildScatter(
                 rewriter, op.getLoc(), adaptor.getData(), adaptor.getUpdates(),
@@ -1549,7 +1618,7 @@ public:
                     at.back() = arith::ConstantIndexOp::create(b, loc, j);
                     coords.push_back(wrappedIndex(
                         b, loc, tensor::ExtractOp::create(b, loc, indices, at),
-                        type.getDimSize(j)));
+                        dataSizes[j]));
                   }
                   coords.append(ivs.begin() + batch, ivs.end());
                   return coords;

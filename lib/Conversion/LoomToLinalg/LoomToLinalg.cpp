@@ -71,7 +71,9 @@ bool lowersRunTimeSizes(Operation *op) {
              // Shapes and data movement.
              ShapeOp, SizeOp, ReshapeOp, TransposeOp, ExpandOp, ConcatOp,
              SplitOp, SliceOp, GatherOp, GatherElementsOp, GatherNDOp,
-             SwigluOp, CumSumOp, TopKOp, AttentionOp,
+             SwigluOp, CumSumOp, TopKOp, AttentionOp, ArgMaxOp, ArgMinOp,
+             OneHotOp, RotaryEmbeddingOp, BatchNormOp, ScatterElementsOp,
+             ScatterNDOp,
              // Windows (the batch only).
              ConvOp, MaxPoolOp, AvgPoolOp,
              ReduceMeanOp, ReduceSumOp, ReduceMaxOp, ReduceMinOp,
@@ -85,9 +87,10 @@ bool lowersRunTimeSizes(Operation *op) {
 bool acceptsRunTimeSizesOf(Operation *op, Type type, bool isOperand,
                            unsigned position) {
 
-  // The ops whose results depend on data read small static operands.
+  // The ops whose results depend on data read small static operands;
+  // non_zero takes any input.
   if (producesRunTimeSizes(op))
-    return !isOperand;
+    return !isOperand || isa<NonZeroOp>(op);
   return lowersRunTimeSizes(op);
 }
 

@@ -681,20 +681,25 @@ public:
     SmallVector<int64_t> shape;
     SmallVector<AffineExpr> exprs;
     SmallVector<utils::IteratorType> iterators;
+    SmallVector<Value> sizes;
     for (int64_t d = 0; d < rank; ++d) {
       iterators.push_back(d == axis ? utils::IteratorType::reduction
                                     : utils::IteratorType::parallel);
       if (d == axis && !keep)
         continue;
+      if (d != axis && inputType.isDynamicDim(d))
+        sizes.push_back(tensor::DimOp::create(rewriter, loc, input, d));
       shape.push_back(d == axis ? 1 : inputType.getDimSize(d));
       exprs.push_back(d == axis ? getAffineConstantExpr(0, ctx)
                                 : getAffineDimExpr(d, ctx));
     }
     auto valueType = RankedTensorType::get(shape, element);
+    if (type.getShape() != valueType.getShape())
+      return rewriter.notifyMatchFailure(op, "unexpected result shape");
     Value values = filledTensor(
         rewriter, loc, valueType,
-        extremeValue(rewriter, loc, element, isMax, isUnsignedInput));
-    Value indices = zeroFilled(rewriter, loc, type);
+        extremeValue(rewriter, loc, element, isMax, isUnsignedInput), sizes);
+    Value indices = zeroFilled(rewriter, loc, type, sizes);
     AffineMap out = AffineMap::get(rank, 0, exprs, ctx);
     SmallVector<AffineMap> maps{rewriter.getMultiDimIdentityMap(rank), out,
                                 out};
@@ -1244,10 +1249,32 @@ public:
     SmallVector<utils::IteratorType> iterators(rank,
                                                utils::IteratorType::parallel);
     Value x = adaptor.getInput();
+    Location opLoc = op.getLoc();
+    // Tables with sizes known only at run time must match the input's
+    // there (broadcasting a run-time 1 is not supported: reported).
+    for (Value table : {adaptor.getCos(), adaptor.getSin()}) {
+      auto tableType = cast<RankedTensorType>(table.getType());
+      int64_t offset = rank - tableType.getRank();
+      for (int64_t d = 0; d + 1 < tableType.getRank(); ++d) {
+        if (!tableType.isDynamicDim(d))
+          continue;
+        Value differs = arith::CmpIOp::create(
+            rewriter, opLoc, arith::CmpIPredicate::ne,
+            tensor::DimOp::create(rewriter, opLoc, table, d),
+            getValueOrCreateConstantIndexOp(
+                rewriter, opLoc, dimOf(rewriter, opLoc, x, d + offset)));
+        checkCondition(rewriter, opLoc, op, differs,
+                       "the cos/sin tables' sizes known only at run time "
+                       "differ from the input's (broadcasting them is not "
+                       "supported)");
+      }
+    }
     auto generic = linalg::GenericOp::create(
-        rewriter, op.getLoc(), TypeRange{type},
+        rewriter, opLoc, TypeRange{type},
         ValueRange{x, x, adaptor.getCos(), adaptor.getSin()},
-        ValueRange{emptyTensor(rewriter, op.getLoc(), type)}, maps, iterators,
+        ValueRange{emptyTensor(rewriter, opLoc, type,
+                               sizesFrom(rewriter, opLoc, type, ValueRange{x}))},
+        maps, iterators,
         [&](B &b, L loc, V args) {
           Value index = linalg::IndexOp::create(b, loc, rank - 1);
           Value first;

@@ -244,7 +244,7 @@ public:
     RankedTensorType type = resultType(op);
     Value input = adaptor.getInput();
     auto inputType = cast<RankedTensorType>(input.getType());
-    if (!type || !inputType.hasStaticShape())
+    if (!type)
       return failure();
     Location loc = op.getLoc();
     Type i64 = rewriter.getI64Type();
@@ -257,10 +257,20 @@ public:
       return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x,
                                    scalarConstant(b, loc, x.getType(), 0));
     };
-    // The count: a sum over every element.
+    // The count: a sum over every element (of an input whose sizes may be
+    // known only at run time).
+    SmallVector<Value> inputSizes;
+    Value total = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    for (int64_t d = 0; d < rank; ++d) {
+      inputSizes.push_back(getValueOrCreateConstantIndexOp(
+          rewriter, loc, dimOf(rewriter, loc, input, d)));
+      total = arith::MulIOp::create(rewriter, loc, total, inputSizes.back());
+    }
     Value flat = reshapeTo(
         rewriter, loc, input,
-        RankedTensorType::get({inputType.getNumElements()},
+        RankedTensorType::get({inputType.hasStaticShape()
+                                   ? inputType.getNumElements()
+                                   : ShapedType::kDynamic},
                               inputType.getElementType()));
     auto scalarType = RankedTensorType::get({}, i64);
     Value zeroCount = linalg::FillOp::create(
@@ -290,8 +300,6 @@ public:
     // The coordinates, in one sequential loop carrying the next column.
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-    Value total =
-        arith::ConstantIndexOp::create(rewriter, loc, inputType.getNumElements());
     auto loop = scf::ForOp::create(
         rewriter, loc, zero, total, one, ValueRange{result, zero},
         [&](OpBuilder &b, Location loc, Value linear, ValueRange carried) {
@@ -302,8 +310,7 @@ public:
                 Value written = carried[0];
                 Value rest = linear;
                 for (int64_t d = rank - 1; d >= 0; --d) {
-                  Value size = arith::ConstantIndexOp::create(
-                      then, loc, inputType.getDimSize(d));
+                  Value size = inputSizes[d];
                   Value coordinate =
                       arith::RemUIOp::create(then, loc, rest, size);
                   rest = arith::DivUIOp::create(then, loc, rest, size);
