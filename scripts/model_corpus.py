@@ -17,6 +17,9 @@ failure with the first line of the diagnostic:
              rank's outputs compared
   checked    loomc --runtime-checks (bounds and shape checks on every
              access): the engine must run and match
+  symbolic   models with symbolic input dimensions: loomc without
+             --input-shape (one engine for every size), then loom-run on
+             the engine at every data set's shapes (two different shapes)
 
 Tolerances: f32 rtol 1e-3, atol 1e-4 against onnxruntime. Int8 QDQ models
 are bit-exact: the reference executor must equal onnxruntime's outputs for
@@ -31,7 +34,8 @@ With --markdown FILE it writes the status table of docs/models.md (the
 latencies against onnxruntime come from bench/compare_onnxruntime.py).
 
 usage: python3 scripts/model_corpus.py --bin build/bin [--models test/models]
-           [--paths import,reference,engine,engine2,tp2,checked] [--jobs 2]
+           [--paths import,reference,engine,engine2,tp2,checked,symbolic]
+           [--jobs 2]
            [--expectations test/models/expectations.txt --check | --update]
            [--match REGEX] [--markdown FILE] [NAME ...]
 """
@@ -47,7 +51,8 @@ import sys
 import tempfile
 import time
 
-ALL_PATHS = ["import", "reference", "engine", "engine2", "tp2", "checked"]
+ALL_PATHS = ["import", "reference", "engine", "engine2", "tp2", "checked",
+             "symbolic"]
 F32_TOLERANCES = ["--rtol", "1e-3", "--atol", "1e-4"]
 
 
@@ -169,6 +174,17 @@ def run_paths(name, args, info):
             if ok:
                 why = run_engine(step, bin_, checked, sets[0], "1", quantized)
             results["checked"] = why
+        if "symbolic" in args.paths and info.get("dynamic_axes"):
+            symbolic = os.path.join(tmp, "symbolic.engine")
+            ok, why, _ = step.run([os.path.join(bin_, "loomc"), model, "-o",
+                                   symbolic], "loomc (symbolic inputs)")
+            # One engine, every data set's shapes.
+            for data in sets if ok else []:
+                why = run_engine(step, bin_, symbolic, data, "1", quantized)
+                if why:
+                    why = "%s: %s" % (os.path.basename(data), why)
+                    break
+            results["symbolic"] = why
     return name, results, figures
 
 

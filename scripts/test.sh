@@ -72,13 +72,15 @@ echo "== The real-model corpus (test/models: PyTorch and Hugging Face exports)"
 # Every model imports, runs on the reference executor (at both shapes when
 # its inputs are symbolic), compiles into an engine (symbolic inputs bound
 # by --input-shape) run on 1 and 2 threads, and, for transformers, into a
-# tp=2 engine run on 2 ranks, each against onnxruntime's outputs; the
+# tp=2 engine run on 2 ranks, each against onnxruntime's outputs; models
+# with symbolic inputs also compile once with them symbolic and that one
+# engine runs at both data sets' shapes; the
 # static variants also run compiled with --runtime-checks (densenet121's
 # checked compile exhausts this machine's memory). Fails on any failure
 # not listed in the expectations and on any listed one that passes.
 corpus=(/usr/bin/python3 -s "$root/scripts/model_corpus.py" --bin "$build/bin"
         --models "$root/test/models" --expectations "$root/test/models/expectations.txt" --check)
-"${corpus[@]}" --paths import,reference,engine,engine2,tp2
+"${corpus[@]}" --paths import,reference,engine,engine2,tp2,symbolic
 "${corpus[@]}" --paths checked --match '^(?!.*_dyn)(?!densenet)[a-z0-9_]+$'
 
 echo "== The g++ 12 build (the alternative toolchain must keep building)"
