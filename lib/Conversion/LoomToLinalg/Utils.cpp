@@ -345,18 +345,18 @@ SmallVector<Value> alignRunTimeSizes(OpBuilder &b, Location loc,
       dimTargets.push_back(targets[j]);
     }
     if (stretch) {
-    Value original = input;
-    auto ifOp = scf::IfOp::create(
-        b, loc, stretch,
-        [&](OpBuilder &then, Location thenLoc) {
-          scf::YieldOp::create(then, thenLoc,
-                               broadcastCopy(then, thenLoc, original, dims,
-                                             dimTargets));
-        },
-        [&](OpBuilder &otherwise, Location otherwiseLoc) {
-          scf::YieldOp::create(otherwise, otherwiseLoc, original);
-        });
-    input = ifOp.getResult(0);
+      Value original = input;
+      auto ifOp = scf::IfOp::create(
+          b, loc, stretch,
+          [&](OpBuilder &then, Location thenLoc) {
+            scf::YieldOp::create(then, thenLoc,
+                                 broadcastCopy(then, thenLoc, original, dims,
+                                               dimTargets));
+          },
+          [&](OpBuilder &otherwise, Location otherwiseLoc) {
+            scf::YieldOp::create(otherwise, otherwiseLoc, original);
+          });
+      input = ifOp.getResult(0);
     }
     // The stated sizes: a dimension known only at run time whose result
     // size is static is that size (checked).
