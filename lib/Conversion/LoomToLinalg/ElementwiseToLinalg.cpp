@@ -580,7 +580,7 @@ private:
     };
     // The entries as given, with 0 replaced by the input's size.
     SmallVector<Value> sizes;
-    Value known = index(1), inferred;
+    Value known = index(1);
     for (int64_t d = 0; d < rank; ++d) {
       Value entry = arith::IndexCastOp::create(
           b, loc, b.getIndexType(), scalarOf(b, loc, adaptor.getShape(), d));
@@ -1216,8 +1216,7 @@ SmallVector<Value> coordsWith(OpBuilder &b, Location loc, int64_t rank,
 /// `size` when negative. An index outside [-size, size) - which
 /// checkIndices reports before the op runs - is clamped into the
 /// dimension, so that the code never reads or writes outside a tensor.
-/// wrappedIndex for a dimension of `size` (an index value; known only at
-/// run time).
+/// `size` is an index value (a constant, or read at run time).
 Value wrappedIndex(OpBuilder &b, Location loc, Value value, Value size) {
   Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), value);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
@@ -1231,9 +1230,6 @@ Value wrappedIndex(OpBuilder &b, Location loc, Value value, Value size) {
       b, loc, arith::MinSIOp::create(b, loc, inRange, last), zero);
 }
 
-Value wrappedIndex(OpBuilder &b, Location loc, Value value, int64_t size) {
-  return wrappedIndex(b, loc, value, arith::ConstantIndexOp::create(b, loc, size));
-}
 
 /// out[d..., i..., e...] = data[d..., indices[i...], e...].
 class GatherLowering : public LoomLowering<GatherOp> {
