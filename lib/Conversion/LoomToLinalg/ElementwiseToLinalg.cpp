@@ -499,9 +499,7 @@ Value numElementsOf(OpBuilder &b, Location loc, Value tensor) {
   auto type = cast<RankedTensorType>(tensor.getType());
   Value count = arith::ConstantIndexOp::create(b, loc, 1);
   for (int64_t d = 0; d < type.getRank(); ++d)
-    count = arith::MulIOp::create(
-        b, loc, count,
-        getValueOrCreateConstantIndexOp(b, loc, dimOf(b, loc, tensor, d)));
+    count = arith::MulIOp::create(b, loc, count, indexDim(b, loc, tensor, d));
   return count;
 }
 
@@ -587,10 +585,8 @@ private:
       if (!op.getAllowzero() && d < inputType.getRank()) {
         Value zero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                            entry, index(0));
-        entry = arith::SelectOp::create(
-            b, loc, zero,
-            getValueOrCreateConstantIndexOp(b, loc, dimOf(b, loc, input, d)),
-            entry);
+        entry = arith::SelectOp::create(b, loc, zero,
+                                        indexDim(b, loc, input, d), entry);
       }
       Value isInferred = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::eq, entry, index(-1));
@@ -662,10 +658,9 @@ public:
     int64_t end = clampBound(op.getEnd() ? int64_t(*op.getEnd()) : rank);
     SmallVector<Value> sizes;
     for (int64_t d = start; d < end; ++d)
-      sizes.push_back(arith::IndexCastOp::create(
-          rewriter, loc, rewriter.getI64Type(),
-          getValueOrCreateConstantIndexOp(rewriter, loc,
-                                          dimOf(rewriter, loc, input, d))));
+      sizes.push_back(
+          arith::IndexCastOp::create(rewriter, loc, rewriter.getI64Type(),
+                                     indexDim(rewriter, loc, input, d)));
     if (int64_t(sizes.size()) != type.getDimSize(0))
       return rewriter.notifyMatchFailure(op, "unexpected result size");
     rewriter.replaceOpWithNewOp<tensor::FromElementsOp>(op, type, sizes);
@@ -705,9 +700,8 @@ public:
     SmallVector<Value> sizes;
     for (int64_t d = 0; d < type.getRank(); ++d)
       if (type.isDynamicDim(d))
-        sizes.push_back(getValueOrCreateConstantIndexOp(
-            rewriter, op.getLoc(),
-            dimOf(rewriter, op.getLoc(), adaptor.getInput(), op.getPerm()[d])));
+        sizes.push_back(indexDim(rewriter, op.getLoc(), adaptor.getInput(),
+                                 op.getPerm()[d]));
     Value init = emptyTensor(rewriter, op.getLoc(), type, sizes);
     auto transpose = linalg::TransposeOp::create(
         rewriter, op.getLoc(), adaptor.getInput(), init, op.getPerm());
@@ -757,8 +751,7 @@ private:
     };
     SmallVector<Value> sizes, inputSizes;
     for (int64_t d = 0; d < inputType.getRank(); ++d)
-      inputSizes.push_back(
-          getValueOrCreateConstantIndexOp(b, loc, dimOf(b, loc, input, d)));
+      inputSizes.push_back(indexDim(b, loc, input, d));
     for (int64_t j = 0; j < rank; ++j) {
       if (!type.isDynamicDim(j))
         continue;
@@ -845,17 +838,12 @@ public:
     Value first = adaptor.getInputs().front();
     Value total = arith::ConstantIndexOp::create(rewriter, loc, 0);
     for (Value input : adaptor.getInputs())
-      total = arith::AddIOp::create(
-          rewriter, loc, total,
-          getValueOrCreateConstantIndexOp(rewriter, loc,
-                                          dimOf(rewriter, loc, input, axis)));
+      total = arith::AddIOp::create(rewriter, loc, total,
+                                    indexDim(rewriter, loc, input, axis));
     SmallVector<Value> sizes;
     for (int64_t d = 0; d < rank; ++d)
       if (type.isDynamicDim(d))
-        sizes.push_back(d == axis ? total
-                                  : getValueOrCreateConstantIndexOp(
-                                        rewriter, loc,
-                                        dimOf(rewriter, loc, first, d)));
+        sizes.push_back(d == axis ? total : indexDim(rewriter, loc, first, d));
     Value result = emptyTensor(rewriter, loc, type, sizes);
     OpFoldResult offset = rewriter.getIndexAttr(0);
     for (Value input : adaptor.getInputs()) {
@@ -866,7 +854,7 @@ public:
           extents, strides(rank, rewriter.getIndexAttr(1));
       offsets[axis] = offset;
       for (int64_t d = 0; d < rank; ++d)
-        extents.push_back(dimOf(rewriter, loc, input, d));
+        extents.push_back(tensor::getMixedSize(rewriter, loc, input, d));
       result = tensor::InsertSliceOp::create(rewriter, loc, input, result,
                                              offsets, extents, strides);
       offset = arith::AddIOp::create(
@@ -910,8 +898,9 @@ public:
       // Other dimensions known only at run time are the input's.
       SmallVector<OpFoldResult> extents;
       for (int64_t d = 0; d < rank; ++d)
-        extents.push_back(d == axis ? rewriter.getIndexAttr(part)
-                                    : dimOf(rewriter, loc, input, d));
+        extents.push_back(d == axis
+                              ? rewriter.getIndexAttr(part)
+                              : tensor::getMixedSize(rewriter, loc, input, d));
       Value slice = tensor::ExtractSliceOp::create(
           rewriter, loc, input, indexAttrs(rewriter, offsets), extents,
           indexAttrs(rewriter, strides));
@@ -1007,8 +996,7 @@ private:
     SmallVector<Value> offsets, steps, sizes;
     for (int64_t d = 0; d < rank; ++d) {
       Value offset = index(0), step = index(1);
-      Value size = getValueOrCreateConstantIndexOp(b, loc,
-                                                   dimOf(b, loc, input, d));
+      Value size = indexDim(b, loc, input, d);
       // The number of elements read along d (the result's size there).
       Value length = size;
       for (int64_t i = 0; i < count; ++i) {
@@ -1258,9 +1246,7 @@ public:
     Location loc = op.getLoc();
     // The axis's size as an index value (read from the data when known only
     // at run time).
-    Value axisLength =
-        getValueOrCreateConstantIndexOp(rewriter, loc,
-                                        dimOf(rewriter, loc, data, axis));
+    Value axisLength = indexDim(rewriter, loc, data, axis);
     SmallVector<Value> runTimeAxis;
     if (ShapedType::isDynamic(axisSize))
       runTimeAxis.push_back(axisLength);
@@ -1277,8 +1263,7 @@ public:
         continue;
       }
       int64_t dataDim = d < axis ? d : d - indexRank + 1;
-      sizes.push_back(getValueOrCreateConstantIndexOp(
-          rewriter, loc, dimOf(rewriter, loc, data, dataDim)));
+      sizes.push_back(indexDim(rewriter, loc, data, dataDim));
     }
     auto generic = linalg::GenericOp::create(
         rewriter, op.getLoc(), TypeRange{type}, ValueRange{indices},
@@ -1311,8 +1296,7 @@ public:
     int64_t rank = type.getRank();
     int64_t axis = axisIndex(op.getAxis(), rank);
     int64_t axisSize = dataType.getDimSize(axis);
-    Value axisLength = getValueOrCreateConstantIndexOp(
-        rewriter, op.getLoc(), dimOf(rewriter, op.getLoc(), data, axis));
+    Value axisLength = indexDim(rewriter, op.getLoc(), data, axis);
     SmallVector<Value> runTimeAxis;
     if (ShapedType::isDynamic(axisSize))
       runTimeAxis.push_back(axisLength);
@@ -1519,8 +1503,7 @@ Value buildScatter(
   SmallVector<Value> lbs, ubs, steps;
   for (int64_t d = 0; d < rank; ++d) {
     lbs.push_back(arith::ConstantIndexOp::create(b, loc, 0));
-    ubs.push_back(
-        getValueOrCreateConstantIndexOp(b, loc, dimOf(b, loc, updates, d)));
+    ubs.push_back(indexDim(b, loc, updates, d));
     steps.push_back(arith::ConstantIndexOp::create(b, loc, 1));
   }
   scf::LoopNest nest = scf::buildLoopNest(
@@ -1551,8 +1534,7 @@ public:
     int64_t axis = axisIndex(op.getAxis(), rank);
     Value indices = adaptor.getIndices();
     Location loc = op.getLoc();
-    Value axisLength = getValueOrCreateConstantIndexOp(
-        rewriter, loc, dimOf(rewriter, loc, adaptor.getData(), axis));
+    Value axisLength = indexDim(rewriter, loc, adaptor.getData(), axis);
     SmallVector<Value> runTimeAxis;
     if (type.isDynamicDim(axis))
       runTimeAxis.push_back(axisLength);
@@ -1594,8 +1576,7 @@ public:
       return rewriter.notifyMatchFailure(op, "index depth known at run time");
     SmallVector<Value> dataSizes, runTimeSizes;
     for (int64_t j = 0; j < depth; ++j) {
-      dataSizes.push_back(getValueOrCreateConstantIndexOp(
-          rewriter, opLoc, dimOf(rewriter, opLoc, adaptor.getData(), j)));
+      dataSizes.push_back(indexDim(rewriter, opLoc, adaptor.getData(), j));
       if (type.isDynamicDim(j))
         runTimeSizes.push_back(dataSizes.back());
     }
@@ -1645,8 +1626,7 @@ public:
     // data's are known only then).
     SmallVector<Value> indexedSizes, runTimeIndexed;
     for (int64_t j = 0; j < depth; ++j) {
-      indexedSizes.push_back(getValueOrCreateConstantIndexOp(
-          rewriter, opLoc, dimOf(rewriter, opLoc, data, batch + j)));
+      indexedSizes.push_back(indexDim(rewriter, opLoc, data, batch + j));
       if (ShapedType::isDynamic(dataShape[batch + j]))
         runTimeIndexed.push_back(indexedSizes.back());
     }
@@ -1657,11 +1637,10 @@ public:
     SmallVector<Value> sizes;
     for (int64_t d = 0; d < type.getRank(); ++d)
       if (type.isDynamicDim(d))
-        sizes.push_back(getValueOrCreateConstantIndexOp(
-            rewriter, opLoc,
-            d < positions
-                ? dimOf(rewriter, opLoc, indices, d)
-                : dimOf(rewriter, opLoc, data, batch + depth + d - positions)));
+        sizes.push_back(d < positions
+                            ? indexDim(rewriter, opLoc, indices, d)
+                            : indexDim(rewriter, opLoc, data,
+                                       batch + depth + d - positions));
     Value result = buildElementwise(
         rewriter, op.getLoc(), type, ValueRange{},
         [&](OpBuilder &b, Location loc, ValueRange) -> Value {

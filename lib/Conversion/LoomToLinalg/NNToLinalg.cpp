@@ -1167,14 +1167,10 @@ public:
       scoreSizes = alignRunTimeSizes(rewriter, loc, op, scoreType, maskInputs);
     // Keys after the query position (aligned to the end) are masked: the
     // offset t - s.
-    Value offset =
-        causal ? Value(arith::SubIOp::create(
-                     rewriter, loc,
-                     getValueOrCreateConstantIndexOp(rewriter, loc,
-                                                     dimOf(rewriter, loc, k, 2)),
-                     getValueOrCreateConstantIndexOp(
-                         rewriter, loc, dimOf(rewriter, loc, q, 2))))
-               : Value();
+    Value offset = causal ? Value(arith::SubIOp::create(
+                                rewriter, loc, indexDim(rewriter, loc, k, 2),
+                                indexDim(rewriter, loc, q, 2)))
+                          : Value();
     scores = buildElementwise(
         rewriter, loc, scoreType, maskInputs, [&](B &b, L loc, V x) -> Value {
           Value score = arith::MulFOp::create(
@@ -1261,8 +1257,7 @@ public:
         Value differs = arith::CmpIOp::create(
             rewriter, opLoc, arith::CmpIPredicate::ne,
             tensor::DimOp::create(rewriter, opLoc, table, d),
-            getValueOrCreateConstantIndexOp(
-                rewriter, opLoc, dimOf(rewriter, opLoc, x, d + offset)));
+            indexDim(rewriter, opLoc, x, d + offset));
         checkCondition(rewriter, opLoc, op, differs,
                        "the cos/sin tables' sizes known only at run time "
                        "differ from the input's (broadcasting them is not "
@@ -2265,10 +2260,10 @@ static Value buildRunTimeMatrixProduct(OpBuilder &b, Location loc, Value lhs,
   SmallVector<int64_t> staticShape;
   for (int64_t d = 0; d + 1 < rank; ++d) {
     rows.push_back(d);
-    shape.push_back(dimOf(b, loc, lhs, d));
+    shape.push_back(tensor::getMixedSize(b, loc, lhs, d));
     staticShape.push_back(lhsType.getDimSize(d));
   }
-  shape.push_back(dimOf(b, loc, rhs, 1));
+  shape.push_back(tensor::getMixedSize(b, loc, rhs, 1));
   staticShape.push_back(rhsType.getDimSize(1));
   Value expanded = tensor::ExpandShapeOp::create(
       b, loc, RankedTensorType::get(staticShape, type.getElementType()),

@@ -262,8 +262,7 @@ public:
     SmallVector<Value> inputSizes;
     Value total = arith::ConstantIndexOp::create(rewriter, loc, 1);
     for (int64_t d = 0; d < rank; ++d) {
-      inputSizes.push_back(getValueOrCreateConstantIndexOp(
-          rewriter, loc, dimOf(rewriter, loc, input, d)));
+      inputSizes.push_back(indexDim(rewriter, loc, input, d));
       total = arith::MulIOp::create(rewriter, loc, total, inputSizes.back());
     }
     Value flat = reshapeTo(

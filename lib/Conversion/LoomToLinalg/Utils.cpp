@@ -96,13 +96,6 @@ SmallVector<Value> sizesFrom(OpBuilder &b, Location loc,
   return sizes;
 }
 
-OpFoldResult dimOf(OpBuilder &b, Location loc, Value tensor, int64_t d) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  if (!type.isDynamicDim(d))
-    return b.getIndexAttr(type.getDimSize(d));
-  return tensor::DimOp::create(b, loc, tensor, d).getResult();
-}
-
 Value castScalar(OpBuilder &b, Location loc, Value x, Type to,
                  bool fromUnsigned, bool toUnsigned) {
   Type from = x.getType();

@@ -74,6 +74,15 @@ mlir::Value filledTensor(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::RankedTensorType type, mlir::Value value,
                          mlir::ValueRange dynamicSizes = {});
 
+/// Dimension `d` of a ranked tensor as an index value: a constant when
+/// static, a tensor.dim when known only at run time (tensor::getMixedSize,
+/// materialized).
+inline mlir::Value indexDim(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value tensor, int64_t d) {
+  return mlir::getValueOrCreateConstantIndexOp(
+      b, loc, mlir::tensor::getMixedSize(b, loc, tensor, d));
+}
+
 /// The sizes of `type`'s dynamic dimensions (in order) taken from
 /// `sources`, right-aligned numpy-style: the first source whose dimension
 /// there is dynamic gives it, unchecked; none dynamic, their broadcast
@@ -82,11 +91,6 @@ llvm::SmallVector<mlir::Value> sizesFrom(mlir::OpBuilder &b,
                                          mlir::Location loc,
                                          mlir::RankedTensorType type,
                                          mlir::ValueRange sources);
-
-/// Dimension `d` of a ranked tensor: an attribute when static, a
-/// tensor.dim when known only at run time.
-mlir::OpFoldResult dimOf(mlir::OpBuilder &b, mlir::Location loc,
-                         mlir::Value tensor, int64_t d);
 
 /// The indexing map of an operand of shape `operand` broadcast
 /// numpy-style (right-aligned, size-1 dimensions stretched) to `result`.

@@ -12,8 +12,9 @@
 
 #include "loom/Target/CPU/Passes.h"
 
+#include "TargetUtils.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
@@ -60,31 +61,9 @@ struct LoomCPUExpandRunTimeShapesPass
                             "group (not supported)");
     OpBuilder b(op);
     Location loc = op.getLoc();
-    SmallVector<OpFoldResult> sizes = op.getMixedOutputShape();
-    int64_t rank = result.getRank();
-    SmallVector<OpFoldResult> strides(rank);
-    OpFoldResult stride = b.getIndexAttr(1);
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      strides[d] = stride;
-      std::optional<int64_t> a = getConstantIntValue(stride);
-      std::optional<int64_t> s = getConstantIntValue(sizes[d]);
-      if (a && s) {
-        stride = b.getIndexAttr(*a * *s);
-        continue;
-      }
-      stride = arith::MulIOp::create(
-                   b, loc, getValueOrCreateConstantIndexOp(b, loc, stride),
-                   getValueOrCreateConstantIndexOp(b, loc, sizes[d]))
-                   .getResult();
-    }
-    // The result type states which sizes are static: those must be given
-    // as attributes.
-    for (int64_t d = 0; d < rank; ++d)
-      if (!result.isDynamicDim(d))
-        sizes[d] = b.getIndexAttr(result.getDimSize(d));
-    auto view = memref::ReinterpretCastOp::create(
-        b, loc, result, op.getSrc(), b.getIndexAttr(0), sizes, strides);
-    op.replaceAllUsesWith(view.getResult());
+    Value view =
+        contiguousView(b, loc, result, op.getSrc(), op.getMixedOutputShape());
+    op.replaceAllUsesWith(view);
     op.erase();
     return success();
   }

@@ -12,8 +12,9 @@
 
 #include "loom/Target/CPU/Passes.h"
 
+#include "TargetUtils.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
@@ -70,7 +71,8 @@ struct LoomCPURunTimeSizedArgumentsPass
         return func.emitError("argument ")
                << arg.getArgNumber() << " has sizes known only at run time "
                << "and a layout other than the identity: " << type;
-      // The sizes (static ones as attributes), then the row-major strides.
+      // The sizes known only at run time from the array (contiguousView
+      // takes the static ones from the type).
       SmallVector<OpFoldResult> dims;
       for (int64_t d = 0; d < type.getRank(); ++d) {
         if (!type.isDynamicDim(d)) {
@@ -83,26 +85,10 @@ struct LoomCPURunTimeSizedArgumentsPass
             arith::IndexCastOp::create(b, loc, b.getIndexType(), size)
                 .getResult());
       }
-      SmallVector<OpFoldResult> strides(type.getRank());
-      OpFoldResult stride = b.getIndexAttr(1);
-      for (int64_t d = type.getRank() - 1; d >= 0; --d) {
-        strides[d] = stride;
-        std::optional<int64_t> a = getConstantIntValue(stride);
-        std::optional<int64_t> s = getConstantIntValue(dims[d]);
-        if (a && s) {
-          stride = b.getIndexAttr(*a * *s);
-          continue;
-        }
-        stride = arith::MulIOp::create(
-                     b, loc, getValueOrCreateConstantIndexOp(b, loc, stride),
-                     getValueOrCreateConstantIndexOp(b, loc, dims[d]))
-                     .getResult();
-      }
       auto pointerType = MemRefType::get({}, type.getElementType());
       arg.setType(pointerType);
-      auto view = memref::ReinterpretCastOp::create(
-          b, loc, type, arg, b.getIndexAttr(0), dims, strides);
-      arg.replaceAllUsesExcept(view.getResult(), view);
+      Value view = contiguousView(b, loc, type, arg, dims);
+      arg.replaceAllUsesExcept(view, view.getDefiningOp());
       inputs.push_back(pointerType);
     }
     inputs.push_back(sizesType);

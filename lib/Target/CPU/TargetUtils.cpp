@@ -3,6 +3,7 @@
 #include "TargetUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -20,6 +21,32 @@ func::FuncOp declareRuntimeFunction(ModuleOp module, StringRef name,
                                 b.getFunctionType(inputs, {}));
   f.setPrivate();
   return f;
+}
+
+Value contiguousView(OpBuilder &b, Location loc, MemRefType type, Value base,
+                     ArrayRef<OpFoldResult> sizes) {
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> mixed(sizes);
+  for (int64_t d = 0; d < rank; ++d)
+    if (!type.isDynamicDim(d))
+      mixed[d] = b.getIndexAttr(type.getDimSize(d));
+  SmallVector<OpFoldResult> strides(rank);
+  OpFoldResult stride = b.getIndexAttr(1);
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    strides[d] = stride;
+    std::optional<int64_t> a = getConstantIntValue(stride);
+    std::optional<int64_t> s = getConstantIntValue(mixed[d]);
+    if (a && s) {
+      stride = b.getIndexAttr(*a * *s);
+      continue;
+    }
+    stride = arith::MulIOp::create(
+                 b, loc, getValueOrCreateConstantIndexOp(b, loc, stride),
+                 getValueOrCreateConstantIndexOp(b, loc, mixed[d]))
+                 .getResult();
+  }
+  return memref::ReinterpretCastOp::create(b, loc, type, base,
+                                           b.getIndexAttr(0), mixed, strides);
 }
 
 Value addressOf(OpBuilder &b, Location loc, Value buffer) {

@@ -24,6 +24,13 @@ mlir::func::FuncOp declareRuntimeFunction(mlir::ModuleOp module,
 mlir::Value addressOf(mlir::OpBuilder &b, mlir::Location loc,
                       mlir::Value buffer);
 
+/// `base`'s memory viewed as `type` (identity layout) at `sizes` (one per
+/// dimension; the type's static sizes are taken from it) with row-major
+/// strides: a memref.reinterpret_cast at offset 0.
+mlir::Value contiguousView(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::MemRefType type, mlir::Value base,
+                           llvm::ArrayRef<mlir::OpFoldResult> sizes);
+
 /// The buffer `value` views: through subviews, reshapes and casts, up to
 /// an allocation, a function argument, a global, or a `memref.view` (the
 /// memory plan's views of its arena are distinct buffers while they live).
