@@ -600,6 +600,8 @@ private:
         b, loc, count, arith::MaxSIOp::create(b, loc, known, index(1)));
     SmallVector<OpFoldResult> shape;
     Value product = index(1);
+    Value statedDiffers =
+        arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
     for (int64_t d = 0; d < rank; ++d) {
       Value isInferred = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::eq, sizes[d], index(-1));
@@ -607,20 +609,35 @@ private:
       product = arith::MulIOp::create(b, loc, product, size);
       shape.push_back(type.isDynamicDim(d) ? OpFoldResult(size)
                                            : b.getIndexAttr(type.getDimSize(d)));
-      if (!type.isDynamicDim(d))
-        checkCondition(b, loc, op,
-                       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                             size,
-                                             index(type.getDimSize(d))),
+      if (!type.isDynamicDim(d)) {
+        Value differs = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::ne, size, index(type.getDimSize(d)));
+        checkCondition(b, loc, op, differs,
                        "the shape gives a size the model states otherwise");
+        statedDiffers = arith::OrIOp::create(b, loc, statedDiffers, differs);
+      }
     }
     // A shape whose element count differs from the input's is reported;
-    // the code goes on with zeros of the input's size (one dimension
-    // taking them all) so that nothing is read past the input.
+    // the code goes on with every run-time size 0 (nothing read), so that
+    // no view reaches past the input.
     Value mismatch = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
                                            product, count);
     checkCondition(b, loc, op, mismatch,
                    "the shape's element count differs from the input's");
+    mismatch = arith::OrIOp::create(b, loc, mismatch, statedDiffers);
+    for (int64_t d = 0; d < rank; ++d)
+      if (type.isDynamicDim(d))
+        shape[d] = arith::SelectOp::create(
+                       b, loc, mismatch, index(0),
+                       getValueOrCreateConstantIndexOp(b, loc, shape[d]))
+                       .getResult();
+    if (rank > 1)
+      flat = tensor::ExtractSliceOp::create(
+          b, loc, flat, ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{
+              arith::SelectOp::create(b, loc, mismatch, index(0), count)
+                  .getResult()},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
     ReassociationIndices all;
     for (int64_t d = 0; d < rank; ++d)
       all.push_back(d);
@@ -853,9 +870,36 @@ public:
       SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)),
           extents, strides(rank, rewriter.getIndexAttr(1));
       offsets[axis] = offset;
-      for (int64_t d = 0; d < rank; ++d)
-        extents.push_back(tensor::getMixedSize(rewriter, loc, input, d));
-      result = tensor::InsertSliceOp::create(rewriter, loc, input, result,
+      // Off the axis every input must have the result's sizes: a
+      // difference is reported, and only what fits is written.
+      bool clipped = false;
+      for (int64_t d = 0; d < rank; ++d) {
+        OpFoldResult own = tensor::getMixedSize(rewriter, loc, input, d);
+        OpFoldResult whole = tensor::getMixedSize(rewriter, loc, result, d);
+        if (d == axis || (!isa<Value>(own) && !isa<Value>(whole))) {
+          extents.push_back(own);
+          continue;
+        }
+        Value ownSize = getValueOrCreateConstantIndexOp(rewriter, loc, own);
+        Value wholeSize = getValueOrCreateConstantIndexOp(rewriter, loc, whole);
+        checkCondition(rewriter, loc, op,
+                       arith::CmpIOp::create(rewriter, loc,
+                                             arith::CmpIPredicate::ne, ownSize,
+                                             wholeSize),
+                       "inputs have sizes known only at run time that "
+                       "differ off the axis");
+        extents.push_back(
+            arith::MinUIOp::create(rewriter, loc, ownSize, wholeSize)
+                .getResult());
+        clipped = true;
+      }
+      Value source = input;
+      if (clipped)
+        source = tensor::ExtractSliceOp::create(
+            rewriter, loc, input,
+            SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(0)),
+            extents, strides);
+      result = tensor::InsertSliceOp::create(rewriter, loc, source, result,
                                              offsets, extents, strides);
       offset = arith::AddIOp::create(
                    rewriter, loc,

@@ -111,6 +111,8 @@ public:
     Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
     auto lhsType = cast<RankedTensorType>(lhs.getType());
     auto rhsType = cast<RankedTensorType>(rhs.getType());
+    if (!lhsType.hasStaticShape() || !rhsType.hasStaticShape())
+      matchRunTimeSizes(rewriter, loc, op, lhs, rhs);
     if (lhsType.getRank() >= 2 && rhsType.getRank() == 2) {
       rewriter.replaceOp(op, buildMatrixProduct(rewriter, loc, lhs, rhs, type));
       return success();
@@ -120,6 +122,64 @@ public:
   }
 
 private:
+  /// The contracted size and the batch sizes that both operands have, one
+  /// of them known only at run time, must agree: a difference is reported
+  /// (broadcasting a run-time 1 in a matrix product is not supported) and
+  /// both operands are cut to the smaller size there, so that the code,
+  /// which goes on after the report, reads inside them.
+  static void matchRunTimeSizes(B &b, L loc, MatMulOp op, Value &lhs,
+                                Value &rhs) {
+    auto lhsType = cast<RankedTensorType>(lhs.getType());
+    auto rhsType = cast<RankedTensorType>(rhs.getType());
+    int64_t lhsRank = lhsType.getRank(), rhsRank = rhsType.getRank();
+    // Pairs of (lhs dimension, rhs dimension) that must be equal.
+    SmallVector<std::pair<int64_t, int64_t>> pairs;
+    pairs.emplace_back(lhsRank - 1, rhsRank >= 2 ? rhsRank - 2 : 0);
+    int64_t lhsBatch = lhsRank - 2, rhsBatch = rhsRank - 2;
+    for (int64_t i = 1; i <= std::min(lhsBatch, rhsBatch); ++i)
+      pairs.emplace_back(lhsBatch - i, rhsBatch - i);
+    SmallVector<OpFoldResult> lhsSizes, rhsSizes;
+    for (int64_t d = 0; d < lhsRank; ++d)
+      lhsSizes.push_back(tensor::getMixedSize(b, loc, lhs, d));
+    for (int64_t d = 0; d < rhsRank; ++d)
+      rhsSizes.push_back(tensor::getMixedSize(b, loc, rhs, d));
+    bool cut = false;
+    for (auto [l, r] : pairs) {
+      if (!lhsType.isDynamicDim(l) && !rhsType.isDynamicDim(r))
+        continue;
+      // A static 1 broadcasts through the indexing maps.
+      if (lhsType.getDimSize(l) == 1 || rhsType.getDimSize(r) == 1)
+        continue;
+      Value x = getValueOrCreateConstantIndexOp(b, loc, lhsSizes[l]);
+      Value y = getValueOrCreateConstantIndexOp(b, loc, rhsSizes[r]);
+      checkCondition(b, loc, op,
+                     arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x,
+                                           y),
+                     "operands have sizes known only at run time that do "
+                     "not match");
+      Value smaller = arith::MinUIOp::create(b, loc, x, y);
+      if (lhsType.isDynamicDim(l))
+        lhsSizes[l] = smaller;
+      if (rhsType.isDynamicDim(r))
+        rhsSizes[r] = smaller;
+      cut = true;
+    }
+    if (!cut)
+      return;
+    auto cutTo = [&](Value value, ArrayRef<OpFoldResult> sizes) -> Value {
+      auto type = cast<RankedTensorType>(value.getType());
+      SmallVector<OpFoldResult> zeros(type.getRank(), b.getIndexAttr(0)),
+          ones(type.getRank(), b.getIndexAttr(1));
+      Value slice =
+          tensor::ExtractSliceOp::create(b, loc, value, zeros, sizes, ones);
+      return slice.getType() == type
+                 ? slice
+                 : tensor::CastOp::create(b, loc, type, slice).getResult();
+    };
+    lhs = cutTo(lhs, lhsSizes);
+    rhs = cutTo(rhs, rhsSizes);
+  }
+
   /// numpy.matmul as one generic: result dimensions, then K.
   static Value buildBatched(B &b, L loc, Value lhs, Value rhs,
                             RankedTensorType type) {

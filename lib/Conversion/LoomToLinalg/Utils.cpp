@@ -2,6 +2,8 @@
 
 #include "Utils.h"
 
+#include "loom/Conversion/LoomToLinalg/LoomToLinalg.h"
+
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -256,7 +258,7 @@ SmallVector<Value> alignRunTimeSizes(OpBuilder &b, Location loc,
   // Each result dimension's size: stated, or the broadcast of the inputs'
   // (a size of 1 gives way to any other; sizes known only at run time are
   // compared there).
-  SmallVector<Value> targets(rank), sizes;
+  SmallVector<Value> targets(rank), sizes, safeSizes(rank);
   // The input a target size is read from when it is the only one there
   // (it needs no check or stretch against itself); -1 otherwise.
   SmallVector<int64_t> soleSource(rank, -1);
@@ -298,7 +300,23 @@ SmallVector<Value> alignRunTimeSizes(OpBuilder &b, Location loc,
       size = one;
     }
     targets[j] = size;
-    sizes.push_back(size);
+    // The size the result takes: the target, unless an input that does not
+    // broadcast (reported below) is smaller there; the code goes on after
+    // the report, so its reads must stay inside every input.
+    Value safe = size;
+    for (Value input : soleSource[j] >= 0 ? ValueRange{} : ValueRange(inputs)) {
+      int64_t d = inputDim(input, j);
+      auto type = cast<RankedTensorType>(input.getType());
+      if (d < 0 || !type.isDynamicDim(d))
+        continue;
+      Value other = tensor::DimOp::create(b, loc, input, d);
+      Value isOne =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, other, one);
+      safe = arith::MinUIOp::create(
+          b, loc, safe, arith::SelectOp::create(b, loc, isOne, size, other));
+    }
+    sizes.push_back(safe);
+    safeSizes[j] = safe;
   }
   // Every input dimension known only at run time is the target's size, or 1
   // and stretched (a copy, made only when a run-time size is 1 where the
@@ -350,6 +368,33 @@ SmallVector<Value> alignRunTimeSizes(OpBuilder &b, Location loc,
             scf::YieldOp::create(otherwise, otherwiseLoc, original);
           });
       input = ifOp.getResult(0);
+    }
+    // Where the inputs' run-time sizes disagree (reported above), the code
+    // goes on: each input is viewed at the result's size there, so that the
+    // loops, which take their bounds from the operands, stay inside every
+    // one. The view is marked for loom-cpu-fuse-elementwise, which moves it
+    // above the input's producer so that the two still fuse.
+    SmallVector<OpFoldResult> viewSizes;
+    bool narrowed = false;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      int64_t j = d + rank - type.getRank();
+      if (!resultType.isDynamicDim(j) || soleSource[j] == int64_t(k) ||
+          type.getDimSize(d) == 1) {
+        viewSizes.push_back(tensor::getMixedSize(b, loc, input, d));
+        continue;
+      }
+      viewSizes.push_back(safeSizes[j]);
+      narrowed = true;
+    }
+    if (narrowed) {
+      auto view = tensor::ExtractSliceOp::create(
+          b, loc, input,
+          SmallVector<OpFoldResult>(type.getRank(), b.getIndexAttr(0)),
+          viewSizes,
+          SmallVector<OpFoldResult>(type.getRank(), b.getIndexAttr(1)));
+      view->setAttr(kRunTimeBoundView, b.getUnitAttr());
+      input = view;
+      type = cast<RankedTensorType>(input.getType());
     }
     // The stated sizes: a dimension known only at run time whose result
     // size is static is that size (checked).

@@ -2,6 +2,8 @@
 
 #include "loom/Target/CPU/Passes.h"
 
+#include "loom/Conversion/LoomToLinalg/LoomToLinalg.h"
+
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
@@ -54,6 +56,7 @@ class LoomCPUFuseElementwisePass
 public:
   void runOnOperation() override {
     MLIRContext *context = &getContext();
+    bubbleUpRunTimeBoundViews();
     RewritePatternSet patterns(context);
     linalg::ControlFusionFn singleUse = [](OpOperand *fused) {
       Operation *producer = fused->get().getDefiningOp();
@@ -84,6 +87,28 @@ public:
     linalg::populateConstantFoldLinalgOperations(patterns, singleUse);
     (void)applyPatternsGreedily(getOperation(), std::move(patterns),
                                 GreedyRewriteConfig().setUseTopDownTraversal());
+  }
+
+private:
+  /// The views that keep an elementwise op's reads inside inputs of
+  /// disagreeing run-time sizes (kRunTimeBoundView) sit between the op and
+  /// its inputs' producers and would stop them fusing: each is moved above
+  /// its producer (which then computes only the viewed part), and so on up
+  /// the chain. Other slices are left where they are.
+  void bubbleUpRunTimeBoundViews() {
+    SmallVector<Operation *> views;
+    getOperation()->walk([&](tensor::ExtractSliceOp slice) {
+      if (slice->hasAttr(kRunTimeBoundView))
+        views.push_back(slice);
+    });
+    if (views.empty())
+      return;
+    RewritePatternSet patterns(&getContext());
+    linalg::populateBubbleUpExtractSliceOpPatterns(patterns);
+    (void)applyOpPatternsGreedily(
+        views, std::move(patterns),
+        GreedyRewriteConfig().setStrictness(
+            GreedyRewriteStrictness::ExistingAndNewOps));
   }
 };
 

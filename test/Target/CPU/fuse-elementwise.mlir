@@ -99,3 +99,65 @@ func.func @exp_into_elementwise(%x: tensor<8x32xf32>, %y: tensor<8x32xf32>) -> t
   } -> tensor<8x32xf32>
   return %s : tensor<8x32xf32>
 }
+
+// A view that bounds an elementwise op's reads by the result's run-time
+// size (loom.run_time_bound) moves above its input's producer, which then
+// fuses with the op; an unmarked slice stays where it is.
+// CHECK-LABEL: func.func @run_time_bound_view
+// CHECK-DAG: tensor.extract_slice %arg0[0, 0] [%arg2, %arg3]
+// CHECK-DAG: tensor.extract_slice %arg1[0, 0] [%arg2, %arg3]
+// CHECK: linalg.generic
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: math.exp
+// CHECK-NEXT: arith.addf
+// CHECK-NOT: linalg.generic
+// CHECK-LABEL: func.func @unmarked_slice
+// CHECK: math.exp
+// CHECK: tensor.extract_slice
+// CHECK: arith.addf
+func.func @run_time_bound_view(%x: tensor<?x?xf32>, %y: tensor<?x?xf32>, %m: index, %n: index) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %xm = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %xn = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %e0 = tensor.empty(%xm, %xn) : tensor<?x?xf32>
+  %exp = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<?x?xf32>) outs(%e0 : tensor<?x?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = math.exp %a : f32
+    linalg.yield %r : f32
+  } -> tensor<?x?xf32>
+  %view = tensor.extract_slice %exp[0, 0] [%m, %n] [1, 1] {loom.run_time_bound} : tensor<?x?xf32> to tensor<?x?xf32>
+  %yview = tensor.extract_slice %y[0, 0] [%m, %n] [1, 1] {loom.run_time_bound} : tensor<?x?xf32> to tensor<?x?xf32>
+  %e1 = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%view, %yview : tensor<?x?xf32>, tensor<?x?xf32>) outs(%e1 : tensor<?x?xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.addf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<?x?xf32>
+  return %sum : tensor<?x?xf32>
+}
+
+func.func @unmarked_slice(%x: tensor<?x?xf32>, %y: tensor<?x?xf32>, %m: index, %n: index) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %xm = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %xn = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %e0 = tensor.empty(%xm, %xn) : tensor<?x?xf32>
+  %exp = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<?x?xf32>) outs(%e0 : tensor<?x?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = math.exp %a : f32
+    linalg.yield %r : f32
+  } -> tensor<?x?xf32>
+  %view = tensor.extract_slice %exp[0, 0] [%m, %n] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+  %e1 = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%view, %y : tensor<?x?xf32>, tensor<?x?xf32>) outs(%e1 : tensor<?x?xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.addf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<?x?xf32>
+  return %sum : tensor<?x?xf32>
+}

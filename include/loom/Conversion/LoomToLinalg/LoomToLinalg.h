@@ -47,6 +47,13 @@ void populateLoomToLinalgPatterns(const mlir::TypeConverter &converter,
 void configureLoomToLinalgTarget(mlir::ConversionTarget &target,
                                  const mlir::TypeConverter &converter);
 
+/// The unit attribute on a tensor.extract_slice that views an elementwise
+/// op's input at the result's run-time size: the identity unless the
+/// inputs' run-time sizes disagree (a reported error after which the code
+/// must still read in bounds). Code generation may move such a view above
+/// the input's producer.
+inline constexpr llvm::StringLiteral kRunTimeBoundView = "loom.run_time_bound";
+
 /// Statically shaped tensors of float and signless integer elements stay
 /// as they are; unsigned integer elements become signless of the same
 /// width, and f8E4M3FN elements i8 (their bits). Dynamic sizes are kept:
