@@ -2291,11 +2291,18 @@ static Value buildRunTimeMatrixProduct(OpBuilder &b, Location loc, Value lhs,
   Value lhs2 = lhs;
   if (rank > 2) {
     ReassociationIndices rows, cols{rank - 1};
-    for (int64_t d = 0; d + 1 < rank; ++d)
+    // The rows' count is static when every row dimension is (only the
+    // contracted size may be known at run time alone).
+    int64_t rowCount = 1;
+    for (int64_t d = 0; d + 1 < rank; ++d) {
       rows.push_back(d);
+      rowCount = lhsType.isDynamicDim(d) || rowCount == ShapedType::kDynamic
+                     ? ShapedType::kDynamic
+                     : rowCount * lhsType.getDimSize(d);
+    }
     lhs2 = tensor::CollapseShapeOp::create(
         b, loc,
-        RankedTensorType::get({ShapedType::kDynamic, lhsType.getShape().back()},
+        RankedTensorType::get({rowCount, lhsType.getShape().back()},
                               lhsType.getElementType()),
         lhs, ArrayRef<ReassociationIndices>{rows, cols});
   }
