@@ -1076,6 +1076,157 @@ def make_quantized(spec, out_dir):
 
 
 # ---------------------------------------------------------------------------
+# Decoders with a key/value cache
+
+
+class Decoder:
+    def __init__(self, name, architecture, build, kv_heads, head_dim):
+        self.name = name
+        self.architecture = architecture
+        self.build = build  # () -> (transformers model with use_cache, layers)
+        self.kv_heads = kv_heads
+        self.head_dim = head_dim
+
+
+def gpt2_with_cache():
+    # initializer_range 0.2 (GPT-2's is 0.02): with the default the random
+    # model's next-token logits are nearly tied, and greedy decoding repeats
+    # one token, which would make the generation test weak.
+    cfg = transformers.GPT2Config(vocab_size=VOCAB, n_positions=128, n_embd=64, n_layer=2,
+                                  n_head=4, n_inner=128, bos_token_id=0, eos_token_id=0,
+                                  initializer_range=0.2, use_cache=True,
+                                  attn_implementation="eager")
+    return transformers.GPT2LMHeadModel(cfg), cfg
+
+
+def llama_with_cache():
+    cfg = transformers.LlamaConfig(**TEXT, num_key_value_heads=2, use_cache=True,
+                                   attn_implementation="eager")
+    return transformers.LlamaForCausalLM(cfg), cfg
+
+
+class DecoderWithCache(nn.Module):
+    """The decoder with its cache as plain tensors: inputs input_ids,
+    attention_mask and past_key_values.N.key/value, outputs logits and
+    present.N.key/value (the layout of Hugging Face's ONNX exports)."""
+
+    def __init__(self, model, cfg, layers):
+        super().__init__()
+        self.model = model
+        self.cfg = cfg
+        self.layers = layers
+
+    def forward(self, input_ids, attention_mask, *past):
+        cache = transformers.DynamicCache(config=self.cfg)
+        for layer in range(self.layers):
+            cache.update(past[2 * layer], past[2 * layer + 1], layer)
+        out = self.model(input_ids=input_ids, attention_mask=attention_mask, cache=cache,
+                         use_cache=True)
+        present = []
+        for layer in range(self.layers):
+            present += [cache.layers[layer].keys, cache.layers[layer].values]
+        return (out.logits, *present)
+
+
+DECODERS = [
+    Decoder("gpt2_kv", "transformers GPT2LMHeadModel as gpt2 (2 layers, n_embd 64, 4 heads, "
+            "vocab 256) but initializer_range 0.2, exported with its key/value cache: "
+            "past_key_values.N.key/value in, present.N.key/value out, symbolic batch, "
+            "sequence and cached length", gpt2_with_cache, 4, 16),
+    Decoder("llama_kv", "transformers LlamaForCausalLM as llama (2 layers, hidden 64, 4 query "
+            "/ 2 kv heads, RoPE, RMSNorm, vocab 256) exported with its key/value cache: "
+            "past_key_values.N.key/value in, present.N.key/value out, symbolic batch, "
+            "sequence and cached length", llama_with_cache, 2, 16),
+]
+GENERATE_TOKENS = 32
+PROMPT_TOKENS = 8
+
+
+def greedy_generate(path, prompt, tokens):
+    """onnxruntime's greedy continuation of `prompt` (batch 1), and the
+    smallest gap between the best and second-best logit on the way (how
+    close greedy decoding came to a tie)."""
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    past_inputs = [i for i in session.get_inputs() if i.name.startswith("past_key_values.")]
+    outputs = [o.name for o in session.get_outputs()]
+    feeds = {i.name: np.zeros([1, i.shape[1], 0, i.shape[3]], np.float32) for i in past_inputs}
+    ids, past, generated, gap = np.array([prompt], np.int64), 0, [], float("inf")
+    for _ in range(tokens):
+        feeds["input_ids"] = ids
+        feeds["attention_mask"] = np.ones((1, past + ids.shape[1]), np.int64)
+        results = dict(zip(outputs, session.run(None, feeds)))
+        logits = results["logits"][0, -1]
+        best, second = np.sort(logits)[-2:][::-1]
+        gap = min(gap, float(best - second))
+        generated.append(int(np.argmax(logits)))
+        for i in past_inputs:
+            feeds[i.name] = results["present." + i.name[len("past_key_values."):]]
+        past += ids.shape[1]
+        ids = np.array([[generated[-1]]], np.int64)
+    return generated, gap
+
+
+def make_decoder(spec, out_dir):
+    """One TorchScript export (opset 17) of the decoder with its cache. Data
+    set 0 is a step with 3 cached positions (batch 2, 4 new tokens), data
+    set 1 a prefill (batch 1, 6 tokens, empty cache); generate.json holds a
+    prompt and onnxruntime's greedy continuation of it."""
+    seed = stable_seed(spec.name)
+    torch.manual_seed(seed)
+    model, cfg = spec.build()
+    layers = cfg.num_hidden_layers
+    module = DecoderWithCache(model, cfg, layers).eval()
+    perturb_normalization(module, torch.Generator().manual_seed(seed))
+    rng = np.random.default_rng(seed)
+    past_names = ["past_key_values.%d.%s" % (i, k) for i in range(layers)
+                  for k in ("key", "value")]
+    present_names = ["present." + n[len("past_key_values."):] for n in past_names]
+
+    def data(batch, seq, past):
+        feeds = {"input_ids": token_ids(rng, batch, seq, VOCAB),
+                 "attention_mask": all_ones_mask(batch, past + seq)}
+        feeds.update((n, normal(rng, batch, spec.kv_heads, past, spec.head_dim))
+                     for n in past_names)
+        return feeds
+
+    sets = [data(2, 4, 3), data(1, 6, 0)]
+    refs = [torch_outputs(module, d) for d in sets]
+    axes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "total"},
+            "logits": {0: "batch", 1: "seq"}}
+    axes.update((n, {0: "batch", 2: "past"}) for n in past_names)
+    axes.update((n, {0: "batch", 2: "total"}) for n in present_names)
+    start = time.time()
+    tmp = tempfile.NamedTemporaryFile(suffix=".onnx", dir=out_dir, delete=False).name
+    try:
+        with warnings.catch_warnings(), captured_output(io.StringIO()):
+            warnings.simplefilter("ignore")
+            torch.onnx.export(module, tuple(sets[0].values()), tmp, dynamo=False,
+                              opset_version=STATIC_OPSET, input_names=list(sets[0]),
+                              output_names=["logits"] + present_names, dynamic_axes=axes)
+        model_proto = onnx.load(tmp)
+        feeds = [{k: v.numpy() for k, v in d.items()} for d in sets]
+        record = finish_model(out_dir, spec.name, tmp, model_proto, feeds, refs)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    prompt = [int(t) for t in rng.integers(0, VOCAB, PROMPT_TOKENS)]
+    tokens, gap = greedy_generate(os.path.join(out_dir, spec.name, "model.onnx"), prompt,
+                                  GENERATE_TOKENS)
+    with open(os.path.join(out_dir, spec.name, "generate.json"), "w") as f:
+        json.dump({"prompt_ids": prompt, "tokens": tokens, "min_top2_logit_gap": gap,
+                   "note": "onnxruntime's greedy continuation (batch 1, the cache fed back "
+                           "step by step)"}, f, indent=1)
+        f.write("\n")
+    entry = {"name": spec.name, "family": "transformers", "architecture": spec.architecture,
+             "exporter": "torchscript", "is_transformer": True, "seed": seed,
+             "generate": {"prompt_tokens": PROMPT_TOKENS, "tokens": GENERATE_TOKENS,
+                          "min_top2_logit_gap": gap}}
+    entry.update(record)
+    entry["export_seconds"] = round(time.time() - start, 1)
+    return entry
+
+
+# ---------------------------------------------------------------------------
 
 
 def compact_json(value):
@@ -1099,7 +1250,7 @@ def main(argv):
         sys.exit(__doc__)
     out_dir = argv[1]
     selected = set(argv[2:]) or None
-    known = ({a.name for a in ARCHS} | {q.name for q in QUANTIZED}
+    known = ({a.name for a in ARCHS} | {q.name for q in QUANTIZED} | {d.name for d in DECODERS}
              | {a.name + v[0] for a in ARCHS for v in variants(a)})
     if selected and selected - known:
         sys.exit("unknown names: %s" % ", ".join(sorted(selected - known)))
@@ -1148,9 +1299,28 @@ def main(argv):
             skipped[spec.name] = {"name": spec.name, "exporter": "quantize_static",
                                   "reason": reason}
             models.pop(spec.name, None)
+    for spec in DECODERS:
+        if selected is not None and spec.name not in selected:
+            continue
+        print(spec.name, flush=True)
+        try:
+            entry = make_decoder(spec, out_dir)
+            models[spec.name] = entry
+            skipped.pop(spec.name, None)
+            print("  %-34s torchscript opset %-2d %5d nodes %8d bytes  diff %.2g  "
+                  "top-2 gap %.3g" % (spec.name, entry["opset"], entry["nodes"],
+                                      entry["file_bytes"], entry["max_abs_diff_vs_torch"],
+                                      entry["generate"]["min_top2_logit_gap"]))
+        except Exception as error:
+            reason = failure_reason(error)
+            print("  FAILED: %s" % reason)
+            skipped[spec.name] = {"name": spec.name, "exporter": "torchscript",
+                                  "reason": reason}
+            models.pop(spec.name, None)
     elapsed = time.time() - start
 
-    order = [a.name + v[0] for a in ARCHS for v in variants(a)] + [q.name for q in QUANTIZED]
+    order = ([a.name + v[0] for a in ARCHS for v in variants(a)] + [q.name for q in QUANTIZED]
+             + [d.name for d in DECODERS])
     rank = {name: i for i, name in enumerate(order)}
     manifest = {
         "description": "Real model architectures (torchvision, Hugging Face transformers) "

@@ -20,6 +20,10 @@ failure with the first line of the diagnostic:
   symbolic   models with symbolic input dimensions: loomc without
              --input-shape (one engine for every size), then loom-run on
              the engine at every data set's shapes (two different shapes)
+  generate   decoders exported with their key/value cache (a generate.json
+             beside the model): the symbolic engine generates greedily with
+             `loom-run --generate` from the stored prompt, and every token
+             must equal onnxruntime's greedy continuation
 
 Tolerances: f32 rtol 1e-3, atol 1e-4 against onnxruntime. Int8 QDQ models
 are bit-exact: the reference executor must equal onnxruntime's outputs for
@@ -34,7 +38,7 @@ With --markdown FILE it writes the status table of docs/models.md (the
 latencies against onnxruntime come from bench/compare_onnxruntime.py).
 
 usage: python3 scripts/model_corpus.py --bin build/bin [--models test/models]
-           [--paths import,reference,engine,engine2,tp2,checked,symbolic]
+           [--paths import,reference,engine,engine2,tp2,checked,symbolic,generate]
            [--jobs 2]
            [--expectations test/models/expectations.txt --check | --update]
            [--match REGEX] [--markdown FILE] [NAME ...]
@@ -52,7 +56,7 @@ import tempfile
 import time
 
 ALL_PATHS = ["import", "reference", "engine", "engine2", "tp2", "checked",
-             "symbolic"]
+             "symbolic", "generate"]
 F32_TOLERANCES = ["--rtol", "1e-3", "--atol", "1e-4"]
 
 
@@ -185,6 +189,22 @@ def run_paths(name, args, info):
                     why = "%s: %s" % (os.path.basename(data), why)
                     break
             results["symbolic"] = why
+        generate_file = os.path.join(model_dir, "generate.json")
+        if "generate" in args.paths and os.path.exists(generate_file):
+            with open(generate_file) as f:
+                expected = json.load(f)
+            decoder = os.path.join(tmp, "symbolic.engine")
+            ok, why = True, ""
+            if not os.path.exists(decoder):
+                ok, why, _ = step.run([os.path.join(bin_, "loomc"), model, "-o", decoder],
+                                      "loomc (symbolic inputs)")
+            if ok:
+                ok, why, _ = step.run(
+                    [os.path.join(bin_, "loom-run"), decoder, "--generate",
+                     str(len(expected["tokens"])), "--prompt-ids",
+                     ",".join(map(str, expected["prompt_ids"])), "--expected-ids",
+                     ",".join(map(str, expected["tokens"]))], "loom-run --generate")
+            results["generate"] = why
     return name, results, figures
 
 

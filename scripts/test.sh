@@ -80,7 +80,7 @@ echo "== The real-model corpus (test/models: PyTorch and Hugging Face exports)"
 # not listed in the expectations and on any listed one that passes.
 corpus=(/usr/bin/python3 -s "$root/scripts/model_corpus.py" --bin "$build/bin"
         --models "$root/test/models" --expectations "$root/test/models/expectations.txt" --check)
-"${corpus[@]}" --paths import,reference,engine,engine2,tp2,symbolic
+"${corpus[@]}" --paths import,reference,engine,engine2,tp2,symbolic,generate
 "${corpus[@]}" --paths checked --match '^(?!.*_dyn)(?!densenet)[a-z0-9_]+$'
 
 echo "== The g++ 12 build (the alternative toolchain must keep building)"

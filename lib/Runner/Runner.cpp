@@ -606,6 +606,18 @@ int loomRunMain(int argc, char **argv) {
       "all-ranks",
       cl::desc("With --ranks: compare every rank's outputs with --expected, "
                "not only rank 0's (programs with replicated results)"));
+  cl::opt<int64_t> generate(
+      "generate", cl::init(0),
+      cl::desc("Decoder engines (exports with past_key_values inputs): "
+               "greedily generate N tokens after --prompt-ids, printing them "
+               "and the prefill and per-token latency"));
+  cl::list<int64_t> promptIds("prompt-ids", cl::CommaSeparated,
+                              cl::desc("With --generate: the prompt's token "
+                                       "ids"));
+  cl::list<int64_t> expectedIds(
+      "expected-ids", cl::CommaSeparated,
+      cl::desc("With --generate: the tokens expected first (exit 1 when one "
+               "differs)"));
   cl::ParseCommandLineOptions(
       argc, argv,
       "loom-run: run a model with Loom's reference executor, or compiled "
@@ -615,7 +627,8 @@ int loomRunMain(int argc, char **argv) {
       "  loom-run partitioned.mlir --ranks 4        (one thread per rank)\n"
       "  loom-run model.onnx --data-sets DIR --top1\n"
       "  loom-run model.engine --inputs DIR --benchmark --iterations 100\n"
-      "  loom-run int8.mlir --reference-model f32.mlir\n");
+      "  loom-run int8.mlir --reference-model f32.mlir\n"
+      "  loom-run decoder.engine --generate 32 --prompt-ids 5,17,42\n");
   if (listDevices)
     return printDevices();
   if (model.empty()) {
@@ -679,6 +692,27 @@ int loomRunMain(int argc, char **argv) {
     }
     options.benchmarkIterations = iterations;
     options.benchmarkWarmup = warmup;
+  }
+  if (generate != 0 || !promptIds.empty() || !expectedIds.empty()) {
+    if (generate <= 0) {
+      llvm::errs() << "error: --generate N (N > 0) is needed with "
+                      "--prompt-ids and --expected-ids\n";
+      return 1;
+    }
+    if (!llvm::StringRef(options.model).ends_with(".engine") ||
+        !inputs.empty() || !expected.empty() || !dataSets.empty() ||
+        ranks > 0 || mpi) {
+      llvm::errs() << "error: --generate runs a single-rank decoder engine "
+                      "(compile the model with loomc first), without "
+                      "--inputs, --expected, --data-sets, --ranks or --mpi\n";
+      return 1;
+    }
+    options.generateTokens = generate;
+    options.promptIds.assign(promptIds.begin(), promptIds.end());
+    options.expectedIds.assign(expectedIds.begin(), expectedIds.end());
+    if (benchmark)
+      options.benchmarkIterations = 1;
+    return runGenerate(options);
   }
   if (!dataSets.empty()) {
     if (!inputs.empty() || !expected.empty()) {

@@ -69,6 +69,12 @@ struct RunOptions {
   /// "reference": the reference executor; "cpu": compile the program to
   /// native code for this machine (lib/Target/CPU) and run that.
   std::string backend = "reference";
+  /// With a decoder engine: greedily generate this many tokens after
+  /// `promptIds` (runGenerate); 0: no generation.
+  int64_t generateTokens = 0;
+  std::vector<int64_t> promptIds;
+  /// When given, the generated tokens must begin with these.
+  std::vector<int64_t> expectedIds;
 };
 
 /// Runs and returns the process exit code: 0 when everything ran and
@@ -79,6 +85,14 @@ int runModel(const RunOptions &options);
 /// the same inputs, printing, comparison and --ranks as runModel, plus the
 /// benchmark.
 int runEngine(const RunOptions &options);
+
+/// Greedy decoding with a decoder engine compiled from an export with a
+/// key/value cache (inputs input_ids, attention_mask, position_ids,
+/// past_key_values.*; outputs logits, present.*): a prefill of the prompt,
+/// then one step per token with the previous step's cache; prints the
+/// tokens, the prefill latency, per-token latency and tokens/s, and
+/// compares with `expectedIds`.
+int runGenerate(const RunOptions &options);
 
 /// Runs `options.model` on every `test_data_set_N` under `directory` (its
 /// inputs and expected outputs) and prints how many match.

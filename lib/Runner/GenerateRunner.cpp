@@ -1,0 +1,427 @@
+//===- GenerateRunner.cpp - loom-run --generate: greedy decoding ----------===//
+//
+// Greedy token generation with a decoder engine compiled from a Hugging
+// Face style export with a key/value cache: inputs `input_ids`, optionally
+// `attention_mask` and `position_ids`, and one `past_key_values.<suffix>`
+// per cached tensor; outputs `logits` and the matching `present.<suffix>`.
+// The first call (prefill) takes the prompt with an empty cache; each
+// later call (decode step) takes the token chosen last and the previous
+// call's present tensors as its past.
+//
+// The cache travels through the engine's inputs and outputs: each step's
+// present tensors are the past ones with the new token's keys and values
+// appended (the export's Concat), so a step copies the whole cache. An
+// in-place cache owned by the runtime is the next step (issue: dynamic
+// shapes and LLM inference).
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Runner/Runner.h"
+
+#include "loom/runtime.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace loom {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr llvm::StringLiteral kPastPrefix = "past_key_values.";
+constexpr llvm::StringLiteral kPresentPrefix = "present.";
+
+void printError(const std::string &message) {
+  llvm::errs() << "error: --generate: " << message << "\n";
+}
+
+std::string runtimeError(loom_status status) {
+  return std::string(loom_last_error()) + " (" + loom_status_name(status) + ")";
+}
+
+/// One cached tensor: the engine input it is read from and the output the
+/// extended cache comes back in, and the axis it grows along.
+struct CacheSlot {
+  int32_t input = -1;
+  int32_t output = -1;
+  int32_t lengthAxis = -1;
+};
+
+/// Where the decoder's inputs and outputs are.
+struct DecoderInterface {
+  int32_t inputIds = -1;
+  int32_t attentionMask = -1;
+  int32_t positionIds = -1;
+  int32_t logits = -1;
+  std::vector<CacheSlot> cache;
+};
+
+/// Finds the decoder's inputs and outputs by name; an error names what is
+/// missing or not understood.
+std::optional<DecoderInterface> findInterface(loom_engine *engine,
+                                              std::string &error) {
+  DecoderInterface io;
+  int32_t numInputs = loom_engine_num_inputs(engine, 0);
+  int32_t numOutputs = loom_engine_num_outputs(engine, 0);
+  auto outputNamed = [&](llvm::StringRef name) {
+    for (int32_t i = 0; i < numOutputs; ++i)
+      if (name == loom_engine_output(engine, 0, i)->name)
+        return i;
+    return -1;
+  };
+  for (int32_t i = 0; i < numInputs; ++i) {
+    const loom_tensor_desc &d = *loom_engine_input(engine, 0, i);
+    llvm::StringRef name = d.name;
+    bool isIndexMatrix = d.dtype == LOOM_DTYPE_I64 && d.rank == 2;
+    if (name == "input_ids" || name == "attention_mask" ||
+        name == "position_ids") {
+      if (!isIndexMatrix) {
+        error = "input '" + name.str() + "' must be int64 [batch, length]";
+        return std::nullopt;
+      }
+      (name == "input_ids"        ? io.inputIds
+       : name == "attention_mask" ? io.attentionMask
+                                  : io.positionIds) = i;
+      continue;
+    }
+    if (!name.starts_with(kPastPrefix)) {
+      error = "input '" + name.str() +
+              "' is not one of input_ids, attention_mask, position_ids, "
+              "past_key_values.*";
+      return std::nullopt;
+    }
+    CacheSlot slot;
+    slot.input = i;
+    std::string present =
+        (kPresentPrefix + name.drop_front(kPastPrefix.size())).str();
+    slot.output = outputNamed(present);
+    if (slot.output < 0) {
+      error = "input '" + name.str() + "' has no output '" + present + "'";
+      return std::nullopt;
+    }
+    // The cache grows along its one symbolic dimension other than the
+    // batch (dimension 0).
+    for (int32_t k = 1; k < d.rank; ++k)
+      if (d.dims[k] == LOOM_DYNAMIC_DIM) {
+        if (slot.lengthAxis >= 0) {
+          slot.lengthAxis = -2;
+          break;
+        }
+        slot.lengthAxis = k;
+      }
+    if (slot.lengthAxis < 0) {
+      error = "input '" + name.str() +
+              "' needs exactly one symbolic dimension after the batch (the "
+              "cached length); compile the model without binding it";
+      return std::nullopt;
+    }
+    if (!loom_tensor_desc_is_dynamic(
+            loom_engine_output(engine, 0, slot.output))) {
+      error = "output '" + present + "' must have a symbolic length";
+      return std::nullopt;
+    }
+    io.cache.push_back(slot);
+  }
+  if (io.inputIds < 0) {
+    error = "the engine has no input 'input_ids'";
+    return std::nullopt;
+  }
+  io.logits = outputNamed("logits");
+  if (io.logits < 0) {
+    error = "the engine has no output 'logits'";
+    return std::nullopt;
+  }
+  const loom_tensor_desc &logits = *loom_engine_output(engine, 0, io.logits);
+  if (logits.dtype != LOOM_DTYPE_F32 || logits.rank != 3) {
+    error = "output 'logits' must be f32 [batch, length, vocabulary]";
+    return std::nullopt;
+  }
+  for (int32_t i : {io.inputIds, io.attentionMask, io.positionIds}) {
+    if (i < 0)
+      continue;
+    const loom_tensor_desc &d = *loom_engine_input(engine, 0, i);
+    if (d.dims[1] != LOOM_DYNAMIC_DIM) {
+      error = std::string("input '") + d.name +
+              "' needs a symbolic length; compile the model without "
+              "binding it";
+      return std::nullopt;
+    }
+  }
+  return io;
+}
+
+double percentile(std::vector<double> values, double p) {
+  std::sort(values.begin(), values.end());
+  size_t i = static_cast<size_t>(p / 100.0 * (values.size() - 1) + 0.5);
+  return values[std::min(i, values.size() - 1)];
+}
+
+/// The engine's buffers of one call: inputs with their shapes, outputs
+/// either in caller memory (static) or returned by the runtime (symbolic).
+class DecoderCall {
+public:
+  explicit DecoderCall(loom_engine *engine) : engine(engine) {
+    int32_t numInputs = loom_engine_num_inputs(engine, 0);
+    int32_t numOutputs = loom_engine_num_outputs(engine, 0);
+    shaped.resize(numInputs);
+    inputPointers.resize(numInputs);
+    dynamicOutputs.resize(numOutputs, loom_dynamic_output{});
+    staticOutputs.resize(numOutputs);
+    outputPointers.resize(numOutputs);
+    for (int32_t i = 0; i < numOutputs; ++i) {
+      const loom_tensor_desc *d = loom_engine_output(engine, 0, i);
+      if (loom_tensor_desc_is_dynamic(d)) {
+        outputPointers[i] = &dynamicOutputs[i];
+      } else {
+        staticOutputs[i].resize(d->byte_size);
+        outputPointers[i] = staticOutputs[i].data();
+      }
+    }
+  }
+  ~DecoderCall() { releaseOutputs(); }
+
+  /// Sets input `i` to `data` with `shape`.
+  void setInput(int32_t i, const void *data, llvm::ArrayRef<int64_t> shape) {
+    loom_shaped_input &s = shaped[i];
+    s.data = data;
+    s.rank = static_cast<int32_t>(shape.size());
+    llvm::copy(shape, s.dims);
+    inputPointers[i] =
+        loom_tensor_desc_is_dynamic(loom_engine_input(engine, 0, i))
+            ? static_cast<const void *>(&s)
+            : data;
+  }
+
+  loom_status execute() {
+    return loom_engine_execute(engine, 0, inputPointers.data(),
+                               outputPointers.data());
+  }
+
+  /// Output `i`'s data, shape and size in bytes.
+  const void *outputData(int32_t i) const {
+    return loom_tensor_desc_is_dynamic(loom_engine_output(engine, 0, i))
+               ? dynamicOutputs[i].data
+               : staticOutputs[i].data();
+  }
+  llvm::ArrayRef<int64_t> outputShape(int32_t i) const {
+    const loom_tensor_desc *d = loom_engine_output(engine, 0, i);
+    if (loom_tensor_desc_is_dynamic(d))
+      return llvm::ArrayRef<int64_t>(dynamicOutputs[i].dims,
+                                     dynamicOutputs[i].rank);
+    return llvm::ArrayRef<int64_t>(d->dims, d->rank);
+  }
+  size_t outputBytes(int32_t i) const {
+    const loom_tensor_desc *d = loom_engine_output(engine, 0, i);
+    return loom_tensor_desc_is_dynamic(d) ? dynamicOutputs[i].byte_size
+                                          : d->byte_size;
+  }
+
+  /// Frees the outputs the runtime allocated in the last call.
+  void releaseOutputs() {
+    for (loom_dynamic_output &output : dynamicOutputs) {
+      loom_buffer_free(output.data);
+      output = loom_dynamic_output{};
+    }
+  }
+
+private:
+  loom_engine *engine;
+  std::vector<loom_shaped_input> shaped;
+  std::vector<const void *> inputPointers;
+  std::vector<loom_dynamic_output> dynamicOutputs;
+  std::vector<std::vector<char>> staticOutputs;
+  std::vector<void *> outputPointers;
+};
+
+} // namespace
+
+int runGenerate(const RunOptions &options) {
+  if (options.promptIds.empty()) {
+    printError("give the prompt with --prompt-ids (comma-separated ids)");
+    return 1;
+  }
+  loom_engine *raw = nullptr;
+  loom_load_options loadOptions;
+  loom_load_options_init(&loadOptions);
+  loadOptions.threads = options.threads;
+  if (loom_status status =
+          loom_engine_load(options.model.c_str(), &loadOptions, &raw)) {
+    llvm::errs() << "error: " << runtimeError(status) << "\n";
+    return 1;
+  }
+  std::unique_ptr<loom_engine, void (*)(loom_engine *)> engine(
+      raw, loom_engine_free);
+  if (loom_engine_num_ranks(raw) != 1) {
+    printError("the engine has " + std::to_string(loom_engine_num_ranks(raw)) +
+               " ranks; generation runs single-rank engines");
+    return 1;
+  }
+  std::string error;
+  std::optional<DecoderInterface> io = findInterface(raw, error);
+  if (!io) {
+    printError(error + " (" + options.model + ")");
+    return 1;
+  }
+  const loom_tensor_desc &logitsDesc = *loom_engine_output(raw, 0, io->logits);
+  int64_t vocabulary = logitsDesc.dims[2];
+
+  // Two sets of buffers, alternating: one step's present tensors are the
+  // next step's past, so they must outlive the next call.
+  DecoderCall calls[2] = {DecoderCall(raw), DecoderCall(raw)};
+
+  // The empty cache of the prefill: its length 0, the batch 1, other
+  // dimensions as the engine states them. Zero elements, but a valid
+  // pointer.
+  static const char emptyCache[1] = {0};
+  std::vector<std::vector<int64_t>> cacheShapes;
+  for (const CacheSlot &slot : io->cache) {
+    const loom_tensor_desc &d = *loom_engine_input(raw, 0, slot.input);
+    std::vector<int64_t> shape(d.dims, d.dims + d.rank);
+    if (shape[0] == LOOM_DYNAMIC_DIM)
+      shape[0] = 1;
+    shape[slot.lengthAxis] = 0;
+    for (int64_t size : shape)
+      if (size == LOOM_DYNAMIC_DIM) {
+        printError(std::string("input '") + d.name +
+                   "' has a symbolic dimension that is neither the batch "
+                   "nor the cached length");
+        return 1;
+      }
+    cacheShapes.push_back(std::move(shape));
+  }
+
+  auto generateOnce = [&](std::vector<int64_t> &generated,
+                          std::vector<double> &stepMs) -> bool {
+    generated.clear();
+    stepMs.clear();
+    std::vector<int64_t> ids(options.promptIds);
+    std::vector<int64_t> mask, positions;
+    int64_t past = 0;
+    for (int64_t step = 0; step < options.generateTokens; ++step) {
+      DecoderCall &call = calls[step % 2];
+      DecoderCall &previous = calls[(step + 1) % 2];
+      int64_t length = static_cast<int64_t>(ids.size());
+      call.setInput(io->inputIds, ids.data(), {1, length});
+      if (io->attentionMask >= 0) {
+        mask.assign(past + length, 1);
+        call.setInput(io->attentionMask, mask.data(), {1, past + length});
+      }
+      if (io->positionIds >= 0) {
+        positions.resize(length);
+        std::iota(positions.begin(), positions.end(), past);
+        call.setInput(io->positionIds, positions.data(), {1, length});
+      }
+      for (auto [k, slot] : llvm::enumerate(io->cache)) {
+        if (step == 0) {
+          call.setInput(slot.input, emptyCache, cacheShapes[k]);
+          continue;
+        }
+        call.setInput(slot.input, previous.outputData(slot.output),
+                      previous.outputShape(slot.output));
+      }
+      call.releaseOutputs();
+      Clock::time_point start = Clock::now();
+      if (loom_status status = call.execute()) {
+        printError("step " + std::to_string(step) + ": " +
+                   runtimeError(status));
+        return false;
+      }
+      stepMs.push_back(
+          std::chrono::duration<double, std::milli>(Clock::now() - start)
+              .count());
+      llvm::ArrayRef<int64_t> logitsShape = call.outputShape(io->logits);
+      if (logitsShape.size() != 3 || logitsShape[0] != 1 ||
+          logitsShape[1] != length || logitsShape[2] != vocabulary) {
+        printError("step " + std::to_string(step) +
+                   ": the logits do not have the shape [1, " +
+                   std::to_string(length) + ", vocabulary]");
+        return false;
+      }
+      // Greedy: the most likely next token after the last position.
+      const float *last =
+          static_cast<const float *>(call.outputData(io->logits)) +
+          (length - 1) * vocabulary;
+      int64_t next = std::max_element(last, last + vocabulary) - last;
+      generated.push_back(next);
+      past += length;
+      for (const CacheSlot &slot : io->cache)
+        if (call.outputShape(slot.output)[slot.lengthAxis] != past) {
+          printError("step " + std::to_string(step) + ": output '" +
+                     loom_engine_output(raw, 0, slot.output)->name +
+                     "' does not hold " + std::to_string(past) +
+                     " cached positions");
+          return false;
+        }
+      ids.assign(1, next);
+    }
+    return true;
+  };
+
+  std::vector<int64_t> generated;
+  std::vector<double> stepMs;
+  // With --benchmark, one untimed generation first (page faults, thread
+  // start-up), then the timed one.
+  if (options.benchmarkIterations > 0 && !generateOnce(generated, stepMs))
+    return 1;
+  if (!generateOnce(generated, stepMs))
+    return 1;
+
+  llvm::outs() << "generate: " << options.promptIds.size() << " prompt tokens, "
+               << generated.size() << " generated (greedy), "
+               << io->cache.size() << " cached tensors\n";
+  llvm::outs() << "tokens:";
+  for (int64_t id : generated)
+    llvm::outs() << " " << id;
+  llvm::outs() << "\n";
+  size_t cacheBytes = 0;
+  const DecoderCall &last = calls[(options.generateTokens - 1) % 2];
+  for (const CacheSlot &slot : io->cache)
+    cacheBytes += last.outputBytes(slot.output);
+  llvm::outs() << llvm::format("prefill: %.3f ms (%zu tokens)\n", stepMs[0],
+                               options.promptIds.size());
+  if (stepMs.size() > 1) {
+    std::vector<double> decode(stepMs.begin() + 1, stepMs.end());
+    double total = std::accumulate(decode.begin(), decode.end(), 0.0);
+    llvm::outs() << llvm::format(
+        "decode: %zu steps, per token p50 %.3f ms, p99 %.3f ms; %.1f "
+        "tokens/s\n",
+        decode.size(), percentile(decode, 50), percentile(decode, 99),
+        1000.0 * decode.size() / total);
+  }
+  llvm::outs() << "cache: " << cacheBytes
+               << " bytes after the last step (engine inputs and outputs: "
+                  "each step copies it)\n";
+
+  if (!options.expectedIds.empty()) {
+    for (size_t i = 0; i < options.expectedIds.size(); ++i) {
+      if (i >= generated.size()) {
+        llvm::outs() << "generated " << generated.size()
+                     << " tokens, fewer than the " << options.expectedIds.size()
+                     << " expected\n";
+        return 1;
+      }
+      if (generated[i] != options.expectedIds[i]) {
+        llvm::outs() << "token " << i << " differs: got " << generated[i]
+                     << ", expected " << options.expectedIds[i] << "\n";
+        return 1;
+      }
+    }
+    llvm::outs() << "all " << options.expectedIds.size()
+                 << " expected tokens match\n";
+  }
+  return 0;
+}
+
+} // namespace loom
