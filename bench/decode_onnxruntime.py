@@ -13,6 +13,10 @@ they do not.
     python3 bench/decode_onnxruntime.py model.onnx --engine model.engine \\
         --loom-run build/bin/loom-run --tokens 32 --threads 1
 
+Without --engine the model is compiled with --loomc. --kv-cache N also
+compiles it with `loomc --kv-cache=N` (the cache kept in place by the
+caller, appended to by the code) and runs that engine as a third line.
+
 --make-llama DIR first writes a Llama-style decoder (transformers'
 LlamaForCausalLM from a config, seeded random weights, about 100M
 parameters by default) exported with its cache to DIR/model.onnx (weights
@@ -77,7 +81,7 @@ def ort_generate(session, prompt, tokens):
 
 def summary(label, prompt_len, times):
     decode = times[1:]
-    line = f"{label:12s} prefill {times[0]:8.3f} ms ({prompt_len} tokens)"
+    line = f"{label:13s} prefill {times[0]:8.3f} ms ({prompt_len} tokens)"
     if decode:
         line += (f"   per token p50 {percentile(decode, 50):7.3f} ms, p99 "
                  f"{percentile(decode, 99):7.3f} ms, {1000.0 * len(decode) / sum(decode):8.1f} "
@@ -163,6 +167,8 @@ def main():
     parser.add_argument("--prompt-ids", default="5,17,42,7,99,3,64,12",
                         help="comma-separated prompt token ids")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--kv-cache", type=int, default=0, metavar="N",
+                        help="also compile and run the engine with loomc --kv-cache=N")
     parser.add_argument("--make-llama", metavar="DIR",
                         help="first make a Llama-style decoder export there and use it")
     parser.add_argument("--layers", type=int, default=12)
@@ -179,12 +185,17 @@ def main():
                            args.kv_heads, args.intermediate, args.vocab)
     if not model:
         parser.error("give the model, or --make-llama DIR")
-    engine = args.engine
-    if not engine:
-        engine = os.path.splitext(model)[0] + ".engine"
+    def compile_engine(path, extra):
         start = time.perf_counter()
-        subprocess.run([args.loomc, model, "-o", engine], check=True)
-        print(f"compiled {engine} in {time.perf_counter() - start:.1f} s")
+        subprocess.run([args.loomc, model, "-o", path] + extra, check=True)
+        print(f"compiled {path} in {time.perf_counter() - start:.1f} s")
+        return path
+
+    engines = [("loom", args.engine or compile_engine(
+        os.path.splitext(model)[0] + ".engine", []))]
+    if args.kv_cache:
+        engines.append(("loom kv-cache", compile_engine(
+            os.path.splitext(model)[0] + ".kv.engine", [f"--kv-cache={args.kv_cache}"])))
     prompt = [int(t) for t in args.prompt_ids.split(",")]
 
     options = ort.SessionOptions()
@@ -193,27 +204,31 @@ def main():
     session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
     ort_generate(session, prompt, min(args.tokens, 4))  # warm-up
     ort_ids, ort_times = ort_generate(session, prompt, args.tokens)
-    loom_ids, prefill, decode, _ = loom_generate(args.loom_run, engine, prompt, args.tokens,
-                                                 args.threads)
+    runs = [(label, *loom_generate(args.loom_run, path, prompt, args.tokens, args.threads))
+            for label, path in engines]
 
     print(f"greedy decoding, {len(prompt)} prompt tokens, {args.tokens} generated, "
           f"{args.threads} thread(s), batch 1")
     print(summary("onnxruntime", len(prompt), ort_times))
-    line = f"{'loom':12s} prefill {prefill:8.3f} ms ({len(prompt)} tokens)"
-    if decode:
-        line += (f"   per token p50 {float(decode.group(1)):7.3f} ms, p99 "
-                 f"{float(decode.group(2)):7.3f} ms, {float(decode.group(3)):8.1f} tokens/s")
-    print(line)
-    if decode and len(ort_times) > 1:
-        ort_p50 = percentile(ort_times[1:], 50)
-        print(f"per-token p50, loom / onnxruntime: {float(decode.group(1)) / ort_p50:.2f}")
-    if loom_ids == ort_ids:
-        print(f"token ids: all {len(ort_ids)} agree")
-        return 0
-    first = next(i for i, (a, b) in enumerate(zip(loom_ids, ort_ids)) if a != b)
-    print(f"token ids differ from position {first}:\n  loom        {loom_ids}\n"
-          f"  onnxruntime {ort_ids}")
-    return 1
+    agree = True
+    for label, loom_ids, prefill, decode, _ in runs:
+        line = f"{label:13s} prefill {prefill:8.3f} ms ({len(prompt)} tokens)"
+        if decode:
+            line += (f"   per token p50 {float(decode.group(1)):7.3f} ms, p99 "
+                     f"{float(decode.group(2)):7.3f} ms, {float(decode.group(3)):8.1f} tokens/s")
+            if len(ort_times) > 1:
+                line += (f"   (p50 / onnxruntime's "
+                         f"{float(decode.group(1)) / percentile(ort_times[1:], 50):.2f})")
+        print(line)
+    for label, loom_ids, *_ in runs:
+        if loom_ids == ort_ids:
+            print(f"{label}: token ids: all {len(ort_ids)} agree with onnxruntime's")
+            continue
+        agree = False
+        first = next(i for i, (a, b) in enumerate(zip(loom_ids, ort_ids)) if a != b)
+        print(f"{label}: token ids differ from position {first}:\n  loom        {loom_ids}\n"
+              f"  onnxruntime {ort_ids}")
+    return 0 if agree else 1
 
 
 if __name__ == "__main__":

@@ -22,8 +22,10 @@ failure with the first line of the diagnostic:
              the engine at every data set's shapes (two different shapes)
   generate   decoders exported with their key/value cache (a generate.json
              beside the model): the symbolic engine generates greedily with
-             `loom-run --generate` from the stored prompt, and every token
-             must equal onnxruntime's greedy continuation
+             `loom-run --generate` from the stored prompt, then an engine
+             compiled with --kv-cache (the cache kept in place, as large as
+             the generation needs) does; every token must equal
+             onnxruntime's greedy continuation
 
 Tolerances: f32 rtol 1e-3, atol 1e-4 against onnxruntime. Int8 QDQ models
 are bit-exact: the reference executor must equal onnxruntime's outputs for
@@ -198,12 +200,22 @@ def run_paths(name, args, info):
             if not os.path.exists(decoder):
                 ok, why, _ = step.run([os.path.join(bin_, "loomc"), model, "-o", decoder],
                                       "loomc (symbolic inputs)")
+            generate = ["--generate", str(len(expected["tokens"])), "--prompt-ids",
+                        ",".join(map(str, expected["prompt_ids"])), "--expected-ids",
+                        ",".join(map(str, expected["tokens"]))]
             if ok:
-                ok, why, _ = step.run(
-                    [os.path.join(bin_, "loom-run"), decoder, "--generate",
-                     str(len(expected["tokens"])), "--prompt-ids",
-                     ",".join(map(str, expected["prompt_ids"])), "--expected-ids",
-                     ",".join(map(str, expected["tokens"]))], "loom-run --generate")
+                ok, why, _ = step.run([os.path.join(bin_, "loom-run"), decoder] + generate,
+                                      "loom-run --generate")
+            # The cache kept in place, exactly as large as the generation
+            # needs (the last token is not fed back).
+            in_place = os.path.join(tmp, "kv-cache.engine")
+            capacity = len(expected["prompt_ids"]) + len(expected["tokens"]) - 1
+            if ok:
+                ok, why, _ = step.run([os.path.join(bin_, "loomc"), model, "-o", in_place,
+                                       "--kv-cache=%d" % capacity], "loomc --kv-cache")
+            if ok:
+                ok, why, _ = step.run([os.path.join(bin_, "loom-run"), in_place] + generate,
+                                      "loom-run --generate (cache in place)")
             results["generate"] = why
     return name, results, figures
 

@@ -90,6 +90,8 @@ struct CompileRequest {
   /// partitioned first.
   std::optional<LoomPartitionPassOptions> partition;
   bool report = false;
+  /// When positive, -loom-kv-cache-in-place with this capacity runs first.
+  int64_t kvCacheCapacity = 0;
   ONNXImportOptions importOptions;
   cpu::CompileOptions options;
 };
@@ -127,6 +129,20 @@ int compile(CompileRequest request) {
   report("import", std::chrono::duration<double, std::milli>(
                        Clock::now() - start)
                        .count());
+
+  if (request.kvCacheCapacity > 0) {
+    if (request.partition) {
+      llvm::errs() << "error: --kv-cache does not combine with --grid or "
+                      "--plan yet\n";
+      return 1;
+    }
+    PassManager pm(&context);
+    LoomKVCacheInPlacePassOptions cacheOptions;
+    cacheOptions.capacity = request.kvCacheCapacity;
+    pm.addNestedPass<func::FuncOp>(createLoomKVCacheInPlacePass(cacheOptions));
+    if (failed(pm.run(*module)))
+      return 1;
+  }
 
   // The plan: recognition and precision first, then partitioning (the
   // order of DESIGN.md); kernels are formed per rank when lowering.
@@ -354,6 +370,13 @@ int loomcMain(int argc, char **argv) {
       "runtime-checks",
       cl::desc("Debugging: check every buffer access and linalg op's shapes "
                "at run time; a failed check prints the op and aborts"));
+  cl::opt<int64_t> kvCache(
+      "kv-cache", cl::init(0),
+      cl::desc("Decoders exported with their cache (past_key_values.* in, "
+               "present.* out): keep each cache in a buffer of N positions "
+               "that the caller holds between calls and the code appends to "
+               "in place, with the filled length as a new input "
+               "cache_length (-loom-kv-cache-in-place)"));
   cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level (0-3)"),
                              cl::Prefix, cl::init(3));
   cl::opt<std::string> grid(
@@ -493,6 +516,12 @@ int loomcMain(int argc, char **argv) {
   request.options.libraryConvolutionFlops = *libraryFlops;
   request.options.packConstantWeights = packWeights;
   request.options.runtimeChecks = runtimeChecks;
+  if (kvCache < 0) {
+    llvm::errs() << "error: --kv-cache must be positive (the positions "
+                    "each cache holds)\n";
+    return 1;
+  }
+  request.kvCacheCapacity = kvCache;
   FailureOr<ONNXImportOptions> importOptions = inputShapes.resolve();
   if (failed(importOptions))
     return 1;

@@ -96,6 +96,9 @@ LogicalResult buildEngine(ModuleOp module, const cpu::CompileOptions &options,
                                          "input_" + std::to_string(i));
     if (failed(t))
       return failure();
+    if (auto axis =
+            dyn_cast_or_null<IntegerAttr>(entry.getArgAttr(i, "loom.state")))
+      t->stateAxis = axis.getInt();
     rank.inputs.push_back(std::move(*t));
   }
   for (auto [i, type] : llvm::enumerate(signature.getResults())) {

@@ -86,6 +86,9 @@ Expected<std::vector<char>> serializeEngine(const EngineDescription &engine) {
     for (const EngineTensor &t : rank.inputs)
       os << "input " << r << " " << percentEncode(t.name) << " " << t.dtype
          << " " << shapeString(t.shape) << "\n";
+    for (auto [i, t] : llvm::enumerate(rank.inputs))
+      if (t.stateAxis >= 0)
+        os << "state " << r << " " << i << " " << t.stateAxis << "\n";
     for (const EngineTensor &t : rank.outputs)
       os << "output " << r << " " << percentEncode(t.name) << " " << t.dtype
          << " " << shapeString(t.shape) << "\n";

@@ -270,6 +270,44 @@ LogicalResult concatKernel(Operation *op, ArrayRef<const Tensor *> in,
   return success();
 }
 
+/// The filled part of the cache after the append. The reference executor
+/// keeps no state between runs: it appends to a copy of the cache operand,
+/// which is what one call of the compiled code computes.
+LogicalResult cacheAppendKernel(Operation *op, ArrayRef<const Tensor *> in,
+                                SmallVectorImpl<Tensor> &out) {
+  const Tensor &cache = *in[0], &update = *in[1];
+  FailureOr<int64_t> axis =
+      getAxis(op, cast<CacheAppendOp>(op).getAxis(), cache.rank());
+  if (failed(axis))
+    return failure();
+  int64_t length = in[2]->getInt(0), capacity = cache.dim(*axis);
+  int64_t added = update.dim(*axis);
+  if (length < 0 || length > capacity || added > capacity - length)
+    return op->emitError() << "the cache holds " << capacity
+                           << " positions; this call fills " << length << " + "
+                           << added;
+  bool ok = update.rank() == cache.rank() && update.kind() == cache.kind();
+  for (int64_t d = 0; ok && d < cache.rank(); ++d)
+    ok = d == *axis || update.dim(d) == cache.dim(d);
+  if (!ok)
+    return op->emitError() << "cannot append " << update.typeString()
+                           << " to the cache " << cache.typeString()
+                           << " along axis " << *axis;
+  SmallVector<int64_t> shape(cache.shape());
+  shape[*axis] = length + added;
+  Tensor y(cache.kind(), shape);
+  int64_t outer = product(ArrayRef<int64_t>(shape).take_front(*axis));
+  int64_t inner = product(ArrayRef<int64_t>(shape).drop_front(*axis + 1));
+  for (int64_t o = 0; o < outer; ++o) {
+    copyElements(cache, o * capacity * inner, y, o * shape[*axis] * inner,
+                 length * inner);
+    copyElements(update, o * added * inner, y,
+                 (o * shape[*axis] + length) * inner, added * inner);
+  }
+  out.push_back(std::move(y));
+  return success();
+}
+
 LogicalResult splitKernel(Operation *op, ArrayRef<const Tensor *> in,
                           SmallVectorImpl<Tensor> &out) {
   auto split = cast<SplitOp>(op);
@@ -978,6 +1016,7 @@ void registerShapeKernels(KernelRegistry &r) {
   r.add("loom.squeeze", squeezeKernel);
   r.add("loom.unsqueeze", unsqueezeKernel);
   r.add("loom.concat", concatKernel);
+  r.add("loom.cache_append", cacheAppendKernel);
   r.add("loom.split", splitKernel);
   r.add("loom.slice", sliceKernel);
   r.add("loom.gather", gatherKernel);

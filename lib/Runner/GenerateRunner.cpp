@@ -8,11 +8,15 @@
 // later call (decode step) takes the token chosen last and the previous
 // call's present tensors as its past.
 //
-// The cache travels through the engine's inputs and outputs: each step's
-// present tensors are the past ones with the new token's keys and values
-// appended (the export's Concat), so a step copies the whole cache. An
-// in-place cache owned by the runtime is the next step (issue: dynamic
-// shapes and LLM inference).
+// Two kinds of engines:
+// - compiled as exported, the cache travels through the engine's inputs and
+//   outputs: each step's present tensors are the past ones with the new
+//   token's keys and values appended (the export's Concat), so a step
+//   copies the whole cache;
+// - compiled with loomc --kv-cache=N, each past input is a state input of
+//   N positions (loom_engine_input_state_axis) that this runner allocates
+//   once and the code appends to in place, and `cache_length` says how
+//   many positions are filled; there are no present outputs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,6 +59,7 @@ std::string runtimeError(loom_status status) {
 /// extended cache comes back in, and the axis it grows along.
 struct CacheSlot {
   int32_t input = -1;
+  /// The present output; -1 for a cache kept in place.
   int32_t output = -1;
   int32_t lengthAxis = -1;
 };
@@ -65,7 +70,12 @@ struct DecoderInterface {
   int32_t attentionMask = -1;
   int32_t positionIds = -1;
   int32_t logits = -1;
+  /// The filled length of caches kept in place (loomc --kv-cache); -1 when
+  /// the cache goes through inputs and outputs.
+  int32_t cacheLength = -1;
   std::vector<CacheSlot> cache;
+
+  bool inPlace() const { return cacheLength >= 0; }
 };
 
 /// Finds the decoder's inputs and outputs by name; an error names what is
@@ -96,14 +106,34 @@ std::optional<DecoderInterface> findInterface(loom_engine *engine,
                                   : io.positionIds) = i;
       continue;
     }
+    if (name == "cache_length") {
+      if (d.dtype != LOOM_DTYPE_I64 || d.rank != 0) {
+        error = "input 'cache_length' must be an int64 scalar";
+        return std::nullopt;
+      }
+      io.cacheLength = i;
+      continue;
+    }
     if (!name.starts_with(kPastPrefix)) {
       error = "input '" + name.str() +
               "' is not one of input_ids, attention_mask, position_ids, "
-              "past_key_values.*";
+              "past_key_values.*, cache_length";
       return std::nullopt;
     }
     CacheSlot slot;
     slot.input = i;
+    if (int32_t axis = loom_engine_input_state_axis(engine, 0, i); axis >= 0) {
+      // Kept in place: its positions axis has the capacity.
+      slot.lengthAxis = axis;
+      for (int32_t k = 1; k < d.rank; ++k)
+        if (d.dims[k] == LOOM_DYNAMIC_DIM) {
+          error = "the cache input '" + name.str() +
+                  "' has a symbolic dimension other than the batch";
+          return std::nullopt;
+        }
+      io.cache.push_back(slot);
+      continue;
+    }
     std::string present =
         (kPresentPrefix + name.drop_front(kPastPrefix.size())).str();
     slot.output = outputNamed(present);
@@ -136,6 +166,14 @@ std::optional<DecoderInterface> findInterface(loom_engine *engine,
   }
   if (io.inputIds < 0) {
     error = "the engine has no input 'input_ids'";
+    return std::nullopt;
+  }
+  size_t kept = llvm::count_if(
+      io.cache, [](const CacheSlot &slot) { return slot.output < 0; });
+  if ((kept > 0) != io.inPlace() || (kept > 0 && kept != io.cache.size())) {
+    error = "the cache inputs are neither all kept in place with a "
+            "cache_length input (loomc --kv-cache) nor all paired with "
+            "present outputs";
     return std::nullopt;
   }
   io.logits = outputNamed("logits");
@@ -283,14 +321,26 @@ int runGenerate(const RunOptions &options) {
 
   // The empty cache of the prefill: its length 0, the batch 1, other
   // dimensions as the engine states them. Zero elements, but a valid
-  // pointer.
+  // pointer. A cache kept in place has its capacity instead of the length,
+  // in a zeroed buffer allocated once.
   static const char emptyCache[1] = {0};
   std::vector<std::vector<int64_t>> cacheShapes;
+  std::vector<std::vector<char>> cacheBuffers;
+  int64_t capacity = 0;
   for (const CacheSlot &slot : io->cache) {
     const loom_tensor_desc &d = *loom_engine_input(raw, 0, slot.input);
     std::vector<int64_t> shape(d.dims, d.dims + d.rank);
     if (shape[0] == LOOM_DYNAMIC_DIM)
       shape[0] = 1;
+    if (io->inPlace()) {
+      capacity = shape[slot.lengthAxis];
+      int64_t elements = 1;
+      for (int64_t size : shape)
+        elements *= size;
+      cacheBuffers.emplace_back(elements * loom_dtype_size(d.dtype), 0);
+      cacheShapes.push_back(std::move(shape));
+      continue;
+    }
     shape[slot.lengthAxis] = 0;
     for (int64_t size : shape)
       if (size == LOOM_DYNAMIC_DIM) {
@@ -302,10 +352,23 @@ int runGenerate(const RunOptions &options) {
     cacheShapes.push_back(std::move(shape));
   }
 
+  int64_t needed = static_cast<int64_t>(options.promptIds.size()) +
+                   options.generateTokens - 1;
+  if (io->inPlace() && needed > capacity) {
+    printError("the engine's cache holds " + std::to_string(capacity) +
+               " positions; a " + std::to_string(options.promptIds.size()) +
+               "-token prompt and " + std::to_string(options.generateTokens) +
+               " generated tokens need " + std::to_string(needed) +
+               " (compile with a larger loomc --kv-cache)");
+    return 1;
+  }
+
   auto generateOnce = [&](std::vector<int64_t> &generated,
                           std::vector<double> &stepMs) -> bool {
     generated.clear();
     stepMs.clear();
+    for (std::vector<char> &buffer : cacheBuffers)
+      std::fill(buffer.begin(), buffer.end(), 0);
     std::vector<int64_t> ids(options.promptIds);
     std::vector<int64_t> mask, positions;
     int64_t past = 0;
@@ -323,7 +386,13 @@ int runGenerate(const RunOptions &options) {
         std::iota(positions.begin(), positions.end(), past);
         call.setInput(io->positionIds, positions.data(), {1, length});
       }
+      if (io->inPlace())
+        call.setInput(io->cacheLength, &past, {});
       for (auto [k, slot] : llvm::enumerate(io->cache)) {
+        if (io->inPlace()) {
+          call.setInput(slot.input, cacheBuffers[k].data(), cacheShapes[k]);
+          continue;
+        }
         if (step == 0) {
           call.setInput(slot.input, emptyCache, cacheShapes[k]);
           continue;
@@ -356,7 +425,9 @@ int runGenerate(const RunOptions &options) {
       int64_t next = std::max_element(last, last + vocabulary) - last;
       generated.push_back(next);
       past += length;
-      for (const CacheSlot &slot : io->cache)
+      for (const CacheSlot &slot : io->inPlace()
+                                       ? llvm::ArrayRef<CacheSlot>()
+                                       : llvm::ArrayRef<CacheSlot>(io->cache))
         if (call.outputShape(slot.output)[slot.lengthAxis] != past) {
           printError("step " + std::to_string(step) + ": output '" +
                      loom_engine_output(raw, 0, slot.output)->name +
@@ -387,8 +458,9 @@ int runGenerate(const RunOptions &options) {
   llvm::outs() << "\n";
   size_t cacheBytes = 0;
   const DecoderCall &last = calls[(options.generateTokens - 1) % 2];
-  for (const CacheSlot &slot : io->cache)
-    cacheBytes += last.outputBytes(slot.output);
+  for (auto [k, slot] : llvm::enumerate(io->cache))
+    cacheBytes +=
+        io->inPlace() ? cacheBuffers[k].size() : last.outputBytes(slot.output);
   llvm::outs() << llvm::format("prefill: %.3f ms (%zu tokens)\n", stepMs[0],
                                options.promptIds.size());
   if (stepMs.size() > 1) {
@@ -400,9 +472,39 @@ int runGenerate(const RunOptions &options) {
         decode.size(), percentile(decode, 50), percentile(decode, 99),
         1000.0 * decode.size() / total);
   }
-  llvm::outs() << "cache: " << cacheBytes
-               << " bytes after the last step (engine inputs and outputs: "
-                  "each step copies it)\n";
+  if (!io->inPlace()) {
+    llvm::outs() << "cache: " << cacheBytes
+                 << " bytes after the last step (engine inputs and outputs: "
+                    "each step copies it)\n";
+  } else {
+    // The code must have written only the filled positions: every byte at
+    // or beyond them is still the zero it was allocated with.
+    bool untouched = true;
+    for (auto [k, slot] : llvm::enumerate(io->cache)) {
+      llvm::ArrayRef<int64_t> shape = cacheShapes[k];
+      int64_t outer = 1,
+              inner =
+                  loom_dtype_size(loom_engine_input(raw, 0, slot.input)->dtype);
+      for (int64_t d = 0; d < slot.lengthAxis; ++d)
+        outer *= shape[d];
+      for (size_t d = slot.lengthAxis + 1; d < shape.size(); ++d)
+        inner *= shape[d];
+      for (int64_t o = 0; o < outer; ++o) {
+        const char *row =
+            cacheBuffers[k].data() + (o * capacity + needed) * inner;
+        untouched &= std::all_of(row, row + (capacity - needed) * inner,
+                                 [](char c) { return c == 0; });
+      }
+    }
+    llvm::outs() << "cache: " << cacheBytes << " bytes for " << capacity
+                 << " positions, allocated once and appended to in place; "
+                 << needed << " filled, the rest "
+                 << (untouched ? "untouched" : "WRITTEN") << "\n";
+    if (!untouched) {
+      printError("the code wrote cache positions beyond the filled ones");
+      return 1;
+    }
+  }
 
   if (!options.expectedIds.empty()) {
     for (size_t i = 0; i < options.expectedIds.size(); ++i) {

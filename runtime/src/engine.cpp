@@ -81,6 +81,9 @@ struct WeightPlace {
 
 struct Rank {
   std::vector<loom_tensor_desc> inputs, outputs;
+  /// Per input: the axis of a state input (written in place and kept by the
+  /// caller, manifest `state`), -1 for the others.
+  std::vector<int32_t> inputStateAxis;
   std::vector<WeightPlace> weightPlaces;
   /// Pointers into the mapped weights section, in parameter order.
   std::vector<void *> weights;
@@ -293,6 +296,17 @@ loom_status loom_engine::parseManifest(const std::string &text,
       }
       desc.byte_size = dynamic ? 0 : bytes;
       (f[0] == "input" ? r->inputs : r->outputs).push_back(desc);
+    } else if (f[0] == "state" && f.size() == 4) {
+      Rank *r = rankAt(f[1]);
+      char *end = nullptr, *axisEnd = nullptr;
+      unsigned long long index = std::strtoull(f[2].c_str(), &end, 10);
+      unsigned long long axis = std::strtoull(f[3].c_str(), &axisEnd, 10);
+      if (!r || f[2].empty() || *end != '\0' || index >= r->inputs.size() ||
+          f[3].empty() || *axisEnd != '\0' ||
+          axis >= static_cast<unsigned long long>(r->inputs[index].rank))
+        return bad("state names no input or axis");
+      r->inputStateAxis.resize(r->inputs.size(), -1);
+      r->inputStateAxis[index] = static_cast<int32_t>(axis);
     } else if (f[0] == "weight" && f.size() == 4) {
       Rank *r = rankAt(f[1]);
       char *end = nullptr;
@@ -562,6 +576,15 @@ const loom_tensor_desc *loom_engine_input(const loom_engine *engine,
   if (!r || index < 0 || index >= (int32_t)r->inputs.size())
     return nullptr;
   return &r->inputs[index];
+}
+
+int32_t loom_engine_input_state_axis(const loom_engine *engine, int32_t rank,
+                                     int32_t index) {
+  const Rank *r = rankOf(engine, rank);
+  if (!r || index < 0 || index >= (int32_t)r->inputs.size() ||
+      index >= (int32_t)r->inputStateAxis.size())
+    return -1;
+  return r->inputStateAxis[index];
 }
 
 const loom_tensor_desc *loom_engine_output(const loom_engine *engine,

@@ -25,6 +25,10 @@ struct EngineTensor {
   std::string name;
   std::string dtype;
   llvm::SmallVector<int64_t> shape;
+  /// For an input the code writes in place and the caller keeps between
+  /// calls (a key/value cache, `loom.state`): the axis of its positions;
+  /// -1 otherwise. Manifest record `state RANK INPUT AXIS`.
+  int64_t stateAxis = -1;
 };
 
 /// Where one weight lies in its rank's weights section.

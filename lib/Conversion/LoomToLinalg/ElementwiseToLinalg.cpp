@@ -816,6 +816,98 @@ SmallVector<OpFoldResult> indexAttrs(OpBuilder &b, ArrayRef<int64_t> values) {
   });
 }
 
+/// The append writes into the cache operand, which is the engine's cache
+/// input (a writable function argument), so that bufferization performs it
+/// in place; the result views the filled part of the same buffer. A length
+/// or update that does not fit is reported, and the code goes on writing
+/// and viewing only what fits.
+class CacheAppendLowering : public LoomLowering<CacheAppendOp> {
+public:
+  using LoomLowering::LoomLowering;
+  LogicalResult
+  matchAndRewrite(CacheAppendOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return failure();
+    Location loc = op.getLoc();
+    Value cache = adaptor.getCache(), update = adaptor.getUpdate();
+    int64_t rank = type.getRank();
+    int64_t axis = axisIndex(op.getAxis(), rank);
+    Type i64 = rewriter.getI64Type();
+    auto toI64 = [&](Value index) {
+      return arith::IndexCastOp::create(rewriter, loc, i64, index).getResult();
+    };
+    auto cmp = [&](arith::CmpIPredicate predicate, Value x, Value y) {
+      return arith::CmpIOp::create(rewriter, loc, predicate, x, y).getResult();
+    };
+    Value length = tensor::ExtractOp::create(rewriter, loc, adaptor.getLength(),
+                                             ValueRange{});
+    Value capacity = toI64(indexDim(rewriter, loc, cache, axis));
+    Value added = toI64(indexDim(rewriter, loc, update, axis));
+    Value zero = arith::ConstantIntOp::create(rewriter, loc, i64, 0);
+    Value overflows = arith::OrIOp::create(
+        rewriter, loc, cmp(arith::CmpIPredicate::slt, length, zero),
+        arith::OrIOp::create(
+            rewriter, loc, cmp(arith::CmpIPredicate::sgt, length, capacity),
+            cmp(arith::CmpIPredicate::sgt, added,
+                arith::SubIOp::create(rewriter, loc, capacity, length))));
+    checkCondition(rewriter, loc, op, overflows,
+                   "the key/value cache is full: its capacity is less than "
+                   "the filled length plus the new positions");
+    // What fits: the length in [0, capacity], the update cut to the rest.
+    Value safeLength = arith::MinSIOp::create(
+        rewriter, loc, arith::MaxSIOp::create(rewriter, loc, length, zero),
+        capacity);
+    Value safeAdded = arith::MinSIOp::create(
+        rewriter, loc, added,
+        arith::SubIOp::create(rewriter, loc, capacity, safeLength));
+    auto toIndex = [&](Value v) {
+      return arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(),
+                                        v)
+          .getResult();
+    };
+    SmallVector<OpFoldResult> zeros(rank, rewriter.getIndexAttr(0)),
+        ones(rank, rewriter.getIndexAttr(1)), written, viewed;
+    for (int64_t d = 0; d < rank; ++d) {
+      OpFoldResult own = tensor::getMixedSize(rewriter, loc, update, d);
+      OpFoldResult whole = tensor::getMixedSize(rewriter, loc, cache, d);
+      if (d == axis) {
+        written.push_back(toIndex(safeAdded));
+        viewed.push_back(toIndex(
+            arith::AddIOp::create(rewriter, loc, safeLength, safeAdded)));
+        continue;
+      }
+      viewed.push_back(whole);
+      if (!isa<Value>(own) && !isa<Value>(whole)) {
+        written.push_back(own);
+        continue;
+      }
+      Value ownSize = getValueOrCreateConstantIndexOp(rewriter, loc, own);
+      Value wholeSize = getValueOrCreateConstantIndexOp(rewriter, loc, whole);
+      checkCondition(rewriter, loc, op,
+                     cmp(arith::CmpIPredicate::ne, ownSize, wholeSize),
+                     "the new keys/values differ from the cache off the "
+                     "position axis");
+      written.push_back(
+          arith::MinUIOp::create(rewriter, loc, ownSize, wholeSize)
+              .getResult());
+    }
+    Value source = tensor::ExtractSliceOp::create(rewriter, loc, update, zeros,
+                                                  written, ones);
+    SmallVector<OpFoldResult> offsets(zeros);
+    offsets[axis] = toIndex(safeLength);
+    Value filled = tensor::InsertSliceOp::create(rewriter, loc, source, cache,
+                                                 offsets, written, ones);
+    Value view = tensor::ExtractSliceOp::create(rewriter, loc, filled, zeros,
+                                                viewed, ones);
+    if (view.getType() != type)
+      view = tensor::CastOp::create(rewriter, loc, type, view);
+    rewriter.replaceOp(op, view);
+    return success();
+  }
+};
+
 class ConcatLowering : public LoomLowering<ConcatOp> {
 public:
   using LoomLowering::LoomLowering;
@@ -1823,9 +1915,9 @@ void populateLoomElementwiseToLinalgPatterns(const TypeConverter &converter,
   populateUnaryPatterns(patterns, converter);
   populateBinaryPatterns(patterns, converter);
   patterns.add<ConstantLowering, ShapeLowering, SizeLowering,
-               ReshapeLowering<ReshapeOp>,
-               ReshapeLowering<SqueezeOp>, ReshapeLowering<UnsqueezeOp>,
-               TransposeLowering, ExpandLowering, ConcatLowering, SplitLowering,
+               ReshapeLowering<ReshapeOp>, ReshapeLowering<SqueezeOp>,
+               ReshapeLowering<UnsqueezeOp>, TransposeLowering, ExpandLowering,
+               ConcatLowering, CacheAppendLowering, SplitLowering,
                SliceLowering, PadLowering, GatherLowering,
                GatherElementsLowering, TileLowering, TriluLowering,
                OneHotLowering, ScatterElementsLowering, ScatterNDLowering,

@@ -64,22 +64,20 @@ bool producesRunTimeSizes(Operation *op) {
 bool lowersRunTimeSizes(Operation *op) {
   if (op->hasTrait<OpTrait::Elementwise>() || producesRunTimeSizes(op))
     return true;
-  return isa<AddOp, SubOp, MulOp, DivOp, PowOp, ModOp, MaxOp, MinOp, AndOp,
-             OrOp, XorOp, BitShiftOp, EqualOp, GreaterOp, GreaterEqualOp,
-             LessOp, LessEqualOp, WhereOp, SqueezeOp, UnsqueezeOp, FusionOp,
-             YieldOp,
-             // Shapes and data movement.
-             ShapeOp, SizeOp, ReshapeOp, TransposeOp, ExpandOp, ConcatOp,
-             SplitOp, SliceOp, GatherOp, GatherElementsOp, GatherNDOp,
-             SwigluOp, CumSumOp, TopKOp, AttentionOp, ArgMaxOp, ArgMinOp,
-             OneHotOp, RotaryEmbeddingOp, BatchNormOp, ScatterElementsOp,
-             ScatterNDOp,
-             // Windows (the batch only).
-             ConvOp, MaxPoolOp, AvgPoolOp,
-             ReduceMeanOp, ReduceSumOp, ReduceMaxOp, ReduceMinOp,
-             ReduceProdOp,
-             // Contractions, reductions and normalizations.
-             MatMulOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, RMSNormOp>(op);
+  return isa<
+      AddOp, SubOp, MulOp, DivOp, PowOp, ModOp, MaxOp, MinOp, AndOp, OrOp,
+      XorOp, BitShiftOp, EqualOp, GreaterOp, GreaterEqualOp, LessOp,
+      LessEqualOp, WhereOp, SqueezeOp, UnsqueezeOp, FusionOp, YieldOp,
+      // Shapes and data movement.
+      ShapeOp, SizeOp, ReshapeOp, TransposeOp, ExpandOp, ConcatOp,
+      CacheAppendOp, SplitOp, SliceOp, GatherOp, GatherElementsOp, GatherNDOp,
+      SwigluOp, CumSumOp, TopKOp, AttentionOp, ArgMaxOp, ArgMinOp, OneHotOp,
+      RotaryEmbeddingOp, BatchNormOp, ScatterElementsOp, ScatterNDOp,
+      // Windows (the batch only).
+      ConvOp, MaxPoolOp, AvgPoolOp, ReduceMeanOp, ReduceSumOp, ReduceMaxOp,
+      ReduceMinOp, ReduceProdOp,
+      // Contractions, reductions and normalizations.
+      MatMulOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp, RMSNormOp>(op);
 }
 
 /// Whether the run-time sizes of `op` are where its lowering takes them:

@@ -46,10 +46,19 @@ public:
     // tensor) must write into a copy of them, never into them. One-shot
     // bufferization assumes function arguments writable unless told; an
     // argument already marked either way keeps its mark.
+    // The exception: a key/value cache input (loom.state, made by
+    // -loom-kv-cache-in-place) is the caller's buffer, kept between calls,
+    // and the code appends to it in place.
     MLIRContext *ctx = &getContext();
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal() || !func.isPublic())
         continue;
+      for (BlockArgument argument : func.getArguments())
+        if (func.getArgAttr(argument.getArgNumber(), "loom.state"))
+          func.setArgAttr(
+              argument.getArgNumber(),
+              bufferization::BufferizationDialect::kWritableAttrName,
+              BoolAttr::get(ctx, true));
       for (BlockArgument argument : func.getArguments())
         if (isa<TensorType>(argument.getType()) &&
             !func.getArgAttr(

@@ -173,6 +173,14 @@ const loom_tensor_desc *loom_engine_input(const loom_engine *engine,
                                           int32_t rank, int32_t index);
 const loom_tensor_desc *loom_engine_output(const loom_engine *engine,
                                            int32_t rank, int32_t index);
+/* For a state input, the axis along which it holds positions; -1 for an
+   ordinary input (read only) or a bad rank or index. State is a buffer the
+   code writes in place and the caller keeps between calls: a decoder's
+   key/value cache, compiled with loomc --kv-cache, whose size along that
+   axis is its capacity; each call appends the new positions after the
+   filled ones, whose count the caller passes as the input cache_length. */
+int32_t loom_engine_input_state_axis(const loom_engine *engine, int32_t rank,
+                                     int32_t index);
 
 /* Runs rank `rank`'s program: `inputs` and `outputs` hold one buffer per
    input / output of that rank, each of the descriptor's byte_size (for an

@@ -10,6 +10,7 @@ usage: tamper.py IN OUT MODE [ARG]
                   re-sign (the manifest may grow into the padding before
                   the first section)
   sections N      keep only the first N sections of the table and re-sign
+  append LINE     add LINE to the manifest and re-sign
 
 "Re-sign" recomputes the SHA-256 the way the writer does (over the file
 with the digest field zeroed), so that the check after the digest fires.
@@ -25,6 +26,18 @@ DIGEST_OFFSET = 24
 def resign(data):
     data[DIGEST_OFFSET:DIGEST_OFFSET + 32] = bytes(32)
     data[DIGEST_OFFSET:DIGEST_OFFSET + 32] = hashlib.sha256(data).digest()
+
+
+def replace_manifest(data, new):
+    """Puts `new` in the manifest's place (it may grow into the padding
+    before the first section) and re-signs."""
+    manifest_offset = struct.unpack_from("<Q", data, 72)[0]
+    first_section = struct.unpack_from("<Q", data, struct.unpack_from("<Q", data, 56)[0] + 8)[0]
+    if manifest_offset + len(new) > first_section:
+        sys.exit("the new manifest does not fit before the first section")
+    data[manifest_offset:manifest_offset + len(new)] = new
+    struct.pack_into("<Q", data, 80, len(new))
+    resign(data)
 
 
 def main():
@@ -62,13 +75,11 @@ def main():
         fields = lines[weights[index]].split(" ")
         fields[2] = offset
         lines[weights[index]] = " ".join(fields)
-        new = "\n".join(lines).encode()
-        first_section = struct.unpack_from("<Q", data, struct.unpack_from("<Q", data, 56)[0] + 8)[0]
-        if manifest_offset + len(new) > first_section:
-            sys.exit("the new manifest does not fit before the first section")
-        data[manifest_offset:manifest_offset + len(new)] = new
-        struct.pack_into("<Q", data, 80, len(new))
-        resign(data)
+        replace_manifest(data, "\n".join(lines).encode())
+    elif mode == "append":
+        manifest_offset, manifest_size = struct.unpack_from("<QQ", data, 72)
+        replace_manifest(data, bytes(data[manifest_offset:manifest_offset + manifest_size])
+                         + arg.encode() + b"\n")
     elif mode == "sections":
         struct.pack_into("<I", data, 64, int(arg))
         resign(data)

@@ -843,6 +843,36 @@ bool ConcatOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
 
 LogicalResult ConcatOp::verify() { return success(); }
 
+LogicalResult CacheAppendOp::verify() {
+  auto cache = cast<RankedTensorType>(getCache().getType());
+  auto update = cast<RankedTensorType>(getUpdate().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (cast<RankedTensorType>(getLength().getType()).getRank() != 0)
+    return emitOpError("expects a scalar length");
+  if (update.getRank() != cache.getRank() ||
+      result.getRank() != cache.getRank())
+    return emitOpError("expects the cache, update and result of one rank");
+  if (update.getElementType() != cache.getElementType() ||
+      result.getElementType() != cache.getElementType())
+    return emitOpError("expects one element type");
+  std::optional<int64_t> axis = normalizeAxis(getAxis(), cache.getRank());
+  if (!axis)
+    return emitOpError("axis is out of range");
+  for (int64_t d = 0; d < cache.getRank(); ++d) {
+    if (d == *axis)
+      continue;
+    for (int64_t size : {update.getDimSize(d), result.getDimSize(d)})
+      if (!ShapedType::isDynamic(size) && !cache.isDynamicDim(d) &&
+          size != cache.getDimSize(d))
+        return emitOpError("dimension ") << d << " differs from the cache's ("
+                                         << cache.getDimSize(d) << ")";
+  }
+  if (!result.isDynamicDim(*axis))
+    return emitOpError("expects the result's length along the axis to be "
+                       "dynamic (it is the filled length)");
+  return success();
+}
+
 /// Result types of loom.split with `numResults` results: pieces of `sizes`
 /// along `axis`, or equal pieces (the last may be smaller, ONNX Split-18) of
 /// a static dimension, or dynamic ones. Not InferTypeOpInterface: without

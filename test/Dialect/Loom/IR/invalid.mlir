@@ -1503,3 +1503,27 @@ func.func @moe_gate(%x: tensor<6x16xf32>, %p: tensor<6x4xf32>, %w1: tensor<4x16x
   %0 = loom.moe %x, %p, %w1, %w2 gate %g {k = 2 : i64} : (tensor<6x16xf32>, tensor<6x4xf32>, tensor<4x16x32xf32>, tensor<4x32x16xf32>, tensor<4x16x8xf32>) -> tensor<6x16xf32>
   return
 }
+
+// -----
+
+func.func @cache_append_length(%c: tensor<1x2x8x4xf32>, %u: tensor<1x2x1x4xf32>, %n: tensor<1xi64>) {
+  // expected-error @+1 {{expects a scalar length}}
+  %0 = loom.cache_append %c, %u, %n {axis = 2 : i64} : (tensor<1x2x8x4xf32>, tensor<1x2x1x4xf32>, tensor<1xi64>) -> tensor<1x2x?x4xf32>
+  return
+}
+
+// -----
+
+func.func @cache_append_heads(%c: tensor<1x2x8x4xf32>, %u: tensor<1x3x1x4xf32>, %n: tensor<i64>) {
+  // expected-error @+1 {{dimension 1 differs from the cache's (2)}}
+  %0 = loom.cache_append %c, %u, %n {axis = 2 : i64} : (tensor<1x2x8x4xf32>, tensor<1x3x1x4xf32>, tensor<i64>) -> tensor<1x2x?x4xf32>
+  return
+}
+
+// -----
+
+func.func @cache_append_static_length(%c: tensor<1x2x8x4xf32>, %u: tensor<1x2x1x4xf32>, %n: tensor<i64>) {
+  // expected-error @+1 {{expects the result's length along the axis to be dynamic}}
+  %0 = loom.cache_append %c, %u, %n {axis = 2 : i64} : (tensor<1x2x8x4xf32>, tensor<1x2x1x4xf32>, tensor<i64>) -> tensor<1x2x8x4xf32>
+  return
+}

@@ -67,6 +67,28 @@ def Loom_ConcatOp : Loom_Op<"concat", [Pure,
   let hasFolder = 1;
 }
 
+def Loom_CacheAppendOp : Loom_Op<"cache_append"> {
+  let summary = "Append to a key/value cache in place";
+  let description = Loom_OpDoc<[{
+    `cache` holds up to its size along `axis` positions (its capacity), of
+    which the first `length` (a scalar) are filled. The op writes `update`
+    after them, at positions `length` to `length + update.shape[axis]`, and
+    returns the first `length + update.shape[axis]` positions. It replaces
+    a decoder export's `present = Concat(past, update)` when the cache is an
+    engine input that the runtime keeps between calls
+    (loom-kv-cache-in-place): compiled, the write goes into the cache's
+    buffer, so a decode step copies only the new positions. Not pure: the
+    write is the point, even where the result goes unused. A `length` or
+    update that does not fit the capacity is an error at run time.}],
+    "Concat of past and present keys/values (loom-kv-cache-in-place)",
+    "%kv = loom.cache_append %cache, %new, %len {axis = 2 : i64} : (tensor<1x2x512x16xf32>, tensor<1x2x1x16xf32>, tensor<i64>) -> tensor<1x2x?x16xf32>">.text;
+  let arguments = (ins Loom_Tensor:$cache, Loom_Tensor:$update,
+                       RankedTensorOf<[I64]>:$length, I64Attr:$axis);
+  let results = (outs Loom_Tensor:$result);
+  let assemblyFormat = "$cache `,` $update `,` $length attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Loom_SplitOp : Loom_Op<"split", [Pure]> {
   let summary = "Split along an axis";
   let description = Loom_OpDoc<[{

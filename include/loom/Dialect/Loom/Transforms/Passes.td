@@ -115,6 +115,35 @@ def LoomFoldQDQPass : Pass<"loom-fold-qdq", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::loom::LoomDialect"];
 }
 
+def LoomKVCacheInPlacePass : Pass<"loom-kv-cache-in-place", "::mlir::func::FuncOp"> {
+  let summary = "Turn a decoder's past/present key-value tensors into a "
+                "cache kept by the runtime and appended to in place";
+  let description = [{
+    A decoder exported with its cache takes `past_key_values.N.*` inputs and
+    returns `present.N.* = Concat(past, new)`: each call copies the whole
+    cache into a new output. This pass rewrites each such input whose
+    Concat is returned as an output into a cache of `capacity` positions
+    along the concatenated axis, written in place:
+    - the input's type gets `capacity` along that axis; it is marked
+      `loom.state = AXIS` (the runtime's caller keeps it between calls,
+      and the code writes it);
+    - one new input, `cache_length` (a scalar i64), says how many positions
+      are filled; the past value is the cache's first `cache_length`
+      positions (a loom.slice), so shape arithmetic on it is unchanged;
+    - the Concat becomes `loom.cache_append`, which writes the new positions
+      after them and returns the filled part;
+    - the `present` outputs are removed: the caller reads them from its
+      cache buffers (`cache_length` plus the new positions).
+    Functions other than the public entry, and inputs that do not follow
+    the pattern, are left alone; an entry where no input does is an error.
+  }];
+  let options = [
+    Option<"capacity", "capacity", "int64_t", /*default=*/"2048",
+           "Positions each cache holds">,
+  ];
+  let dependentDialects = ["::loom::LoomDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Partitioning
 //===----------------------------------------------------------------------===//
