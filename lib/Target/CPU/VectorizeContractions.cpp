@@ -2,7 +2,8 @@
 //
 // The schedule (measured in TOOLCHAIN.md to reach oneDNN's speed on one
 // core): register tiles of 8 rows x 2 vector registers of columns x 1 step
-// of K, K innermost; full tiles and static remainders; vectorization into
+// of K, K innermost; full tiles and static remainders (rows known only at
+// run time: full tiles, then tiles of one row); vectorization into
 // vector.contract; memref alias folding and CSE, then hoisting of the
 // accumulator transfers out of the K loops; contractions lowered to outer
 // products.
@@ -93,7 +94,11 @@ std::optional<std::pair<int64_t, int64_t>> panelShape(const Contraction &c,
     return !dim || c.roles[dim.getPosition()] != Role::K ||
            dim.getPosition() == c.kv;
   });
-  if (n * k * bytes > blockBytes && m >= 4 * mTile && panelHoldsB)
+  // Rows known only at run time may be many (a prompt): the panel is
+  // worth it when B is stored packed at compile time (TileEmitter copies
+  // no panel per call for them).
+  if (n * k * bytes > blockBytes &&
+      (ShapedType::isDynamic(m) || m >= 4 * mTile) && panelHoldsB)
     return std::make_pair(std::min(n, 8 * nTile), std::min<int64_t>(k, 256));
   return std::nullopt;
 }
@@ -152,8 +157,10 @@ std::optional<Contraction> matchContraction(linalg::LinalgOp op) {
   Contraction c;
   c.op = op;
   c.ranges = op.getStaticLoopRanges();
-  if (llvm::any_of(c.ranges,
-                   [](int64_t r) { return ShapedType::isDynamic(r) || r <= 0; }))
+  // Sizes known only at run time: the rows' (mv, checked below) alone.
+  if (llvm::any_of(c.ranges, [](int64_t r) {
+        return !ShapedType::isDynamic(r) && r <= 0;
+      }))
     return std::nullopt;
   c.maps = op.getIndexingMapsArray();
   if (auto plain = unpackedMap(c.maps[1]))
@@ -213,6 +220,9 @@ std::optional<Contraction> matchContraction(linalg::LinalgOp op) {
     return std::nullopt;
   c.mv = *mv;
   c.kv = *kv;
+  for (auto [d, range] : llvm::enumerate(c.ranges))
+    if (ShapedType::isDynamic(range) && d != c.mv)
+      return std::nullopt;
   // A packed B is read block by block: its K dimension must be kv, and its
   // only one.
   if (c.packedColumns) {
@@ -246,12 +256,16 @@ public:
               int64_t parallelFlops, SmallVectorImpl<linalg::GenericOp> &tiles)
       : c(c), mTile(mTile), nTile(nTile), tiles(tiles),
         offsets(c.ranges.size()), sizes(c.ranges.size(), 1) {
-    // One multiply and one add per point of the iteration space.
+    // One multiply and one add per point of the iteration space. Rows
+    // known only at run time are walked by serial loops, and the tiles in
+    // them do not fork threads each (not yet parallel).
     int64_t flops = 2;
     for (int64_t range : c.ranges)
       flops =
           range > 0 && flops > INT64_MAX / range ? INT64_MAX : flops * range;
-    parallelPending = parallelFlops > 0 && flops >= parallelFlops;
+    dynamicRows = ShapedType::isDynamic(c.ranges[c.mv]);
+    parallelPending =
+        !dynamicRows && parallelFlops > 0 && flops >= parallelFlops;
     MLIRContext *ctx = c.op.getContext();
     for (OpFoldResult &offset : offsets)
       offset = IntegerAttr::get(IndexType::get(ctx), 0);
@@ -266,7 +280,8 @@ public:
       nBlock = std::min(c.ranges[c.nv], 8 * this->nTile);
       kBlock = std::min<int64_t>(c.ranges[c.kv], 256);
       prepacked = true;
-    } else if (auto panel = panelShape(c, mTile, nTile, blockBytes)) {
+    } else if (auto panel = panelShape(c, mTile, nTile, blockBytes);
+               panel && !dynamicRows) {
       std::tie(nBlock, kBlock) = *panel;
       pack = true;
     }
@@ -424,6 +439,10 @@ private:
 
   void emitRows(OpBuilder &b, Value nBase, int64_t nLen, Value kBase,
                 int64_t kLen) {
+    if (dynamicRows) {
+      emitRunTimeRows(b, nBase, nLen, kBase, kLen);
+      return;
+    }
     int64_t m = c.ranges[c.mv];
     int64_t tileRows = std::min(mTile, m);
     int64_t full = m / tileRows * tileRows;
@@ -437,6 +456,29 @@ private:
       sizes[c.mv] = m - full;
       emitColumns(b, nBase, nLen, kBase, kLen);
     }
+  }
+
+  /// Rows known only at run time: full tiles of mTile rows, then the
+  /// remaining rows one at a time (tiles of one row), in serial loops.
+  void emitRunTimeRows(OpBuilder &b, Value nBase, int64_t nLen, Value kBase,
+                       int64_t kLen) {
+    Value out = c.op.getDpsInits()[0];
+    std::optional<unsigned> position =
+        c.maps[2].getResultPosition(getAffineDimExpr(c.mv, b.getContext()));
+    Value rows = memref::DimOp::create(b, loc(), out, *position);
+    Value tile = index(b, mTile);
+    Value full = arith::MulIOp::create(
+        b, loc(), arith::DivUIOp::create(b, loc(), rows, tile), tile);
+    auto rowLoop = [&](Value lo, Value hi, int64_t step) {
+      auto loop = scf::ForOp::create(b, loc(), lo, hi, index(b, step));
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+      offsets[c.mv] = loop.getInductionVar();
+      sizes[c.mv] = step;
+      emitColumns(b, nBase, nLen, kBase, kLen);
+    };
+    rowLoop(index(b, 0), full, mTile);
+    rowLoop(full, rows, 1);
   }
 
   /// Full tiles of nTile columns, then the remainder as power-of-two
@@ -620,6 +662,8 @@ private:
   bool prepacked = false;
   /// Whether the next loop of independent iterations is to be parallel.
   bool parallelPending = false;
+  /// Whether the rows' count (mv) is known only at run time.
+  bool dynamicRows = false;
   /// Whether the code being emitted runs after a panel copy, reading it.
   bool insidePanel = false;
   Value packBuffer;

@@ -155,3 +155,36 @@ func.func @aliased(%a: memref<8x32xf32>, %b: memref<32x32xf32>) {
   linalg.matmul ins(%a, %b : memref<8x32xf32>, memref<32x32xf32>) outs(%c : memref<8x32xf32, strided<[32, 1]>>)
   return
 }
+
+// -----
+
+// Rows known only at run time (a symbolic batch x sequence): full tiles of
+// 8 rows up to the largest multiple of 8, then the rest one row at a
+// time, both vectorized; the columns and K are static as before.
+// CHECK-LABEL: func.func @run_time_rows
+// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.+]] = arith.constant 1 : index
+// CHECK-DAG: %[[C8:.+]] = arith.constant 8 : index
+// CHECK: %[[ROWS:.+]] = memref.dim %arg2, %[[C0]] : memref<?x32xf32>
+// CHECK: %[[Q:.+]] = arith.divui %[[ROWS]], %[[C8]]
+// CHECK: %[[FULL:.+]] = arith.muli %[[Q]], %[[C8]]
+// CHECK: scf.for %[[M:.+]] = %[[C0]] to %[[FULL]] step %[[C8]] {
+// CHECK:   vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// CHECK: scf.for %[[R:.+]] = %[[FULL]] to %[[ROWS]] step %[[C1]] {
+// CHECK:   vector.contract {{.*}} : vector<1x1xf32>, vector<1x32xf32> into vector<1x32xf32>
+// CHECK-NOT: linalg.generic
+func.func @run_time_rows(%a: memref<?x64xf32>, %b: memref<64x32xf32>, %c: memref<?x32xf32>) {
+  linalg.matmul ins(%a, %b : memref<?x64xf32>, memref<64x32xf32>) outs(%c : memref<?x32xf32>)
+  return
+}
+
+// -----
+
+// Any other size known only at run time (here K) keeps the plain loops.
+// CHECK-LABEL: func.func @run_time_depth
+// CHECK-NOT: vector.contract
+// CHECK: linalg.generic
+func.func @run_time_depth(%a: memref<8x?xf32>, %b: memref<?x32xf32>, %c: memref<8x32xf32>) {
+  linalg.matmul ins(%a, %b : memref<8x?xf32>, memref<?x32xf32>) outs(%c : memref<8x32xf32>)
+  return
+}
