@@ -312,9 +312,6 @@ int runGenerate(const RunOptions &options) {
     printError(error + " (" + options.model + ")");
     return 1;
   }
-  const loom_tensor_desc &logitsDesc = *loom_engine_output(raw, 0, io->logits);
-  int64_t vocabulary = logitsDesc.dims[2];
-
   // Two sets of buffers, alternating: one step's present tensors are the
   // next step's past, so they must outlive the next call.
   DecoderCall calls[2] = {DecoderCall(raw), DecoderCall(raw)};
@@ -410,9 +407,11 @@ int runGenerate(const RunOptions &options) {
       stepMs.push_back(
           std::chrono::duration<double, std::milli>(Clock::now() - start)
               .count());
+      // The vocabulary may be symbolic too: the call's shape says it.
       llvm::ArrayRef<int64_t> logitsShape = call.outputShape(io->logits);
+      int64_t vocabulary = logitsShape.size() == 3 ? logitsShape[2] : 0;
       if (logitsShape.size() != 3 || logitsShape[0] != 1 ||
-          logitsShape[1] != length || logitsShape[2] != vocabulary) {
+          logitsShape[1] != length || vocabulary <= 0) {
         printError("step " + std::to_string(step) +
                    ": the logits do not have the shape [1, " +
                    std::to_string(length) + ", vocabulary]");
