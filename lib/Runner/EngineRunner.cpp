@@ -81,7 +81,9 @@ void printLatency(std::vector<double> values, int64_t ranks) {
 
 } // namespace
 
-int runEngine(const RunOptions &options) {
+namespace runner {
+
+EnginePtr loadEngine(const RunOptions &options) {
   loom_engine *raw = nullptr;
   loom_load_options loadOptions;
   loom_load_options_init(&loadOptions);
@@ -90,10 +92,18 @@ int runEngine(const RunOptions &options) {
           loom_engine_load(options.model.c_str(), &loadOptions, &raw)) {
     llvm::errs() << "error: " << loom_last_error() << " ("
                  << loom_status_name(status) << ")\n";
-    return 1;
+    return EnginePtr(nullptr, loom_engine_free);
   }
-  std::unique_ptr<loom_engine, void (*)(loom_engine *)> engine(
-      raw, loom_engine_free);
+  return EnginePtr(raw, loom_engine_free);
+}
+
+} // namespace runner
+
+int runEngine(const RunOptions &options) {
+  runner::EnginePtr engine = runner::loadEngine(options);
+  if (!engine)
+    return 1;
+  loom_engine *raw = engine.get();
   int32_t numRanks = loom_engine_num_ranks(raw);
   llvm::outs() << "engine: " << loom_engine_compiler_version(raw)
                << ", target " << loom_engine_target(raw) << ", " << numRanks

@@ -22,6 +22,8 @@
 
 #include "loom/Runner/Runner.h"
 
+#include "RunnerSupport.h"
+
 #include "loom/runtime.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -290,17 +292,10 @@ int runGenerate(const RunOptions &options) {
     printError("give the prompt with --prompt-ids (comma-separated ids)");
     return 1;
   }
-  loom_engine *raw = nullptr;
-  loom_load_options loadOptions;
-  loom_load_options_init(&loadOptions);
-  loadOptions.threads = options.threads;
-  if (loom_status status =
-          loom_engine_load(options.model.c_str(), &loadOptions, &raw)) {
-    llvm::errs() << "error: " << runtimeError(status) << "\n";
+  runner::EnginePtr engine = runner::loadEngine(options);
+  if (!engine)
     return 1;
-  }
-  std::unique_ptr<loom_engine, void (*)(loom_engine *)> engine(
-      raw, loom_engine_free);
+  loom_engine *raw = engine.get();
   if (loom_engine_num_ranks(raw) != 1) {
     printError("the engine has " + std::to_string(loom_engine_num_ranks(raw)) +
                " ranks; generation runs single-rank engines");

@@ -16,12 +16,22 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
+struct loom_engine; // loom/runtime.h
+
 namespace loom::runner {
+
+/// A loaded engine, released with loom_engine_free.
+using EnginePtr = std::unique_ptr<loom_engine, void (*)(loom_engine *)>;
+
+/// Loads `options.model` through the runtime's C API with
+/// `options.threads` threads; null after printing the runtime's error.
+EnginePtr loadEngine(const RunOptions &options);
 
 /// Expands a single directory argument into its tensor files (those named
 /// `prefix`N.pb, or the .npy files); false after printing an error.
