@@ -1037,8 +1037,13 @@ public:
         extents.push_back(d == axis
                               ? rewriter.getIndexAttr(part)
                               : tensor::getMixedSize(rewriter, loc, input, d));
+      // An empty part after the last element reads from offset 0: an
+      // offset equal to the size is out of bounds even for nothing.
+      SmallVector<int64_t> partOffsets(offsets);
+      if (part == 0)
+        partOffsets[axis] = 0;
       Value slice = tensor::ExtractSliceOp::create(
-          rewriter, loc, input, indexAttrs(rewriter, offsets), extents,
+          rewriter, loc, input, indexAttrs(rewriter, partOffsets), extents,
           indexAttrs(rewriter, strides));
       if (slice.getType() != type)
         slice = tensor::CastOp::create(rewriter, loc, type, slice);
