@@ -63,6 +63,18 @@ fi
   --loom-translate "$build/bin/loom-translate" \
   --suite /usr/share/libonnx-testdata/data/node --suite "$newer_suite" --check
 
+echo "== The newer suite's transformer ops (opsets 23-25): reference and engines"
+# Attention, RMSNormalization, RotaryEmbedding and TensorScatter cases (and
+# their expanded function bodies): fails on any failure not listed with its
+# reason and on any listed case that passes.
+transformer_ops='^test_(attention|rms_normalization|rotary_embedding|tensorscatter)'
+/usr/bin/python3 -s "$root/scripts/conformance.py" --loom-run "$build/bin/loom-run" \
+  --suite "$newer_suite" --match "$transformer_ops" \
+  --expectations "$root/test/conformance/onnx-node-1.23-transformer.txt" --check
+/usr/bin/python3 -s "$root/scripts/conformance.py" --loom-run "$build/bin/loom-run" \
+  --backend engine --suite "$newer_suite" --match "$transformer_ops" \
+  --expectations "$root/test/conformance/onnx-node-1.23-transformer-engine.txt" --check
+
 echo "== Partitioning over the ONNX node suite (every rank against the expected outputs)"
 # Fails on any mismatch, run-time error or crash; cases whose sequence
 # dimension cp=2 does not divide are refused with a diagnostic.

@@ -44,6 +44,7 @@ const OpTable &OpTable::get() {
     registerQuantizationBuilders(t);
     registerSequenceModelBuilders(t);
     registerTrainingBuilders(t);
+    registerTransformerBuilders(t);
     return t;
   }();
   return table;

@@ -52,6 +52,7 @@ void registerShapeBuilders(OpTable &table);
 void registerQuantizationBuilders(OpTable &table);
 void registerSequenceModelBuilders(OpTable &table);
 void registerTrainingBuilders(OpTable &table);
+void registerTransformerBuilders(OpTable &table);
 
 } // namespace loom::onnx_import
 
