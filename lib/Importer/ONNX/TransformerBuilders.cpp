@@ -7,7 +7,8 @@
 // subgraphs (loom.rms_norm, loom.rotary_embedding, loom.attention) wherever
 // that op's semantics are the ONNX op's; the forms it does not cover are
 // spelled out in core ops with ONNX's exact semantics:
-//  - Attention with a mask, padded key/value lengths (nonpad_kv_seqlen),
+//  - Attention with a mask only run time knows (or a constant one that
+//    masks a whole row), padded key/value lengths (nonpad_kv_seqlen),
 //    softcap, a sliding window, the qk_matmul_output output, or a causal
 //    mask aligned to the first key (no past and fewer keys than queries, or
 //    sizes that only run time tells), is the function body of the ONNX
@@ -440,6 +441,58 @@ FailureOr<Value> spelledOutAttention(NodeBinder &b, const AttentionNode &n,
                                   repeatHeads(b, values, group));
 }
 
+/// What a mask known at import time does, as far as loom.attention cares.
+enum class ConstantMask {
+  /// Exactly loom.attention's causal frontier: query i keeps key j iff
+  /// j <= i + T - S (every row keeps at least key 0).
+  Causal,
+  /// Every query row keeps at least one key: loom.attention applies it as
+  /// ONNX does (ONNX's zeros for fully masked rows never arise).
+  EveryRowKeepsAKey,
+  /// Some row masks every key (or the mask does not fill [S, T]).
+  Other,
+};
+
+/// Classifies a constant boolean or additive (0 / -inf) mask of shape
+/// [..., S, T] against scores [B, H, s, t].
+ConstantMask classifyConstantMask(DenseElementsAttr mask, int64_t s,
+                                  int64_t t) {
+  auto type = cast<RankedTensorType>(mask.getType());
+  if (type.getRank() < 2 || ShapedType::isDynamic(t) ||
+      ShapedType::isDynamic(s))
+    return ConstantMask::Other;
+  int64_t rows = type.getDimSize(type.getRank() - 2);
+  int64_t columns = type.getShape().back();
+  if (columns != t || (rows != s && rows != 1))
+    return ConstantMask::Other;
+  SmallVector<bool> kept;
+  bool additiveZeroOrMinusInf = true;
+  if (type.getElementType().isInteger(1)) {
+    llvm::append_range(kept, mask.getValues<bool>());
+  } else if (isa<FloatType>(type.getElementType())) {
+    for (const APFloat &v : mask.getValues<APFloat>()) {
+      kept.push_back(!(v.isInfinity() && v.isNegative()));
+      additiveZeroOrMinusInf &=
+          v.isZero() || (v.isInfinity() && v.isNegative());
+    }
+  } else {
+    return ConstantMask::Other;
+  }
+  bool causal = rows == s && additiveZeroOrMinusInf;
+  for (size_t row = 0, n = kept.size() / columns; row < n; ++row) {
+    int64_t i = static_cast<int64_t>(row) % rows;
+    bool keepsAny = false;
+    for (int64_t j = 0; j < columns; ++j) {
+      bool keep = kept[row * columns + j];
+      keepsAny |= keep;
+      causal &= keep == (j <= i + t - s);
+    }
+    if (!keepsAny)
+      return ConstantMask::Other;
+  }
+  return causal ? ConstantMask::Causal : ConstantMask::EveryRowKeepsAKey;
+}
+
 /// Attention-23 (opset 24 adds nonpad_kv_seqlen, opset 25 the sliding
 /// window). Q/K/V are `[B, H, S, D]`, or `[B, S, H * D]` with q_num_heads
 /// and kv_num_heads; past_key/past_value are concatenated before the keys
@@ -541,14 +594,40 @@ LogicalResult buildAttention(NodeBinder &b) {
   int64_t s = qt.getDimSize(2), newKeys = kt.getDimSize(2);
   bool alignmentAgrees =
       !n.causal || (!ShapedType::isDynamic(s) && s == newKeys);
-  bool fused = !n.mask && !n.nonPadLength && n.softcap <= 0 &&
+  // A mask known at import time (exporters often fold the causal mask into
+  // a constant) is loom.attention's causal flag, or its mask, when no row
+  // of it masks every key.
+  bool fusedCausal = n.causal, maskFuses = !n.mask;
+  Value fusedMask;
+  SmallVector<int64_t> scoreShape{qt.getDimSize(0), h, s,
+                                  typeOfValue(keys).getDimSize(2)};
+  FailureOr<SmallVector<int64_t>> maskBroadcast =
+      n.mask ? broadcastShapes(scoreShape, typeOfValue(n.mask).getShape())
+             : FailureOr<SmallVector<int64_t>>(failure());
+  if (n.mask && !n.causal && succeeded(maskBroadcast) &&
+      areShapesCompatible(*maskBroadcast, scoreShape))
+    if (DenseElementsAttr constant = b.constantInput(3)) {
+      switch (
+          classifyConstantMask(constant, s, typeOfValue(keys).getDimSize(2))) {
+      case ConstantMask::Causal:
+        fusedCausal = maskFuses = true;
+        break;
+      case ConstantMask::EveryRowKeepsAKey:
+        fusedMask = n.mask;
+        maskFuses = true;
+        break;
+      case ConstantMask::Other:
+        break;
+      }
+    }
+  bool fused = maskFuses && !n.nonPadLength && n.softcap <= 0 &&
                !b.hasOutput(3) && n.leftWindow < 0 && n.rightWindow < 0 &&
                alignmentAgrees;
   Value y;
   if (fused) {
     y = AttentionOp::create(b.builder(), b.loc(), n.query, keys, values,
-                            Value(), b.builder().getF32FloatAttr(scale),
-                            b.builder().getBoolAttr(n.causal));
+                            fusedMask, b.builder().getF32FloatAttr(scale),
+                            b.builder().getBoolAttr(fusedCausal));
   } else {
     FailureOr<Value> spelled = spelledOutAttention(b, n, keys, values, scale);
     if (failed(spelled))
