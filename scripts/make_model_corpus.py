@@ -23,13 +23,20 @@ Variants per architecture:
                       (and sequence, for transformers) dims
   <arch>_dynamo       dynamo exporter (dynamo=True), its default opset, static
   <arch>_dynamo_dyn   dynamo exporter, symbolic dims (transformers only)
+  <arch>_op23         dynamo exporter at opset 23 (ONNX's Attention,
+  <arch>_op23_dyn     RMSNormalization, RotaryEmbedding), static and
+                      symbolic, for the architectures that ask for it
 and int8 QDQ models made from the static exports by onnxruntime's
 post-training quantizer (resnet50_int8, bert_int8).
 
 Reference outputs come from onnxruntime (CPUExecutionProvider, default
 session options), never from Loom. PyTorch's own outputs are only used to
 check the export: their largest difference from onnxruntime's is recorded,
-and a difference above 1e-3 is reported as a warning.
+and a difference above 1e-3 is reported as a warning. The one exception:
+an opset-23 export that onnxruntime refuses to run (its RotaryEmbedding
+kernel wants cos/sin caches with the input's batch, where the exporter
+writes a batch of 1 that ONNX broadcasts) takes PyTorch's outputs as its
+reference, and its manifest entry says so ("reference").
 
 Run with an interpreter that has the exporters and runtime from PyPI:
     python3 -m venv /opt/corpus-venv
@@ -75,9 +82,11 @@ WARN_DIFF = 1e-3
 STATIC_OPSET = 17
 # The newest opset of the TorchScript exporter and the dynamo exporter's
 # default, as torch states them (20 and 20 in torch 2.15; the TorchScript
-# exporter rejects anything newer).
+# exporter rejects anything newer). The _op23 variants ask the dynamo
+# exporter for opset 23, where it writes ONNX's own transformer ops.
 TORCHSCRIPT_MAX_OPSET = getattr(torch_onnx_constants, "ONNX_TORCHSCRIPT_EXPORTER_MAX_OPSET", 20)
 DYNAMO_DEFAULT_OPSET = getattr(torch_onnx_constants, "ONNX_DEFAULT_OPSET", 18)
+TRANSFORMER_OPS_OPSET = 23
 
 # ---------------------------------------------------------------------------
 # Seeds and inputs
@@ -532,7 +541,7 @@ TEXT_AXES = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch",
 class Arch:
     def __init__(self, name, family, architecture, build, inputs, outputs, dynamic_axes,
                  transformer=False, dynamo_dynamic=False, dim_max=None, skip=None,
-                 dynamo_setup=None):
+                 dynamo_setup=None, opset23=False):
         self.name = name
         self.family = family
         self.architecture = architecture
@@ -549,6 +558,8 @@ class Arch:
         # Called with the model before the dynamo variants; returns a note
         # for their "architecture" field.
         self.dynamo_setup = dynamo_setup
+        # Whether to make the _op23 variants (ONNX's transformer ops).
+        self.opset23 = opset23
 
 
 def cnn(name, architecture, build, image=64, **kw):
@@ -595,7 +606,7 @@ ARCHS = [
                      "batch cannot be symbolic"}),
     text("bert", "transformers BertModel: 2 layers, hidden 64, 4 heads, intermediate 128, "
          "vocab 256, 128 positions, eager attention; last_hidden_state", bert,
-         "last_hidden_state"),
+         "last_hidden_state", opset23=True),
     text("distilbert", "transformers DistilBertModel: 2 layers, dim 64, 4 heads, hidden 128, "
          "vocab 256, eager attention; last_hidden_state", distilbert, "last_hidden_state"),
     text("roberta", "transformers RobertaModel: 2 layers, hidden 64, 4 heads, intermediate "
@@ -605,7 +616,7 @@ ARCHS = [
          "vocab 256, 128 positions, eager attention, no cache; logits", gpt2, "logits"),
     text("llama", "transformers LlamaForCausalLM: 2 layers, hidden 64, 4 query heads and 2 "
          "key/value heads (GQA), intermediate 128, vocab 256, RoPE, RMSNorm, eager "
-         "attention, no cache; logits", llama, "logits"),
+         "attention, no cache; logits", llama, "logits", opset23=True),
     text("mistral", "transformers MistralForCausalLM: 2 layers, hidden 64, 4 query / 2 kv "
          "heads, intermediate 128, vocab 256, sliding window 8 (shorter than the 16- and "
          "24-token inputs), eager attention, no cache; logits", mistral, "logits"),
@@ -687,6 +698,9 @@ def variants(arch):
     out.append(("_dynamo", "dynamo", None, False))
     if arch.dynamo_dynamic:
         out.append(("_dynamo_dyn", "dynamo", None, True))
+    if arch.opset23:
+        out.append(("_op23", "dynamo", TRANSFORMER_OPS_OPSET, False))
+        out.append(("_op23_dyn", "dynamo", TRANSFORMER_OPS_OPSET, True))
     return out
 
 
@@ -741,7 +755,7 @@ def export_torchscript(module, inputs, path, arch, opset, dynamic):
     return onnx.load(path)
 
 
-def export_dynamo(module, inputs, path, arch, dynamic):
+def export_dynamo(module, inputs, path, arch, dynamic, opset=None):
     dynamic_shapes = None
     if dynamic:
         # One torch.export.Dim per symbolic name, shared by the inputs that
@@ -757,7 +771,7 @@ def export_dynamo(module, inputs, path, arch, dynamic):
                 spec[index] = dims[symbol]
             dynamic_shapes[name] = spec or None
     program = torch.onnx.export(module, tuple(inputs.values()), dynamo=True,
-                                input_names=list(inputs),
+                                opset_version=opset, input_names=list(inputs),
                                 output_names=arch.outputs, dynamic_shapes=dynamic_shapes,
                                 external_data=False, optimize=True, verify=False)
     model = program.model_proto
@@ -825,10 +839,12 @@ def shapes(arrays):
     return {name: list(a.shape) for name, a in arrays.items()}
 
 
-def finish_model(out_dir, name, path, model, data_sets, torch_refs, as_written=False):
+def finish_model(out_dir, name, path, model, data_sets, torch_refs, as_written=False,
+                 torch_reference_if_refused=False):
     """Checks the exported model, runs it with onnxruntime on every data set
     and writes model.onnx and the test sets. Returns the manifest fields the
-    model and its data decide."""
+    model and its data decide. With `torch_reference_if_refused`, a model
+    onnxruntime fails to run gets PyTorch's outputs as its reference."""
     onnx.checker.check_model(model)
     size = os.path.getsize(path)
     assert size <= MAX_MODEL_BYTES, "%d bytes, over the 2 MB limit" % size
@@ -841,11 +857,23 @@ def finish_model(out_dir, name, path, model, data_sets, torch_refs, as_written=F
     os.makedirs(folder)
     shutil.move(path, os.path.join(folder, "model.onnx"))
     model_path = os.path.join(folder, "model.onnx")
-    record = {"input_shapes": [], "output_shapes": [], "warnings": []}
+    record = {"input_shapes": [], "output_shapes": [], "warnings": [],
+              "reference": "onnxruntime " + ort.__version__}
     diffs, scale = [], 0.0
+    torch_is_reference = False
     for index, feeds in enumerate(data_sets):
         feeds = {k: v for k, v in feeds.items() if k in graph_inputs}
-        out_names, outputs = onnx_runtime_outputs(model_path, feeds, as_written)
+        try:
+            out_names, outputs = onnx_runtime_outputs(model_path, feeds, as_written)
+        except Exception as error:
+            if not torch_reference_if_refused:
+                raise
+            refusal = str(error).splitlines()[0]
+            record["reference"] = ("PyTorch %s (onnxruntime %s refuses the model: %s)"
+                                   % (torch.__version__, ort.__version__, refusal))
+            out_names = [vi.name for vi in model.graph.output]
+            outputs = torch_refs[index]
+            torch_is_reference = True
         write_data_set(os.path.join(folder, "test_data_set_%d" % index), model, feeds, outputs)
         record["input_shapes"].append(shapes(feeds))
         record["output_shapes"].append(shapes(dict(zip(out_names, outputs))))
@@ -871,7 +899,11 @@ def finish_model(out_dir, name, path, model, data_sets, torch_refs, as_written=F
         if value.dtype.kind == "f" and value.size > 1 and np.ptp(value) == 0:
             record["warnings"].append("output %s is constant (%g)" % (output_name,
                                                                      value.flat[0]))
-    if torch_refs is not None:
+    if torch_is_reference:
+        # Nothing to check the export against: no difference to record.
+        record["max_abs_diff_vs_torch"] = None
+        record["max_abs_torch_output"] = scale
+    elif torch_refs is not None:
         record["max_abs_diff_vs_torch"] = max(diffs)
         record["max_abs_torch_output"] = scale
         if max(diffs) > WARN_DIFF:
@@ -923,6 +955,7 @@ def make_arch(arch, out_dir, selected):
 
     architecture = {"torchscript": arch.architecture, "dynamo": arch.architecture}
     dynamo_ready = arch.dynamo_setup is None
+    sdpa_ready = False
     for name, suffix, exporter, opset, dynamic in todo:
         if exporter == "dynamo" and not dynamo_ready:
             # The variants come TorchScript first, so this changes the model
@@ -930,6 +963,13 @@ def make_arch(arch, out_dir, selected):
             architecture["dynamo"] += "; " + arch.dynamo_setup(module)
             refs = [torch_outputs(module, d) for d in data]
             dynamo_ready = True
+        if opset == TRANSFORMER_OPS_OPSET and not sdpa_ready:
+            # The _op23 variants come last: attention through PyTorch's
+            # scaled_dot_product_attention, which opset 23 writes as ONNX
+            # Attention (eager attention stays MatMul/Softmax).
+            module.model.set_attn_implementation("sdpa")
+            refs = [torch_outputs(module, d) for d in data]
+            sdpa_ready = True
         if suffix in arch.skip:
             print("  %-34s skipped: %s" % (name, arch.skip[suffix]))
             skipped.append({"name": name, "exporter": exporter, "reason": arch.skip[suffix]})
@@ -943,10 +983,11 @@ def make_arch(arch, out_dir, selected):
                 if exporter == "torchscript":
                     model = export_torchscript(module, data[0], tmp, arch, opset, dynamic)
                 else:
-                    model = export_dynamo(module, data[0], tmp, arch, dynamic)
+                    model = export_dynamo(module, data[0], tmp, arch, dynamic, opset)
             sets = data if dynamic else data[:1]
             feeds = [{k: v.numpy() for k, v in d.items()} for d in sets]
-            record = finish_model(out_dir, name, tmp, model, feeds, refs[:len(sets)])
+            record = finish_model(out_dir, name, tmp, model, feeds, refs[:len(sets)],
+                                  torch_reference_if_refused=opset == TRANSFORMER_OPS_OPSET)
             if dynamic and not record["dynamic_axes"]:
                 raise RuntimeError("the exported model has no symbolic input dims")
         except Exception as error:  # one failure must not stop the corpus
@@ -965,14 +1006,20 @@ def make_arch(arch, out_dir, selected):
         missing = [n for n in data[0] if n not in record["inputs"]]
         if missing:
             record["warnings"].append("the exporter dropped unused inputs %s" % missing)
-        entry = {"name": name, "family": arch.family, "architecture": architecture[exporter],
+        described = architecture[exporter]
+        if opset == TRANSFORMER_OPS_OPSET:
+            described = (described.replace("eager attention", "sdpa attention")
+                         + "; opset 23, where the exporter writes ONNX's transformer ops")
+        entry = {"name": name, "family": arch.family, "architecture": described,
                  "exporter": exporter, "is_transformer": arch.transformer, "seed": seed}
         entry.update(record)
         entry["export_seconds"] = round(time.time() - start, 1)
         records.append(entry)
-        print("  %-34s %-11s opset %-2d %5d nodes %8d bytes  diff %.2g  %.1fs%s" % (
+        diff = entry["max_abs_diff_vs_torch"]
+        print("  %-34s %-11s opset %-2d %5d nodes %8d bytes  %s  %.1fs%s" % (
             name, exporter, entry["opset"], entry["nodes"], entry["file_bytes"],
-            entry["max_abs_diff_vs_torch"], entry["export_seconds"],
+            "diff %.2g" % diff if diff is not None else "reference: PyTorch",
+            entry["export_seconds"],
             "  WARNING: " + "; ".join(entry["warnings"]) if entry["warnings"] else ""))
     return records, skipped
 
