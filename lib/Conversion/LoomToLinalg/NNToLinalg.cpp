@@ -113,11 +113,24 @@ public:
     auto rhsType = cast<RankedTensorType>(rhs.getType());
     if (!lhsType.hasStaticShape() || !rhsType.hasStaticShape())
       matchRunTimeSizes(rewriter, loc, op, lhs, rhs);
-    if (lhsType.getRank() >= 2 && rhsType.getRank() == 2) {
-      rewriter.replaceOp(op, buildMatrixProduct(rewriter, loc, lhs, rhs, type));
-      return success();
-    }
-    rewriter.replaceOp(op, buildBatched(rewriter, loc, lhs, rhs, type));
+    // 16-bit floats accumulate in f32 and are rounded once at the end.
+    Type element = type.getElementType();
+    RankedTensorType accumulated =
+        isa<FloatType>(element) && element.getIntOrFloatBitWidth() < 32
+            ? type.clone(rewriter.getF32Type())
+            : type;
+    Value product =
+        lhsType.getRank() >= 2 && rhsType.getRank() == 2
+            ? buildMatrixProduct(rewriter, loc, lhs, rhs, accumulated)
+            : buildBatched(rewriter, loc, lhs, rhs, accumulated);
+    if (accumulated != type)
+      product = buildElementwise(
+          rewriter, loc, type, ValueRange{product},
+          [&](B &b, L loc, V x) -> Value {
+            return castScalar(b, loc, x[0], element);
+          },
+          sizesFrom(rewriter, loc, type, ValueRange{product}));
+    rewriter.replaceOp(op, product);
     return success();
   }
 
@@ -1149,6 +1162,8 @@ public:
 
 /// softmax(Q K^T * scale + mask) V as two batched contractions around a
 /// masked softmax; grouped-query heads index K and V with h floordiv group.
+/// 16-bit floats are accumulated, and the softmax computed, in f32; the
+/// result is rounded to the element type once.
 class AttentionLowering : public LoomLowering<AttentionOp> {
 public:
   using LoomLowering::LoomLowering;
@@ -1184,7 +1199,10 @@ public:
         sizes.push_back(tensor::DimOp::create(rewriter, loc, cols, colDim));
       return sizes;
     };
-    Type element = type.getElementType();
+    Type resultElement = type.getElementType();
+    Type element = resultElement.getIntOrFloatBitWidth() < 32
+                       ? Type(rewriter.getF32Type())
+                       : resultElement;
     auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
     AffineExpr kvHead = group == 1 ? dim(1) : dim(1).floorDiv(group);
     SmallVector<utils::IteratorType> iterators(4,
@@ -1258,10 +1276,19 @@ public:
     Value probabilities =
         buildSoftmax(rewriter, loc, scores, 3, /*logarithm=*/false);
     // out[b, h, s, e] = sum_t p[b, h, s, t] * v[b, h/g, t, e]
-    rewriter.replaceOp(op, contract(probabilities, v, type,
-                                    {dim(0), dim(1), dim(2), dim(4)},
-                                    {dim(0), kvHead, dim(4), dim(3)},
-                                    sizesOf(type, q, v, 3)));
+    auto accumulatedType = RankedTensorType::get(type.getShape(), element);
+    SmallVector<Value> outSizes = sizesOf(type, q, v, 3);
+    Value out = contract(probabilities, v, accumulatedType,
+                         {dim(0), dim(1), dim(2), dim(4)},
+                         {dim(0), kvHead, dim(4), dim(3)}, outSizes);
+    if (element != resultElement)
+      out = buildElementwise(
+          rewriter, loc, type, ValueRange{out},
+          [&](B &b, L loc, V x) -> Value {
+            return castScalar(b, loc, x[0], resultElement);
+          },
+          outSizes);
+    rewriter.replaceOp(op, out);
     return success();
   }
 };

@@ -488,6 +488,22 @@ Value buildSoftmax(OpBuilder &b, Location loc, Value input, int64_t axis,
                    bool logarithm) {
   auto type = cast<RankedTensorType>(input.getType());
   Type element = type.getElementType();
+  if (element.getIntOrFloatBitWidth() < 32) {
+    // 16-bit floats: the exponentials are summed in f32 and the result is
+    // rounded once (a 16-bit running sum loses the small terms).
+    Type f32 = b.getF32Type();
+    auto convert = [&](Value value, RankedTensorType to) {
+      return buildElementwise(
+          b, loc, to, ValueRange{value},
+          [&](OpBuilder &b, Location loc, ValueRange x) -> Value {
+            return castScalar(b, loc, x[0], to.getElementType());
+          },
+          sizesFrom(b, loc, to, ValueRange{value}));
+    };
+    Value wide =
+        buildSoftmax(b, loc, convert(input, type.clone(f32)), axis, logarithm);
+    return convert(wide, type);
+  }
   Value max = buildReduction(
       b, loc, input, {axis}, /*keepdims=*/true,
       extremeValue(b, loc, element, /*lowest=*/true),
