@@ -79,3 +79,17 @@ func.func @rotary_interleaved(%x: tensor<1x2x4x8xf32>, %c: tensor<4x4xf32>, %s: 
   %y = loom.rotary_embedding %x, %c, %s {interleaved = true} : tensor<1x2x4x8xf32>, tensor<4x4xf32>, tensor<4x4xf32> -> tensor<1x2x4x8xf32>
   return %y : tensor<1x2x4x8xf32>
 }
+
+// -----
+
+// f16 attention: scores, softmax and the product with the values in f32,
+// rounded to f16 once at the end.
+// CHECK-LABEL: func.func @attention_f16
+// CHECK: linalg.generic {{.+}} ins(%arg0, %arg1 : tensor<1x2x4x8xf16>, tensor<1x2x4x8xf16>) outs(%{{.+}} : tensor<1x2x4x4xf32>)
+// CHECK-NOT: tensor<1x2x4x4xf16>
+// CHECK: ins(%{{.+}}, %arg2 : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf16>) outs(%{{.+}} : tensor<1x2x4x8xf32>)
+// CHECK: arith.truncf %{{.+}} : f32 to f16
+func.func @attention_f16(%q: tensor<1x2x4x8xf16>, %k: tensor<1x2x4x8xf16>, %v: tensor<1x2x4x8xf16>) -> tensor<1x2x4x8xf16> {
+  %0 = loom.attention %q, %k, %v {is_causal = true} : (tensor<1x2x4x8xf16>, tensor<1x2x4x8xf16>, tensor<1x2x4x8xf16>) -> tensor<1x2x4x8xf16>
+  return %0 : tensor<1x2x4x8xf16>
+}

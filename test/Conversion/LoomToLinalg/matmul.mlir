@@ -48,3 +48,15 @@ func.func @matvec(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4xf32> {
   %0 = loom.matmul %a, %b : tensor<4x8xf32>, tensor<8xf32> -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// 16-bit floats accumulate in f32; the sum is rounded to f16 once.
+// CHECK-LABEL: func.func @matmul_f16_accumulates_in_f32
+// CHECK: %[[MM:.+]] = linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<4x8xf16>, tensor<8x16xf16>) outs(%{{.+}} : tensor<4x16xf32>)
+// CHECK: linalg.generic {{.+}} ins(%[[MM]] : tensor<4x16xf32>) outs(%{{.+}} : tensor<4x16xf16>)
+// CHECK: arith.truncf %{{.+}} : f32 to f16
+func.func @matmul_f16_accumulates_in_f32(%a: tensor<4x8xf16>, %b: tensor<8x16xf16>) -> tensor<4x16xf16> {
+  %0 = loom.matmul %a, %b : tensor<4x8xf16>, tensor<8x16xf16> -> tensor<4x16xf16>
+  return %0 : tensor<4x16xf16>
+}

@@ -48,3 +48,15 @@ func.func @batch_norm(%x: tensor<1x3x4x4xf32>, %s: tensor<3xf32>, %b: tensor<3xf
   %y = loom.batch_norm %x, %s, %b, %m, %v {epsilon = 1.0e-05 : f32} : tensor<1x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32> -> tensor<1x3x4x4xf32>
   return %y : tensor<1x3x4x4xf32>
 }
+
+// -----
+
+// A 16-bit softmax sums its exponentials in f32 and rounds once.
+// CHECK-LABEL: func.func @softmax_bf16
+// CHECK: arith.extf %{{.+}} : bf16 to f32
+// CHECK: math.exp %{{.+}} : f32
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+func.func @softmax_bf16(%x: tensor<2x16xbf16>) -> tensor<2x16xbf16> {
+  %0 = loom.softmax %x {axis = 1 : i64} : tensor<2x16xbf16>
+  return %0 : tensor<2x16xbf16>
+}
