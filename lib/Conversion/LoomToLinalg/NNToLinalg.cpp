@@ -1160,6 +1160,313 @@ public:
 // Attention
 //===----------------------------------------------------------------------===//
 
+/// Score tensors of at least this many elements are never materialized:
+/// attention of static shapes whose [B, H, S, T] scores would be this large
+/// or larger runs in tiles with an online softmax (4 MiB of f32 scores).
+constexpr int64_t kTiledAttentionScoreElements = int64_t(1) << 20;
+/// Query rows and keys per tile: the scores of one tile are
+/// [B, H, kAttentionQueryTile, kAttentionKeyTile].
+constexpr int64_t kAttentionQueryTile = 32;
+constexpr int64_t kAttentionKeyTile = 128;
+
+/// Flash-attention-style lowering of loom.attention with static shapes:
+/// an scf.for over tiles of query rows, and in it an scf.for over tiles of
+/// keys that carries, per query row, the running maximum `m`, the running
+/// sum of exponentials `l` (both [B, H, sq, 1]) and the running weighted sum
+/// of values `acc` ([B, H, sq, Dv]). Each key tile rescales them by
+/// exp(m_old - m_new): after the last tile acc / l is the softmax-weighted
+/// sum, and no score tensor larger than one tile ever exists. Tiles that do
+/// not divide S or T are handled by one more, smaller tile after the loop,
+/// so every tensor has a static shape. Accumulation is in `element` (f32
+/// for 16-bit floats).
+static Value lowerAttentionInTiles(OpBuilder &rewriter, Location loc,
+                                   AttentionOp op, Value q, Value k, Value v,
+                                   Value mask, RankedTensorType type,
+                                   Type element, double scale) {
+  MLIRContext *ctx = rewriter.getContext();
+  auto qShape = cast<RankedTensorType>(q.getType()).getShape();
+  auto kShape = cast<RankedTensorType>(k.getType()).getShape();
+  auto vShape = cast<RankedTensorType>(v.getType()).getShape();
+  int64_t batch = qShape[0], heads = qShape[1], s = qShape[2];
+  int64_t kvHeads = kShape[1], t = kShape[2], dv = vShape[3];
+  int64_t group = heads / kvHeads;
+  bool causal = op.getIsCausal();
+  Type resultElement = type.getElementType();
+  auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  AffineExpr kvHead = group == 1 ? dim(1) : dim(1).floorDiv(group);
+  auto index = [&](OpBuilder &b, int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  auto tensorOf = [&](ArrayRef<int64_t> shape, Type elementType) {
+    return RankedTensorType::get(shape, elementType);
+  };
+  // A [d0, d1, size, d3] slice of a 4-D tensor at `offset` in dimension 2.
+  auto rowsOf = [&](OpBuilder &b, Value source, Value offset, int64_t size) {
+    auto shape = cast<RankedTensorType>(source.getType()).getShape();
+    SmallVector<OpFoldResult> offsets{b.getIndexAttr(0), b.getIndexAttr(0),
+                                      offset, b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes{
+        b.getIndexAttr(shape[0]), b.getIndexAttr(shape[1]),
+        b.getIndexAttr(size), b.getIndexAttr(shape[3])};
+    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+    return tensor::ExtractSliceOp::create(b, loc, source, offsets, sizes,
+                                          strides)
+        .getResult();
+  };
+  // The mask's part for query rows [s0, s0 + sq) and keys [t0, t0 + tk):
+  // dimensions it broadcasts (size 1) stay whole.
+  auto maskTile = [&](OpBuilder &b, Value s0, int64_t sq, Value t0,
+                      int64_t tk) -> Value {
+    if (!mask)
+      return {};
+    auto shape = cast<RankedTensorType>(mask.getType()).getShape();
+    int64_t rank = shape.size();
+    SmallVector<OpFoldResult> offsets, sizes, strides(rank, b.getIndexAttr(1));
+    for (int64_t i = 0; i < rank; ++i) {
+      int64_t scoreDim = 4 - rank + i;
+      bool rows = scoreDim == 2 && shape[i] != 1;
+      bool cols = scoreDim == 3 && shape[i] != 1;
+      offsets.push_back(rows   ? OpFoldResult(s0)
+                        : cols ? OpFoldResult(t0)
+                               : OpFoldResult(b.getIndexAttr(0)));
+      sizes.push_back(b.getIndexAttr(rows ? sq : cols ? tk : shape[i]));
+    }
+    return tensor::ExtractSliceOp::create(b, loc, mask, offsets, sizes, strides)
+        .getResult();
+  };
+  SmallVector<utils::IteratorType> reduce4(3, utils::IteratorType::parallel);
+  reduce4.push_back(utils::IteratorType::reduction);
+  SmallVector<utils::IteratorType> contract5(4, utils::IteratorType::parallel);
+  contract5.push_back(utils::IteratorType::reduction);
+  AffineMap id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
+  // Per-row state is [B, H, sq, 1], so that it broadcasts against tiles.
+  AffineMap rows4 = AffineMap::get(
+      4, 0, {dim(0), dim(1), dim(2), getAffineConstantExpr(0, ctx)}, ctx);
+  Value minusInf = extremeValue(rewriter, loc, element, /*lowest=*/true);
+  Value zero = scalarConstant(rewriter, loc, element, 0);
+  // exp(x - m) with m = -inf (a row with nothing seen yet) taken as 0.
+  auto shiftedExp = [&](OpBuilder &b, Value x, Value m) -> Value {
+    Value unseen =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, minusInf);
+    Value base = arith::SelectOp::create(b, loc, unseen, zero, m);
+    return math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, x, base));
+  };
+
+  // One key tile: updates (m, l, acc) of the query tile `qTile`.
+  auto
+      keyTile =
+          [&](OpBuilder &b, Value s0, int64_t sq, Value qTile, Value t0,
+              int64_t tk, ValueRange state) {
+            Value m = state[0], l = state[1], acc = state[2];
+            Value kTile = rowsOf(b, k, t0, tk), vTile = rowsOf(b, v, t0, tk);
+            auto scoreType = tensorOf({batch, heads, sq, tk}, element);
+            Value
+                scores = linalg::GenericOp::create(b, loc, TypeRange{scoreType},
+                                                   ValueRange{qTile, kTile},
+                                                   ValueRange{zeroFilled(
+                                                       b, loc, scoreType)},
+                                                   SmallVector<AffineMap>{
+                                                       AffineMap::get(
+                                                           5, 0,
+                                                           {dim(0), dim(1),
+                                                            dim(2), dim(4)},
+                                                           ctx),
+                                                       AffineMap::get(
+                                                           5, 0,
+                                                           {dim(0), kvHead,
+                                                            dim(3), dim(4)},
+                                                           ctx),
+                                                       AffineMap::
+                                                           get(5, 0, {dim(0), dim(1), dim(2), dim(3)}, ctx)},
+                                                   contract5,
+                                                   [](B &b, L loc, V x) {
+                                                     linalg::YieldOp::create(
+                                                         b, loc,
+                                                         multiplyAccumulate(
+                                                             b, loc, x[0], x[1],
+                                                             x[2]));
+                                                   })
+                             .getResult(0);
+            SmallVector<Value> maskInputs{scores};
+            if (Value tile = maskTile(b, s0, sq, t0, tk))
+              maskInputs.push_back(tile);
+            scores = buildElementwise(
+                b, loc, scoreType, maskInputs, [&](B &b, L loc, V x) -> Value {
+                  Value score = arith::MulFOp::create(
+                      b, loc, x[0], scalarConstant(b, loc, element, scale));
+                  if (x.size() > 1) {
+                    if (x[1].getType().isInteger(1))
+                      score = arith::SelectOp::create(b, loc, x[1], score,
+                                                      minusInf);
+                    else
+                      score = arith::AddFOp::create(
+                          b, loc, score, castScalar(b, loc, x[1], element));
+                  }
+                  if (causal) {
+                    // Key t0 + j is after query s0 + i (aligned to the end)
+                    // when t0 + j > s0 + i + (T - S).
+                    Value row = arith::AddIOp::create(
+                        b, loc, linalg::IndexOp::create(b, loc, 2), s0);
+                    Value col = arith::AddIOp::create(
+                        b, loc, linalg::IndexOp::create(b, loc, 3), t0);
+                    Value last =
+                        arith::AddIOp::create(b, loc, row, index(b, t - s));
+                    Value future = arith::CmpIOp::create(
+                        b, loc, arith::CmpIPredicate::sgt, col, last);
+                    score = arith::SelectOp::create(b, loc, future, minusInf,
+                                                    score);
+                  }
+                  return score;
+                });
+            // The state is updated in place (each loop carries its buffers):
+            // the tile's row maxima first, then exp(m - m') from the old m,
+            // then m.
+            auto rowType = tensorOf({batch, heads, sq, 1}, element);
+            auto update =
+                [&](Value target, Value input, AffineMap inputMap,
+                    AffineMap targetMap,
+                    ArrayRef<utils::IteratorType> iterators,
+                    function_ref<Value(B &, L, Value, Value)> combine) {
+                  return linalg::GenericOp::create(
+                             b, loc, TypeRange{target.getType()},
+                             ValueRange{input}, ValueRange{target},
+                             SmallVector<AffineMap>{inputMap, targetMap},
+                             iterators,
+                             [&](B &b, L loc, V x) {
+                               linalg::YieldOp::create(
+                                   b, loc, combine(b, loc, x[0], x[1]));
+                             })
+                      .getResult(0);
+                };
+            SmallVector<utils::IteratorType> parallel4(
+                4, utils::IteratorType::parallel);
+            Value tileMax = update(
+                filledTensor(b, loc, rowType, minusInf), scores, id4, rows4,
+                reduce4, [](B &b, L loc, Value x, Value acc) {
+                  return Value(arith::MaximumFOp::create(b, loc, x, acc));
+                });
+            // exp(m - m') with m' = max(m, tile max): the old sums' scale (1
+            // while nothing has been seen).
+            Value rescale = buildElementwise(
+                b, loc, rowType, ValueRange{m, tileMax},
+                [&](B &b, L loc, V x) -> Value {
+                  return shiftedExp(
+                      b, x[0], arith::MaximumFOp::create(b, loc, x[0], x[1]));
+                });
+            Value newMax = update(
+                m, tileMax, id4, id4, parallel4,
+                [](B &b, L loc, Value x, Value old) {
+                  return Value(arith::MaximumFOp::create(b, loc, x, old));
+                });
+            Value probabilities =
+                buildElementwise(b, loc, scoreType, ValueRange{scores, newMax},
+                                 [&](B &b, L loc, V x) -> Value {
+                                   return shiftedExp(b, x[0], x[1]);
+                                 });
+            // l' = l * rescale + rowsum(p).
+            auto scaleBy = [](B &b, L loc, Value factor, Value old) {
+              return Value(arith::MulFOp::create(b, loc, old, factor));
+            };
+            Value newSum = update(
+                update(l, rescale, id4, id4, parallel4, scaleBy), probabilities,
+                id4, rows4, reduce4, [](B &b, L loc, Value x, Value acc) {
+                  return Value(arith::AddFOp::create(b, loc, acc, x));
+                });
+            // acc' = acc * rescale + p @ v.
+            auto accType = tensorOf({batch, heads, sq, dv}, element);
+            Value scaledAcc =
+                update(acc, rescale, rows4, id4, parallel4, scaleBy);
+            Value
+                newAcc = linalg::GenericOp::create(b, loc, TypeRange{accType},
+                                                   ValueRange{probabilities,
+                                                              vTile},
+                                                   ValueRange{scaledAcc},
+                                                   SmallVector<AffineMap>{
+                                                       AffineMap::get(
+                                                           5, 0,
+                                                           {dim(0), dim(1),
+                                                            dim(2), dim(4)},
+                                                           ctx),
+                                                       AffineMap::get(
+                                                           5, 0,
+                                                           {dim(0), kvHead,
+                                                            dim(4), dim(3)},
+                                                           ctx),
+                                                       AffineMap::
+                                                           get(5, 0, {dim(0), dim(1), dim(2), dim(3)},
+                                                               ctx)},
+                                                   contract5,
+                                                   [](B &b, L loc, V x) {
+                                                     linalg::YieldOp::create(
+                                                         b, loc,
+                                                         multiplyAccumulate(
+                                                             b, loc, x[0], x[1],
+                                                             x[2]));
+                                                   })
+                             .getResult(0);
+            return SmallVector<Value>{newMax, newSum, newAcc};
+          };
+
+  // One query tile: every key tile, then acc / l into `out`.
+  auto queryTile = [&](OpBuilder &b, Value s0, int64_t sq, Value out) {
+    Value qTile = rowsOf(b, q, s0, sq);
+    auto rowType = tensorOf({batch, heads, sq, 1}, element);
+    auto accType = tensorOf({batch, heads, sq, dv}, element);
+    SmallVector<Value> state{filledTensor(b, loc, rowType, minusInf),
+                             filledTensor(b, loc, rowType, zero),
+                             filledTensor(b, loc, accType, zero)};
+    int64_t tk = std::min(kAttentionKeyTile, t);
+    int64_t fullTiles = t / tk, rest = t % tk;
+    if (fullTiles > 1) {
+      auto loop = scf::ForOp::create(
+          b, loc, index(b, 0), index(b, fullTiles * tk), index(b, tk), state,
+          [&](B &b, L, Value t0, V carried) {
+            scf::YieldOp::create(b, loc,
+                                 keyTile(b, s0, sq, qTile, t0, tk, carried));
+          });
+      state = SmallVector<Value>(loop.getResults());
+    } else if (fullTiles == 1) {
+      state = keyTile(b, s0, sq, qTile, index(b, 0), tk, state);
+    }
+    if (rest)
+      state = keyTile(b, s0, sq, qTile, index(b, fullTiles * tk), rest, state);
+    Value tileOut = buildElementwise(
+        b, loc, tensorOf({batch, heads, sq, dv}, resultElement),
+        ValueRange{state[2], state[1]}, [&](B &b, L loc, V x) -> Value {
+          return castScalar(b, loc, arith::DivFOp::create(b, loc, x[0], x[1]),
+                            resultElement);
+        });
+    SmallVector<OpFoldResult> offsets{b.getIndexAttr(0), b.getIndexAttr(0), s0,
+                                      b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes{b.getIndexAttr(batch),
+                                    b.getIndexAttr(heads), b.getIndexAttr(sq),
+                                    b.getIndexAttr(dv)};
+    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+    return tensor::InsertSliceOp::create(b, loc, tileOut, out, offsets, sizes,
+                                         strides)
+        .getResult();
+  };
+
+  Value out =
+      tensor::EmptyOp::create(rewriter, loc, type.getShape(), resultElement);
+  int64_t sq = std::min(kAttentionQueryTile, s);
+  int64_t fullTiles = s / sq, rest = s % sq;
+  if (fullTiles > 1) {
+    auto loop = scf::ForOp::create(
+        rewriter, loc, index(rewriter, 0), index(rewriter, fullTiles * sq),
+        index(rewriter, sq), ValueRange{out},
+        [&](B &b, L, Value s0, V carried) {
+          scf::YieldOp::create(b, loc, queryTile(b, s0, sq, carried[0]));
+        });
+    out = loop.getResult(0);
+  } else if (fullTiles == 1) {
+    out = queryTile(rewriter, index(rewriter, 0), sq, out);
+  }
+  if (rest)
+    out = queryTile(rewriter, index(rewriter, fullTiles * sq), rest, out);
+  return out;
+}
+
 /// softmax(Q K^T * scale + mask) V as two batched contractions around a
 /// masked softmax; grouped-query heads index K and V with h floordiv group.
 /// 16-bit floats are accumulated, and the softmax computed, in f32; the
@@ -1226,14 +1533,25 @@ public:
                  })
           .getResult(0);
     };
-    // scores[b, h, s, t] = sum_d q[b, h, s, d] * k[b, h/g, t, d]
-    auto scoreType = RankedTensorType::get({batch, heads, s, t}, element);
-    Value scores = contract(q, k, scoreType,
-                            {dim(0), dim(1), dim(2), dim(4)},
-                            {dim(0), kvHead, dim(3), dim(4)},
-                            sizesOf(scoreType, q, k, 2));
     double scale = op.getScale() ? op.getScale()->convertToDouble()
                                  : 1.0 / std::sqrt(static_cast<double>(d));
+    // Large static attention never materializes its scores.
+    Value mask = adaptor.getMask();
+    auto isStatic = [](Value value) {
+      return cast<RankedTensorType>(value.getType()).hasStaticShape();
+    };
+    if (isStatic(q) && isStatic(k) && isStatic(v) &&
+        (!mask || isStatic(mask)) &&
+        batch * heads * s * t >= kTiledAttentionScoreElements) {
+      rewriter.replaceOp(op, lowerAttentionInTiles(rewriter, loc, op, q, k, v,
+                                                   mask, type, element, scale));
+      return success();
+    }
+    // scores[b, h, s, t] = sum_d q[b, h, s, d] * k[b, h/g, t, d]
+    auto scoreType = RankedTensorType::get({batch, heads, s, t}, element);
+    Value scores =
+        contract(q, k, scoreType, {dim(0), dim(1), dim(2), dim(4)},
+                 {dim(0), kvHead, dim(3), dim(4)}, sizesOf(scoreType, q, k, 2));
     bool causal = op.getIsCausal();
     SmallVector<Value> maskInputs{scores};
     if (adaptor.getMask())

@@ -93,3 +93,27 @@ func.func @attention_f16(%q: tensor<1x2x4x8xf16>, %k: tensor<1x2x4x8xf16>, %v: t
   %0 = loom.attention %q, %k, %v {is_causal = true} : (tensor<1x2x4x8xf16>, tensor<1x2x4x8xf16>, tensor<1x2x4x8xf16>) -> tensor<1x2x4x8xf16>
   return %0 : tensor<1x2x4x8xf16>
 }
+
+// -----
+
+// Scores of 2^20 elements or more are never materialized: an scf.for over
+// tiles of 32 query rows, in it one over tiles of 128 keys carrying the
+// running row maxima, sums of exponentials and weighted value sums; the
+// 100 keys left over are one more tile after the loop.
+// CHECK-LABEL: func.func @attention_tiled
+// CHECK-NOT: tensor<1x2x1024x1124xf32>
+// CHECK: %[[OUT:.+]] = scf.for %[[S0:[a-z0-9]+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC_OUT:.+]] = %{{.+}}) -> (tensor<1x2x1024x16xf32>)
+// CHECK: tensor.extract_slice %arg0[0, 0, %[[S0]], 0] [1, 2, 32, 16]
+// CHECK: %[[KEYS:.+]]:3 = scf.for %[[T0:[a-z0-9]+]] = {{.+}} -> (tensor<1x2x32x1xf32>, tensor<1x2x32x1xf32>, tensor<1x2x32x16xf32>)
+// CHECK: tensor.extract_slice %arg1[0, 0, %[[T0]], 0] [1, 1, 128, 16]
+// CHECK: math.exp
+// CHECK: scf.yield
+// CHECK: tensor.extract_slice %arg1[0, 0, %{{.+}}, 0] [1, 1, 100, 16]
+// CHECK: arith.divf
+// CHECK: tensor.insert_slice %{{.+}} into %[[ACC_OUT]][0, 0, %[[S0]], 0] [1, 2, 32, 16]
+// CHECK-NOT: tensor<1x2x1024x1124xf32>
+// CHECK: return %[[OUT]]
+func.func @attention_tiled(%q: tensor<1x2x1024x16xf32>, %k: tensor<1x1x1124x16xf32>, %v: tensor<1x1x1124x16xf32>) -> tensor<1x2x1024x16xf32> {
+  %0 = loom.attention %q, %k, %v {is_causal = true} : (tensor<1x2x1024x16xf32>, tensor<1x1x1124x16xf32>, tensor<1x1x1124x16xf32>) -> tensor<1x2x1024x16xf32>
+  return %0 : tensor<1x2x1024x16xf32>
+}
