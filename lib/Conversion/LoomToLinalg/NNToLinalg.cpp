@@ -1160,25 +1160,44 @@ public:
 // Attention
 //===----------------------------------------------------------------------===//
 
-/// Score tensors of at least this many elements are never materialized:
-/// attention of static shapes whose [B, H, S, T] scores would be this large
-/// or larger runs in tiles with an online softmax (4 MiB of f32 scores).
-constexpr int64_t kTiledAttentionScoreElements = int64_t(1) << 20;
+/// Attention of static shapes with at least this many scores
+/// ([B, H, S, T]) runs in tiles with an online softmax and never
+/// materializes them. The tiles are faster from small sizes on (measured
+/// with bench/compare_onnxruntime.py: [1, 12, 128, 128] x 64 7.0 -> 1.9 ms,
+/// [2, 4, 64, 64] x 16 0.54 -> 0.44 ms); below this the whole-matrix form,
+/// one pass of each op, is kept for the smallest graphs.
+constexpr int64_t kTiledAttentionScoreElements = int64_t(1) << 12;
 /// Query rows and keys per tile: the scores of one tile are
 /// [B, H, kAttentionQueryTile, kAttentionKeyTile].
 constexpr int64_t kAttentionQueryTile = 32;
 constexpr int64_t kAttentionKeyTile = 128;
 
-/// Flash-attention-style lowering of loom.attention with static shapes:
-/// an scf.for over tiles of query rows, and in it an scf.for over tiles of
-/// keys that carries, per query row, the running maximum `m`, the running
-/// sum of exponentials `l` (both [B, H, sq, 1]) and the running weighted sum
-/// of values `acc` ([B, H, sq, Dv]). Each key tile rescales them by
-/// exp(m_old - m_new): after the last tile acc / l is the softmax-weighted
-/// sum, and no score tensor larger than one tile ever exists. Tiles that do
-/// not divide S or T are handled by one more, smaller tile after the loop,
-/// so every tensor has a static shape. Accumulation is in `element` (f32
-/// for 16-bit floats).
+/// Whether lowerAttentionInTiles can take `mask`: with grouped query heads
+/// the rows of a tile mix heads, so the mask must not vary by head.
+static bool maskFitsGroupedRows(Value mask, int64_t group) {
+  if (!mask || group == 1)
+    return true;
+  auto shape = cast<RankedTensorType>(mask.getType()).getShape();
+  return shape.size() < 3 || shape[shape.size() - 3] == 1;
+}
+
+/// Flash-attention-style lowering of loom.attention with static shapes.
+///
+/// The query heads that share a key/value head are stacked as rows: a tile
+/// of `sq` query rows is [B, Hkv, R = group * sq, D], so both products are
+/// plain batched matrix products -- scores [B, Hkv, R, tk] = Q tile x K^T
+/// tile (K transposed once, [B, Hkv, D, T]) and acc += P x V tile -- which
+/// the CPU target's register-tiled contractions take.
+///
+/// An scf.for over query tiles, and in it an scf.for over key tiles that
+/// carries, per row, the running maximum `m`, the running sum of
+/// exponentials `l` (both [B, Hkv, R, 1]) and the running weighted sum of
+/// values `acc` ([B, Hkv, R, Dv]), updated in place. Each key tile rescales
+/// them by exp(m_old - m_new); after the last, acc / l is the softmax-
+/// weighted sum, and no score tensor larger than one tile ever exists.
+/// Tiles that do not divide S or T are one more, smaller tile after the
+/// loop, so every shape is static. Accumulation is in `element` (f32 for
+/// 16-bit floats).
 static Value lowerAttentionInTiles(OpBuilder &rewriter, Location loc,
                                    AttentionOp op, Value q, Value k, Value v,
                                    Value mask, RankedTensorType type,
@@ -1187,61 +1206,78 @@ static Value lowerAttentionInTiles(OpBuilder &rewriter, Location loc,
   auto qShape = cast<RankedTensorType>(q.getType()).getShape();
   auto kShape = cast<RankedTensorType>(k.getType()).getShape();
   auto vShape = cast<RankedTensorType>(v.getType()).getShape();
-  int64_t batch = qShape[0], heads = qShape[1], s = qShape[2];
+  int64_t batch = qShape[0], heads = qShape[1], s = qShape[2], d = qShape[3];
   int64_t kvHeads = kShape[1], t = kShape[2], dv = vShape[3];
   int64_t group = heads / kvHeads;
   bool causal = op.getIsCausal();
   Type resultElement = type.getElementType();
+  Type inputElement = cast<RankedTensorType>(q.getType()).getElementType();
   auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
-  AffineExpr kvHead = group == 1 ? dim(1) : dim(1).floorDiv(group);
   auto index = [&](OpBuilder &b, int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, loc, value);
   };
   auto tensorOf = [&](ArrayRef<int64_t> shape, Type elementType) {
     return RankedTensorType::get(shape, elementType);
   };
-  // A [d0, d1, size, d3] slice of a 4-D tensor at `offset` in dimension 2.
-  auto rowsOf = [&](OpBuilder &b, Value source, Value offset, int64_t size) {
+  // A slice of a 4-D tensor: `size` elements at `offset` in dimension
+  // `sliced`, the other dimensions whole.
+  auto sliceOf = [&](OpBuilder &b, Value source, int64_t sliced, Value offset,
+                     int64_t size) {
     auto shape = cast<RankedTensorType>(source.getType()).getShape();
-    SmallVector<OpFoldResult> offsets{b.getIndexAttr(0), b.getIndexAttr(0),
-                                      offset, b.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes{
-        b.getIndexAttr(shape[0]), b.getIndexAttr(shape[1]),
-        b.getIndexAttr(size), b.getIndexAttr(shape[3])};
+    SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)), sizes;
+    offsets[sliced] = offset;
+    for (int64_t i = 0; i < 4; ++i)
+      sizes.push_back(b.getIndexAttr(i == sliced ? size : shape[i]));
     SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
     return tensor::ExtractSliceOp::create(b, loc, source, offsets, sizes,
                                           strides)
         .getResult();
   };
-  // The mask's part for query rows [s0, s0 + sq) and keys [t0, t0 + tk):
-  // dimensions it broadcasts (size 1) stay whole.
-  auto maskTile = [&](OpBuilder &b, Value s0, int64_t sq, Value t0,
-                      int64_t tk) -> Value {
-    if (!mask)
-      return {};
-    auto shape = cast<RankedTensorType>(mask.getType()).getShape();
-    int64_t rank = shape.size();
-    SmallVector<OpFoldResult> offsets, sizes, strides(rank, b.getIndexAttr(1));
-    for (int64_t i = 0; i < rank; ++i) {
-      int64_t scoreDim = 4 - rank + i;
-      bool rows = scoreDim == 2 && shape[i] != 1;
-      bool cols = scoreDim == 3 && shape[i] != 1;
-      offsets.push_back(rows   ? OpFoldResult(s0)
-                        : cols ? OpFoldResult(t0)
-                               : OpFoldResult(b.getIndexAttr(0)));
-      sizes.push_back(b.getIndexAttr(rows ? sq : cols ? tk : shape[i]));
-    }
-    return tensor::ExtractSliceOp::create(b, loc, mask, offsets, sizes, strides)
-        .getResult();
-  };
+  // K^T, [B, Hkv, D, T], once: its tiles are the products' right operands.
+  Value keysT = linalg::TransposeOp::create(
+                    rewriter, loc, k,
+                    tensor::EmptyOp::create(
+                        rewriter, loc, ArrayRef<int64_t>{batch, kvHeads, d, t},
+                        inputElement),
+                    ArrayRef<int64_t>{0, 1, 3, 2})
+                    .getResult()[0];
+  SmallVector<utils::IteratorType> parallel4(4, utils::IteratorType::parallel);
   SmallVector<utils::IteratorType> reduce4(3, utils::IteratorType::parallel);
   reduce4.push_back(utils::IteratorType::reduction);
-  SmallVector<utils::IteratorType> contract5(4, utils::IteratorType::parallel);
+  SmallVector<utils::IteratorType> contract5(parallel4);
   contract5.push_back(utils::IteratorType::reduction);
   AffineMap id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
-  // Per-row state is [B, H, sq, 1], so that it broadcasts against tiles.
+  // Per-row state is [B, Hkv, R, 1], so that it broadcasts against tiles.
   AffineMap rows4 = AffineMap::get(
       4, 0, {dim(0), dim(1), dim(2), getAffineConstantExpr(0, ctx)}, ctx);
+  SmallVector<AffineMap> productMaps{
+      AffineMap::get(5, 0, {dim(0), dim(1), dim(2), dim(4)}, ctx),
+      AffineMap::get(5, 0, {dim(0), dim(1), dim(4), dim(3)}, ctx),
+      AffineMap::get(5, 0, {dim(0), dim(1), dim(2), dim(3)}, ctx)};
+  auto product = [&](OpBuilder &b, Value lhs, Value rhs, Value init) {
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{init.getType()}, ValueRange{lhs, rhs},
+               ValueRange{init}, productMaps, contract5,
+               [](B &b, L loc, V x) {
+                 linalg::YieldOp::create(
+                     b, loc, multiplyAccumulate(b, loc, x[0], x[1], x[2]));
+               })
+        .getResult(0);
+  };
+  // `combine(input, target)` into `target`, in place.
+  auto update = [&](OpBuilder &b, Value target, Value input, AffineMap inputMap,
+                    AffineMap targetMap,
+                    ArrayRef<utils::IteratorType> iterators,
+                    function_ref<Value(B &, L, Value, Value)> combine) {
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{target.getType()}, ValueRange{input},
+               ValueRange{target}, SmallVector<AffineMap>{inputMap, targetMap},
+               iterators,
+               [&](B &b, L loc, V x) {
+                 linalg::YieldOp::create(b, loc, combine(b, loc, x[0], x[1]));
+               })
+        .getResult(0);
+  };
   Value minusInf = extremeValue(rewriter, loc, element, /*lowest=*/true);
   Value zero = scalarConstant(rewriter, loc, element, 0);
   // exp(x - m) with m = -inf (a row with nothing seen yet) taken as 0.
@@ -1253,165 +1289,136 @@ static Value lowerAttentionInTiles(OpBuilder &rewriter, Location loc,
   };
 
   // One key tile: updates (m, l, acc) of the query tile `qTile`.
-  auto
-      keyTile =
-          [&](OpBuilder &b, Value s0, int64_t sq, Value qTile, Value t0,
-              int64_t tk, ValueRange state) {
-            Value m = state[0], l = state[1], acc = state[2];
-            Value kTile = rowsOf(b, k, t0, tk), vTile = rowsOf(b, v, t0, tk);
-            auto scoreType = tensorOf({batch, heads, sq, tk}, element);
-            Value
-                scores = linalg::GenericOp::create(b, loc, TypeRange{scoreType},
-                                                   ValueRange{qTile, kTile},
-                                                   ValueRange{zeroFilled(
-                                                       b, loc, scoreType)},
-                                                   SmallVector<AffineMap>{
-                                                       AffineMap::get(
-                                                           5, 0,
-                                                           {dim(0), dim(1),
-                                                            dim(2), dim(4)},
-                                                           ctx),
-                                                       AffineMap::get(
-                                                           5, 0,
-                                                           {dim(0), kvHead,
-                                                            dim(3), dim(4)},
-                                                           ctx),
-                                                       AffineMap::
-                                                           get(5, 0, {dim(0), dim(1), dim(2), dim(3)}, ctx)},
-                                                   contract5,
-                                                   [](B &b, L loc, V x) {
-                                                     linalg::YieldOp::create(
-                                                         b, loc,
-                                                         multiplyAccumulate(
-                                                             b, loc, x[0], x[1],
-                                                             x[2]));
-                                                   })
-                             .getResult(0);
-            SmallVector<Value> maskInputs{scores};
-            if (Value tile = maskTile(b, s0, sq, t0, tk))
-              maskInputs.push_back(tile);
-            scores = buildElementwise(
-                b, loc, scoreType, maskInputs, [&](B &b, L loc, V x) -> Value {
-                  Value score = arith::MulFOp::create(
-                      b, loc, x[0], scalarConstant(b, loc, element, scale));
-                  if (x.size() > 1) {
-                    if (x[1].getType().isInteger(1))
-                      score = arith::SelectOp::create(b, loc, x[1], score,
-                                                      minusInf);
-                    else
-                      score = arith::AddFOp::create(
-                          b, loc, score, castScalar(b, loc, x[1], element));
-                  }
-                  if (causal) {
-                    // Key t0 + j is after query s0 + i (aligned to the end)
-                    // when t0 + j > s0 + i + (T - S).
-                    Value row = arith::AddIOp::create(
-                        b, loc, linalg::IndexOp::create(b, loc, 2), s0);
-                    Value col = arith::AddIOp::create(
-                        b, loc, linalg::IndexOp::create(b, loc, 3), t0);
-                    Value last =
-                        arith::AddIOp::create(b, loc, row, index(b, t - s));
-                    Value future = arith::CmpIOp::create(
-                        b, loc, arith::CmpIPredicate::sgt, col, last);
-                    score = arith::SelectOp::create(b, loc, future, minusInf,
-                                                    score);
-                  }
-                  return score;
-                });
-            // The state is updated in place (each loop carries its buffers):
-            // the tile's row maxima first, then exp(m - m') from the old m,
-            // then m.
-            auto rowType = tensorOf({batch, heads, sq, 1}, element);
-            auto update =
-                [&](Value target, Value input, AffineMap inputMap,
-                    AffineMap targetMap,
-                    ArrayRef<utils::IteratorType> iterators,
-                    function_ref<Value(B &, L, Value, Value)> combine) {
-                  return linalg::GenericOp::create(
-                             b, loc, TypeRange{target.getType()},
-                             ValueRange{input}, ValueRange{target},
-                             SmallVector<AffineMap>{inputMap, targetMap},
-                             iterators,
-                             [&](B &b, L loc, V x) {
-                               linalg::YieldOp::create(
-                                   b, loc, combine(b, loc, x[0], x[1]));
-                             })
-                      .getResult(0);
-                };
-            SmallVector<utils::IteratorType> parallel4(
-                4, utils::IteratorType::parallel);
-            Value tileMax = update(
-                filledTensor(b, loc, rowType, minusInf), scores, id4, rows4,
-                reduce4, [](B &b, L loc, Value x, Value acc) {
-                  return Value(arith::MaximumFOp::create(b, loc, x, acc));
-                });
-            // exp(m - m') with m' = max(m, tile max): the old sums' scale (1
-            // while nothing has been seen).
-            Value rescale = buildElementwise(
-                b, loc, rowType, ValueRange{m, tileMax},
-                [&](B &b, L loc, V x) -> Value {
-                  return shiftedExp(
-                      b, x[0], arith::MaximumFOp::create(b, loc, x[0], x[1]));
-                });
-            Value newMax = update(
-                m, tileMax, id4, id4, parallel4,
-                [](B &b, L loc, Value x, Value old) {
-                  return Value(arith::MaximumFOp::create(b, loc, x, old));
-                });
-            Value probabilities =
-                buildElementwise(b, loc, scoreType, ValueRange{scores, newMax},
-                                 [&](B &b, L loc, V x) -> Value {
-                                   return shiftedExp(b, x[0], x[1]);
-                                 });
-            // l' = l * rescale + rowsum(p).
-            auto scaleBy = [](B &b, L loc, Value factor, Value old) {
-              return Value(arith::MulFOp::create(b, loc, old, factor));
-            };
-            Value newSum = update(
-                update(l, rescale, id4, id4, parallel4, scaleBy), probabilities,
-                id4, rows4, reduce4, [](B &b, L loc, Value x, Value acc) {
-                  return Value(arith::AddFOp::create(b, loc, acc, x));
-                });
-            // acc' = acc * rescale + p @ v.
-            auto accType = tensorOf({batch, heads, sq, dv}, element);
-            Value scaledAcc =
-                update(acc, rescale, rows4, id4, parallel4, scaleBy);
-            Value
-                newAcc = linalg::GenericOp::create(b, loc, TypeRange{accType},
-                                                   ValueRange{probabilities,
-                                                              vTile},
-                                                   ValueRange{scaledAcc},
-                                                   SmallVector<AffineMap>{
-                                                       AffineMap::get(
-                                                           5, 0,
-                                                           {dim(0), dim(1),
-                                                            dim(2), dim(4)},
-                                                           ctx),
-                                                       AffineMap::get(
-                                                           5, 0,
-                                                           {dim(0), kvHead,
-                                                            dim(4), dim(3)},
-                                                           ctx),
-                                                       AffineMap::
-                                                           get(5, 0, {dim(0), dim(1), dim(2), dim(3)},
-                                                               ctx)},
-                                                   contract5,
-                                                   [](B &b, L loc, V x) {
-                                                     linalg::YieldOp::create(
-                                                         b, loc,
-                                                         multiplyAccumulate(
-                                                             b, loc, x[0], x[1],
-                                                             x[2]));
-                                                   })
-                             .getResult(0);
-            return SmallVector<Value>{newMax, newSum, newAcc};
-          };
+  auto keyTile = [&](OpBuilder &b, Value s0, int64_t sq, Value qTile, Value t0,
+                     int64_t tk, ValueRange state) {
+    Value m = state[0], l = state[1], acc = state[2];
+    int64_t rows = group * sq;
+    auto scoreType = tensorOf({batch, kvHeads, rows, tk}, element);
+    Value scores = product(b, qTile, sliceOf(b, keysT, 3, t0, tk),
+                           zeroFilled(b, loc, scoreType));
+    // Row r of the tile is query row s0 + r mod sq (of head r floordiv sq
+    // in the group).
+    AffineExpr queryRow = group == 1 ? dim(2) : dim(2) % sq;
+    SmallVector<Value> inputs{scores};
+    SmallVector<AffineMap> maps{id4};
+    if (mask) {
+      // The mask's part for these query rows and keys; the dimensions it
+      // broadcasts (size 1) stay whole.
+      auto shape = cast<RankedTensorType>(mask.getType()).getShape();
+      int64_t rank = shape.size();
+      SmallVector<OpFoldResult> offsets, sizes;
+      SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+      SmallVector<AffineExpr> exprs;
+      for (int64_t i = 0; i < rank; ++i) {
+        int64_t scoreDim = 4 - rank + i;
+        bool broadcast = shape[i] == 1;
+        bool rowsDim = scoreDim == 2 && !broadcast;
+        bool colsDim = scoreDim == 3 && !broadcast;
+        offsets.push_back(rowsDim   ? OpFoldResult(s0)
+                          : colsDim ? OpFoldResult(t0)
+                                    : OpFoldResult(b.getIndexAttr(0)));
+        sizes.push_back(b.getIndexAttr(rowsDim ? sq : colsDim ? tk : shape[i]));
+        // Heads broadcast (maskFitsGroupedRows) or, ungrouped, are the
+        // tile's own; batch is the tile's.
+        exprs.push_back(broadcast       ? getAffineConstantExpr(0, ctx)
+                        : scoreDim == 2 ? queryRow
+                                        : dim(scoreDim));
+      }
+      inputs.push_back(tensor::ExtractSliceOp::create(b, loc, mask, offsets,
+                                                      sizes, strides));
+      maps.push_back(AffineMap::get(4, 0, exprs, ctx));
+    }
+    maps.push_back(id4);
+    scores =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{scoreType}, inputs,
+            ValueRange{
+                tensor::EmptyOp::create(b, loc, scoreType.getShape(), element)},
+            maps, parallel4,
+            [&](B &b, L loc, V x) {
+              Value score = arith::MulFOp::create(
+                  b, loc, x[0], scalarConstant(b, loc, element, scale));
+              if (mask) {
+                if (x[1].getType().isInteger(1))
+                  score =
+                      arith::SelectOp::create(b, loc, x[1], score, minusInf);
+                else
+                  score = arith::AddFOp::create(
+                      b, loc, score, castScalar(b, loc, x[1], element));
+              }
+              if (causal) {
+                // Key t0 + j is after query s0 + i (aligned to the end)
+                // when t0 + j > s0 + i + (T - S).
+                Value i = linalg::IndexOp::create(b, loc, 2);
+                if (group > 1)
+                  i = arith::RemUIOp::create(b, loc, i, index(b, sq));
+                Value row = arith::AddIOp::create(b, loc, i, s0);
+                Value col = arith::AddIOp::create(
+                    b, loc, linalg::IndexOp::create(b, loc, 3), t0);
+                Value last =
+                    arith::AddIOp::create(b, loc, row, index(b, t - s));
+                Value future = arith::CmpIOp::create(
+                    b, loc, arith::CmpIPredicate::sgt, col, last);
+                score =
+                    arith::SelectOp::create(b, loc, future, minusInf, score);
+              }
+              linalg::YieldOp::create(b, loc, score);
+            })
+            .getResult(0);
+    // The tile's row maxima, then exp(m - m') from the old m, then m.
+    auto rowType = tensorOf({batch, kvHeads, rows, 1}, element);
+    Value tileMax =
+        update(b, filledTensor(b, loc, rowType, minusInf), scores, id4, rows4,
+               reduce4, [](B &b, L loc, Value x, Value acc) {
+                 return Value(arith::MaximumFOp::create(b, loc, x, acc));
+               });
+    // exp(m - m') with m' = max(m, tile max): the old sums' scale (1 while
+    // nothing has been seen).
+    Value rescale = buildElementwise(
+        b, loc, rowType, ValueRange{m, tileMax},
+        [&](B &b, L loc, V x) -> Value {
+          return shiftedExp(b, x[0],
+                            arith::MaximumFOp::create(b, loc, x[0], x[1]));
+        });
+    Value newMax =
+        update(b, m, tileMax, id4, id4, parallel4,
+               [](B &b, L loc, Value x, Value old) {
+                 return Value(arith::MaximumFOp::create(b, loc, x, old));
+               });
+    Value probabilities = buildElementwise(
+        b, loc, scoreType, ValueRange{scores, newMax},
+        [&](B &b, L loc, V x) -> Value { return shiftedExp(b, x[0], x[1]); });
+    auto scaleBy = [](B &b, L loc, Value factor, Value old) {
+      return Value(arith::MulFOp::create(b, loc, old, factor));
+    };
+    // l' = l * rescale + rowsum(p).
+    Value newSum = update(
+        b, update(b, l, rescale, id4, id4, parallel4, scaleBy), probabilities,
+        id4, rows4, reduce4, [](B &b, L loc, Value x, Value acc) {
+          return Value(arith::AddFOp::create(b, loc, acc, x));
+        });
+    // acc' = acc * rescale + p @ v.
+    Value newAcc =
+        product(b, probabilities, sliceOf(b, v, 2, t0, tk),
+                update(b, acc, rescale, rows4, id4, parallel4, scaleBy));
+    return SmallVector<Value>{newMax, newSum, newAcc};
+  };
 
   // One query tile: every key tile, then acc / l into `out`.
   auto queryTile = [&](OpBuilder &b, Value s0, int64_t sq, Value out) {
-    Value qTile = rowsOf(b, q, s0, sq);
-    auto rowType = tensorOf({batch, heads, sq, 1}, element);
-    auto accType = tensorOf({batch, heads, sq, dv}, element);
+    int64_t rows = group * sq;
+    // [B, H, sq, D] -> [B, Hkv, group, sq, D] -> [B, Hkv, group * sq, D].
+    Value qTile = sliceOf(b, q, 2, s0, sq);
+    if (group > 1) {
+      Value split = tensor::ExpandShapeOp::create(
+          b, loc, tensorOf({batch, kvHeads, group, sq, d}, inputElement), qTile,
+          SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+      qTile = tensor::CollapseShapeOp::create(
+          b, loc, split,
+          SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
+    }
+    auto rowType = tensorOf({batch, kvHeads, rows, 1}, element);
+    auto accType = tensorOf({batch, kvHeads, rows, dv}, element);
     SmallVector<Value> state{filledTensor(b, loc, rowType, minusInf),
                              filledTensor(b, loc, rowType, zero),
                              filledTensor(b, loc, accType, zero)};
@@ -1431,11 +1438,20 @@ static Value lowerAttentionInTiles(OpBuilder &rewriter, Location loc,
     if (rest)
       state = keyTile(b, s0, sq, qTile, index(b, fullTiles * tk), rest, state);
     Value tileOut = buildElementwise(
-        b, loc, tensorOf({batch, heads, sq, dv}, resultElement),
+        b, loc, tensorOf({batch, kvHeads, rows, dv}, resultElement),
         ValueRange{state[2], state[1]}, [&](B &b, L loc, V x) -> Value {
           return castScalar(b, loc, arith::DivFOp::create(b, loc, x[0], x[1]),
                             resultElement);
         });
+    if (group > 1) {
+      // [B, Hkv, group * sq, Dv] -> [B, Hkv, group, sq, Dv] -> [B, H, sq, Dv].
+      Value split = tensor::ExpandShapeOp::create(
+          b, loc, tensorOf({batch, kvHeads, group, sq, dv}, resultElement),
+          tileOut, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
+      tileOut = tensor::CollapseShapeOp::create(
+          b, loc, split,
+          SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+    }
     SmallVector<OpFoldResult> offsets{b.getIndexAttr(0), b.getIndexAttr(0), s0,
                                       b.getIndexAttr(0)};
     SmallVector<OpFoldResult> sizes{b.getIndexAttr(batch),
@@ -1541,7 +1557,7 @@ public:
       return cast<RankedTensorType>(value.getType()).hasStaticShape();
     };
     if (isStatic(q) && isStatic(k) && isStatic(v) &&
-        (!mask || isStatic(mask)) &&
+        (!mask || (isStatic(mask) && maskFitsGroupedRows(mask, group))) &&
         batch * heads * s * t >= kTiledAttentionScoreElements) {
       rewriter.replaceOp(op, lowerAttentionInTiles(rewriter, loc, op, q, k, v,
                                                    mask, type, element, scale));

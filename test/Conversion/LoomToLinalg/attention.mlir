@@ -96,20 +96,27 @@ func.func @attention_f16(%q: tensor<1x2x4x8xf16>, %k: tensor<1x2x4x8xf16>, %v: t
 
 // -----
 
-// Scores of 2^20 elements or more are never materialized: an scf.for over
-// tiles of 32 query rows, in it one over tiles of 128 keys carrying the
-// running row maxima, sums of exponentials and weighted value sums; the
-// 100 keys left over are one more tile after the loop.
+// Scores of 2^20 elements or more are never materialized. K is transposed
+// once; the two query heads sharing the key/value head are stacked as the
+// 64 rows of a tile of 32 query positions, so both products are plain
+// batched matrix products. An scf.for over query tiles, in it one over
+// tiles of 128 keys carrying the running row maxima, sums of exponentials
+// and weighted value sums; the 100 keys left over are one more tile.
 // CHECK-LABEL: func.func @attention_tiled
 // CHECK-NOT: tensor<1x2x1024x1124xf32>
+// CHECK: %[[KT:.+]] = linalg.transpose ins(%arg1 : tensor<1x1x1124x16xf32>) outs(%{{.+}} : tensor<1x1x16x1124xf32>) permutation = [0, 1, 3, 2]
 // CHECK: %[[OUT:.+]] = scf.for %[[S0:[a-z0-9]+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC_OUT:.+]] = %{{.+}}) -> (tensor<1x2x1024x16xf32>)
-// CHECK: tensor.extract_slice %arg0[0, 0, %[[S0]], 0] [1, 2, 32, 16]
-// CHECK: %[[KEYS:.+]]:3 = scf.for %[[T0:[a-z0-9]+]] = {{.+}} -> (tensor<1x2x32x1xf32>, tensor<1x2x32x1xf32>, tensor<1x2x32x16xf32>)
-// CHECK: tensor.extract_slice %arg1[0, 0, %[[T0]], 0] [1, 1, 128, 16]
+// CHECK: %[[Q:.+]] = tensor.extract_slice %arg0[0, 0, %[[S0]], 0] [1, 2, 32, 16]
+// CHECK: %[[QH:.+]] = tensor.expand_shape %[[Q]] {{\[\[}}0], [1, 2], [3], [4]] output_shape [1, 1, 2, 32, 16]
+// CHECK: tensor.collapse_shape %[[QH]] {{\[\[}}0], [1], [2, 3], [4]] : tensor<1x1x2x32x16xf32> into tensor<1x1x64x16xf32>
+// CHECK: scf.for %[[T0:[a-z0-9]+]] = {{.+}} -> (tensor<1x1x64x1xf32>, tensor<1x1x64x1xf32>, tensor<1x1x64x16xf32>)
+// CHECK: tensor.extract_slice %[[KT]][0, 0, 0, %[[T0]]] [1, 1, 16, 128]
 // CHECK: math.exp
+// CHECK: tensor.extract_slice %arg2[0, 0, %[[T0]], 0] [1, 1, 128, 16]
 // CHECK: scf.yield
-// CHECK: tensor.extract_slice %arg1[0, 0, %{{.+}}, 0] [1, 1, 100, 16]
+// CHECK: tensor.extract_slice %[[KT]][0, 0, 0, %{{.+}}] [1, 1, 16, 100]
 // CHECK: arith.divf
+// CHECK: tensor.collapse_shape %{{.+}} {{\[\[}}0], [1, 2], [3], [4]] : tensor<1x1x2x32x16xf32> into tensor<1x2x32x16xf32>
 // CHECK: tensor.insert_slice %{{.+}} into %[[ACC_OUT]][0, 0, %[[S0]], 0] [1, 2, 32, 16]
 // CHECK-NOT: tensor<1x2x1024x1124xf32>
 // CHECK: return %[[OUT]]
