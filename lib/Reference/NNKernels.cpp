@@ -856,8 +856,14 @@ LogicalResult attentionKernel(Operation *op, ArrayRef<const Tensor *> in,
           max =
               std::isnan(score) || std::isnan(max) ? NAN : std::max(max, score);
         }
-        // A row with every key masked has max = -inf and yields NaN, as
-        // softmax over an all -inf row does.
+        // A row with every key masked (max = -inf) gives zeros, as ONNX's
+        // Attention-23 defines it (a plain softmax would give 0 / 0).
+        if (max == -inf) {
+          int64_t yBase = ((bi * h + hi) * s + si) * dv;
+          for (int64_t di = 0; di < dv; ++di)
+            y.setDouble(yBase + di, 0.0);
+          continue;
+        }
         double sum = 0;
         for (int64_t ti = 0; ti < t; ++ti) {
           scores[ti] = std::exp(scores[ti] - max);

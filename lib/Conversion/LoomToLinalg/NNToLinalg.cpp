@@ -1440,8 +1440,12 @@ static Value lowerAttentionInTiles(OpBuilder &rewriter, Location loc,
     Value tileOut = buildElementwise(
         b, loc, tensorOf({batch, kvHeads, rows, dv}, resultElement),
         ValueRange{state[2], state[1]}, [&](B &b, L loc, V x) -> Value {
-          return castScalar(b, loc, arith::DivFOp::create(b, loc, x[0], x[1]),
-                            resultElement);
+          // A row that saw no key (all masked) has l = 0: zeros.
+          Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                             x[1], zero);
+          Value mean = arith::SelectOp::create(
+              b, loc, none, zero, arith::DivFOp::create(b, loc, x[0], x[1]));
+          return castScalar(b, loc, mean, resultElement);
         });
     if (group > 1) {
       // [B, Hkv, group * sq, Dv] -> [B, Hkv, group, sq, Dv] -> [B, H, sq, Dv].
@@ -1609,6 +1613,27 @@ public:
         scoreSizes);
     Value probabilities =
         buildSoftmax(rewriter, loc, scores, 3, /*logarithm=*/false);
+    bool rowsBeforeFirstKey = causal && (ShapedType::isDynamic(s) ||
+                                         ShapedType::isDynamic(t) || t < s);
+    if (adaptor.getMask() || rowsBeforeFirstKey) {
+      // A row with every key masked gives zeros, not softmax's 0 / 0 (also
+      // causal rows before the first key when S > T).
+      Value minusInf = extremeValue(rewriter, loc, element, /*lowest=*/true);
+      Value rowMax = buildReduction(
+          rewriter, loc, scores, {3}, /*keepdims=*/true, minusInf,
+          [](OpBuilder &b, Location loc, ValueRange x) -> Value {
+            return arith::MaximumFOp::create(b, loc, x[0], x[1]);
+          });
+      probabilities = buildElementwise(
+          rewriter, loc, scoreType, ValueRange{probabilities, rowMax},
+          [&](B &b, L loc, V x) -> Value {
+            Value none = arith::CmpFOp::create(
+                b, loc, arith::CmpFPredicate::OEQ, x[1], minusInf);
+            return arith::SelectOp::create(
+                b, loc, none, scalarConstant(b, loc, element, 0), x[0]);
+          },
+          scoreSizes);
+    }
     // out[b, h, s, e] = sum_t p[b, h, s, t] * v[b, h/g, t, e]
     auto accumulatedType = RankedTensorType::get(type.getShape(), element);
     SmallVector<Value> outSizes = sizesOf(type, q, v, 3);

@@ -7,11 +7,11 @@
 // subgraphs (loom.rms_norm, loom.rotary_embedding, loom.attention) wherever
 // that op's semantics are the ONNX op's; the forms it does not cover are
 // spelled out in core ops with ONNX's exact semantics:
-//  - Attention with a mask only run time knows (or a constant one that
-//    masks a whole row), padded key/value lengths (nonpad_kv_seqlen),
-//    softcap, a sliding window, the qk_matmul_output output, or a causal
-//    mask aligned to the first key (no past and fewer keys than queries, or
-//    sizes that only run time tells), is the function body of the ONNX
+//  - Attention with a mask shorter than the keys, padded key/value lengths
+//    (nonpad_kv_seqlen), softcap, a sliding window, the qk_matmul_output
+//    output, or a causal mask aligned to the first key (no past and fewer
+//    keys than queries, or sizes that only run time tells) is the function
+//    body of the ONNX
 //    specification: scores, an additive bias, a softmax whose fully masked
 //    rows are zeros (not NaN), and the product with the values;
 //  - TensorScatter is a scatter_elements whose indices are each batch row's
@@ -441,56 +441,35 @@ FailureOr<Value> spelledOutAttention(NodeBinder &b, const AttentionNode &n,
                                   repeatHeads(b, values, group));
 }
 
-/// What a mask known at import time does, as far as loom.attention cares.
-enum class ConstantMask {
-  /// Exactly loom.attention's causal frontier: query i keeps key j iff
-  /// j <= i + T - S (every row keeps at least key 0).
-  Causal,
-  /// Every query row keeps at least one key: loom.attention applies it as
-  /// ONNX does (ONNX's zeros for fully masked rows never arise).
-  EveryRowKeepsAKey,
-  /// Some row masks every key (or the mask does not fill [S, T]).
-  Other,
-};
-
-/// Classifies a constant boolean or additive (0 / -inf) mask of shape
-/// [..., S, T] against scores [B, H, s, t].
-ConstantMask classifyConstantMask(DenseElementsAttr mask, int64_t s,
-                                  int64_t t) {
+/// Whether a constant boolean or additive (0 / -inf) mask [..., S, T] is
+/// exactly loom.attention's causal frontier for scores [B, H, s, t]: query
+/// i keeps key j iff j <= i + t - s.
+bool isCausalConstantMask(DenseElementsAttr mask, int64_t s, int64_t t) {
   auto type = cast<RankedTensorType>(mask.getType());
   if (type.getRank() < 2 || ShapedType::isDynamic(t) ||
-      ShapedType::isDynamic(s))
-    return ConstantMask::Other;
-  int64_t rows = type.getDimSize(type.getRank() - 2);
-  int64_t columns = type.getShape().back();
-  if (columns != t || (rows != s && rows != 1))
-    return ConstantMask::Other;
+      ShapedType::isDynamic(s) || type.getShape().back() != t ||
+      type.getDimSize(type.getRank() - 2) != s)
+    return false;
   SmallVector<bool> kept;
-  bool additiveZeroOrMinusInf = true;
   if (type.getElementType().isInteger(1)) {
     llvm::append_range(kept, mask.getValues<bool>());
   } else if (isa<FloatType>(type.getElementType())) {
     for (const APFloat &v : mask.getValues<APFloat>()) {
-      kept.push_back(!(v.isInfinity() && v.isNegative()));
-      additiveZeroOrMinusInf &=
-          v.isZero() || (v.isInfinity() && v.isNegative());
+      bool minusInf = v.isInfinity() && v.isNegative();
+      if (!minusInf && !v.isZero())
+        return false;
+      kept.push_back(!minusInf);
     }
   } else {
-    return ConstantMask::Other;
+    return false;
   }
-  bool causal = rows == s && additiveZeroOrMinusInf;
-  for (size_t row = 0, n = kept.size() / columns; row < n; ++row) {
-    int64_t i = static_cast<int64_t>(row) % rows;
-    bool keepsAny = false;
-    for (int64_t j = 0; j < columns; ++j) {
-      bool keep = kept[row * columns + j];
-      keepsAny |= keep;
-      causal &= keep == (j <= i + t - s);
-    }
-    if (!keepsAny)
-      return ConstantMask::Other;
+  for (size_t e = 0; e < kept.size(); ++e) {
+    int64_t i = static_cast<int64_t>(e / t) % s,
+            j = static_cast<int64_t>(e % t);
+    if (kept[e] != (j <= i + t - s))
+      return false;
   }
-  return causal ? ConstantMask::Causal : ConstantMask::EveryRowKeepsAKey;
+  return true;
 }
 
 /// Attention-23 (opset 24 adds nonpad_kv_seqlen, opset 25 the sliding
@@ -594,32 +573,37 @@ LogicalResult buildAttention(NodeBinder &b) {
   int64_t s = qt.getDimSize(2), newKeys = kt.getDimSize(2);
   bool alignmentAgrees =
       !n.causal || (!ShapedType::isDynamic(s) && s == newKeys);
-  // A mask known at import time (exporters often fold the causal mask into
-  // a constant) is loom.attention's causal flag, or its mask, when no row
-  // of it masks every key.
+  // loom.attention takes the mask as it is when it spans the keys (ONNX
+  // pads a shorter one with masked positions; a size known only at run time
+  // is taken to span them, as the spelled-out form takes it); rows with
+  // every key masked give zeros in both. A constant mask that is exactly
+  // the causal frontier (exporters fold the causal mask into one) becomes
+  // the causal flag.
   bool fusedCausal = n.causal, maskFuses = !n.mask;
   Value fusedMask;
-  SmallVector<int64_t> scoreShape{qt.getDimSize(0), h, s,
-                                  typeOfValue(keys).getDimSize(2)};
-  FailureOr<SmallVector<int64_t>> maskBroadcast =
-      n.mask ? broadcastShapes(scoreShape, typeOfValue(n.mask).getShape())
-             : FailureOr<SmallVector<int64_t>>(failure());
-  if (n.mask && !n.causal && succeeded(maskBroadcast) &&
-      areShapesCompatible(*maskBroadcast, scoreShape))
-    if (DenseElementsAttr constant = b.constantInput(3)) {
-      switch (
-          classifyConstantMask(constant, s, typeOfValue(keys).getDimSize(2))) {
-      case ConstantMask::Causal:
-        fusedCausal = maskFuses = true;
-        break;
-      case ConstantMask::EveryRowKeepsAKey:
-        fusedMask = n.mask;
-        maskFuses = true;
-        break;
-      case ConstantMask::Other:
-        break;
+  int64_t keyLength = typeOfValue(keys).getDimSize(2);
+  if (n.mask) {
+    RankedTensorType m = typeOfValue(n.mask);
+    SmallVector<int64_t> scoreShape{qt.getDimSize(0), h, s, keyLength};
+    FailureOr<SmallVector<int64_t>> broadcast =
+        broadcastShapes(scoreShape, m.getShape());
+    int64_t columns = m.getRank() ? m.getShape().back() : 1;
+    bool spansKeys = ShapedType::isDynamic(columns) ||
+                     ShapedType::isDynamic(keyLength) || columns == keyLength;
+    bool typed =
+        m.getElementType().isInteger(1) || isa<FloatType>(m.getElementType());
+    if (typed && spansKeys && m.getRank() <= 4 && succeeded(broadcast) &&
+        areShapesCompatible(*broadcast, scoreShape)) {
+      fusedMask = n.mask;
+      maskFuses = true;
+      DenseElementsAttr constant = b.constantInput(3);
+      if (!n.causal && constant &&
+          isCausalConstantMask(constant, s, keyLength)) {
+        fusedCausal = true;
+        fusedMask = Value();
       }
     }
+  }
   bool fused = maskFuses && !n.nonPadLength && n.softcap <= 0 &&
                !b.hasOutput(3) && n.leftWindow < 0 && n.rightWindow < 0 &&
                alignmentAgrees;

@@ -240,8 +240,9 @@ def Loom_AttentionOp : Loom_Op<"attention",
     `[B, Hkv, T, D]` keys/values, where `H` is a multiple of `Hkv`
     (grouped-query and multi-query attention). `mask` is additive (floats) or
     boolean (true keeps) and broadcasts to `[B, H, S, T]`; `is_causal` masks
-    keys after the query position (aligned to the end when `T > S`).
-    `scale` defaults to `1/sqrt(D)`.}],
+    keys after the query position (aligned to the end when `T > S`). A query
+    row whose keys are all masked gives zeros (ONNX Attention-23's rule;
+    softmax alone would give 0 / 0). `scale` defaults to `1/sqrt(D)`.}],
     "Attention (opset 23); recognized from MatMul/Softmax/MatMul chains",
     "%o = loom.attention %q, %k, %v {is_causal = true} : (tensor<1x8x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>) -> tensor<1x8x16x64xf32>">.text;
   let arguments = (ins Loom_FloatTensor:$query, Loom_FloatTensor:$key,
