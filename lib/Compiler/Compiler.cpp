@@ -23,7 +23,10 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <array>
 #include <chrono>
+#include <map>
+#include <set>
 
 using namespace mlir;
 
@@ -92,6 +95,9 @@ struct CompileRequest {
   bool report = false;
   /// When positive, -loom-kv-cache-in-place with this capacity runs first.
   int64_t kvCacheCapacity = 0;
+  /// Optimization profiles (--profile): per input name, its min, opt and
+  /// max shapes.
+  std::map<std::string, std::array<std::vector<int64_t>, 3>> profiles;
   ONNXImportOptions importOptions;
   cpu::CompileOptions options;
 };
@@ -104,6 +110,92 @@ static std::unique_ptr<llvm::ToolOutputFile> openOutput(llvm::StringRef path) {
   if (!output)
     llvm::errs() << "error: " << error << "\n";
   return output;
+}
+
+/// Parses `--profile NAME=MIN:OPT:MAX` (each a shape, `2x64`).
+static std::string parseProfile(
+    llvm::StringRef spec,
+    std::map<std::string, std::array<std::vector<int64_t>, 3>> &profiles) {
+  auto [name, shapes] = spec.split('=');
+  llvm::SmallVector<llvm::StringRef> parts;
+  shapes.split(parts, ':');
+  if (name.empty() || parts.size() != 3)
+    return "--profile wants NAME=MIN:OPT:MAX (shapes such as 1x1:1x128:8x512), "
+           "got '" +
+           spec.str() + "'";
+  std::array<std::vector<int64_t>, 3> profile;
+  for (int i = 0; i < 3; ++i) {
+    std::map<std::string, std::vector<int64_t>> one;
+    if (std::string error = parseInputShape((name + "=" + parts[i]).str(), one);
+        !error.empty())
+      return "--profile " + spec.str() + ": " + error;
+    profile[i] = one.begin()->second;
+  }
+  if (profile[0].size() != profile[1].size() ||
+      profile[1].size() != profile[2].size())
+    return "--profile " + spec.str() +
+           ": min, opt and max have different ranks";
+  for (size_t d = 0; d < profile[0].size(); ++d)
+    if (profile[0][d] > profile[1][d] || profile[1][d] > profile[2][d])
+      return "--profile " + spec.str() + ": dimension " + std::to_string(d) +
+             " needs min <= opt <= max";
+  if (!profiles.emplace(name.str(), profile).second)
+    return "--profile " + name.str() + " is given twice";
+  return "";
+}
+
+/// Records each profile on the entry function's argument of that ONNX name
+/// as `loom.profile` ({dim, min, opt, max} per symbolic dimension), after
+/// checking it against the argument's type.
+static LogicalResult
+applyProfiles(ModuleOp module,
+              const std::map<std::string, std::array<std::vector<int64_t>, 3>>
+                  &profiles) {
+  if (profiles.empty())
+    return success();
+  func::FuncOp entry = module.lookupSymbol<func::FuncOp>("main");
+  if (!entry) {
+    llvm::errs() << "error: --profile needs the model's @main\n";
+    return failure();
+  }
+  std::set<std::string> used;
+  for (unsigned i = 0; i < entry.getNumArguments(); ++i) {
+    auto name = entry.getArgAttrOfType<StringAttr>(i, "onnx.name");
+    auto it = name ? profiles.find(name.str()) : profiles.end();
+    if (it == profiles.end())
+      continue;
+    used.insert(it->first);
+    auto type = dyn_cast<RankedTensorType>(entry.getArgumentTypes()[i]);
+    const auto &[min, opt, max] = it->second;
+    if (!type || type.getRank() != static_cast<int64_t>(min.size())) {
+      llvm::errs() << "error: --profile " << it->first << " has rank "
+                   << min.size() << "; the input is "
+                   << entry.getArgumentTypes()[i] << "\n";
+      return failure();
+    }
+    llvm::SmallVector<int64_t> ranges;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (!type.isDynamicDim(d)) {
+        if (min[d] != type.getDimSize(d) || max[d] != type.getDimSize(d)) {
+          llvm::errs() << "error: --profile " << it->first << ": dimension "
+                       << d << " of " << type << " is static ("
+                       << type.getDimSize(d) << ")\n";
+          return failure();
+        }
+        continue;
+      }
+      ranges.append({d, min[d], opt[d], max[d]});
+    }
+    entry.setArgAttr(i, "loom.profile",
+                     DenseI64ArrayAttr::get(module.getContext(), ranges));
+  }
+  for (const auto &[name, profile] : profiles)
+    if (!used.count(name)) {
+      llvm::errs() << "error: --profile " << name
+                   << ": the model has no input of that name\n";
+      return failure();
+    }
+  return success();
 }
 
 int compile(CompileRequest request) {
@@ -129,6 +221,8 @@ int compile(CompileRequest request) {
   report("import", std::chrono::duration<double, std::milli>(
                        Clock::now() - start)
                        .count());
+  if (failed(applyProfiles(*module, request.profiles)))
+    return 1;
 
   if (request.kvCacheCapacity > 0) {
     if (request.partition) {
@@ -377,6 +471,14 @@ int loomcMain(int argc, char **argv) {
                "that the caller holds between calls and the code appends to "
                "in place, with the filled length as a new input "
                "cache_length (-loom-kv-cache-in-place)"));
+  cl::list<std::string> profiles(
+      "profile",
+      cl::desc("An optimization profile of an input with symbolic "
+               "dimensions: NAME=MIN:OPT:MAX, three shapes (e.g. "
+               "input_ids=1x1:1x128:8x512; repeatable). The engine rejects "
+               "sizes outside [MIN, MAX] with a message naming the "
+               "dimension and the range"),
+      cl::value_desc("name=min:opt:max"));
   cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level (0-3)"),
                              cl::Prefix, cl::init(3));
   cl::opt<std::string> grid(
@@ -522,6 +624,12 @@ int loomcMain(int argc, char **argv) {
     return 1;
   }
   request.kvCacheCapacity = kvCache;
+  for (const std::string &spec : profiles)
+    if (std::string error = parseProfile(spec, request.profiles);
+        !error.empty()) {
+      llvm::errs() << "error: " << error << "\n";
+      return 1;
+    }
   FailureOr<ONNXImportOptions> importOptions = inputShapes.resolve();
   if (failed(importOptions))
     return 1;

@@ -89,6 +89,10 @@ Expected<std::vector<char>> serializeEngine(const EngineDescription &engine) {
     for (auto [i, t] : llvm::enumerate(rank.inputs))
       if (t.stateAxis >= 0)
         os << "state " << r << " " << i << " " << t.stateAxis << "\n";
+    for (auto [i, t] : llvm::enumerate(rank.inputs))
+      for (const auto &[dim, min, opt, max] : t.profile)
+        os << "profile " << r << " " << i << " " << dim << " " << min << " "
+           << opt << " " << max << "\n";
     for (const EngineTensor &t : rank.outputs)
       os << "output " << r << " " << percentEncode(t.name) << " " << t.dtype
          << " " << shapeString(t.shape) << "\n";

@@ -21,6 +21,7 @@
 #include "loom/comm.h"
 #include "loom/device.h"
 
+#include <array>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -84,6 +85,9 @@ struct Rank {
   /// Per input: the axis of a state input (written in place and kept by the
   /// caller, manifest `state`), -1 for the others.
   std::vector<int32_t> inputStateAxis;
+  /// Per input: the optimization profile's range of each symbolic
+  /// dimension (manifest `profile`), {dim, min, opt, max}.
+  std::vector<std::vector<std::array<int64_t, 4>>> inputProfiles;
   std::vector<WeightPlace> weightPlaces;
   /// Pointers into the mapped weights section, in parameter order.
   std::vector<void *> weights;
@@ -307,6 +311,23 @@ loom_status loom_engine::parseManifest(const std::string &text,
         return bad("state names no input or axis");
       r->inputStateAxis.resize(r->inputs.size(), -1);
       r->inputStateAxis[index] = static_cast<int32_t>(axis);
+    } else if (f[0] == "profile" && f.size() == 7) {
+      Rank *r = rankAt(f[1]);
+      long long values[5];
+      for (int v = 0; v < 5; ++v) {
+        char *end = nullptr;
+        values[v] = std::strtoll(f[2 + v].c_str(), &end, 10);
+        if (f[2 + v].empty() || *end != '\0' || values[v] < 0)
+          return bad("bad profile");
+      }
+      long long index = values[0], dim = values[1];
+      if (!r || index >= (long long)r->inputs.size() ||
+          dim >= r->inputs[index].rank ||
+          r->inputs[index].dims[dim] != LOOM_DYNAMIC_DIM ||
+          values[2] > values[3] || values[3] > values[4])
+        return bad("profile names no symbolic dimension, or min > opt > max");
+      r->inputProfiles.resize(r->inputs.size());
+      r->inputProfiles[index].push_back({dim, values[2], values[3], values[4]});
     } else if (f[0] == "weight" && f.size() == 4) {
       Rank *r = rankAt(f[1]);
       char *end = nullptr;
@@ -661,6 +682,15 @@ static loom_status runRank(loom_engine *engine, int32_t rank,
     }
     const auto *shaped = static_cast<const loom_shaped_input *>(inputs[i]);
     std::string error = checkInputShape(desc, *shaped);
+    if (error.empty() && i < r->inputProfiles.size())
+      for (const auto &[dim, min, opt, max] : r->inputProfiles[i])
+        if (shaped->dims[dim] < min || shaped->dims[dim] > max) {
+          error = "dimension " + std::to_string(dim) + " is " +
+                  std::to_string(shaped->dims[dim]) +
+                  ", outside the engine's profile: " + std::to_string(min) +
+                  " to " + std::to_string(max);
+          break;
+        }
     if (!error.empty())
       return fail(LOOM_ERROR_INVALID_ARGUMENT,
                   "input " + std::to_string(i) + " ('" + desc.name +

@@ -13,6 +13,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,6 +30,10 @@ struct EngineTensor {
   /// calls (a key/value cache, `loom.state`): the axis of its positions;
   /// -1 otherwise. Manifest record `state RANK INPUT AXIS`.
   int64_t stateAxis = -1;
+  /// An input's optimization profile (loomc --profile): per symbolic
+  /// dimension d, {d, min, opt, max}; the runtime rejects sizes outside
+  /// [min, max]. Manifest record `profile RANK INPUT DIM MIN OPT MAX`.
+  llvm::SmallVector<std::array<int64_t, 4>> profile;
 };
 
 /// Where one weight lies in its rank's weights section.
