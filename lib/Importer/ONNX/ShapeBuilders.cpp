@@ -835,6 +835,20 @@ LogicalResult buildPad(NodeBinder &b) {
       pads = b.i64Tensor(full);
     }
   }
+  // Constant pads of static dimensions give static sizes, which ONNX's
+  // inference leaves out for opsets newer than it knows.
+  DenseIntElementsAttr constantPads;
+  RankedTensorType in = b.inputType(0);
+  if (matchPattern(pads, m_Constant(&constantPads)) &&
+      constantPads.getNumElements() == 2 * rank) {
+    SmallVector<int64_t> p(constantPads.getValues<int64_t>());
+    SmallVector<int64_t> shape(type.getShape());
+    for (int64_t d = 0; d < rank; ++d)
+      if (type.isDynamicDim(d) && !in.isDynamicDim(d) &&
+          in.getDimSize(d) + p[d] + p[rank + d] >= 0)
+        shape[d] = in.getDimSize(d) + p[d] + p[rank + d];
+    type = RankedTensorType::get(shape, elementType);
+  }
   b.setOutput(0, PadOp::create(b.builder(), b.loc(), type, x, pads, value,
                                b.builder().getStringAttr(*mode)));
   return success();
