@@ -1027,8 +1027,16 @@ LogicalResult buildSpaceToDepth(NodeBinder &b) {
     return failure();
   RankedTensorType in = tensorType(x);
   std::optional<int64_t> block = readBlockSize(b, in);
-  if (!block)
+  // Opset 28 adds `mode`: output channels ordered depth-column-row (DCR,
+  // the only order before) or column-row-depth (CRD).
+  std::optional<std::string> mode =
+      b.opset() >= 28 ? b.stringAttr("mode", "DCR") : std::string("DCR");
+  if (!block || !mode)
     return failure();
+  if (*mode != "DCR" && *mode != "CRD")
+    return b.emitError()
+           << "attribute 'mode' must be \"DCR\" or \"CRD\", got \"" << *mode
+           << "\"";
   int64_t bs = *block;
   int64_t n = in.getDimSize(0), c = in.getDimSize(1), h = in.getDimSize(2),
           w = in.getDimSize(3);
@@ -1036,8 +1044,12 @@ LogicalResult buildSpaceToDepth(NodeBinder &b) {
     return b.emitError() << "the spatial sizes " << h << "x" << w
                          << " must be multiples of blocksize " << bs;
   Value split = reshapeTo(b, x, {n, c, h / bs, bs, w / bs, bs});
-  Value moved = createInferred<TransposeOp>(
-      b, split, ArrayRef<int64_t>{0, 3, 5, 1, 2, 4});
+  // [n, c, h/bs, by, w/bs, bx] -> DCR [n, by, bx, c, ...] or CRD
+  // [n, c, by, bx, ...].
+  SmallVector<int64_t> perm = *mode == "DCR"
+                                  ? SmallVector<int64_t>{0, 3, 5, 1, 2, 4}
+                                  : SmallVector<int64_t>{0, 1, 3, 5, 2, 4};
+  Value moved = createInferred<TransposeOp>(b, split, ArrayRef<int64_t>(perm));
   return finish(b, 0, reshapeTo(b, moved, {n, c * bs * bs, h / bs, w / bs}));
 }
 
