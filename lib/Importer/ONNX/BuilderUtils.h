@@ -61,6 +61,29 @@ inline mlir::LogicalResult refineTo(NodeBinder &b, mlir::Value &value,
   return mlir::success();
 }
 
+/// Binds output `output` to `value`, refined to the type ONNX inferred or
+/// the graph declares for it when one is known (results of ops ONNX's
+/// inference cannot type keep the type loom infers). Fails on a null value.
+inline mlir::LogicalResult bindRefined(NodeBinder &b, mlir::Value value,
+                                       size_t output = 0) {
+  if (!value)
+    return mlir::failure();
+  if (mlir::RankedTensorType type = b.knownOutputType(output))
+    if (mlir::failed(refineTo(b, value, type)))
+      return mlir::failure();
+  b.setOutput(output, value);
+  return mlir::success();
+}
+
+/// `value` converted to `elementType` (itself when it already has it).
+inline mlir::Value castTo(NodeBinder &b, mlir::Value value,
+                          mlir::Type elementType) {
+  auto type = mlir::cast<mlir::RankedTensorType>(value.getType());
+  if (type.getElementType() == elementType)
+    return value;
+  return CastOp::create(b.builder(), b.loc(), type.clone(elementType), value);
+}
+
 /// Normalizes a possibly negative axis; reports an error when out of range.
 inline std::optional<int64_t> normalizeAxisOrFail(NodeBinder &b, int64_t axis,
                                                   int64_t rank) {

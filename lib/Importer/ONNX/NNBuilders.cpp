@@ -96,14 +96,6 @@ Value reshapeLike(NodeBinder &b, Value value, Value like,
                            /*allowzero=*/false);
 }
 
-Value castTo(NodeBinder &b, Value value, Type elementType) {
-  RankedTensorType t = tensorType(value);
-  if (t.getElementType() == elementType)
-    return value;
-  return CastOp::create(b.builder(), b.loc(), withElementType(t, elementType),
-                        value);
-}
-
 /// Binds output `i` to `value` after refining it to the inferred type.
 LogicalResult finish(NodeBinder &b, size_t i, Value value) {
   RankedTensorType type = b.outputType(i);

@@ -34,14 +34,6 @@ namespace {
 
 RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 
-/// `v` converted to `elementType` (no op when it already has it).
-Value castTo(NodeBinder &b, Value v, Type elementType) {
-  RankedTensorType type = typeOf(v);
-  if (type.getElementType() == elementType)
-    return v;
-  return CastOp::create(b.builder(), b.loc(), type.clone(elementType), v);
-}
-
 /// A broadcasting binary op whose operand shapes are checked first (an
 /// inference failure inside `create` would abort). Null after an error or
 /// when an operand is null.

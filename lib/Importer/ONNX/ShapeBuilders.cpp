@@ -29,16 +29,6 @@ NamedAttribute strAttr(NodeBinder &b, StringRef name, StringRef value) {
   return b.builder().getNamedAttr(name, b.builder().getStringAttr(value));
 }
 
-/// Binds output 0 to `value`, refined to the inferred type when ONNX knows
-/// one (intermediate results are built with the types loom infers).
-LogicalResult bindRefined(NodeBinder &b, Value value) {
-  if (RankedTensorType type = b.knownOutputType(0))
-    if (failed(refineTo(b, value, type)))
-      return failure();
-  b.setOutput(0, value);
-  return success();
-}
-
 /// Reshapes input 0 to the static type ONNX inferred or declared for
 /// output 0. This serves ops whose axes are only known at run time but whose
 /// result shape the model states anyway; null (no error) when it does not.

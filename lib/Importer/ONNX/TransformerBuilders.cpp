@@ -42,27 +42,6 @@ RankedTensorType typeOfValue(Value v) {
   return cast<RankedTensorType>(v.getType());
 }
 
-/// Binds output `i` to `value`, refined to the type the graph declares for
-/// it when it declares one.
-LogicalResult bindKnown(NodeBinder &b, size_t i, Value value) {
-  if (!value)
-    return failure();
-  if (RankedTensorType declared = b.knownOutputType(i))
-    if (failed(refineTo(b, value, declared)))
-      return failure();
-  b.setOutput(i, value);
-  return success();
-}
-
-Value convertTo(NodeBinder &b, Value value, Type elementType) {
-  RankedTensorType t = typeOfValue(value);
-  if (t.getElementType() == elementType)
-    return value;
-  return CastOp::create(b.builder(), b.loc(),
-                        RankedTensorType::get(t.getShape(), elementType),
-                        value);
-}
-
 /// `[d0, d1, heads * size]` -> `[d0, d1, heads, size]` (d0 and d1 may be
 /// known only at run time: the reshape copies them).
 Value splitLastDim(NodeBinder &b, Value x, int64_t heads, StringRef what) {
@@ -161,9 +140,9 @@ LogicalResult buildRMSNormalization(NodeBinder &b) {
                          << in << " from axis " << *a;
   Type resultElement = typeOfValue(scale).getElementType();
   Value y = RMSNormOp::create(
-      b.builder(), b.loc(), in, x, convertTo(b, scale, in.getElementType()),
+      b.builder(), b.loc(), in, x, castTo(b, scale, in.getElementType()),
       b.builder().getI64IntegerAttr(*a), b.builder().getF32FloatAttr(*epsilon));
-  return bindKnown(b, 0, convertTo(b, y, resultElement));
+  return bindRefined(b, castTo(b, y, resultElement));
 }
 
 //===----------------------------------------------------------------------===//
@@ -235,7 +214,7 @@ LogicalResult buildRotaryEmbedding(NodeBinder &b) {
     y = createInferred<ConcatOp>(
         b, ValueRange{y, sliceLastDim(b, rows, rotated, headSize)},
         b.builder().getI64IntegerAttr(3));
-  return bindKnown(b, 0, threeD ? mergeLastDims(b, y) : y);
+  return bindRefined(b, threeD ? mergeLastDims(b, y) : y);
 }
 
 //===----------------------------------------------------------------------===//
@@ -306,7 +285,7 @@ FailureOr<Value> attentionBias(NodeBinder &b, const AttentionNode &n,
                            mask, b.i64Tensor(pads), fill);
     }
     addBias(boolean ? additiveMask(b, mask, element)
-                    : convertTo(b, mask, element));
+                    : castTo(b, mask, element));
   }
   bool window = n.leftWindow >= 0 || n.rightWindow >= 0;
   if (!n.causal && !window && !n.nonPadLength)
@@ -322,7 +301,7 @@ FailureOr<Value> attentionBias(NodeBinder &b, const AttentionNode &n,
   Value offset;
   if (n.nonPadLength) {
     // [B] -> [B, 1, 1] against [S, T].
-    Value lengths = convertTo(b, n.nonPadLength, i64);
+    Value lengths = castTo(b, n.nonPadLength, i64);
     offset = createInferred<SubOp>(
         b, createInferred<UnsqueezeOp>(b, lengths, ArrayRef<int64_t>{1, 2}),
         dimScalar(b, n.query, 2));
@@ -356,7 +335,7 @@ FailureOr<Value> attentionBias(NodeBinder &b, const AttentionNode &n,
   if (n.nonPadLength) {
     // Keys at or after a batch's length are padding: [1, T] < [B, 1].
     Value lengths = createInferred<UnsqueezeOp>(
-        b, convertTo(b, n.nonPadLength, i64), ArrayRef<int64_t>{1});
+        b, castTo(b, n.nonPadLength, i64), ArrayRef<int64_t>{1});
     Value valid = createInferred<LessOp>(b, columns, lengths);
     addBias(createInferred<UnsqueezeOp>(b, additiveMask(b, valid, element),
                                         ArrayRef<int64_t>{1, 2}));
@@ -417,9 +396,8 @@ FailureOr<Value> spelledOutAttention(NodeBinder &b, const AttentionNode &n,
             b.context(), static_cast<int32_t>(n.softmaxPrecision))))
     return b.fail("softmax_precision " + std::to_string(n.softmaxPrecision) +
                   " is not a supported element type");
-  Value probabilities =
-      createInferred<SoftmaxOp>(b, convertTo(b, biased, softmaxElement),
-                                b.builder().getI64IntegerAttr(3));
+  Value probabilities = createInferred<SoftmaxOp>(
+      b, castTo(b, biased, softmaxElement), b.builder().getI64IntegerAttr(3));
   if (*bias) {
     // A row with every key masked has probabilities 0 (its softmax would
     // be 0 / 0), so its output is zeros.
@@ -432,10 +410,10 @@ FailureOr<Value> spelledOutAttention(NodeBinder &b, const AttentionNode &n,
     probabilities = createInferred<WhereOp>(
         b, allMasked, b.scalar(softmaxElement, 0.0), probabilities);
   }
-  probabilities = convertTo(b, probabilities, element);
+  probabilities = castTo(b, probabilities, element);
   if (n.qkOutputMode == 3)
     qkOutput = probabilities;
-  if (b.hasOutput(3) && failed(bindKnown(b, 3, qkOutput)))
+  if (b.hasOutput(3) && failed(bindRefined(b, qkOutput, 3)))
     return failure();
   return createInferred<MatMulOp>(b, probabilities,
                                   repeatHeads(b, values, group));
@@ -563,8 +541,8 @@ LogicalResult buildAttention(NodeBinder &b) {
     values = createInferred<ConcatOp>(b, ValueRange{n.pastValue, v},
                                       b.builder().getI64IntegerAttr(2));
   }
-  if ((b.hasOutput(1) && failed(bindKnown(b, 1, keys))) ||
-      (b.hasOutput(2) && failed(bindKnown(b, 2, values))))
+  if ((b.hasOutput(1) && failed(bindRefined(b, keys, 1))) ||
+      (b.hasOutput(2) && failed(bindRefined(b, values, 2))))
     return failure();
 
   // loom.attention aligns the causal frontier to the last key (offset
@@ -621,7 +599,7 @@ LogicalResult buildAttention(NodeBinder &b) {
   if (n.threeD)
     y = mergeLastDims(
         b, createInferred<TransposeOp>(b, y, ArrayRef<int64_t>{0, 2, 1, 3}));
-  return bindKnown(b, 0, y);
+  return bindRefined(b, y);
 }
 
 //===----------------------------------------------------------------------===//
@@ -684,7 +662,7 @@ LogicalResult buildTensorScatter(NodeBinder &b) {
     batchShape[0] = typeOfValue(writeIndices).getDimSize(0);
     Value starts = ReshapeOp::create(
         b.builder(), b.loc(), RankedTensorType::get(batchShape, i64),
-        convertTo(b, writeIndices, i64), b.i64Tensor(batchOnly),
+        castTo(b, writeIndices, i64), b.i64Tensor(batchOnly),
         /*allowzero=*/false);
     index = createInferred<AddOp>(b, starts, position);
   }
@@ -700,7 +678,7 @@ LogicalResult buildTensorScatter(NodeBinder &b) {
   Value present = ScatterElementsOp::create(
       b.builder(), b.loc(), c, cache, index, update,
       b.builder().getI64IntegerAttr(*a), b.builder().getStringAttr("none"));
-  return bindKnown(b, 0, present);
+  return bindRefined(b, present);
 }
 
 } // namespace
