@@ -1611,29 +1611,13 @@ public:
           return score;
         },
         scoreSizes);
-    Value probabilities =
-        buildSoftmax(rewriter, loc, scores, 3, /*logarithm=*/false);
+    // A row with every key masked gives zeros, not softmax's 0 / 0 (also
+    // causal rows before the first key when S > T).
     bool rowsBeforeFirstKey = causal && (ShapedType::isDynamic(s) ||
                                          ShapedType::isDynamic(t) || t < s);
-    if (adaptor.getMask() || rowsBeforeFirstKey) {
-      // A row with every key masked gives zeros, not softmax's 0 / 0 (also
-      // causal rows before the first key when S > T).
-      Value minusInf = extremeValue(rewriter, loc, element, /*lowest=*/true);
-      Value rowMax = buildReduction(
-          rewriter, loc, scores, {3}, /*keepdims=*/true, minusInf,
-          [](OpBuilder &b, Location loc, ValueRange x) -> Value {
-            return arith::MaximumFOp::create(b, loc, x[0], x[1]);
-          });
-      probabilities = buildElementwise(
-          rewriter, loc, scoreType, ValueRange{probabilities, rowMax},
-          [&](B &b, L loc, V x) -> Value {
-            Value none = arith::CmpFOp::create(
-                b, loc, arith::CmpFPredicate::OEQ, x[1], minusInf);
-            return arith::SelectOp::create(
-                b, loc, none, scalarConstant(b, loc, element, 0), x[0]);
-          },
-          scoreSizes);
-    }
+    Value probabilities =
+        buildSoftmax(rewriter, loc, scores, 3, /*logarithm=*/false,
+                     /*zeroEmptyRows=*/adaptor.getMask() || rowsBeforeFirstKey);
     // out[b, h, s, e] = sum_t p[b, h, s, t] * v[b, h/g, t, e]
     auto accumulatedType = RankedTensorType::get(type.getShape(), element);
     SmallVector<Value> outSizes = sizesOf(type, q, v, 3);

@@ -485,7 +485,7 @@ Value buildMean(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
 }
 
 Value buildSoftmax(OpBuilder &b, Location loc, Value input, int64_t axis,
-                   bool logarithm) {
+                   bool logarithm, bool zeroEmptyRows) {
   auto type = cast<RankedTensorType>(input.getType());
   Type element = type.getElementType();
   if (element.getIntOrFloatBitWidth() < 32) {
@@ -500,8 +500,8 @@ Value buildSoftmax(OpBuilder &b, Location loc, Value input, int64_t axis,
           },
           sizesFrom(b, loc, to, ValueRange{value}));
     };
-    Value wide =
-        buildSoftmax(b, loc, convert(input, type.clone(f32)), axis, logarithm);
+    Value wide = buildSoftmax(b, loc, convert(input, type.clone(f32)), axis,
+                              logarithm, zeroEmptyRows);
     return convert(wide, type);
   }
   Value max = buildReduction(
@@ -512,9 +512,19 @@ Value buildSoftmax(OpBuilder &b, Location loc, Value input, int64_t axis,
       });
   Value exp = buildElementwise(
       b, loc, type, ValueRange{input, max},
-      [](OpBuilder &b, Location loc, ValueRange x) -> Value {
+      [&](OpBuilder &b, Location loc, ValueRange x) -> Value {
+        Value base = x[1];
+        if (zeroEmptyRows) {
+          // An empty row's maximum is -inf: shift by 0, so that its
+          // exponentials are 0 (not exp(-inf - -inf) = NaN).
+          Value empty = arith::CmpFOp::create(
+              b, loc, arith::CmpFPredicate::OEQ, base,
+              extremeValue(b, loc, element, /*lowest=*/true));
+          base = arith::SelectOp::create(
+              b, loc, empty, scalarConstant(b, loc, element, 0), base);
+        }
         return math::ExpOp::create(b, loc,
-                                   arith::SubFOp::create(b, loc, x[0], x[1]));
+                                   arith::SubFOp::create(b, loc, x[0], base));
       });
   Value sum = buildReduction(
       b, loc, exp, {axis}, /*keepdims=*/true, scalarConstant(b, loc, element, 0),
@@ -524,8 +534,15 @@ Value buildSoftmax(OpBuilder &b, Location loc, Value input, int64_t axis,
   if (!logarithm)
     return buildElementwise(
         b, loc, type, ValueRange{exp, sum},
-        [](OpBuilder &b, Location loc, ValueRange x) -> Value {
-          return arith::DivFOp::create(b, loc, x[0], x[1]);
+        [&](OpBuilder &b, Location loc, ValueRange x) -> Value {
+          Value quotient = arith::DivFOp::create(b, loc, x[0], x[1]);
+          if (!zeroEmptyRows)
+            return quotient;
+          // Only an empty row sums to 0 (otherwise its maximum gives 1).
+          Value zero = scalarConstant(b, loc, element, 0);
+          Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                              x[1], zero);
+          return arith::SelectOp::create(b, loc, empty, zero, quotient);
         });
   return buildElementwise(
       b, loc, type, ValueRange{input, max, sum},

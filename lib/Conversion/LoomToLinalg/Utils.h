@@ -131,9 +131,12 @@ mlir::Value buildMean(mlir::OpBuilder &b, mlir::Location loc,
                       mlir::Value input, llvm::ArrayRef<int64_t> axes,
                       bool keepdims);
 
-/// Softmax (or log-softmax) of `input` along `axis`.
+/// Softmax (or log-softmax) of `input` along `axis`. With `zeroEmptyRows`
+/// (softmax only), a row that is -inf everywhere (attention's fully masked
+/// rows) gives zeros instead of 0 / 0.
 mlir::Value buildSoftmax(mlir::OpBuilder &b, mlir::Location loc,
-                         mlir::Value input, int64_t axis, bool logarithm);
+                         mlir::Value input, int64_t axis, bool logarithm,
+                         bool zeroEmptyRows = false);
 
 /// `value` reshaped to `type` (same number of elements) through
 /// collapse_shape/expand_shape views. With sizes known only at run time,
