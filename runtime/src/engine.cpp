@@ -15,6 +15,7 @@
 #include "loom/runtime.h"
 
 #include "loom/abi/engine_format.h"
+#include "loom/abi/memory.h"
 #include "loom/abi/sha256.h"
 
 #include "collectives_internal.h"
@@ -554,7 +555,11 @@ loom_status loom_engine_load(const char *path,
   return LOOM_OK;
 }
 
-void loom_engine_free(loom_engine *engine) { delete engine; }
+void loom_engine_free(loom_engine *engine) {
+  delete engine;
+  // The blocks this thread kept for the engine's next call.
+  loom_memory_release();
+}
 
 const char *loom_engine_compiler_version(const loom_engine *engine) {
   return engine->compilerVersion.c_str();

@@ -1,9 +1,10 @@
 //===- runtime_test.cpp - Unit tests of the runtime's C API ---------------===//
 
 #include "loom/abi/engine_format.h"
+#include "loom/abi/memory.h"
+#include "loom/abi/sha256.h"
 #include "loom/comm.h"
 #include "loom/device.h"
-#include "loom/abi/sha256.h"
 #include "loom/runtime.h"
 
 #include <gtest/gtest.h>
@@ -334,6 +335,74 @@ TEST(LocalComm, BadArguments) {
             LOOM_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(loom_comm_send(comms[0], &h, 2, 5), LOOM_ERROR_INVALID_ARGUMENT);
   loom_comm_free(comms[0]);
+}
+
+// The allocator compiled code calls (loom/abi/memory.h).
+TEST(Memory, LargeBlocksAreReusedOnTheSameThread) {
+  loom_memory_release();
+  size_t size = 3 << 20;
+  void *first = _mlir_memref_to_llvm_alloc(size);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(first) % 64, 0u);
+  std::memset(first, 1, size);
+  _mlir_memref_to_llvm_free(first);
+  EXPECT_GE(loom_memory_cached_bytes(), size);
+  // A slightly smaller request fits the kept block; it is handed back.
+  void *second = _mlir_memref_to_llvm_alloc(size - 1000);
+  EXPECT_EQ(second, first);
+  EXPECT_EQ(loom_memory_cached_bytes(), 0u);
+  // A request less than half the kept block's size is not given it.
+  _mlir_memref_to_llvm_free(second);
+  void *small = _mlir_memref_to_llvm_alloc(size / 4);
+  EXPECT_NE(small, first);
+  _mlir_memref_to_llvm_free(small);
+  loom_memory_release();
+  EXPECT_EQ(loom_memory_cached_bytes(), 0u);
+}
+
+TEST(Memory, SmallAndOverAlignedBlocksAreNotKept) {
+  loom_memory_release();
+  void *small = _mlir_memref_to_llvm_alloc(100);
+  ASSERT_NE(small, nullptr);
+  _mlir_memref_to_llvm_free(small);
+  EXPECT_EQ(loom_memory_cached_bytes(), 0u);
+  void *aligned = _mlir_memref_to_llvm_aligned_alloc(4096, 1 << 20);
+  ASSERT_NE(aligned, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(aligned) % 4096, 0u);
+  std::memset(aligned, 2, 1 << 20);
+  _mlir_memref_to_llvm_free(aligned);
+  EXPECT_EQ(loom_memory_cached_bytes(), 0u);
+  _mlir_memref_to_llvm_free(nullptr);
+}
+
+TEST(Memory, TheCacheIsBounded) {
+  loom_memory_release();
+  std::vector<void *> blocks;
+  for (int i = 0; i < 40; ++i)
+    blocks.push_back(_mlir_memref_to_llvm_alloc((1 << 16) * (i + 1)));
+  for (void *block : blocks)
+    _mlir_memref_to_llvm_free(block);
+  // At most 16 blocks are kept: the 16 freed last, 25..40 x 64 KiB.
+  size_t kept = 0;
+  for (int i = 24; i < 40; ++i)
+    kept += size_t(1 << 16) * (i + 1);
+  EXPECT_EQ(loom_memory_cached_bytes(), kept);
+  loom_memory_release();
+}
+
+TEST(Memory, EachThreadKeepsItsOwnBlocks) {
+  loom_memory_release();
+  void *block = _mlir_memref_to_llvm_alloc(1 << 20);
+  _mlir_memref_to_llvm_free(block);
+  void *other = nullptr;
+  std::thread([&] {
+    other = _mlir_memref_to_llvm_alloc(1 << 20);
+    _mlir_memref_to_llvm_free(other);
+  }).join();
+  EXPECT_NE(other, block);
+  EXPECT_EQ(_mlir_memref_to_llvm_alloc(1 << 20), block);
+  _mlir_memref_to_llvm_free(block);
+  loom_memory_release();
 }
 
 } // namespace

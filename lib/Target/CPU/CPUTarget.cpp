@@ -137,7 +137,11 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm,
   // Before scf-to-cf: each parallel loop's body is a memref.alloca_scope,
   // whose region must stay a single block until it becomes LLVM's stack
   // save and restore.
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // Allocations call the runtime's caching allocator (loom/abi/memory.h):
+  // malloc would map and zero-fill a fresh arena on every call.
+  FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
+  memrefOptions.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
@@ -206,6 +210,49 @@ LogicalResult prepareEntry(ModuleOp module) {
 }
 
 namespace {
+
+/// Tells LLVM what the runtime's allocation functions (loom/abi/memory.h)
+/// are, as it knows malloc and free by name: a fresh block aliases nothing
+/// (without this, loads from temporaries are not hoisted past stores to
+/// other buffers, and the code is measurably slower), and an allocation
+/// nobody uses may be dropped with its free.
+void describeAllocator(llvm::Module &module) {
+  llvm::LLVMContext &context = module.getContext();
+  auto family = llvm::Attribute::get(context, "alloc-family", "loom");
+  auto describeAlloc = [&](llvm::Function *fn, unsigned sizeArg) {
+    fn->addRetAttr(llvm::Attribute::NoAlias);
+    fn->addFnAttr(llvm::Attribute::NoUnwind);
+    fn->addFnAttr(llvm::Attribute::WillReturn);
+    fn->addFnAttr(
+        llvm::Attribute::getWithAllocSizeArgs(context, sizeArg, std::nullopt));
+    fn->addFnAttr(llvm::Attribute::get(
+        context, llvm::Attribute::AllocKind,
+        static_cast<uint64_t>(llvm::AllocFnKind::Alloc |
+                              llvm::AllocFnKind::Uninitialized)));
+    fn->addFnAttr(family);
+    fn->setMemoryEffects(llvm::MemoryEffects::inaccessibleMemOnly());
+  };
+  if (llvm::Function *alloc = module.getFunction("_mlir_memref_to_llvm_alloc"))
+    describeAlloc(alloc, 0);
+  if (llvm::Function *aligned =
+          module.getFunction("_mlir_memref_to_llvm_aligned_alloc")) {
+    describeAlloc(aligned, 1);
+    aligned->addParamAttr(0, llvm::Attribute::AllocAlign);
+  }
+  if (llvm::Function *free = module.getFunction("_mlir_memref_to_llvm_free")) {
+    free->addFnAttr(llvm::Attribute::NoUnwind);
+    free->addFnAttr(llvm::Attribute::WillReturn);
+    free->addFnAttr(
+        llvm::Attribute::get(context, llvm::Attribute::AllocKind,
+                             static_cast<uint64_t>(llvm::AllocFnKind::Free)));
+    free->addFnAttr(family);
+    free->addParamAttr(0, llvm::Attribute::AllocatedPointer);
+    free->addParamAttr(0, llvm::Attribute::getWithCaptureInfo(
+                              context, llvm::CaptureInfo::none()));
+    free->setMemoryEffects(llvm::MemoryEffects::argMemOnly() |
+                           llvm::MemoryEffects::inaccessibleMemOnly());
+  }
+}
 
 /// void loom_entry(void **buffers) { loom_main(buffers[0], buffers[1], ...); }
 LogicalResult addPackedEntry(llvm::Module &module) {
@@ -285,6 +332,7 @@ std::unique_ptr<llvm::Module> translateToLLVMIR(ModuleOp module,
       translateModuleToLLVMIR(module, context);
   if (!llvmModule)
     return nullptr;
+  describeAllocator(*llvmModule);
   if (failed(addPackedEntry(*llvmModule))) {
     module.emitError("the module has no @") << kMainSymbol << " function";
     return nullptr;

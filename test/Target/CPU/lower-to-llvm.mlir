@@ -5,9 +5,9 @@
 // itself (no allocation, no copy).
 // CHECK-LABEL: llvm.func @main
 // CHECK-SAME: (%{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr)
-// CHECK-NOT: llvm.call @malloc
+// CHECK-NOT: llvm.call @_mlir_memref_to_llvm_alloc
 // CHECK: llvm.fadd
-// CHECK-NOT: llvm.call @malloc
+// CHECK-NOT: llvm.call @_mlir_memref_to_llvm_alloc
 // CHECK: llvm.return
 func.func @main(%a: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
   %e = tensor.empty() : tensor<4x3xf32>
@@ -26,9 +26,9 @@ func.func @main(%a: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
 // CHECK-DAG: llvm.mlir.global private constant @{{.+}}(dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>)
 // CHECK-DAG: llvm.func @erfcf(f32) -> f32
 // CHECK-LABEL: llvm.func @temporaries
-// CHECK: %[[BUF:.+]] = llvm.call @malloc
+// CHECK: %[[BUF:.+]] = llvm.call @_mlir_memref_to_llvm_alloc
 // CHECK: llvm.call @erfcf
-// CHECK: llvm.call @free(%[[BUF]])
+// CHECK: llvm.call @_mlir_memref_to_llvm_free(%[[BUF]])
 func.func @temporaries(%a: tensor<2x4xf32>) -> tensor<2x4xf32> {
   %w = arith.constant dense<[1.0, 2.0]> : tensor<2xf32>
   %zero = arith.constant 0.0 : f32
@@ -86,7 +86,7 @@ func.func @activations(%a: tensor<16xf32>, %b: tensor<16xf64>) -> (tensor<16xf32
 // (the tiles themselves: vectorize-contractions.mlir).
 // CHECK-LABEL: llvm.func @matmul
 // CHECK: llvm.intr.fmuladd({{.*}}) : (vector<{{[0-9]+}}xf32>, vector<{{[0-9]+}}xf32>, vector<{{[0-9]+}}xf32>) -> vector<{{[0-9]+}}xf32>
-// CHECK-NOT: llvm.call @malloc
+// CHECK-NOT: llvm.call @_mlir_memref_to_llvm_alloc
 // CHECK: llvm.return
 func.func @matmul(%a: tensor<16x64xf32>, %b: tensor<64x64xf32>) -> tensor<16x64xf32> {
   %zero = arith.constant 0.0 : f32

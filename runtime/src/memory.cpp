@@ -1,0 +1,133 @@
+//===- memory.cpp - The allocator compiled code calls ---------------------===//
+//
+// Every block carries a 64-byte header in front of it: where the
+// underlying allocation starts and how many bytes it can hold. Blocks of
+// at least kSmallestCachedBlock bytes go back to a per-thread cache when
+// freed, and the next allocation on that thread that fits one (without
+// wasting more than half of it) takes it back; smaller blocks go to
+// malloc's own bins, which are fast for them. The cache keeps at most
+// kMaxCachedBlocks blocks and kMaxCachedBytes bytes: what it keeps is what
+// the thread just used, so a steady stream of calls holds no more memory
+// than one call needs at its peak.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/abi/memory.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+
+constexpr size_t kHeaderBytes = 64;
+constexpr size_t kPage = 4096;
+constexpr size_t kSmallestCachedBlock = 64 * 1024;
+constexpr size_t kMaxCachedBlocks = 16;
+constexpr size_t kMaxCachedBytes = size_t(4) << 30;
+
+struct BlockHeader {
+  /// The address that malloc/aligned_alloc returned.
+  void *base;
+  /// Usable bytes after the header; 0 for blocks that are never cached.
+  size_t capacity;
+};
+static_assert(sizeof(BlockHeader) <= kHeaderBytes, "header too large");
+
+BlockHeader *headerOf(void *block) {
+  return reinterpret_cast<BlockHeader *>(static_cast<char *>(block) -
+                                         kHeaderBytes);
+}
+
+struct ThreadCache {
+  std::vector<void *> blocks;
+  size_t bytes = 0;
+
+  void release() {
+    for (void *block : blocks)
+      std::free(headerOf(block)->base);
+    blocks.clear();
+    bytes = 0;
+  }
+  ~ThreadCache() { release(); }
+};
+
+ThreadCache &threadCache() {
+  thread_local ThreadCache cache;
+  return cache;
+}
+
+/// A fresh block of `capacity` usable bytes aligned to `alignment`
+/// (at least 64).
+void *allocateBlock(size_t alignment, size_t capacity, bool cacheable) {
+  // The payload starts `offset` bytes into the allocation: room for the
+  // header, and the payload keeps the allocation's alignment.
+  size_t offset = alignment > kHeaderBytes ? alignment : kHeaderBytes;
+  size_t total = (offset + capacity + alignment - 1) & ~(alignment - 1);
+  void *base = std::aligned_alloc(alignment, total);
+  if (!base)
+    return nullptr;
+  void *block = static_cast<char *>(base) + offset;
+  *headerOf(block) = BlockHeader{base, cacheable ? capacity : 0};
+  return block;
+}
+
+} // namespace
+
+extern "C" {
+
+void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size) {
+  if (alignment < kHeaderBytes)
+    alignment = kHeaderBytes;
+  if (alignment > kHeaderBytes || size < kSmallestCachedBlock)
+    return allocateBlock(alignment, size, /*cacheable=*/false);
+  ThreadCache &cache = threadCache();
+  size_t capacity = (size + kPage - 1) & ~(kPage - 1);
+  // The smallest kept block that holds `size` without wasting half of it.
+  size_t best = cache.blocks.size();
+  for (size_t i = 0; i < cache.blocks.size(); ++i) {
+    size_t held = headerOf(cache.blocks[i])->capacity;
+    if (held >= size && held / 2 <= capacity &&
+        (best == cache.blocks.size() ||
+         held < headerOf(cache.blocks[best])->capacity))
+      best = i;
+  }
+  if (best != cache.blocks.size()) {
+    void *block = cache.blocks[best];
+    cache.bytes -= headerOf(block)->capacity;
+    cache.blocks.erase(cache.blocks.begin() + best);
+    return block;
+  }
+  return allocateBlock(kHeaderBytes, capacity, /*cacheable=*/true);
+}
+
+void *_mlir_memref_to_llvm_alloc(size_t size) {
+  return _mlir_memref_to_llvm_aligned_alloc(kHeaderBytes, size);
+}
+
+void _mlir_memref_to_llvm_free(void *block) {
+  if (!block)
+    return;
+  BlockHeader *header = headerOf(block);
+  if (header->capacity == 0 || header->capacity > kMaxCachedBytes) {
+    std::free(header->base);
+    return;
+  }
+  ThreadCache &cache = threadCache();
+  cache.blocks.push_back(block);
+  cache.bytes += header->capacity;
+  // The oldest blocks go first.
+  while (cache.blocks.size() > kMaxCachedBlocks ||
+         cache.bytes > kMaxCachedBytes) {
+    void *oldest = cache.blocks.front();
+    cache.bytes -= headerOf(oldest)->capacity;
+    cache.blocks.erase(cache.blocks.begin());
+    std::free(headerOf(oldest)->base);
+  }
+}
+
+void loom_memory_release(void) { threadCache().release(); }
+
+size_t loom_memory_cached_bytes(void) { return threadCache().bytes; }
+
+} // extern "C"
