@@ -35,16 +35,17 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 UNITS = {"us": 1e-3, "ms": 1.0}
 
 
-def loom_latency(build, model, data, iterations, warmup, threads, loomc_args):
-    with tempfile.TemporaryDirectory() as tmp:
-        engine = os.path.join(tmp, "model.engine")
-        subprocess.run([os.path.join(build, "bin", "loomc"), model, "-o", engine] +
-                       loomc_args, check=True)
-        out = subprocess.run(
-            [os.path.join(build, "bin", "loom-run"), engine, "--inputs", data,
-             "--benchmark", "--warmup", str(warmup), "--iterations", str(iterations),
-             "--num-threads", str(threads), "--print-values", "0"],
-            check=True, capture_output=True, text=True).stdout
+def compile_engine(build, model, engine, loomc_args):
+    subprocess.run([os.path.join(build, "bin", "loomc"), model, "-o", engine] +
+                   loomc_args, check=True)
+
+
+def loom_latency(build, engine, data, iterations, warmup, threads):
+    out = subprocess.run(
+        [os.path.join(build, "bin", "loom-run"), engine, "--inputs", data,
+         "--benchmark", "--warmup", str(warmup), "--iterations", str(iterations),
+         "--num-threads", str(threads), "--print-values", "0"],
+        check=True, capture_output=True, text=True).stdout
     m = re.search(r"mean ([0-9.]+) (us|ms), p50 ([0-9.]+) (us|ms)", out)
     if not m:
         sys.exit("no benchmark line in loom-run's output:\n" + out)
@@ -83,26 +84,41 @@ def main():
                     default="cnn,resnet_block,separable_block,transformer_encoder,mlp,gpt_decoder")
     ap.add_argument("--iterations", type=int, default=200)
     ap.add_argument("--warmup", type=int, default=20)
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--threads", default="1",
+                    help="thread counts, comma-separated (e.g. 1,2): each model "
+                         "is compiled once and timed at each count")
     ap.add_argument("--loomc-arg", action="append", default=[],
                     help="pass this flag to loomc too (repeatable)")
     args = ap.parse_args()
-    print("onnxruntime %s, %d thread(s), %d iterations after %d warm-up runs; "
-          "latency in ms (mean / median)%s" % (
+    thread_counts = [int(t) for t in args.threads.split(",")]
+    print("onnxruntime %s, %s thread(s), %d iterations after %d warm-up runs; "
+          "latency p50 in ms; speedup = onnxruntime / Loom (> 1: Loom faster)%s" % (
               ort.__version__, args.threads, args.iterations, args.warmup,
               "; loomc " + " ".join(args.loomc_arg) if args.loomc_arg else ""))
-    print("| model | Loom engine | onnxruntime | Loom / onnxruntime (median) |")
-    print("|---|---:|---:|---:|")
+    header = "| model |"
+    rule = "|---|"
+    for t in thread_counts:
+        header += " Loom %dt | onnxruntime %dt | speedup %dt |" % (t, t, t)
+        rule += "---:|---:|---:|"
+    print(header)
+    print(rule)
+    sys.stdout.flush()
     for name in args.models.split(","):
         folder = os.path.join(args.folder, name)
         model = os.path.join(folder, "model.onnx")
         data = os.path.join(folder, "test_data_set_0")
-        loom_mean, loom_median = loom_latency(args.build, model, data, args.iterations,
-                                              args.warmup, args.threads, args.loomc_arg)
-        ort_mean, ort_median = ort_latency(model, data, args.iterations, args.warmup,
-                                           args.threads)
-        print("| %s | %.4f / %.4f | %.4f / %.4f | %.2f |" % (
-            name, loom_mean, loom_median, ort_mean, ort_median, loom_median / ort_median))
+        row = "| %s |" % name
+        with tempfile.TemporaryDirectory() as tmp:
+            engine = os.path.join(tmp, "model.engine")
+            compile_engine(args.build, model, engine, args.loomc_arg)
+            for t in thread_counts:
+                _, loom_median = loom_latency(args.build, engine, data, args.iterations,
+                                              args.warmup, t)
+                _, ort_median = ort_latency(model, data, args.iterations, args.warmup, t)
+                row += " %.3f | %.3f | %.2f |" % (loom_median, ort_median,
+                                                  ort_median / loom_median)
+        print(row)
+        sys.stdout.flush()
 
 
 if __name__ == "__main__":
