@@ -464,6 +464,11 @@ int loomcMain(int argc, char **argv) {
       "runtime-checks",
       cl::desc("Debugging: check every buffer access and linalg op's shapes "
                "at run time; a failed check prints the op and aborts"));
+  cl::opt<bool> kernelTimers(
+      "kernel-timers",
+      cl::desc("Time every kernel when the engine runs (loom-run --profile "
+               "prints each kernel's time, share, GFLOP/s and GB/s); costs "
+               "two runtime calls per kernel"));
   cl::opt<int64_t> kvCache(
       "kv-cache", cl::init(0),
       cl::desc("Decoders exported with their cache (past_key_values.* in, "
@@ -618,6 +623,7 @@ int loomcMain(int argc, char **argv) {
   request.options.libraryConvolutionFlops = *libraryFlops;
   request.options.packConstantWeights = packWeights;
   request.options.runtimeChecks = runtimeChecks;
+  request.options.kernelTimers = kernelTimers;
   if (kvCache < 0) {
     llvm::errs() << "error: --kv-cache must be positive (the positions "
                     "each cache holds)\n";

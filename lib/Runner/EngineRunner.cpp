@@ -18,6 +18,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -77,6 +78,110 @@ void printLatency(std::vector<double> values, int64_t ranks) {
       percentile(50) * scale, unit, percentile(90) * scale, unit,
       percentile(99) * scale, unit, values.front() * scale, unit,
       1000.0 / mean);
+}
+
+/// A string as a JSON string literal.
+std::string jsonString(llvm::StringRef text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += llvm::formatv("\\u{0:x-4}", static_cast<unsigned>(c)).str();
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+/// Prints each kernel's time per run, share, and achieved GFLOP/s and GB/s
+/// (the compiler's counts over the measured time), slowest first; with
+/// `tracePath`, writes every rank's last run as Chrome trace events
+/// (chrome://tracing, Perfetto). False when the engine reported no kernels
+/// (it was compiled without --kernel-timers) or the trace cannot be written.
+bool printKernelProfile(loom_engine *engine, llvm::ArrayRef<int32_t> ranks,
+                        double meanRunMilliseconds,
+                        const std::string &tracePath) {
+  std::string trace;
+  for (int32_t rank : ranks) {
+    size_t count = 0;
+    loom_engine_kernel_times(engine, rank, nullptr, 0, &count);
+    if (count == 0) {
+      llvm::errs() << "error: the engine reported no kernel times: compile "
+                      "it with loomc --kernel-timers\n";
+      return false;
+    }
+    std::vector<loom_kernel_time> kernels(count);
+    loom_engine_kernel_times(engine, rank, kernels.data(), count, &count);
+    uint64_t runs = 0, total = 0;
+    for (const loom_kernel_time &k : kernels) {
+      runs = std::max(runs, k.calls);
+      total += k.nanoseconds;
+    }
+    double kernelMicros = runs ? total / 1e3 / runs : 0;
+    llvm::outs() << llvm::formatv(
+        "profile{0}: {1} kernels over {2} runs: {3:f1} us of kernels per "
+        "run",
+        ranks.size() > 1 ? " of rank " + std::to_string(rank) : "", count, runs,
+        kernelMicros);
+    if (meanRunMilliseconds > 0)
+      llvm::outs() << llvm::formatv(
+          " in {0:f1} us per run ({1:f0}%)", meanRunMilliseconds * 1e3,
+          100.0 * kernelMicros / (meanRunMilliseconds * 1e3));
+    llvm::outs() << "\n";
+    llvm::outs() << "     #   us/run  share  GFLOP/s     GB/s  kernel\n";
+    std::vector<size_t> order(count);
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      if (kernels[a].nanoseconds != kernels[b].nanoseconds)
+        return kernels[a].nanoseconds > kernels[b].nanoseconds;
+      return a < b;
+    });
+    for (size_t i : order) {
+      const loom_kernel_time &k = kernels[i];
+      if (k.calls == 0)
+        continue;
+      double seconds = k.nanoseconds / 1e9 / k.calls;
+      auto rate = [&](int64_t amount) {
+        return amount > 0 && seconds > 0
+                   ? llvm::formatv("{0,8:f1}", amount / seconds / 1e9).str()
+                   : std::string(8, ' ');
+      };
+      llvm::outs() << llvm::formatv("  {0,4} {1,8:f1} {2,5:f1}% {3} {4}  {5}\n",
+                                    i, seconds * 1e6,
+                                    total ? 100.0 * k.nanoseconds / total : 0.0,
+                                    rate(k.flops), rate(k.bytes), k.label);
+    }
+    if (tracePath.empty())
+      continue;
+    loom_engine_kernel_events(engine, rank, nullptr, 0, &count);
+    std::vector<loom_kernel_event> events(count);
+    loom_engine_kernel_events(engine, rank, events.data(), count, &count);
+    for (const loom_kernel_event &e : events) {
+      const loom_kernel_time &k = kernels[e.kernel];
+      trace += llvm::formatv(
+          "{0}{{\"name\": {1}, \"ph\": \"X\", \"pid\": {2}, \"tid\": 0, "
+          "\"ts\": {3:f3}, \"dur\": {4:f3}, \"args\": {{\"kernel\": {5}, "
+          "\"flops\": {6}, \"bytes\": {7}}}\n",
+          trace.empty() ? "[" : ",", jsonString(k.label), rank,
+          e.start_ns / 1e3, e.duration_ns / 1e3, e.kernel, k.flops, k.bytes);
+    }
+  }
+  if (tracePath.empty())
+    return true;
+  std::error_code ec;
+  llvm::raw_fd_ostream os(tracePath, ec);
+  if (ec) {
+    llvm::errs() << "error: cannot write " << tracePath << ": " << ec.message()
+                 << "\n";
+    return false;
+  }
+  os << (trace.empty() ? "[" : trace) << "]\n";
+  llvm::outs() << "wrote the last run's kernels to " << tracePath
+               << " (Chrome trace events)\n";
+  return true;
 }
 
 } // namespace
@@ -329,6 +434,9 @@ int runEngine(const RunOptions &options) {
         llvm::errs() << "error: " << loom_last_error() << "\n";
         return 1;
       }
+    // The profile covers the timed runs only.
+    if (options.profileKernels)
+      loom_engine_collect_kernel_times(raw, 1);
     std::vector<double> times;
     for (int64_t i = 0; i < options.benchmarkIterations; ++i) {
       Clock::time_point start = Clock::now();
@@ -340,7 +448,20 @@ int runEngine(const RunOptions &options) {
           std::chrono::duration<double, std::milli>(Clock::now() - start)
               .count());
     }
+    double mean = std::accumulate(times.begin(), times.end(), 0.0) /
+                  static_cast<double>(times.size());
     printLatency(std::move(times), options.ranks);
+    if (options.profileKernels) {
+      loom_engine_collect_kernel_times(raw, 0);
+      std::vector<int32_t> profiled;
+      if (mpiComm)
+        profiled.push_back(myRank);
+      else
+        for (size_t r = 0; r < ranks; ++r)
+          profiled.push_back(static_cast<int32_t>(r));
+      if (!printKernelProfile(raw, profiled, mean, options.profileTrace))
+        return 1;
+    }
   }
   return ok ? 0 : 1;
 }

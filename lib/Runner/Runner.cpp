@@ -604,6 +604,15 @@ int loomRunMain(int argc, char **argv) {
                           cl::desc("With --benchmark: untimed runs first"));
   cl::opt<int64_t> iterations("iterations", cl::init(50),
                               cl::desc("With --benchmark: timed runs"));
+  cl::opt<bool> profile(
+      "profile",
+      cl::desc("Engines compiled with loomc --kernel-timers: time each "
+               "kernel over the benchmark's runs and print its time, share "
+               "and achieved GFLOP/s and GB/s (implies --benchmark)"));
+  cl::opt<std::string> profileTrace(
+      "profile-trace",
+      cl::desc("With --profile: write the last run's kernels to this file "
+               "as Chrome trace events (chrome://tracing, Perfetto)"));
   cl::opt<bool> mpi(
       "mpi", cl::desc("Engines: run this process's rank under mpirun (one "
                       "rank per process, collectives on MPI)"));
@@ -688,14 +697,21 @@ int loomRunMain(int argc, char **argv) {
                     "(under mpirun), without --ranks\n";
     return 1;
   }
-  if (benchmark) {
+  if (!profileTrace.empty() && !profile) {
+    llvm::errs() << "error: --profile-trace needs --profile\n";
+    return 1;
+  }
+  if (benchmark || profile) {
+    options.profileKernels = profile;
+    options.profileTrace = profileTrace;
     if (iterations <= 0 || warmup < 0) {
       llvm::errs() << "error: --iterations must be positive and --warmup "
                       "not negative\n";
       return 1;
     }
     if (!llvm::StringRef(options.model).ends_with(".engine")) {
-      llvm::errs() << "error: --benchmark runs engines (compile the model "
+      llvm::errs() << "error: --benchmark and --profile run engines (compile "
+                      "the model "
                       "with loomc first)\n";
       return 1;
     }

@@ -21,8 +21,11 @@
 #include "collectives_internal.h"
 #include "loom/comm.h"
 #include "loom/device.h"
+#include "profile_internal.h"
 
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -104,6 +107,9 @@ struct Rank {
   /// number (hence "/proc/self/fd/N") would be reused for the next rank,
   /// which would then get this rank's library back.
   int codeFd = -1;
+  /// What code compiled with kernel timers reported (profile.cpp).
+  std::unique_ptr<loom::runtime::KernelTable> kernelTimes =
+      std::make_unique<loom::runtime::KernelTable>();
 };
 
 /// The architecture this runtime was built for, as the manifest names it.
@@ -210,6 +216,8 @@ struct loom_engine {
   /// (created on the first); `poolMutex` lets one call use them at a time.
   std::unique_ptr<RankPool> pool;
   std::mutex poolMutex;
+  /// loom_engine_collect_kernel_times.
+  std::atomic<bool> collectKernelTimes{false};
 
   ~loom_engine();
 
@@ -586,6 +594,43 @@ static const Rank *rankOf(const loom_engine *engine, int32_t rank) {
   return &engine->ranks[rank];
 }
 
+void loom_engine_collect_kernel_times(loom_engine *engine, int32_t enable) {
+  if (!engine)
+    return;
+  if (enable)
+    for (Rank &r : engine->ranks)
+      r.kernelTimes->clear();
+  engine->collectKernelTimes = enable != 0;
+}
+
+loom_status loom_engine_kernel_times(const loom_engine *engine, int32_t rank,
+                                     loom_kernel_time *times, size_t capacity,
+                                     size_t *count) {
+  const Rank *r = rankOf(engine, rank);
+  if (!r || !count || (capacity && !times))
+    return fail(LOOM_ERROR_INVALID_ARGUMENT,
+                "null engine, times or count, or a bad rank");
+  std::lock_guard<std::mutex> lock(r->kernelTimes->mutex);
+  const std::vector<loom_kernel_time> &kernels = r->kernelTimes->kernels;
+  *count = kernels.size();
+  std::copy_n(kernels.begin(), std::min(capacity, kernels.size()), times);
+  return LOOM_OK;
+}
+
+loom_status loom_engine_kernel_events(const loom_engine *engine, int32_t rank,
+                                      loom_kernel_event *events,
+                                      size_t capacity, size_t *count) {
+  const Rank *r = rankOf(engine, rank);
+  if (!r || !count || (capacity && !events))
+    return fail(LOOM_ERROR_INVALID_ARGUMENT,
+                "null engine, events or count, or a bad rank");
+  std::lock_guard<std::mutex> lock(r->kernelTimes->mutex);
+  const std::vector<loom_kernel_event> &recent = r->kernelTimes->events;
+  *count = recent.size();
+  std::copy_n(recent.begin(), std::min(capacity, recent.size()), events);
+  return LOOM_OK;
+}
+
 int32_t loom_engine_num_inputs(const loom_engine *engine, int32_t rank) {
   const Rank *r = rankOf(engine, rank);
   return r ? static_cast<int32_t>(r->inputs.size()) : -1;
@@ -732,6 +777,8 @@ static loom_status runRank(loom_engine *engine, int32_t rank,
   loom_status status;
   {
     loom::runtime::CollectiveScope scope(comm, engine->threads);
+    loom::runtime::KernelTimerScope timers(*r->kernelTimes,
+                                           engine->collectKernelTimes);
     // Per calling thread in OpenMP: set on every run, since runs (and the
     // ranks' threads) may come from any thread.
     if (r->setNumThreads)

@@ -58,6 +58,11 @@ struct RunOptions {
   /// ones and print latency percentiles and throughput (0: no benchmark).
   int64_t benchmarkIterations = 0;
   int64_t benchmarkWarmup = 5;
+  /// With engines compiled with loomc --kernel-timers: time each kernel over
+  /// the benchmark's runs and print a table (--profile); with
+  /// `profileTrace`, also write the last run's kernels as a Chrome trace.
+  bool profileKernels = false;
+  std::string profileTrace;
   /// With engines: this process runs its rank of the engine under mpirun,
   /// its collectives on MPI.
   bool mpi = false;

@@ -88,6 +88,10 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm,
   LoomCPUMemoryPlanPassOptions plan;
   plan.report = options.reportKernels;
   pm.addNestedPass<func::FuncOp>(createLoomCPUMemoryPlanPass(plan));
+  // Before library calls replace convolutions: the timers count the op's
+  // operations, and whatever it becomes runs between them.
+  if (options.kernelTimers)
+    pm.addPass(createLoomCPUKernelTimersPass());
   if (options.libraryConvolutionFlops >= 0) {
     LoomCPULibraryConvolutionsPassOptions calls;
     calls.report = options.reportKernels;

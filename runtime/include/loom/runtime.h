@@ -192,6 +192,44 @@ loom_status loom_engine_execute(loom_engine *engine, int32_t rank,
                                 const void *const *inputs,
                                 void *const *outputs);
 
+/* Kernel times, for engines compiled with loomc --kernel-timers (others
+   have no kernels to report: *count is 0). Collection is off until
+   loom_engine_collect_kernel_times(engine, 1), which clears the tables;
+   (engine, 0) stops it and keeps them. */
+typedef struct loom_kernel_time {
+  /* The kernel's kind and the ONNX node it came from (with "(+N nodes)"
+     when fused from more); owned by the engine. */
+  const char *label;
+  /* Runs, and their summed time, since collection started. */
+  uint64_t calls;
+  uint64_t nanoseconds;
+  /* Per run, as the compiler counted them on static shapes: 2 per
+     multiply-accumulate of products and convolutions, and the bytes the
+     kernel's operands span; 0 when not counted. */
+  int64_t flops;
+  int64_t bytes;
+} loom_kernel_time;
+
+/* One kernel's run in the rank's most recent call, for a timeline: the
+   kernel's index in loom_engine_kernel_times and its start relative to the
+   call's start. */
+typedef struct loom_kernel_event {
+  int32_t kernel;
+  uint64_t start_ns;
+  uint64_t duration_ns;
+} loom_kernel_event;
+
+void loom_engine_collect_kernel_times(loom_engine *engine, int32_t enable);
+/* Rank `rank`'s kernels in program order: at most `capacity` written to
+   `times`, their number in *count. */
+loom_status loom_engine_kernel_times(const loom_engine *engine, int32_t rank,
+                                     loom_kernel_time *times, size_t capacity,
+                                     size_t *count);
+/* The kernels' runs in rank `rank`'s most recent call, in order. */
+loom_status loom_engine_kernel_events(const loom_engine *engine, int32_t rank,
+                                      loom_kernel_event *events,
+                                      size_t capacity, size_t *count);
+
 typedef struct loom_execute_options {
   /* How long a rank may wait for its peers, in milliseconds (default
      30000); then every rank fails with LOOM_ERROR_RANK_FAILED. */

@@ -49,6 +49,9 @@ struct CompileOptions {
   /// Print kernel formation's fusion report (ONNX nodes in, kernels out by
   /// kind) and the memory plan's figures to stderr.
   bool reportKernels = false;
+  /// Call the runtime's kernel timers around every kernel
+  /// (loom-cpu-kernel-timers), for `loom-run --profile`.
+  bool kernelTimers = false;
   /// With external weights (engines): the smallest constant, in bytes, that
   /// becomes a weight parameter; smaller ones stay in the code.
   int64_t externalWeightMinBytes = 64;

@@ -356,6 +356,27 @@ def LoomCPUApproximateMathPass
                            "::mlir::vector::VectorDialect"];
 }
 
+def LoomCPUKernelTimersPass
+    : Pass<"loom-cpu-kernel-timers", "::mlir::ModuleOp"> {
+  let summary = "Call the runtime's kernel timers around each kernel "
+                "(loomc --kernel-timers)";
+  let description = [{
+    Runs on bufferized code, after the memory plan. Each op at the top
+    level of a function that does work (not a view, size computation or
+    allocation) gets `loom_rt_kernel_begin(index)` before it and
+    `loom_rt_kernel_end(index, label, flops, bytes)` after it
+    (loom/abi/profile.h): `label` is the address of a constant string
+    naming the op's kind and the ONNX node(s) it came from; `flops` counts
+    2 per multiply-accumulate of a product or convolution with static
+    shapes (0 otherwise), `bytes` the bytes its static operands span. The
+    runtime accumulates each kernel's time while a caller asks for it
+    (`loom-run --profile`).
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 def LoomCPUReportFailedChecksPass
     : Pass<"loom-cpu-report-failed-checks", "::mlir::ModuleOp"> {
   let summary = "Report failed cf.assert checks through the runtime";
