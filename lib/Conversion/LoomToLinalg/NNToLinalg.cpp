@@ -2734,6 +2734,32 @@ Value buildConvolution(OpBuilder &b, Location loc, Value input, Value weight,
   SmallVector<Value> sizes;
   if (type.isDynamicDim(0))
     sizes.push_back(tensor::DimOp::create(b, loc, input, 0));
+  // A 1-D convolution (audio, sequence models) is the 2-D one over a
+  // height of one, so that the CPU target's convolution paths (im2col,
+  // the kernel library) take it too.
+  if (spatial == 1 && group == 1 && !type.isDynamicDim(0)) {
+    auto withUnitHeight = [&](Value value) {
+      auto shaped = cast<RankedTensorType>(value.getType());
+      SmallVector<int64_t> shape(shaped.getShape());
+      shape.insert(shape.begin() + 2, 1);
+      return tensor::ExpandShapeOp::create(
+          b, loc, RankedTensorType::get(shape, shaped.getElementType()), value,
+          SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+    };
+    SmallVector<int64_t> shape2d(type.getShape());
+    shape2d.insert(shape2d.begin() + 2, 1);
+    auto type2d = RankedTensorType::get(shape2d, type.getElementType());
+    Value conv = linalg::Conv2DNchwFchwOp::create(
+                     b, loc, TypeRange{type2d},
+                     ValueRange{withUnitHeight(input), withUnitHeight(weight)},
+                     ValueRange{zeroFilled(b, loc, type2d, {})},
+                     b.getI64TensorAttr({1, strides[0]}),
+                     b.getI64TensorAttr({1, dilations[0]}))
+                     ->getResult(0);
+    return tensor::CollapseShapeOp::create(
+        b, loc, type, conv,
+        SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  }
   if (spatial == 2 && group == 1)
     return linalg::Conv2DNchwFchwOp::create(
                b, loc, TypeRange{type}, ValueRange{input, weight},

@@ -397,12 +397,24 @@ LogicalResult lowerModule(ModuleOp module, Stage stopAfter,
     return success();
   if (failed(prepareEntry(module)))
     return failure();
-  // Constant weights are packed before they become parameters: the packed
-  // tensor is the weight stored.
-  if (options.packConstantWeights) {
-    PassManager pack(module.getContext());
-    pack.addNestedPass<func::FuncOp>(createLoomCPUPackConstantWeightsPass());
-    if (failed(pack.run(module)))
+  // Convolutions become products, and constant weights are packed, before
+  // the weights become parameters: a filter the product reads transposed,
+  // or a packed tensor, is then the weight stored, computed here once.
+  // (buildLinalgToLLVMPipeline runs the convolution passes again, for
+  // programs that come to it directly; they find nothing left to do.)
+  {
+    PassManager weightLayouts(module.getContext());
+    if (options.libraryConvolutionFlops >= 0) {
+      LoomCPUSelectLibraryConvolutionsPassOptions library;
+      library.minFlops = options.libraryConvolutionFlops;
+      weightLayouts.addNestedPass<func::FuncOp>(
+          createLoomCPUSelectLibraryConvolutionsPass(library));
+    }
+    weightLayouts.addNestedPass<func::FuncOp>(createLoomCPUIm2ColPass());
+    if (options.packConstantWeights)
+      weightLayouts.addNestedPass<func::FuncOp>(
+          createLoomCPUPackConstantWeightsPass());
+    if (failed(weightLayouts.run(module)))
       return failure();
   }
   if (weights &&

@@ -2,7 +2,10 @@
 
 #include "loom/Target/CPU/Passes.h"
 
+#include "TargetUtils.h"
+
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 
 namespace loom::cpu {
 #define GEN_PASS_DEF_LOOMCPUIM2COLPASS
@@ -107,6 +110,154 @@ LogicalResult rewriteAsIm2Col(RewriterBase &rewriter,
   return success();
 }
 
+/// The filter [F, C, KH, KW] as the matrix [C*KH*KW, F]: transposed here,
+/// once, when it is a constant stored densely (a weight), else by a
+/// linalg.transpose in the program.
+Value transposedFilter(RewriterBase &rewriter, Location loc, Value filter) {
+  auto type = cast<RankedTensorType>(filter.getType());
+  int64_t f = type.getDimSize(0), k = type.getNumElements() / f;
+  auto matrixType = RankedTensorType::get({k, f}, type.getElementType());
+  if (auto constant = filter.getDefiningOp<arith::ConstantOp>()) {
+    auto attr = dyn_cast<ElementsAttr>(constant.getValue());
+    ArrayRef<char> bytes = attr ? denseBytes(attr) : ArrayRef<char>();
+    if (!bytes.empty()) {
+      int64_t element = type.getElementTypeBitWidth() / 8;
+      std::vector<char> data(bytes.size());
+      for (int64_t row = 0; row < f; ++row)
+        for (int64_t column = 0; column < k; ++column)
+          std::memcpy(data.data() + (column * f + row) * element,
+                      bytes.data() + (row * k + column) * element, element);
+      ElementsAttr value;
+      if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+        AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+            ArrayRef<char>(data), alignof(uint64_t));
+        std::string name =
+            (resource.getRawHandle().getKey() + "_transposed").str();
+        value =
+            DenseResourceElementsAttr::get(matrixType, name, std::move(blob));
+      } else {
+        value = DenseElementsAttr::getFromRawBuffer(matrixType, data);
+      }
+      return arith::ConstantOp::create(rewriter, loc, cast<TypedAttr>(value));
+    }
+  }
+  Value matrix = tensor::CollapseShapeOp::create(
+      rewriter, loc, filter, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
+  Value init = tensor::EmptyOp::create(rewriter, loc, matrixType.getShape(),
+                                       matrixType.getElementType());
+  return linalg::TransposeOp::create(rewriter, loc, matrix, init,
+                                     ArrayRef<int64_t>{1, 0})
+      ->getResult(0);
+}
+
+/// Convolutions with few output positions (a deep layer's 2x2 or 4x4
+/// maps) leave the column-major product's register tiles mostly empty:
+/// its columns are the positions. Here the positions are the rows
+/// instead: col[n, oh, ow, c, kh, kw] = in[n, c, oh*sh + kh*dh, ow*sw +
+/// kw*dw], out'[n, p, f] += col[n, p, c*kh*kw] * w'[c*kh*kw, f] with the
+/// filter transposed (at compile time for a weight), and out' transposed
+/// back: the tiles' columns are the output channels.
+LogicalResult rewriteAsPositionMajorIm2Col(RewriterBase &rewriter,
+                                           linalg::Conv2DNchwFchwOp conv) {
+  Location loc = conv.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  Value input = conv.getInputs()[0], filter = conv.getInputs()[1];
+  Value init = conv.getOutputs()[0];
+  auto inputType = cast<RankedTensorType>(input.getType());
+  auto filterType = cast<RankedTensorType>(filter.getType());
+  auto outputType = cast<RankedTensorType>(init.getType());
+  Type element = outputType.getElementType();
+  if (inputType.getElementType() != element ||
+      filterType.getElementType() != element || !inputType.hasStaticShape() ||
+      !filterType.hasStaticShape())
+    return failure();
+  int64_t n = outputType.getDimSize(0), f = outputType.getDimSize(1),
+          oh = outputType.getDimSize(2), ow = outputType.getDimSize(3);
+  int64_t c = filterType.getDimSize(1), kh = filterType.getDimSize(2),
+          kw = filterType.getDimSize(3);
+  int64_t p = oh * ow;
+  auto strides = llvm::to_vector(conv.getStrides().getValues<int64_t>());
+  auto dilations = llvm::to_vector(conv.getDilations().getValues<int64_t>());
+
+  AffineExpr dn, doh, dow, dc, dkh, dkw;
+  bindDims(ctx, dn, doh, dow, dc, dkh, dkw);
+  auto colType = RankedTensorType::get({n, oh, ow, c, kh, kw}, element);
+  Value colInit =
+      tensor::EmptyOp::create(rewriter, loc, colType.getShape(), element);
+  SmallVector<AffineMap> copyMaps{
+      AffineMap::get(6, 0,
+                     {dn, dc, doh * strides[0] + dkh * dilations[0],
+                      dow * strides[1] + dkw * dilations[1]},
+                     ctx),
+      AffineMap::getMultiDimIdentityMap(6, ctx)};
+  Value col =
+      linalg::GenericOp::create(
+          rewriter, loc, TypeRange{colType}, ValueRange{input},
+          ValueRange{colInit}, copyMaps,
+          SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
+          [](OpBuilder &b, Location loc, ValueRange args) {
+            linalg::YieldOp::create(b, loc, args[0]);
+          })
+          .getResult(0);
+  Value col2 = tensor::CollapseShapeOp::create(
+      rewriter, loc, col,
+      SmallVector<ReassociationIndices>{{0}, {1, 2}, {3, 4, 5}});
+  Value filter2 = transposedFilter(rewriter, loc, filter);
+
+  // The accumulator [n, p, f]: the convolution's init transposed, or a
+  // fill of the same value when it is one (the usual zeros).
+  auto productType = RankedTensorType::get({n, p, f}, element);
+  Value productInit =
+      tensor::EmptyOp::create(rewriter, loc, productType.getShape(), element);
+  if (auto fill = init.getDefiningOp<linalg::FillOp>()) {
+    productInit =
+        linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], productInit)
+            ->getResult(0);
+  } else {
+    Value init2 = tensor::CollapseShapeOp::create(
+        rewriter, loc, init,
+        SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+    productInit = linalg::TransposeOp::create(rewriter, loc, init2, productInit,
+                                              ArrayRef<int64_t>{0, 2, 1})
+                      ->getResult(0);
+  }
+  AffineExpr mn, mp, mf, mk;
+  bindDims(ctx, mn, mp, mf, mk);
+  SmallVector<AffineMap> productMaps{AffineMap::get(4, 0, {mn, mp, mk}, ctx),
+                                     AffineMap::get(4, 0, {mk, mf}, ctx),
+                                     AffineMap::get(4, 0, {mn, mp, mf}, ctx)};
+  SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  Value product =
+      linalg::GenericOp::create(
+          rewriter, loc, TypeRange{productType}, ValueRange{col2, filter2},
+          ValueRange{productInit}, productMaps, iterators,
+          [](OpBuilder &b, Location loc, ValueRange args) {
+            Value sum;
+            if (isa<FloatType>(args[2].getType())) {
+              Value mul = arith::MulFOp::create(b, loc, args[0], args[1]);
+              sum = arith::AddFOp::create(b, loc, args[2], mul);
+            } else {
+              Value mul = arith::MulIOp::create(b, loc, args[0], args[1]);
+              sum = arith::AddIOp::create(b, loc, args[2], mul);
+            }
+            linalg::YieldOp::create(b, loc, sum);
+          })
+          .getResult(0);
+  auto channelMajorType = RankedTensorType::get({n, f, p}, element);
+  Value channelMajor =
+      linalg::TransposeOp::create(
+          rewriter, loc, product,
+          tensor::EmptyOp::create(rewriter, loc, channelMajorType.getShape(),
+                                  element),
+          ArrayRef<int64_t>{0, 2, 1})
+          ->getResult(0);
+  rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
+      conv, outputType, channelMajor,
+      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  return success();
+}
+
 class LoomCPUIm2ColPass
     : public impl::LoomCPUIm2ColPassBase<LoomCPUIm2ColPass> {
 public:
@@ -122,13 +273,16 @@ public:
           !(output.getElementType().isF32() ||
             output.getElementType().isInteger(32)))
         return;
-      if (output.getDimSize(2) * output.getDimSize(3) >= minColumns)
-        convs.push_back(conv);
+      convs.push_back(conv);
     });
     IRRewriter rewriter(&getContext());
     for (linalg::Conv2DNchwFchwOp conv : convs) {
       rewriter.setInsertionPoint(conv);
-      (void)rewriteAsIm2Col(rewriter, conv);
+      auto output = cast<RankedTensorType>(conv.getOutputs()[0].getType());
+      if (output.getDimSize(2) * output.getDimSize(3) >= minColumns)
+        (void)rewriteAsIm2Col(rewriter, conv);
+      else
+        (void)rewriteAsPositionMajorIm2Col(rewriter, conv);
     }
   }
 };

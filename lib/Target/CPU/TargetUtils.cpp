@@ -5,6 +5,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 using namespace mlir;
@@ -92,6 +95,23 @@ bool isMultiplyAccumulateOf(linalg::LinalgOp op) {
 bool isMultiplyAccumulate(linalg::LinalgOp op) {
   return isMultiplyAccumulateOf<arith::AddFOp, arith::MulFOp>(op) ||
          isMultiplyAccumulateOf<arith::AddIOp, arith::MulIOp>(op);
+}
+
+ArrayRef<char> denseBytes(ElementsAttr attr) {
+  auto type = cast<ShapedType>(attr.getType());
+  if (!type.hasStaticShape())
+    return {};
+  ArrayRef<char> bytes;
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    if (dense.isSplat())
+      return {};
+    bytes = dense.getRawData();
+  } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    if (AsmResourceBlob *blob = resource.getRawHandle().getBlob())
+      bytes = blob->getData();
+  }
+  int64_t size = type.getNumElements() * type.getElementTypeBitWidth() / 8;
+  return int64_t(bytes.size()) == size ? bytes : ArrayRef<char>();
 }
 
 } // namespace loom::cpu

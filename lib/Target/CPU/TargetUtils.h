@@ -40,6 +40,11 @@ mlir::Value viewedBuffer(mlir::Value value);
 /// floats, or integers (the quantized contractions' exact i32 sums).
 bool isMultiplyAccumulate(mlir::linalg::LinalgOp op);
 
+/// The bytes of a constant tensor, row-major, when it is stored densely
+/// (a dense attribute that is not a splat, or a resource blob); empty
+/// otherwise.
+llvm::ArrayRef<char> denseBytes(mlir::ElementsAttr attr);
+
 } // namespace loom::cpu
 
 #endif // LOOM_LIB_TARGET_CPU_TARGETUTILS_H

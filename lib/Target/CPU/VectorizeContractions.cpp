@@ -674,25 +674,6 @@ private:
   SmallVector<int64_t> sizes;
 };
 
-/// The bytes of a constant tensor, row-major, when it is stored densely
-/// and not as a splat.
-ArrayRef<char> denseBytes(ElementsAttr attr) {
-  auto type = cast<ShapedType>(attr.getType());
-  if (!type.hasStaticShape())
-    return {};
-  ArrayRef<char> bytes;
-  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
-    if (dense.isSplat())
-      return {};
-    bytes = dense.getRawData();
-  } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
-    if (AsmResourceBlob *blob = resource.getRawHandle().getBlob())
-      bytes = blob->getData();
-  }
-  int64_t size = type.getNumElements() * type.getElementTypeBitWidth() / 8;
-  return int64_t(bytes.size()) == size ? bytes : ArrayRef<char>();
-}
-
 /// `[outer..., K, N]` (row-major bytes of `element` bytes each) as
 /// `[outer..., ceil(N / columns), K, columns]`, the columns past N zero.
 std::vector<char> packPanels(ArrayRef<char> from, int64_t outer, int64_t k,

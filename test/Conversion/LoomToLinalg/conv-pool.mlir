@@ -20,6 +20,25 @@ func.func @conv(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3x3xf32>, %b: tensor<16
 
 // -----
 
+// Ungrouped 1-D convolution (audio and sequence models): the 2-D named op
+// over a height of one, with the input and filter given a unit height
+// and the result's dropped, so the CPU target's im2col and kernel
+// library take it like any 2-D convolution.
+// CHECK-LABEL: func.func @conv_1d
+// CHECK-SAME: (%[[X:.+]]: tensor<2x8x16xf32>, %[[W:.+]]: tensor<4x8x3xf32>)
+// CHECK: %[[P:.+]] = tensor.pad %[[X]] low[0, 0, 1] high[0, 0, 1]
+// CHECK: %[[X4:.+]] = tensor.expand_shape %[[P]] {{\[\[}}0], [1], [2, 3]] output_shape [2, 8, 1, 18] : tensor<2x8x18xf32> into tensor<2x8x1x18xf32>
+// CHECK: %[[W4:.+]] = tensor.expand_shape %[[W]] {{\[\[}}0], [1], [2, 3]] output_shape [4, 8, 1, 3] : tensor<4x8x3xf32> into tensor<4x8x1x3xf32>
+// CHECK: %[[C:.+]] = linalg.conv_2d_nchw_fchw {dilations = dense<[1, 2]> : tensor<2xi64>, strides = dense<[1, 2]> : tensor<2xi64>} ins(%[[X4]], %[[W4]] : tensor<2x8x1x18xf32>, tensor<4x8x1x3xf32>) outs(%{{.+}} : tensor<2x4x1x7xf32>)
+// CHECK: %[[R:.+]] = tensor.collapse_shape %[[C]] {{\[\[}}0], [1], [2, 3]] : tensor<2x4x1x7xf32> into tensor<2x4x7xf32>
+// CHECK: return %[[R]]
+func.func @conv_1d(%x: tensor<2x8x16xf32>, %w: tensor<4x8x3xf32>) -> tensor<2x4x7xf32> {
+  %y = loom.conv %x, %w {strides = array<i64: 2>, pads = array<i64: 1, 1>, dilations = array<i64: 2>, group = 1 : i64} : (tensor<2x8x16xf32>, tensor<4x8x3xf32>) -> tensor<2x4x7xf32>
+  return %y : tensor<2x4x7xf32>
+}
+
+// -----
+
 // Grouped: the input channel of output channel m is
 // (m floordiv M/group) * C/group + c.
 // CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, (d1 floordiv 2) * 2 + d4, d2 + d5, d3 + d6)>

@@ -221,6 +221,14 @@ def LoomCPUIm2ColPass : Pass<"loom-cpu-im2col", "::mlir::func::FuncOp"> {
     `loom-cpu-vectorize-contractions` then tiles and vectorizes along the
     output positions. A 1x1 window with unit strides needs no copy: the
     input viewed as [N, C, H*W] is the column matrix.
+
+    With fewer output positions than `min-columns` (a deep layer's 2x2
+    map), the positions would leave the register tiles mostly empty, so
+    the product is taken the other way round: the windows are copied into
+    [N, OH*OW, C*KH*KW], multiplied by the filter transposed to
+    [C*KH*KW, F] (computed once when the filter is a constant), and the
+    [N, OH*OW, F] result is transposed back: the tiles' columns are the
+    output channels.
   }];
   let options = [
     Option<"minColumns", "min-columns", "int64_t", /*default=*/"16",
