@@ -117,6 +117,10 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm,
   LoomCPUParallelizeLoopsPassOptions loops;
   loops.parallelElements = options.parallelElements;
   pm.addNestedPass<func::FuncOp>(createLoomCPUParallelizeLoopsPass(loops));
+  // What is left of linalg (elementwise chains, normalizations, softmax,
+  // reductions) as vector pieces along the innermost loop, including the
+  // chunks just formed.
+  pm.addNestedPass<func::FuncOp>(createLoomCPUVectorizeElementwisePass());
   // Checks on the buffers as planned: scatter/gather element accesses,
   // views into the arena, and the shapes every linalg op assumes (the
   // loops it lowers to are then in bounds by construction).

@@ -403,6 +403,36 @@ def LoomCPUReportFailedChecksPass
                            "::mlir::func::FuncDialect"];
 }
 
+def LoomCPUVectorizeElementwisePass
+    : Pass<"loom-cpu-vectorize-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Elementwise and reduction generics as vector code along "
+                "their innermost loop";
+  let description = [{
+    Runs on bufferized code, after the contractions, copies and parallel
+    chunks are formed. A `linalg.generic` whose body is elementwise
+    arithmetic (ops with the elementwise-mappable traits, constants,
+    `linalg.index`) and whose operands either walk its innermost loop as
+    their last, contiguous index or do not depend on it, becomes loops
+    over the other loops and vector pieces of the innermost: full vectors
+    of the host's width, then halving pieces for a static remainder (a
+    one-element loop for a run-time one). Operands that do not walk the
+    innermost loop are loaded once per row and broadcast. When the
+    innermost loop is a reduction (each output `combiner(x, out)` with an
+    arith add, mul, min, max or bitwise combiner), the pieces accumulate
+    in a vector reduced once per output element: a sum's terms are then
+    added in another order than the scalar loop's.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
+           "Vector register width in bits (0: the host's)">
+  ];
+  let dependentDialects = ["::mlir::vector::VectorDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def LoomCPUVectorizeCopiesPass
     : Pass<"loom-cpu-vectorize-copies", "::mlir::func::FuncOp"> {
   let summary = "Copy rows of buffers with vector transfers";

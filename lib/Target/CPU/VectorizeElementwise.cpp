@@ -1,0 +1,551 @@
+//===- VectorizeElementwise.cpp - Elementwise and reduction ops as vectors ===//
+//
+// What loom-cpu-vectorize-contractions and loom-cpu-vectorize-copies leave
+// as linalg ops (elementwise chains, normalizations, softmax, reductions,
+// masks) would otherwise become scalar loops, and LLVM's loop vectorizer
+// rarely takes them: the arena's buffers are views of one allocation that
+// it cannot tell apart, a sum in order is not reassociable, and a value
+// read once per row is reloaded for every element. A LayerNorm's last
+// loop ran at 3 GB/s with one vsqrtss and one vdivss per element.
+//
+// Here each such op becomes loops over all but its innermost loop and, for
+// the innermost, vector pieces: each operand that walks it contiguously
+// is a vector transfer, each that does not is one scalar load broadcast
+// (hoisted out of the innermost loop by construction), and the body's
+// arithmetic is cloned on vectors. When the innermost loop is a reduction,
+// the pieces accumulate into a vector that is reduced once per output
+// element (sums change their order of addition; see docs/numerics.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Target/CPU/Passes.h"
+
+#include "HostVectors.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace loom::cpu {
+#define GEN_PASS_DEF_LOOMCPUVECTORIZEELEMENTWISEPASS
+#include "loom/Target/CPU/Passes.h.inc"
+} // namespace loom::cpu
+
+using namespace mlir;
+
+namespace loom::cpu {
+namespace {
+
+/// How an operand is read along the innermost loop.
+enum class Access {
+  /// Its last index is the innermost loop itself, over contiguous memory.
+  Contiguous,
+  /// The innermost loop does not appear in its indices.
+  Invariant,
+};
+
+/// The combining kind of a reduction body `out = combiner(x, out)`.
+std::optional<vector::CombiningKind> combiningKind(Operation *op) {
+  using Kind = vector::CombiningKind;
+  return llvm::TypeSwitch<Operation *, std::optional<Kind>>(op)
+      .Case<arith::AddFOp, arith::AddIOp>([](auto) { return Kind::ADD; })
+      .Case<arith::MulFOp, arith::MulIOp>([](auto) { return Kind::MUL; })
+      .Case<arith::MaximumFOp>([](auto) { return Kind::MAXIMUMF; })
+      .Case<arith::MinimumFOp>([](auto) { return Kind::MINIMUMF; })
+      .Case<arith::MaxNumFOp>([](auto) { return Kind::MAXNUMF; })
+      .Case<arith::MinNumFOp>([](auto) { return Kind::MINNUMF; })
+      .Case<arith::MaxSIOp>([](auto) { return Kind::MAXSI; })
+      .Case<arith::MinSIOp>([](auto) { return Kind::MINSI; })
+      .Case<arith::MaxUIOp>([](auto) { return Kind::MAXUI; })
+      .Case<arith::MinUIOp>([](auto) { return Kind::MINUI; })
+      .Case<arith::AndIOp>([](auto) { return Kind::AND; })
+      .Case<arith::OrIOp>([](auto) { return Kind::OR; })
+      .Case<arith::XOrIOp>([](auto) { return Kind::XOR; })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+/// One output of a reduction over the innermost loop: the body computes
+/// `combiner(partial, out)` with `partial` independent of `out`.
+struct Reduction {
+  Operation *combiner;
+  vector::CombiningKind kind;
+  /// The combiner's operand that is not the output's block argument.
+  Value partial;
+};
+
+/// An op this pass takes, with what it needs to emit it.
+struct Plan {
+  linalg::GenericOp op;
+  unsigned innermost;
+  bool reduces;
+  SmallVector<Access> access;
+  SmallVector<Reduction> reductions;
+  int64_t width;
+};
+
+bool contiguousInnermost(Value buffer) {
+  auto type = dyn_cast<MemRefType>(buffer.getType());
+  if (!type || type.getRank() == 0)
+    return false;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(type.getStridesAndOffset(strides, offset)) &&
+         strides.back() == 1;
+}
+
+bool isScalar(Type type) { return type.isIntOrIndexOrFloat(); }
+
+/// Arithmetic that has a vector form down to LLVM: arith, and the math
+/// ops with LLVM intrinsics (the others become libm calls, which the
+/// pipeline only makes of scalars).
+bool hasVectorForm(Operation *op) {
+  if (isa<arith::ArithDialect>(op->getDialect()))
+    return true;
+  return isa<math::AbsFOp, math::AbsIOp, math::CeilOp, math::CopySignOp,
+             math::CosOp, math::SinOp, math::ExpOp, math::Exp2Op, math::FloorOp,
+             math::FmaOp, math::LogOp, math::Log10Op, math::Log2Op,
+             math::PowFOp, math::RoundEvenOp, math::RoundOp, math::SqrtOp,
+             math::TruncOp, math::CountLeadingZerosOp,
+             math::CountTrailingZerosOp, math::CtPopOp>(op);
+}
+
+std::optional<Plan> planFor(linalg::GenericOp op, unsigned vectorBits) {
+  if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0 ||
+      op.getNumDpsInits() == 0)
+    return std::nullopt;
+  Plan plan;
+  plan.op = op;
+  plan.innermost = op.getNumLoops() - 1;
+  plan.reduces =
+      op.getIteratorTypesArray().back() == utils::IteratorType::reduction;
+  AffineExpr inner = getAffineDimExpr(plan.innermost, op.getContext());
+  unsigned widestBits = 8;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    // Booleans are bytes in memory but bits in a vector register: LLVM
+    // would load and store vectors of i1 packed.
+    if (!type || !isScalar(type.getElementType()) ||
+        type.getElementType().isInteger(1))
+      return std::nullopt;
+    if (!type.getElementType().isIndex())
+      widestBits =
+          std::max(widestBits, type.getElementType().getIntOrFloatBitWidth());
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    bool walks = map.isFunctionOfDim(plan.innermost);
+    if (!walks) {
+      plan.access.push_back(Access::Invariant);
+      continue;
+    }
+    // Walked: only as the last index, by itself, over contiguous memory.
+    if (map.getResults().back() != inner ||
+        llvm::any_of(
+            map.getResults().drop_back(),
+            [&](AffineExpr e) { return e.isFunctionOfDim(plan.innermost); }) ||
+        !contiguousInnermost(operand.get()))
+      return std::nullopt;
+    // An output written along a reduction loop is not a reduction.
+    if (plan.reduces && op.isDpsInit(&operand))
+      return std::nullopt;
+    plan.access.push_back(Access::Contiguous);
+  }
+  // Nothing walks the innermost loop: vectors would only repeat values.
+  if (!llvm::is_contained(plan.access, Access::Contiguous))
+    return std::nullopt;
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    // A parallel innermost loop that does not walk an output would write
+    // its element again and again.
+    if (!plan.reduces &&
+        plan.access[init.getOperandNumber()] == Access::Invariant)
+      return std::nullopt;
+    // An input that is an output's buffer is read at the elements written
+    // only (the rows' loads are hoisted above the writes).
+    for (OpOperand *input : op.getDpsInputOperands())
+      if (input->get() == init.get() &&
+          op.getMatchingIndexingMap(input) != op.getMatchingIndexingMap(&init))
+        return std::nullopt;
+  }
+  // The body: arithmetic on scalars that maps elementwise onto vectors,
+  // constants and loop indices.
+  Block *body = op.getBody();
+  for (Operation &inner : body->without_terminator()) {
+    if (isa<arith::ConstantOp, linalg::IndexOp>(inner))
+      continue;
+    if (!OpTrait::hasElementwiseMappableTraits(&inner) ||
+        !hasVectorForm(&inner) || inner.getNumRegions() != 0 ||
+        !llvm::all_of(inner.getResultTypes(), isScalar) ||
+        !llvm::all_of(inner.getOperandTypes(), isScalar))
+      return std::nullopt;
+    for (Type type : inner.getResultTypes())
+      if (!type.isIndex())
+        widestBits = std::max(widestBits, type.getIntOrFloatBitWidth());
+  }
+  if (plan.reduces) {
+    // Each output: yield(combiner(partial, out)), the output's argument
+    // used by the combiner alone.
+    auto yield = cast<linalg::YieldOp>(body->getTerminator());
+    for (OpOperand &init : op.getDpsInitsMutable()) {
+      BlockArgument out = op.getMatchingBlockArgument(&init);
+      Value yielded =
+          yield.getOperand(init.getOperandNumber() - op.getNumDpsInputs());
+      Operation *combiner = yielded.getDefiningOp();
+      if (!combiner || combiner->getBlock() != body ||
+          combiner->getNumOperands() != 2 || !out.hasOneUse() ||
+          out.getUses().begin()->getOwner() != combiner)
+        return std::nullopt;
+      std::optional<vector::CombiningKind> kind = combiningKind(combiner);
+      if (!kind || !combiner->hasOneUse())
+        return std::nullopt;
+      Value partial = combiner->getOperand(0) == out ? combiner->getOperand(1)
+                                                     : combiner->getOperand(0);
+      if (partial == out)
+        return std::nullopt;
+      plan.reductions.push_back({combiner, *kind, partial});
+    }
+  }
+  plan.width = std::max<int64_t>(1, vectorBits / widestBits);
+  return plan;
+}
+
+/// The neutral element of `kind` for `type` (a vector's element type).
+TypedAttr neutralElement(vector::CombiningKind kind, Type type) {
+  using Kind = vector::CombiningKind;
+  if (auto floatType = dyn_cast<FloatType>(type)) {
+    const llvm::fltSemantics &semantics = floatType.getFloatSemantics();
+    switch (kind) {
+    case Kind::ADD:
+      return FloatAttr::get(type, 0.0);
+    case Kind::MUL:
+      return FloatAttr::get(type, 1.0);
+    case Kind::MAXIMUMF:
+    case Kind::MAXNUMF:
+      return FloatAttr::get(
+          type, llvm::APFloat::getInf(semantics, /*Negative=*/true));
+    case Kind::MINIMUMF:
+    case Kind::MINNUMF:
+      return FloatAttr::get(type, llvm::APFloat::getInf(semantics));
+    default:
+      return {};
+    }
+  }
+  unsigned bits = type.getIntOrFloatBitWidth();
+  switch (kind) {
+  case Kind::ADD:
+  case Kind::OR:
+  case Kind::XOR:
+  case Kind::MAXUI:
+    return IntegerAttr::get(type, 0);
+  case Kind::MUL:
+    return IntegerAttr::get(type, 1);
+  case Kind::AND:
+  case Kind::MINUI:
+    return IntegerAttr::get(type, llvm::APInt::getAllOnes(bits));
+  case Kind::MAXSI:
+    return IntegerAttr::get(type, llvm::APInt::getSignedMinValue(bits));
+  case Kind::MINSI:
+    return IntegerAttr::get(type, llvm::APInt::getSignedMaxValue(bits));
+  default:
+    return {};
+  }
+}
+
+/// Emits one plan: loops over the outer loops, vector pieces of the
+/// innermost.
+class Emitter {
+public:
+  Emitter(const Plan &plan, OpBuilder &b)
+      : plan(plan), op(plan.op), loc(op.getLoc()), b(b), ivs(op.getNumLoops()) {
+  }
+
+  void emit() {
+    ranges = cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc);
+    outerLoops(0);
+  }
+
+private:
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+
+  void outerLoops(unsigned dim) {
+    if (dim == plan.innermost)
+      return innermostLoop();
+    Value size = getValueOrCreateConstantIndexOp(b, loc, ranges[dim].size);
+    auto loop = scf::ForOp::create(b, loc, index(0), size, index(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    ivs[dim] = loop.getInductionVar();
+    outerLoops(dim + 1);
+  }
+
+  /// Pieces of `width` elements from `lo` to `hi` (multiples of it).
+  void pieces(Value lo, Value hi, int64_t width, bool oneStep) {
+    if (oneStep) {
+      ivs[plan.innermost] = lo;
+      piece(width);
+      return;
+    }
+    auto loop = scf::ForOp::create(b, loc, lo, hi, index(width), accumulators);
+    OpBuilder::InsertionGuard guard(b);
+    ivs[plan.innermost] = loop.getInductionVar();
+    if (accumulators.empty()) {
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+      piece(width);
+      return;
+    }
+    b.setInsertionPointToStart(loop.getBody());
+    accumulators.assign(loop.getRegionIterArgs().begin(),
+                        loop.getRegionIterArgs().end());
+    piece(width);
+    scf::YieldOp::create(b, loc, accumulators);
+    b.setInsertionPointAfter(loop);
+    accumulators.assign(loop.getResults().begin(), loop.getResults().end());
+  }
+
+  void innermostLoop() {
+    // Operands the innermost loop does not walk: one load per row, before
+    // its pieces (an index into them may use any value of the innermost
+    // loop's variable).
+    ivs[plan.innermost] = index(0);
+    invariantScalars.clear();
+    for (OpOperand &operand : op->getOpOperands()) {
+      BlockArgument arg = op.getMatchingBlockArgument(&operand);
+      if (plan.access[operand.getOperandNumber()] != Access::Invariant ||
+          arg.use_empty() || (plan.reduces && op.isDpsInit(&operand)))
+        continue;
+      invariantScalars[operand.getOperandNumber()] = memref::LoadOp::create(
+          b, loc, operand.get(), operandIndices(&operand));
+    }
+    OpFoldResult size = ranges[plan.innermost].size;
+    std::optional<int64_t> staticSize = getConstantIntValue(size);
+    // Reductions: one vector accumulator per output, full pieces only;
+    // the remainder is added after the horizontal reduction.
+    accumulators.clear();
+    if (plan.reduces)
+      for (const Reduction &r : plan.reductions) {
+        Type element = r.partial.getType();
+        auto type = VectorType::get({plan.width}, element);
+        accumulators.push_back(arith::ConstantOp::create(
+            b, loc, type,
+            SplatElementsAttr::get(type, neutralElement(r.kind, element))));
+      }
+    Value full;
+    if (staticSize) {
+      int64_t fullSize = *staticSize / plan.width * plan.width;
+      if (fullSize > 0)
+        pieces(index(0), index(fullSize), plan.width, fullSize == plan.width);
+      full = index(fullSize);
+      if (plan.reduces)
+        reduceAccumulators();
+      // The remainder as halving pieces.
+      int64_t start = fullSize;
+      for (int64_t w = plan.width / 2; w >= 1; w /= 2) {
+        int64_t end = start + (*staticSize - start) / w * w;
+        if (end > start)
+          pieces(index(start), index(end), w, end - start == w);
+        start = end;
+      }
+    } else {
+      Value n = getValueOrCreateConstantIndexOp(b, loc, size);
+      Value width = index(plan.width);
+      full = arith::MulIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, n, width), width);
+      pieces(index(0), full, plan.width, false);
+      if (plan.reduces)
+        reduceAccumulators();
+      pieces(full, n, 1, false);
+    }
+    if (plan.reduces) {
+      ivs[plan.innermost] = index(0);
+      storeReductions();
+    }
+  }
+
+  /// The vector accumulators reduced to scalars; the remainder pieces
+  /// combine into those.
+  void reduceAccumulators() {
+    for (auto [i, r] : llvm::enumerate(plan.reductions)) {
+      Value scalar =
+          vector::ReductionOp::create(b, loc, r.kind, accumulators[i]);
+      // Carried as a one-element vector, like the remainder's pieces.
+      accumulators[i] = vector::BroadcastOp::create(
+          b, loc, VectorType::get({1}, scalar.getType()), scalar);
+    }
+  }
+
+  /// out = combiner(partial sum, out) for each output.
+  void storeReductions() {
+    for (auto [i, r] : llvm::enumerate(plan.reductions)) {
+      OpOperand *init = op.getDpsInitOperand(i);
+      SmallVector<Value> indices = operandIndices(init);
+      Value old = memref::LoadOp::create(b, loc, init->get(), indices);
+      Value partial = vector::ExtractOp::create(b, loc, accumulators[i],
+                                                ArrayRef<int64_t>{0});
+      IRMapping mapping;
+      BlockArgument out = op.getMatchingBlockArgument(init);
+      Value first = r.combiner->getOperand(0) == out ? old : partial;
+      Value second = r.combiner->getOperand(0) == out ? partial : old;
+      OperationState state(loc, r.combiner->getName());
+      state.addOperands({first, second});
+      state.addTypes(old.getType());
+      state.addAttributes(r.combiner->getAttrs());
+      Value combined = b.create(state)->getResult(0);
+      memref::StoreOp::create(b, loc, combined, init->get(), indices);
+    }
+  }
+
+  SmallVector<Value> operandIndices(OpOperand *operand) {
+    AffineMap map = op.getMatchingIndexingMap(operand);
+    SmallVector<Value> indices;
+    for (unsigned i = 0; i < map.getNumResults(); ++i)
+      indices.push_back(
+          affine::AffineApplyOp::create(b, loc, map.getSubMap({i}), ivs));
+    return indices;
+  }
+
+  /// One piece of `width` elements at ivs[innermost].
+  void piece(int64_t width) {
+    Block *body = op.getBody();
+    IRMapping mapping;
+    auto vectorOf = [&](Type type) { return VectorType::get({width}, type); };
+    // Reductions' pieces narrower than the accumulators (remainders)
+    // are reduced right away and combined into the running scalars.
+    for (OpOperand &operand : op->getOpOperands()) {
+      BlockArgument arg = op.getMatchingBlockArgument(&operand);
+      if (arg.use_empty() || (plan.reduces && op.isDpsInit(&operand)))
+        continue;
+      Type element = arg.getType();
+      Value value;
+      if (plan.access[operand.getOperandNumber()] == Access::Contiguous) {
+        SmallVector<Value> indices = operandIndices(&operand);
+        AffineMap minor =
+            AffineMap::getMinorIdentityMap(indices.size(), 1, b.getContext());
+        value = vector::TransferReadOp::create(
+            b, loc, vectorOf(element), operand.get(), indices,
+            /*padding=*/std::nullopt, minor, ArrayRef<bool>{true});
+      } else {
+        value = vector::BroadcastOp::create(
+            b, loc, vectorOf(element),
+            invariantScalars.lookup(operand.getOperandNumber()));
+      }
+      mapping.map(arg, value);
+    }
+    for (Operation &inner : body->without_terminator()) {
+      if (auto constant = dyn_cast<arith::ConstantOp>(inner)) {
+        auto type = vectorOf(constant.getType());
+        mapping.map(constant.getResult(),
+                    arith::ConstantOp::create(
+                        b, loc, type,
+                        SplatElementsAttr::get(type, constant.getValue())));
+        continue;
+      }
+      if (auto indexOp = dyn_cast<linalg::IndexOp>(inner)) {
+        Value base = ivs[indexOp.getDim()];
+        Value vector = vector::BroadcastOp::create(
+            b, loc, vectorOf(b.getIndexType()), base);
+        if (indexOp.getDim() == plan.innermost)
+          vector = arith::AddIOp::create(
+              b, loc, vector,
+              vector::StepOp::create(b, loc, vectorOf(b.getIndexType())));
+        mapping.map(indexOp.getResult(), vector);
+        continue;
+      }
+      if (plan.reduces &&
+          llvm::any_of(plan.reductions, [&](const Reduction &r) {
+            return r.combiner == &inner;
+          }))
+        continue;
+      SmallVector<Value> operands;
+      for (Value operand : inner.getOperands()) {
+        if (Value mapped = mapping.lookupOrNull(operand)) {
+          operands.push_back(mapped);
+          continue;
+        }
+        // Defined above the op: the same scalar in every lane.
+        operands.push_back(vector::BroadcastOp::create(
+            b, loc, vectorOf(operand.getType()), operand));
+      }
+      OperationState state(loc, inner.getName());
+      state.addOperands(operands);
+      for (Type type : inner.getResultTypes())
+        state.addTypes(vectorOf(type));
+      state.addAttributes(inner.getAttrs());
+      Operation *vectorOp = b.create(state);
+      mapping.map(inner.getResults(), vectorOp->getResults());
+    }
+    auto valueOf = [&](Value scalar) -> Value {
+      if (Value mapped = mapping.lookupOrNull(scalar))
+        return mapped;
+      return vector::BroadcastOp::create(b, loc, vectorOf(scalar.getType()),
+                                         scalar);
+    };
+    if (plan.reduces) {
+      for (auto [i, r] : llvm::enumerate(plan.reductions)) {
+        Value partial = valueOf(r.partial);
+        auto accumulatorType = cast<VectorType>(accumulators[i].getType());
+        if (accumulatorType.getDimSize(0) != width) {
+          // A remainder piece: its own sum, into the scalar carried as
+          // vector<1>.
+          Value scalar = vector::ReductionOp::create(b, loc, r.kind, partial);
+          partial =
+              vector::BroadcastOp::create(b, loc, accumulatorType, scalar);
+        }
+        OperationState state(loc, r.combiner->getName());
+        state.addOperands({accumulators[i], partial});
+        state.addTypes(accumulatorType);
+        state.addAttributes(r.combiner->getAttrs());
+        accumulators[i] = b.create(state)->getResult(0);
+      }
+      return;
+    }
+    auto yield = cast<linalg::YieldOp>(body->getTerminator());
+    for (OpOperand &init : op.getDpsInitsMutable()) {
+      Value result = valueOf(
+          yield.getOperand(init.getOperandNumber() - op.getNumDpsInputs()));
+      vector::TransferWriteOp::create(b, loc, result, init.get(),
+                                      operandIndices(&init),
+                                      ArrayRef<bool>{true});
+    }
+  }
+
+  const Plan &plan;
+  linalg::GenericOp op;
+  Location loc;
+  OpBuilder &b;
+  SmallVector<Range> ranges;
+  SmallVector<Value> ivs;
+  SmallVector<Value> accumulators;
+  /// Per operand number: the scalar of an operand the innermost loop does
+  /// not walk, loaded once per row.
+  llvm::DenseMap<unsigned, Value> invariantScalars;
+};
+
+class LoomCPUVectorizeElementwisePass
+    : public impl::LoomCPUVectorizeElementwisePassBase<
+          LoomCPUVectorizeElementwisePass> {
+public:
+  using LoomCPUVectorizeElementwisePassBase::
+      LoomCPUVectorizeElementwisePassBase;
+
+  void runOnOperation() override {
+    unsigned bits =
+        vectorBits ? unsigned(vectorBits) : hostVectorRegisters().first;
+    SmallVector<Plan> plans;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (std::optional<Plan> plan = planFor(op, bits))
+        plans.push_back(*plan);
+    });
+    IRRewriter rewriter(&getContext());
+    for (const Plan &plan : plans) {
+      rewriter.setInsertionPoint(plan.op);
+      Emitter(plan, rewriter).emit();
+      rewriter.eraseOp(plan.op);
+    }
+  }
+};
+
+} // namespace
+} // namespace loom::cpu

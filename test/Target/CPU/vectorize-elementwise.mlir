@@ -1,0 +1,137 @@
+// RUN: loom-opt %s --split-input-file --loom-cpu-vectorize-elementwise=vector-bits=512 --canonicalize --cse | FileCheck %s
+
+// LayerNorm's last step on [2, 16, 64]: loops over the rows, and the
+// 64 columns as 4 vectors of 16. The per-row mean and variance (which do
+// not walk the innermost loop) are loaded once per row, before the
+// column loop, and broadcast; gamma walks it contiguously.
+// CHECK-LABEL: func.func @normalize
+// CHECK: scf.for %[[I:.+]] = %c0 to %c2 step %c1
+// CHECK-NEXT: scf.for %[[J:.+]] = %c0 to %c16 step %c1
+// CHECK-NEXT: %[[MEAN:.+]] = memref.load %arg1[%[[I]], %[[J]], %c0] : memref<2x16x1xf32>
+// CHECK-NEXT: %[[VAR:.+]] = memref.load %arg2[%[[I]], %[[J]], %c0] : memref<2x16x1xf32>
+// CHECK-NEXT: scf.for %[[K:.+]] = %c0 to %c64 step %c16
+// CHECK-NEXT: %[[X:.+]] = vector.transfer_read %arg0[%[[I]], %[[J]], %[[K]]], %{{.+}} {in_bounds = [true]} : memref<2x16x64xf32>, vector<16xf32>
+// CHECK-NEXT: %[[M:.+]] = vector.broadcast %[[MEAN]] : f32 to vector<16xf32>
+// CHECK-NEXT: %[[V:.+]] = vector.broadcast %[[VAR]] : f32 to vector<16xf32>
+// CHECK-NEXT: %[[G:.+]] = vector.transfer_read %arg3[%[[K]]], %{{.+}} {in_bounds = [true]} : memref<64xf32>, vector<16xf32>
+// CHECK-NEXT: %[[D:.+]] = arith.subf %[[X]], %[[M]] : vector<16xf32>
+// CHECK-NEXT: %[[VE:.+]] = arith.addf %[[V]], %{{.+}} : vector<16xf32>
+// CHECK-NEXT: %[[S:.+]] = math.sqrt %[[VE]] : vector<16xf32>
+// CHECK-NEXT: %[[N:.+]] = arith.divf %[[D]], %[[S]] : vector<16xf32>
+// CHECK-NEXT: %[[R:.+]] = arith.mulf %[[N]], %[[G]] : vector<16xf32>
+// CHECK-NEXT: vector.transfer_write %[[R]], %arg4[%[[I]], %[[J]], %[[K]]] {in_bounds = [true]} : vector<16xf32>, memref<2x16x64xf32>
+// CHECK-NOT: linalg.generic
+func.func @normalize(%x: memref<2x16x64xf32>, %mean: memref<2x16x1xf32>, %var: memref<2x16x1xf32>, %gamma: memref<64xf32>, %out: memref<2x16x64xf32>) {
+  %eps = arith.constant 1.0e-5 : f32
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, 0)>, affine_map<(d0, d1, d2) -> (d0, d1, 0)>, affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %mean, %var, %gamma : memref<2x16x64xf32>, memref<2x16x1xf32>, memref<2x16x1xf32>, memref<64xf32>) outs(%out : memref<2x16x64xf32>) {
+  ^bb0(%a: f32, %m: f32, %v: f32, %g: f32, %o: f32):
+    %d = arith.subf %a, %m : f32
+    %ve = arith.addf %v, %eps : f32
+    %s = math.sqrt %ve : f32
+    %n = arith.divf %d, %s : f32
+    %r = arith.mulf %n, %g : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A row sum over an innermost reduction of 37: two vectors of 16 into a
+// vector accumulator (from zeros), reduced once; then the remainder of 5
+// as pieces of 4 and 1, each reduced and added; then the output's old
+// value is added and stored.
+// CHECK-LABEL: func.func @row_sum
+// CHECK-DAG: %[[ZERO:.+]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK: scf.for %[[I:.+]] = %c0 to %c3 step %c1
+// CHECK-NEXT: %[[ACC:.+]] = scf.for %[[K:.+]] = %c0 to %c32 step %c16 iter_args(%[[A:.+]] = %[[ZERO]]) -> (vector<16xf32>)
+// CHECK-NEXT: %[[X:.+]] = vector.transfer_read %arg0[%[[I]], %[[K]]], %{{.+}} {in_bounds = [true]} : memref<3x37xf32>, vector<16xf32>
+// CHECK-NEXT: %[[S:.+]] = arith.addf %[[A]], %[[X]] : vector<16xf32>
+// CHECK-NEXT: scf.yield %[[S]]
+// CHECK: %[[R:.+]] = vector.reduction <add>, %[[ACC]] : vector<16xf32> into f32
+// CHECK: %[[X4:.+]] = vector.transfer_read %arg0[%[[I]], %c32], %{{.+}} : memref<3x37xf32>, vector<4xf32>
+// CHECK: vector.reduction <add>, %[[X4]] : vector<4xf32> into f32
+// CHECK: vector.transfer_read %arg0[%[[I]], %c36], %{{.+}} : memref<3x37xf32>, vector<1xf32>
+// CHECK: %[[OLD:.+]] = memref.load %arg1[%[[I]]]
+// CHECK: %[[SUM:.+]] = vector.extract
+// CHECK: %[[NEW:.+]] = arith.addf %[[SUM]], %[[OLD]] : f32
+// CHECK: memref.store %[[NEW]], %arg1[%[[I]]]
+func.func @row_sum(%x: memref<3x37xf32>, %out: memref<3xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<3x37xf32>) outs(%out : memref<3xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A row maximum starts from -inf.
+// CHECK-LABEL: func.func @row_max
+// CHECK: arith.constant dense<0xFF800000> : vector<16xf32>
+// CHECK: arith.maximumf {{.*}} : vector<16xf32>
+// CHECK: vector.reduction <maximumf>
+func.func @row_max(%x: memref<4x32xf32>, %out: memref<4xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<4x32xf32>) outs(%out : memref<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %o : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// Run-time rows (a parallel chunk, or a symbolic batch) and a run-time
+// innermost size: full vectors up to the last multiple of 16, then one
+// element at a time. linalg.index of the innermost loop is the lane's
+// position.
+// CHECK-LABEL: func.func @run_time
+// CHECK: %[[N:.+]] = memref.dim %arg0, %c1
+// CHECK: %[[FULL:.+]] = arith.muli
+// CHECK: scf.for %[[J:.+]] = %c0 to %[[FULL]] step %c16
+// CHECK: %[[BASE:.+]] = vector.broadcast %[[J]] : index to vector<16xindex>
+// CHECK: %[[STEP:.+]] = vector.step : vector<16xindex>
+// CHECK: arith.addi %[[BASE]], %[[STEP]] : vector<16xindex>
+// CHECK: scf.for %{{.+}} = %[[FULL]] to %[[N]] step %c1
+// CHECK: vector.transfer_read {{.*}} vector<1xf32>
+func.func @run_time(%x: memref<?x?xf32>, %out: memref<?x?xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<?x?xf32>) outs(%out : memref<?x?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %j = linalg.index 1 : index
+    %ji = arith.index_cast %j : index to i32
+    %jf = arith.sitofp %ji : i32 to f32
+    %s = arith.addf %a, %jf : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Not taken: a transposed read (the innermost loop is not the input's last
+// index), booleans in memory (vectors of i1 are bit-packed), and a body
+// that loads from memory.
+// CHECK-LABEL: func.func @not_taken
+// CHECK-COUNT-3: linalg.generic
+func.func @not_taken(%x: memref<8x16xf32>, %y: memref<16x8xf32>, %b: memref<16x8xi1>, %t: memref<4xf32>, %z: memref<16x8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<8x16xf32>) outs(%y : memref<16x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%y : memref<16x8xf32>) outs(%b : memref<16x8xi1>) {
+  ^bb0(%a: f32, %o: i1):
+    %zero = arith.constant 0.0 : f32
+    %c = arith.cmpf ogt, %a, %zero : f32
+    linalg.yield %c : i1
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%y : memref<16x8xf32>) outs(%z : memref<16x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %c0 = arith.constant 0 : index
+    %v = memref.load %t[%c0] : memref<4xf32>
+    %s = arith.addf %a, %v : f32
+    linalg.yield %s : f32
+  }
+  return
+}
