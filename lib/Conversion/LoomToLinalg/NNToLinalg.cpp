@@ -1567,11 +1567,81 @@ public:
                                                    mask, type, element, scale));
       return success();
     }
-    // scores[b, h, s, t] = sum_d q[b, h, s, d] * k[b, h/g, t, d]
+    // scores[b, h, s, t] = sum_d q[b, h, s, d] * k[b, h/g, t, d], taken as
+    // a batched product with K transposed ([B, Hkv, D, T], contiguous
+    // along the scores' columns) and, with grouped query heads, the g
+    // heads sharing a key head stacked as rows ([B, Hkv, g*S, D]): both
+    // products are then plain batched matrix products, which the CPU
+    // target register-tiles (with K read along D they were loops at a
+    // few GFLOP/s). Stacking needs S known at compile time.
     auto scoreType = RankedTensorType::get({batch, heads, s, t}, element);
-    Value scores =
-        contract(q, k, scoreType, {dim(0), dim(1), dim(2), dim(4)},
-                 {dim(0), kvHead, dim(3), dim(4)}, sizesOf(scoreType, q, k, 2));
+    bool stackHeads =
+        group > 1 && !ShapedType::isDynamic(s) && !type.isDynamicDim(3);
+    int64_t kvHeads = kShape[1];
+    Value keysT;
+    {
+      SmallVector<Value> sizes;
+      if (ShapedType::isDynamic(batch))
+        sizes.push_back(tensor::DimOp::create(rewriter, loc, k, 0));
+      if (ShapedType::isDynamic(d))
+        sizes.push_back(tensor::DimOp::create(rewriter, loc, k, 3));
+      if (ShapedType::isDynamic(t))
+        sizes.push_back(tensor::DimOp::create(rewriter, loc, k, 2));
+      auto kType = cast<RankedTensorType>(k.getType());
+      Value init = tensor::EmptyOp::create(
+          rewriter, loc,
+          RankedTensorType::get({batch, kvHeads, d, t}, kType.getElementType()),
+          sizes);
+      keysT = linalg::TransposeOp::create(rewriter, loc, k, init,
+                                          ArrayRef<int64_t>{0, 1, 3, 2})
+                  .getResult()[0];
+    }
+    // [B, H, R, C] <-> [B, Hkv, g*R, C] (R static).
+    auto stacked = [&](Value x) {
+      auto xType = cast<RankedTensorType>(x.getType());
+      ArrayRef<int64_t> shape = xType.getShape();
+      auto split =
+          RankedTensorType::get({shape[0], kvHeads, group, shape[2], shape[3]},
+                                xType.getElementType());
+      Value five = tensor::ExpandShapeOp::create(
+          rewriter, loc, split, x,
+          SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+      return tensor::CollapseShapeOp::create(
+                 rewriter, loc, five,
+                 SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}})
+          .getResult();
+    };
+    auto unstacked = [&](Value x, int64_t rows) {
+      auto xType = cast<RankedTensorType>(x.getType());
+      ArrayRef<int64_t> shape = xType.getShape();
+      auto split = RankedTensorType::get(
+          {shape[0], kvHeads, group, rows, shape[3]}, xType.getElementType());
+      Value five = tensor::ExpandShapeOp::create(
+          rewriter, loc, split, x,
+          SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
+      return tensor::CollapseShapeOp::create(
+                 rewriter, loc, five,
+                 SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}})
+          .getResult();
+    };
+    Value scores;
+    if (stackHeads) {
+      auto stackedType =
+          RankedTensorType::get({batch, kvHeads, group * s, t}, element);
+      SmallVector<Value> sizes;
+      if (ShapedType::isDynamic(batch))
+        sizes.push_back(tensor::DimOp::create(rewriter, loc, q, 0));
+      if (ShapedType::isDynamic(t))
+        sizes.push_back(tensor::DimOp::create(rewriter, loc, k, 2));
+      scores = unstacked(contract(stacked(q), keysT, stackedType,
+                                  {dim(0), dim(1), dim(2), dim(4)},
+                                  {dim(0), dim(1), dim(4), dim(3)}, sizes),
+                         s);
+    } else {
+      scores = contract(q, keysT, scoreType, {dim(0), dim(1), dim(2), dim(4)},
+                        {dim(0), kvHead, dim(4), dim(3)},
+                        sizesOf(scoreType, q, k, 2));
+    }
     bool causal = op.getIsCausal();
     SmallVector<Value> maskInputs{scores};
     if (adaptor.getMask())
@@ -1621,9 +1691,23 @@ public:
     // out[b, h, s, e] = sum_t p[b, h, s, t] * v[b, h/g, t, e]
     auto accumulatedType = RankedTensorType::get(type.getShape(), element);
     SmallVector<Value> outSizes = sizesOf(type, q, v, 3);
-    Value out = contract(probabilities, v, accumulatedType,
-                         {dim(0), dim(1), dim(2), dim(4)},
-                         {dim(0), kvHead, dim(4), dim(3)}, outSizes);
+    Value out;
+    if (stackHeads) {
+      int64_t dv = type.getDimSize(3);
+      auto stackedType =
+          RankedTensorType::get({batch, kvHeads, group * s, dv}, element);
+      SmallVector<Value> sizes;
+      if (ShapedType::isDynamic(batch))
+        sizes.push_back(tensor::DimOp::create(rewriter, loc, q, 0));
+      out = unstacked(contract(stacked(probabilities), v, stackedType,
+                               {dim(0), dim(1), dim(2), dim(4)},
+                               {dim(0), dim(1), dim(4), dim(3)}, sizes),
+                      s);
+    } else {
+      out = contract(probabilities, v, accumulatedType,
+                     {dim(0), dim(1), dim(2), dim(4)},
+                     {dim(0), kvHead, dim(4), dim(3)}, outSizes);
+    }
     if (element != resultElement)
       out = buildElementwise(
           rewriter, loc, type, ValueRange{out},

@@ -1,14 +1,21 @@
 // RUN: loom-opt %s --split-input-file --convert-loom-to-linalg | FileCheck %s
 
-// Grouped-query attention (8 query heads over 2 key/value heads): K and V
-// are indexed with h floordiv 4; scores are scaled by 1/sqrt(64) and
-// causally masked with -inf before a softmax over the keys.
+// Grouped-query attention (8 query heads over 2 key/value heads): K is
+// transposed once to [B, Hkv, D, T] and the 4 query heads sharing a key
+// head are stacked as rows ([1, 2, 64, 64]), so the scores and the
+// weighted values are plain batched matrix products (the CPU target
+// register-tiles them); scores are scaled by 1/sqrt(64) and causally
+// masked with -inf before a softmax over the keys.
 // CHECK-DAG: #[[Q:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
-// CHECK-DAG: #[[K:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 floordiv 4, d3, d4)>
-// CHECK-DAG: #[[V:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 floordiv 4, d4, d3)>
+// CHECK-DAG: #[[KT:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>
 // CHECK-LABEL: func.func @attention
 // CHECK-SAME: (%[[QA:.+]]: tensor<1x8x16x64xf32>, %[[KA:.+]]: tensor<1x2x16x64xf32>, %[[VA:.+]]: tensor<1x2x16x64xf32>)
-// CHECK: %[[S:.+]] = linalg.generic {indexing_maps = [#[[Q]], #[[K]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[QA]], %[[KA]] : {{.+}}) outs(%{{.+}} : tensor<1x8x16x16xf32>)
+// CHECK: %[[KTA:.+]] = linalg.transpose ins(%[[KA]] : tensor<1x2x16x64xf32>) outs(%{{.+}} : tensor<1x2x64x16xf32>) permutation = [0, 1, 3, 2]
+// CHECK: %[[QX:.+]] = tensor.expand_shape %[[QA]] {{\[\[}}0], [1, 2], [3], [4]] output_shape [1, 2, 4, 16, 64]
+// CHECK: %[[QS:.+]] = tensor.collapse_shape %[[QX]] {{\[\[}}0], [1], [2, 3], [4]] : tensor<1x2x4x16x64xf32> into tensor<1x2x64x64xf32>
+// CHECK: %[[SS:.+]] = linalg.generic {indexing_maps = [#[[Q]], #[[KT]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[QS]], %[[KTA]] : {{.+}}) outs(%{{.+}} : tensor<1x2x64x16xf32>)
+// CHECK: %[[SX:.+]] = tensor.expand_shape %[[SS]] {{\[\[}}0], [1], [2, 3], [4]] output_shape [1, 2, 4, 16, 16]
+// CHECK: %[[S:.+]] = tensor.collapse_shape %[[SX]] {{\[\[}}0], [1, 2], [3], [4]] : tensor<1x2x4x16x16xf32> into tensor<1x8x16x16xf32>
 // CHECK: %[[M:.+]] = linalg.generic {{.+}} ins(%[[S]] : tensor<1x8x16x16xf32>)
 // CHECK: ^bb0(%[[SV:.+]]: f32, %{{.+}}: f32):
 // CHECK: %[[SCALE:.+]] = arith.constant 1.250000e-01 : f32
@@ -25,7 +32,11 @@
 // CHECK: arith.addf
 // CHECK: %[[P:.+]] = linalg.generic
 // CHECK: arith.divf
-// CHECK: %[[O:.+]] = linalg.generic {indexing_maps = [#{{.+}}, #[[V]], #{{.+}}], {{.+}} ins(%[[P]], %[[VA]] : {{.+}}) outs(%{{.+}} : tensor<1x8x16x64xf32>)
+// CHECK: %[[PX:.+]] = tensor.expand_shape %[[P]]
+// CHECK: %[[PS:.+]] = tensor.collapse_shape %[[PX]] {{.+}} into tensor<1x2x64x16xf32>
+// CHECK: %[[OS:.+]] = linalg.generic {indexing_maps = [#[[Q]], #[[KT]], #{{.+}}], {{.+}} ins(%[[PS]], %[[VA]] : {{.+}}) outs(%{{.+}} : tensor<1x2x64x64xf32>)
+// CHECK: %[[OX:.+]] = tensor.expand_shape %[[OS]]
+// CHECK: %[[O:.+]] = tensor.collapse_shape %[[OX]] {{.+}} into tensor<1x8x16x64xf32>
 // CHECK: return %[[O]]
 func.func @attention(%q: tensor<1x8x16x64xf32>, %k: tensor<1x2x16x64xf32>, %v: tensor<1x2x16x64xf32>) -> tensor<1x8x16x64xf32> {
   %o = loom.attention %q, %k, %v {is_causal = true} : (tensor<1x8x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>) -> tensor<1x8x16x64xf32>
@@ -85,7 +96,8 @@ func.func @rotary_interleaved(%x: tensor<1x2x4x8xf32>, %c: tensor<4x4xf32>, %s: 
 // f16 attention: scores, softmax and the product with the values in f32,
 // rounded to f16 once at the end.
 // CHECK-LABEL: func.func @attention_f16
-// CHECK: linalg.generic {{.+}} ins(%arg0, %arg1 : tensor<1x2x4x8xf16>, tensor<1x2x4x8xf16>) outs(%{{.+}} : tensor<1x2x4x4xf32>)
+// CHECK: %[[KT16:.+]] = linalg.transpose ins(%arg1 : tensor<1x2x4x8xf16>)
+// CHECK: linalg.generic {{.+}} ins(%arg0, %[[KT16]] : tensor<1x2x4x8xf16>, tensor<1x2x8x4xf16>) outs(%{{.+}} : tensor<1x2x4x4xf32>)
 // CHECK-NOT: tensor<1x2x4x4xf16>
 // CHECK: ins(%{{.+}}, %arg2 : tensor<1x2x4x4xf32>, tensor<1x2x4x8xf16>) outs(%{{.+}} : tensor<1x2x4x8xf32>)
 // CHECK: arith.truncf %{{.+}} : f32 to f16
