@@ -5,9 +5,13 @@ For each fixture: loomc compiles it into an engine, `loom-run --benchmark`
 times the engine, and onnxruntime (CPUExecutionProvider) times the ONNX
 model on the same input in this process, with the same number of threads
 (--threads: loom-run --num-threads and onnxruntime's intra-op threads; one
-by default), and the ratio is printed. --loomc-arg passes a flag to loomc
-(e.g. --loomc-arg=--conv-library=none to time generated convolutions
-instead of oneDNN's). Figures only: nothing passes or fails on time.
+by default; --threads 1,2 times each engine at both counts), and the
+speedup onnxruntime / Loom is printed (> 1: Loom faster). --rounds N
+alternates the two N times and keeps each one's fastest median.
+--loomc-arg passes a flag to loomc (e.g. --loomc-arg=--conv-library=none
+to time generated convolutions instead of oneDNN's). --models corpus
+runs every model of the real-model corpus without a symbolic input.
+Figures only: nothing passes or fails on time.
 
 usage (an interpreter with onnxruntime and numpy, e.g. a venv with
 `pip install onnxruntime onnx numpy`):
@@ -15,7 +19,7 @@ usage (an interpreter with onnxruntime and numpy, e.g. a venv with
         [--models cnn,transformer_encoder] [--iterations 200] [--threads 1] \\
         [--loomc-arg=--conv-library=none]
     /tmp/venv/bin/python bench/compare_onnxruntime.py --folder test/models \\
-        --models bert,gpt2,llama,resnet50     (the real-model corpus)
+        --models corpus --threads 1,2 --rounds 3    (docs/performance.md)
 """
 
 import argparse
@@ -87,13 +91,19 @@ def main():
     ap.add_argument("--threads", default="1",
                     help="thread counts, comma-separated (e.g. 1,2): each model "
                          "is compiled once and timed at each count")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="time Loom and onnxruntime alternately this many "
+                         "times per model and thread count and keep each "
+                         "one's fastest median (on a shared machine, other "
+                         "jobs only ever slow a round down)")
     ap.add_argument("--loomc-arg", action="append", default=[],
                     help="pass this flag to loomc too (repeatable)")
     args = ap.parse_args()
     thread_counts = [int(t) for t in args.threads.split(",")]
-    print("onnxruntime %s, %s thread(s), %d iterations after %d warm-up runs; "
-          "latency p50 in ms; speedup = onnxruntime / Loom (> 1: Loom faster)%s" % (
-              ort.__version__, args.threads, args.iterations, args.warmup,
+    print("onnxruntime %s, %s thread(s), %d iterations after %d warm-up runs, "
+          "best median of %d round(s); latency p50 in ms; speedup = onnxruntime / "
+          "Loom (> 1: Loom faster)%s" % (
+              ort.__version__, args.threads, args.iterations, args.warmup, args.rounds,
               "; loomc " + " ".join(args.loomc_arg) if args.loomc_arg else ""))
     header = "| model |"
     rule = "|---|"
@@ -103,18 +113,44 @@ def main():
     print(header)
     print(rule)
     sys.stdout.flush()
-    for name in args.models.split(","):
+    names = args.models.split(",")
+    if names == ["corpus"]:
+        # The corpus's static models: those whose inputs have no symbolic
+        # dimension (the _dyn exports and the decoders with a cache are
+        # timed by docs/models.md's own runs).
+        names = []
+        for name in sorted(os.listdir(args.folder)):
+            path = os.path.join(args.folder, name, "model.onnx")
+            if not os.path.isfile(path):
+                continue
+            graph = onnx.load(path, load_external_data=False).graph
+            initializers = {i.name for i in graph.initializer}
+            static = all(d.HasField("dim_value")
+                         for i in graph.input if i.name not in initializers
+                         for d in i.type.tensor_type.shape.dim)
+            if static and os.path.isdir(os.path.join(args.folder, name,
+                                                     "test_data_set_0")):
+                names.append(name)
+    for name in names:
         folder = os.path.join(args.folder, name)
         model = os.path.join(folder, "model.onnx")
         data = os.path.join(folder, "test_data_set_0")
         row = "| %s |" % name
         with tempfile.TemporaryDirectory() as tmp:
             engine = os.path.join(tmp, "model.engine")
-            compile_engine(args.build, model, engine, args.loomc_arg)
+            try:
+                compile_engine(args.build, model, engine, args.loomc_arg)
+            except subprocess.CalledProcessError:
+                print("| %s | (loomc failed: see its message above) |" % name)
+                sys.stdout.flush()
+                continue
             for t in thread_counts:
-                _, loom_median = loom_latency(args.build, engine, data, args.iterations,
-                                              args.warmup, t)
-                _, ort_median = ort_latency(model, data, args.iterations, args.warmup, t)
+                loom_median = ort_median = float("inf")
+                for _ in range(max(args.rounds, 1)):
+                    loom_median = min(loom_median, loom_latency(
+                        args.build, engine, data, args.iterations, args.warmup, t)[1])
+                    ort_median = min(ort_median, ort_latency(
+                        model, data, args.iterations, args.warmup, t)[1])
                 row += " %.3f | %.3f | %.2f |" % (loom_median, ort_median,
                                                   ort_median / loom_median)
         print(row)

@@ -30,6 +30,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace loom::cpu {
@@ -133,15 +134,18 @@ std::optional<Plan> planFor(linalg::GenericOp op, unsigned vectorBits) {
     if (!type || !isScalar(type.getElementType()) ||
         type.getElementType().isInteger(1))
       return std::nullopt;
-    if (!type.getElementType().isIndex())
-      widestBits =
-          std::max(widestBits, type.getElementType().getIntOrFloatBitWidth());
     AffineMap map = op.getMatchingIndexingMap(&operand);
     bool walks = map.isFunctionOfDim(plan.innermost);
     if (!walks) {
       plan.access.push_back(Access::Invariant);
       continue;
     }
+    // The vectors' width follows the widest element that varies along the
+    // innermost loop (a gather's i64 index, read once per row, does not
+    // halve the f32 rows).
+    if (!type.getElementType().isIndex())
+      widestBits =
+          std::max(widestBits, type.getElementType().getIntOrFloatBitWidth());
     // Walked: only as the last index, by itself, over contiguous memory.
     if (map.getResults().back() != inner ||
         llvm::any_of(
@@ -171,19 +175,61 @@ std::optional<Plan> planFor(linalg::GenericOp op, unsigned vectorBits) {
         return std::nullopt;
   }
   // The body: arithmetic on scalars that maps elementwise onto vectors,
-  // constants and loop indices.
+  // constants, loop indices, and loads from buffers defined outside (a
+  // gather's table) at indices the innermost loop does not change but for
+  // the last, which is that loop's index (a contiguous row) or also does
+  // not change. Values that vary along the innermost loop are tracked to
+  // tell.
   Block *body = op.getBody();
+  llvm::DenseSet<Value> varying;
+  for (OpOperand &operand : op->getOpOperands())
+    if (plan.access[operand.getOperandNumber()] == Access::Contiguous)
+      varying.insert(op.getMatchingBlockArgument(&operand));
   for (Operation &inner : body->without_terminator()) {
-    if (isa<arith::ConstantOp, linalg::IndexOp>(inner))
+    if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+      if (index.getDim() == plan.innermost)
+        varying.insert(index.getResult());
       continue;
+    }
+    bool anyVarying = llvm::any_of(
+        inner.getOperands(), [&](Value v) { return varying.contains(v); });
+    if (anyVarying)
+      varying.insert(inner.getResults().begin(), inner.getResults().end());
+    if (isa<arith::ConstantOp>(inner))
+      continue;
+    if (auto load = dyn_cast<memref::LoadOp>(inner)) {
+      Value table = load.getMemRef();
+      // Not a buffer the op writes: its rows would be read ahead of the
+      // writes.
+      if (table.getParentBlock() == body || !isScalar(load.getType()) ||
+          load.getType().isInteger(1) ||
+          llvm::is_contained(op.getDpsInits(), table))
+        return std::nullopt;
+      ValueRange indices = load.getIndices();
+      if (indices.empty() || llvm::any_of(indices.drop_back(), [&](Value v) {
+            return varying.contains(v);
+          }))
+        return std::nullopt;
+      if (varying.contains(indices.back())) {
+        auto index = indices.back().getDefiningOp<linalg::IndexOp>();
+        if (!index || index.getDim() != plan.innermost ||
+            !contiguousInnermost(table))
+          return std::nullopt;
+      }
+      if (!load.getType().isIndex() && varying.contains(load.getResult()))
+        widestBits =
+            std::max(widestBits, load.getType().getIntOrFloatBitWidth());
+      continue;
+    }
     if (!OpTrait::hasElementwiseMappableTraits(&inner) ||
         !hasVectorForm(&inner) || inner.getNumRegions() != 0 ||
         !llvm::all_of(inner.getResultTypes(), isScalar) ||
         !llvm::all_of(inner.getOperandTypes(), isScalar))
       return std::nullopt;
-    for (Type type : inner.getResultTypes())
-      if (!type.isIndex())
-        widestBits = std::max(widestBits, type.getIntOrFloatBitWidth());
+    if (anyVarying)
+      for (Type type : inner.getResultTypes())
+        if (!type.isIndex())
+          widestBits = std::max(widestBits, type.getIntOrFloatBitWidth());
   }
   if (plan.reduces) {
     // Each output: yield(combiner(partial, out)), the output's argument
@@ -397,6 +443,15 @@ private:
     }
   }
 
+  /// A value the innermost loop does not change, as a scalar: itself
+  /// when defined outside the body, else lane 0 of its vector.
+  Value uniformScalar(IRMapping &mapping, Value value) {
+    Value mapped = mapping.lookupOrNull(value);
+    if (!mapped)
+      return value;
+    return vector::ExtractOp::create(b, loc, mapped, ArrayRef<int64_t>{0});
+  }
+
   SmallVector<Value> operandIndices(OpOperand *operand) {
     AffineMap map = op.getMatchingIndexingMap(operand);
     SmallVector<Value> indices;
@@ -440,6 +495,31 @@ private:
                     arith::ConstantOp::create(
                         b, loc, type,
                         SplatElementsAttr::get(type, constant.getValue())));
+        continue;
+      }
+      if (auto load = dyn_cast<memref::LoadOp>(inner)) {
+        // A row of the table (last index the innermost loop's) or one
+        // element for every lane.
+        SmallVector<Value> indices;
+        ValueRange scalarIndices = load.getIndices();
+        auto row = scalarIndices.back().getDefiningOp<linalg::IndexOp>();
+        bool walksRow = row && row.getDim() == plan.innermost;
+        for (Value index : walksRow ? scalarIndices.drop_back() : scalarIndices)
+          indices.push_back(uniformScalar(mapping, index));
+        Value value;
+        if (walksRow) {
+          indices.push_back(ivs[plan.innermost]);
+          AffineMap minor =
+              AffineMap::getMinorIdentityMap(indices.size(), 1, b.getContext());
+          value = vector::TransferReadOp::create(
+              b, loc, vectorOf(load.getType()), load.getMemRef(), indices,
+              /*padding=*/std::nullopt, minor, ArrayRef<bool>{true});
+        } else {
+          value = vector::BroadcastOp::create(
+              b, loc, vectorOf(load.getType()),
+              memref::LoadOp::create(b, loc, load.getMemRef(), indices));
+        }
+        mapping.map(load.getResult(), value);
         continue;
       }
       if (auto indexOp = dyn_cast<linalg::IndexOp>(inner)) {

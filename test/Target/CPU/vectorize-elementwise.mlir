@@ -110,9 +110,34 @@ func.func @run_time(%x: memref<?x?xf32>, %out: memref<?x?xf32>) {
 
 // -----
 
+// A gather of rows (an embedding lookup): the index is read once per row,
+// and the table's row is read as vectors at [index, j] (the body's load
+// whose last index is the innermost loop's).
+// CHECK-LABEL: func.func @gather_rows
+// CHECK: scf.for %[[T:.+]] = %c0 to %c5 step %c1
+// CHECK-NEXT: %[[ID:.+]] = memref.load %arg0[%[[T]]] : memref<5xi64>
+// CHECK-NEXT: scf.for %[[J:.+]] = %c0 to %c32 step %c16
+// CHECK: %[[ROWS:.+]] = arith.index_cast %{{.+}} : vector<16xi64> to vector<16xindex>
+// CHECK: %[[ROW:.+]] = vector.extract %[[ROWS]][0] : index from vector<16xindex>
+// CHECK: %[[V:.+]] = vector.transfer_read %arg1[%[[ROW]], %[[J]]], %{{.+}} {in_bounds = [true]} : memref<100x32xf32>, vector<16xf32>
+// CHECK: vector.transfer_write %[[V]], %arg2[%[[T]], %[[J]]]
+func.func @gather_rows(%ids: memref<5xi64>, %table: memref<100x32xf32>, %out: memref<5x32xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%ids : memref<5xi64>) outs(%out : memref<5x32xf32>) {
+  ^bb0(%id: i64, %o: f32):
+    %row = arith.index_cast %id : i64 to index
+    %j = linalg.index 1 : index
+    %v = memref.load %table[%row, %j] : memref<100x32xf32>
+    linalg.yield %v : f32
+  }
+  return
+}
+
+// -----
+
 // Not taken: a transposed read (the innermost loop is not the input's last
 // index), booleans in memory (vectors of i1 are bit-packed), and a body
-// that loads from memory.
+// that loads from memory at an index that varies along the innermost loop
+// other than as the last index.
 // CHECK-LABEL: func.func @not_taken
 // CHECK-COUNT-3: linalg.generic
 func.func @not_taken(%x: memref<8x16xf32>, %y: memref<16x8xf32>, %b: memref<16x8xi1>, %t: memref<4xf32>, %z: memref<16x8xf32>) {
@@ -128,8 +153,9 @@ func.func @not_taken(%x: memref<8x16xf32>, %y: memref<16x8xf32>, %b: memref<16x8
   }
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%y : memref<16x8xf32>) outs(%z : memref<16x8xf32>) {
   ^bb0(%a: f32, %o: f32):
+    %j = linalg.index 1 : index
     %c0 = arith.constant 0 : index
-    %v = memref.load %t[%c0] : memref<4xf32>
+    %v = memref.load %z[%j, %c0] : memref<16x8xf32>
     %s = arith.addf %a, %v : f32
     linalg.yield %s : f32
   }
