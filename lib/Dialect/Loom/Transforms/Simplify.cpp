@@ -244,6 +244,55 @@ struct FoldConstantTranspose : OpRewritePattern<TransposeOp> {
   }
 };
 
+/// Moves a transpose of one slice of a constant onto the constant:
+///
+///   %s = loom.gather %C, %i {axis = a} : ..., tensor<i64> -> (C without a)
+///   %t = loom.transpose %s {perm = p}
+/// ->
+///   %t = loom.gather (loom.transpose %C {perm = q}), %i {axis = 0}
+///
+/// with q = [a] followed by p's dimensions as dimensions of C, so that
+/// FoldConstantTranspose transposes the constant once, at compile time,
+/// instead of the slice on every call. Mixture-of-experts exports pick an
+/// expert's weight from the stacked ones by a run-time index and transpose
+/// it for the product (x @ W[e].T).
+struct SinkTransposeIntoConstantGather : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto gather = op.getInput().getDefiningOp<GatherOp>();
+    if (!gather || !gather->hasOneUse() ||
+        !matchPattern(gather.getData(), m_Constant()))
+      return rewriter.notifyMatchFailure(op, "not a gather of a constant");
+    auto dataType = cast<RankedTensorType>(gather.getData().getType());
+    auto indicesType = cast<RankedTensorType>(gather.getIndices().getType());
+    int64_t rank = dataType.getRank();
+    std::optional<int64_t> axis = normalizeAxis(gather.getAxis(), rank);
+    if (!axis || indicesType.getRank() != 0 || !dataType.hasStaticShape() ||
+        !isPermutation(op.getPerm(), rank - 1))
+      return rewriter.notifyMatchFailure(op, "not one slice of a static "
+                                             "constant");
+    auto dataDim = [&](int64_t resultDim) {
+      return resultDim < *axis ? resultDim : resultDim + 1;
+    };
+    SmallVector<int64_t> perm{*axis};
+    SmallVector<int64_t> shape{dataType.getDimSize(*axis)};
+    for (int64_t d : op.getPerm()) {
+      perm.push_back(dataDim(d));
+      shape.push_back(dataType.getDimSize(dataDim(d)));
+    }
+    Location loc = op.getLoc();
+    Value transposed = TransposeOp::create(rewriter, loc, dataType.clone(shape),
+                                           gather.getData(),
+                                           rewriter.getDenseI64ArrayAttr(perm));
+    rewriter.replaceOpWithNewOp<GatherOp>(op, op.getType(), transposed,
+                                          gather.getIndices(),
+                                          rewriter.getI64IntegerAttr(0));
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // Reshapes, squeezes and unsqueezes
 //===----------------------------------------------------------------------===//
@@ -478,7 +527,7 @@ struct LoomSimplifyPass : loom::impl::LoomSimplifyPassBase<LoomSimplifyPass> {
 
 void loom::populateSimplificationPatterns(RewritePatternSet &patterns) {
   patterns.add<FoldConvBatchNorm, ComposeTransposes, FoldConstantTranspose,
-               RemoveIdentityReshape,
+               SinkTransposeIntoConstantGather, RemoveIdentityReshape,
                CollapseReshapes<ReshapeOp>, CollapseReshapes<SqueezeOp>,
                CollapseReshapes<UnsqueezeOp>,
                CancelSqueezeUnsqueeze<SqueezeOp, UnsqueezeOp>,

@@ -509,3 +509,36 @@ func.func @transpose_argument(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
   %t = loom.transpose %x {perm = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<3x2xf32>
   return %t : tensor<3x2xf32>
 }
+
+// -----
+
+// An expert's weight picked by a run-time index and transposed (x @
+// W[e].T in mixture-of-experts exports): the transpose moves onto the
+// stacked constant, which is transposed at compile time; the gather then
+// picks the transposed slice. W[e] = [[e0, e1, e2], [e3, e4, e5]] (2x3),
+// so the folded constant holds each expert's slice transposed (3x2).
+// CHECK-LABEL: func.func @transpose_of_expert_weight
+// CHECK-SAME: (%[[E:.+]]: tensor<i64>)
+// CHECK: %[[WT:.+]] = loom.constant dense<{{\[}}{{\[}}[0.000000e+00, 3.000000e+00], [1.000000e+00, 4.000000e+00], [2.000000e+00, 5.000000e+00]], {{\[}}[6.000000e+00, 9.000000e+00], [7.000000e+00, 1.000000e+01], [8.000000e+00, 1.100000e+01]]]> : tensor<2x3x2xf32>
+// CHECK: %[[G:.+]] = loom.gather %[[WT]], %[[E]] : tensor<2x3x2xf32>, tensor<i64> -> tensor<3x2xf32>
+// CHECK-NOT: loom.transpose
+// CHECK: return %[[G]]
+func.func @transpose_of_expert_weight(%e: tensor<i64>) -> tensor<3x2xf32> {
+  %w = loom.constant dense<[[[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]], [[6.0, 7.0, 8.0], [9.0, 10.0, 11.0]]]> : tensor<2x2x3xf32>
+  %g = loom.gather %w, %e : tensor<2x2x3xf32>, tensor<i64> -> tensor<2x3xf32>
+  %t = loom.transpose %g {perm = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<3x2xf32>
+  return %t : tensor<3x2xf32>
+}
+
+// -----
+
+// Negative: indices that are not one scalar (the slices would be many).
+// CHECK-LABEL: func.func @transpose_of_gathered_rows
+// CHECK: loom.gather
+// CHECK: loom.transpose
+func.func @transpose_of_gathered_rows(%e: tensor<2xi64>) -> tensor<3x2xf32> {
+  %w = loom.constant dense<[[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]> : tensor<2x3xf32>
+  %g = loom.gather %w, %e : tensor<2x3xf32>, tensor<2xi64> -> tensor<2x3xf32>
+  %t = loom.transpose %g {perm = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<3x2xf32>
+  return %t : tensor<3x2xf32>
+}
