@@ -111,8 +111,8 @@ bool hasVectorForm(Operation *op) {
   return isa<math::AbsFOp, math::AbsIOp, math::CeilOp, math::CopySignOp,
              math::CosOp, math::SinOp, math::ExpOp, math::Exp2Op, math::FloorOp,
              math::FmaOp, math::LogOp, math::Log10Op, math::Log2Op,
-             math::PowFOp, math::RoundEvenOp, math::RoundOp, math::SqrtOp,
-             math::TruncOp, math::CountLeadingZerosOp,
+             math::PowFOp, math::RoundEvenOp, math::RoundOp, math::RsqrtOp,
+             math::SqrtOp, math::TruncOp, math::CountLeadingZerosOp,
              math::CountTrailingZerosOp, math::CtPopOp>(op);
 }
 
@@ -162,11 +162,6 @@ std::optional<Plan> planFor(linalg::GenericOp op, unsigned vectorBits) {
   if (!llvm::is_contained(plan.access, Access::Contiguous))
     return std::nullopt;
   for (OpOperand &init : op.getDpsInitsMutable()) {
-    // A parallel innermost loop that does not walk an output would write
-    // its element again and again.
-    if (!plan.reduces &&
-        plan.access[init.getOperandNumber()] == Access::Invariant)
-      return std::nullopt;
     // An input that is an output's buffer is read at the elements written
     // only (the rows' loads are hoisted above the writes).
     for (OpOperand *input : op.getDpsInputOperands())
@@ -230,6 +225,18 @@ std::optional<Plan> planFor(linalg::GenericOp op, unsigned vectorBits) {
       for (Type type : inner.getResultTypes())
         if (!type.isIndex())
           widestBits = std::max(widestBits, type.getIntOrFloatBitWidth());
+  }
+  if (!plan.reduces) {
+    // An output the parallel innermost loop does not walk (elementwise
+    // fusion keeps a broadcast producer's own result this way) is the
+    // same value at every step: it must not vary along the loop. It is
+    // computed from the row's values and stored once per piece.
+    auto yield = cast<linalg::YieldOp>(body->getTerminator());
+    for (OpOperand &init : op.getDpsInitsMutable())
+      if (plan.access[init.getOperandNumber()] == Access::Invariant &&
+          varying.contains(
+              yield.getOperand(init.getOperandNumber() - op.getNumDpsInputs())))
+        return std::nullopt;
   }
   if (plan.reduces) {
     // Each output: yield(combiner(partial, out)), the output's argument
@@ -583,9 +590,14 @@ private:
     }
     auto yield = cast<linalg::YieldOp>(body->getTerminator());
     for (OpOperand &init : op.getDpsInitsMutable()) {
-      Value result = valueOf(
-          yield.getOperand(init.getOperandNumber() - op.getNumDpsInputs()));
-      vector::TransferWriteOp::create(b, loc, result, init.get(),
+      Value yielded =
+          yield.getOperand(init.getOperandNumber() - op.getNumDpsInputs());
+      if (plan.access[init.getOperandNumber()] == Access::Invariant) {
+        memref::StoreOp::create(b, loc, uniformScalar(mapping, yielded),
+                                init.get(), operandIndices(&init));
+        continue;
+      }
+      vector::TransferWriteOp::create(b, loc, valueOf(yielded), init.get(),
                                       operandIndices(&init),
                                       ArrayRef<bool>{true});
     }

@@ -134,6 +134,34 @@ func.func @gather_rows(%ids: memref<5xi64>, %table: memref<100x32xf32>, %out: me
 
 // -----
 
+// A fused softmax step (elementwise fusion keeps the producer's own
+// result, broadcast along the row, as a second output): the new row
+// maximum does not vary along the innermost loop, so it is computed from
+// the row's values (loaded once) and stored as a scalar; the
+// exponentials are vectors.
+// CHECK-LABEL: func.func @row_output
+// CHECK: scf.for %[[I:.+]] = %c0 to %c4 step %c1
+// CHECK-NEXT: %[[M:.+]] = memref.load %arg1[%[[I]], %c0]
+// CHECK-NEXT: %[[OLD:.+]] = memref.load %arg2[%[[I]], %c0]
+// CHECK-NEXT: scf.for %[[J:.+]] = %c0 to %c32 step %c16
+// CHECK: %[[NEW:.+]] = arith.maximumf {{.*}} : vector<16xf32>
+// CHECK: %[[E:.+]] = math.exp %{{.+}} : vector<16xf32>
+// CHECK: %[[S:.+]] = vector.extract %[[NEW]][0]
+// CHECK: memref.store %[[S]], %arg2[%[[I]], %c0]
+// CHECK: vector.transfer_write %[[E]], %arg3[%[[I]], %[[J]]]
+func.func @row_output(%x: memref<4x32xf32>, %m: memref<4x1xf32>, %old: memref<4x1xf32>, %out: memref<4x32xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>, affine_map<(d0, d1) -> (d0, 0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %m : memref<4x32xf32>, memref<4x1xf32>) outs(%old, %out : memref<4x1xf32>, memref<4x32xf32>) {
+  ^bb0(%a: f32, %rowmax: f32, %o: f32, %e: f32):
+    %new = arith.maximumf %rowmax, %o : f32
+    %d = arith.subf %a, %new : f32
+    %x2 = math.exp %d : f32
+    linalg.yield %new, %x2 : f32, f32
+  }
+  return
+}
+
+// -----
+
 // Not taken: a transposed read (the innermost loop is not the input's last
 // index), booleans in memory (vectors of i1 are bit-packed), and a body
 // that loads from memory at an index that varies along the innermost loop
