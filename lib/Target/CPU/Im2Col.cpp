@@ -17,30 +17,74 @@ using namespace mlir;
 namespace loom::cpu {
 namespace {
 
+/// What both im2col forms read off the convolution: operands, types and
+/// sizes; nullopt unless its element types agree and the input and filter
+/// are static.
+struct Convolution {
+  Value input, filter, init;
+  RankedTensorType outputType;
+  Type element;
+  int64_t n, f, oh, ow, c, kh, kw;
+  SmallVector<int64_t> strides, dilations;
+};
+
+std::optional<Convolution> convolutionOf(linalg::Conv2DNchwFchwOp conv) {
+  Convolution cv;
+  cv.input = conv.getInputs()[0];
+  cv.filter = conv.getInputs()[1];
+  cv.init = conv.getOutputs()[0];
+  auto inputType = cast<RankedTensorType>(cv.input.getType());
+  auto filterType = cast<RankedTensorType>(cv.filter.getType());
+  cv.outputType = cast<RankedTensorType>(cv.init.getType());
+  cv.element = cv.outputType.getElementType();
+  if (inputType.getElementType() != cv.element ||
+      filterType.getElementType() != cv.element ||
+      !inputType.hasStaticShape() || !filterType.hasStaticShape())
+    return std::nullopt;
+  cv.n = cv.outputType.getDimSize(0);
+  cv.f = cv.outputType.getDimSize(1);
+  cv.oh = cv.outputType.getDimSize(2);
+  cv.ow = cv.outputType.getDimSize(3);
+  cv.c = filterType.getDimSize(1);
+  cv.kh = filterType.getDimSize(2);
+  cv.kw = filterType.getDimSize(3);
+  cv.strides = llvm::to_vector(conv.getStrides().getValues<int64_t>());
+  cv.dilations = llvm::to_vector(conv.getDilations().getValues<int64_t>());
+  return cv;
+}
+
+/// The body of a product: out + lhs * rhs, in floats or (the quantized
+/// convolutions' exact accumulation) integers.
+void multiplyAccumulateBody(OpBuilder &b, Location loc, ValueRange args) {
+  Value sum;
+  if (isa<FloatType>(args[2].getType())) {
+    Value mul = arith::MulFOp::create(b, loc, args[0], args[1]);
+    sum = arith::AddFOp::create(b, loc, args[2], mul);
+  } else {
+    Value mul = arith::MulIOp::create(b, loc, args[0], args[1]);
+    sum = arith::AddIOp::create(b, loc, args[2], mul);
+  }
+  linalg::YieldOp::create(b, loc, sum);
+}
+
 /// conv_2d_nchw_fchw as col[n, c, kh, kw, oh, ow] = in[n, c, oh*sh + kh*dh,
 /// ow*sw + kw*dw] (a copy whose innermost loop walks a row of the input)
 /// and out[n, f, oh*ow] += w[f, c*kh*kw] * col[n, c*kh*kw, oh*ow]. f32, and
 /// i32 (the quantized convolutions' exact accumulation).
 LogicalResult rewriteAsIm2Col(RewriterBase &rewriter,
                               linalg::Conv2DNchwFchwOp conv) {
+  std::optional<Convolution> cv = convolutionOf(conv);
+  if (!cv)
+    return failure();
   Location loc = conv.getLoc();
   MLIRContext *ctx = rewriter.getContext();
-  Value input = conv.getInputs()[0], filter = conv.getInputs()[1];
-  Value init = conv.getOutputs()[0];
+  Value input = cv->input, filter = cv->filter, init = cv->init;
+  RankedTensorType outputType = cv->outputType;
   auto inputType = cast<RankedTensorType>(input.getType());
-  auto filterType = cast<RankedTensorType>(filter.getType());
-  auto outputType = cast<RankedTensorType>(init.getType());
-  Type element = outputType.getElementType();
-  if (inputType.getElementType() != element ||
-      filterType.getElementType() != element || !inputType.hasStaticShape() ||
-      !filterType.hasStaticShape())
-    return failure();
-  int64_t n = outputType.getDimSize(0), oh = outputType.getDimSize(2),
-          ow = outputType.getDimSize(3);
-  int64_t c = filterType.getDimSize(1), kh = filterType.getDimSize(2),
-          kw = filterType.getDimSize(3);
-  auto strides = llvm::to_vector(conv.getStrides().getValues<int64_t>());
-  auto dilations = llvm::to_vector(conv.getDilations().getValues<int64_t>());
+  Type element = cv->element;
+  int64_t n = cv->n, oh = cv->oh, ow = cv->ow, c = cv->c, kh = cv->kh,
+          kw = cv->kw;
+  ArrayRef<int64_t> strides = cv->strides, dilations = cv->dilations;
 
   // The copy: loops (n, c, kh, kw, oh, ow); none for a 1x1 window with
   // unit strides, whose input already is the column matrix.
@@ -90,20 +134,9 @@ LogicalResult rewriteAsIm2Col(RewriterBase &rewriter,
   SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
   iterators.push_back(utils::IteratorType::reduction);
   Value product =
-      linalg::GenericOp::create(
-          rewriter, loc, TypeRange{init2.getType()}, ValueRange{filter2, col2},
-          ValueRange{init2}, productMaps, iterators,
-          [](OpBuilder &b, Location loc, ValueRange args) {
-            Value sum;
-            if (isa<FloatType>(args[2].getType())) {
-              Value mul = arith::MulFOp::create(b, loc, args[0], args[1]);
-              sum = arith::AddFOp::create(b, loc, args[2], mul);
-            } else {
-              Value mul = arith::MulIOp::create(b, loc, args[0], args[1]);
-              sum = arith::AddIOp::create(b, loc, args[2], mul);
-            }
-            linalg::YieldOp::create(b, loc, sum);
-          })
+      linalg::GenericOp::create(rewriter, loc, TypeRange{init2.getType()},
+                                ValueRange{filter2, col2}, ValueRange{init2},
+                                productMaps, iterators, multiplyAccumulateBody)
           .getResult(0);
   rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(conv, outputType, product,
                                                      outGroups);
@@ -159,25 +192,18 @@ Value transposedFilter(RewriterBase &rewriter, Location loc, Value filter) {
 /// back: the tiles' columns are the output channels.
 LogicalResult rewriteAsPositionMajorIm2Col(RewriterBase &rewriter,
                                            linalg::Conv2DNchwFchwOp conv) {
+  std::optional<Convolution> cv = convolutionOf(conv);
+  if (!cv)
+    return failure();
   Location loc = conv.getLoc();
   MLIRContext *ctx = rewriter.getContext();
-  Value input = conv.getInputs()[0], filter = conv.getInputs()[1];
-  Value init = conv.getOutputs()[0];
-  auto inputType = cast<RankedTensorType>(input.getType());
-  auto filterType = cast<RankedTensorType>(filter.getType());
-  auto outputType = cast<RankedTensorType>(init.getType());
-  Type element = outputType.getElementType();
-  if (inputType.getElementType() != element ||
-      filterType.getElementType() != element || !inputType.hasStaticShape() ||
-      !filterType.hasStaticShape())
-    return failure();
-  int64_t n = outputType.getDimSize(0), f = outputType.getDimSize(1),
-          oh = outputType.getDimSize(2), ow = outputType.getDimSize(3);
-  int64_t c = filterType.getDimSize(1), kh = filterType.getDimSize(2),
-          kw = filterType.getDimSize(3);
+  Value input = cv->input, filter = cv->filter, init = cv->init;
+  RankedTensorType outputType = cv->outputType;
+  Type element = cv->element;
+  int64_t n = cv->n, f = cv->f, oh = cv->oh, ow = cv->ow, c = cv->c,
+          kh = cv->kh, kw = cv->kw;
   int64_t p = oh * ow;
-  auto strides = llvm::to_vector(conv.getStrides().getValues<int64_t>());
-  auto dilations = llvm::to_vector(conv.getDilations().getValues<int64_t>());
+  ArrayRef<int64_t> strides = cv->strides, dilations = cv->dilations;
 
   AffineExpr dn, doh, dow, dc, dkh, dkw;
   bindDims(ctx, dn, doh, dow, dc, dkh, dkw);
@@ -228,22 +254,11 @@ LogicalResult rewriteAsPositionMajorIm2Col(RewriterBase &rewriter,
                                      AffineMap::get(4, 0, {mn, mp, mf}, ctx)};
   SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
   iterators.push_back(utils::IteratorType::reduction);
-  Value product =
-      linalg::GenericOp::create(
-          rewriter, loc, TypeRange{productType}, ValueRange{col2, filter2},
-          ValueRange{productInit}, productMaps, iterators,
-          [](OpBuilder &b, Location loc, ValueRange args) {
-            Value sum;
-            if (isa<FloatType>(args[2].getType())) {
-              Value mul = arith::MulFOp::create(b, loc, args[0], args[1]);
-              sum = arith::AddFOp::create(b, loc, args[2], mul);
-            } else {
-              Value mul = arith::MulIOp::create(b, loc, args[0], args[1]);
-              sum = arith::AddIOp::create(b, loc, args[2], mul);
-            }
-            linalg::YieldOp::create(b, loc, sum);
-          })
-          .getResult(0);
+  Value product = linalg::GenericOp::create(
+                      rewriter, loc, TypeRange{productType},
+                      ValueRange{col2, filter2}, ValueRange{productInit},
+                      productMaps, iterators, multiplyAccumulateBody)
+                      .getResult(0);
   auto channelMajorType = RankedTensorType::get({n, f, p}, element);
   Value channelMajor =
       linalg::TransposeOp::create(

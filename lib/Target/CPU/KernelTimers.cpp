@@ -133,28 +133,6 @@ int64_t bytesMovedBy(Operation *op) {
   return total;
 }
 
-/// A private constant global holding `text` and a NUL.
-memref::GlobalOp labelGlobal(OpBuilder &b, ModuleOp module, StringRef text,
-                             unsigned index) {
-  std::string name;
-  unsigned suffix = 0;
-  do
-    name = "__loom_kernel_label_" + std::to_string(index) +
-           (suffix ? "_" + std::to_string(suffix) : "");
-  while (module.lookupSymbol(name) && ++suffix);
-  SmallVector<int8_t> bytes(text.begin(), text.end());
-  bytes.push_back(0);
-  auto tensorType =
-      RankedTensorType::get({int64_t(bytes.size())}, b.getI8Type());
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(module.getBody());
-  return memref::GlobalOp::create(
-      b, module.getLoc(), name, b.getStringAttr("private"),
-      MemRefType::get(tensorType.getShape(), b.getI8Type()),
-      DenseElementsAttr::get(tensorType, ArrayRef<int8_t>(bytes)),
-      /*constant=*/true, /*alignment=*/nullptr);
-}
-
 class LoomCPUKernelTimersPass
     : public impl::LoomCPUKernelTimersPassBase<LoomCPUKernelTimersPass> {
 public:
@@ -175,7 +153,8 @@ public:
     unsigned index = 0;
     for (Operation *op : kernels) {
       Location loc = op->getLoc();
-      memref::GlobalOp label = labelGlobal(b, module, labelOf(op), index);
+      memref::GlobalOp label =
+          stringGlobal(b, module, "__loom_kernel_label_", labelOf(op));
       b.setInsertionPoint(op);
       Value id = arith::ConstantIntOp::create(b, loc, i64, index);
       func::CallOp::create(b, loc, kBeginEntry, TypeRange{}, ValueRange{id});

@@ -21,26 +21,6 @@ namespace {
 
 constexpr llvm::StringLiteral kFatalCheckEntry = "loom_rt_check_fatal";
 
-/// A private constant global holding `text` and a NUL, named uniquely.
-memref::GlobalOp messageGlobal(OpBuilder &b, Location loc, ModuleOp module,
-                               StringRef text, unsigned &counter) {
-  std::string name;
-  do
-    name = "__loom_failed_check_" + std::to_string(counter++);
-  while (module.lookupSymbol(name));
-  SmallVector<int8_t> bytes(text.begin(), text.end());
-  bytes.push_back(0);
-  auto tensorType =
-      RankedTensorType::get({int64_t(bytes.size())}, b.getI8Type());
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(module.getBody());
-  return memref::GlobalOp::create(
-      b, loc, name, b.getStringAttr("private"),
-      MemRefType::get(tensorType.getShape(), b.getI8Type()),
-      DenseElementsAttr::get(tensorType, ArrayRef<int8_t>(bytes)),
-      /*constant=*/true, /*alignment=*/nullptr);
-}
-
 class LoomCPUReportFailedChecksPass
     : public impl::LoomCPUReportFailedChecksPassBase<
           LoomCPUReportFailedChecksPass> {
@@ -53,11 +33,10 @@ public:
       return;
     OpBuilder b(module.getContext());
     declareRuntimeFunction(module, kFatalCheckEntry, {b.getI64Type()});
-    unsigned counter = 0;
     for (cf::AssertOp op : asserts) {
       Location loc = op.getLoc();
       memref::GlobalOp global =
-          messageGlobal(b, loc, module, op.getMsg(), counter);
+          stringGlobal(b, module, "__loom_failed_check_", op.getMsg());
       b.setInsertionPoint(op);
       Value ok = op.getArg();
       Value failed = arith::XOrIOp::create(

@@ -114,4 +114,36 @@ ArrayRef<char> denseBytes(ElementsAttr attr) {
   return int64_t(bytes.size()) == size ? bytes : ArrayRef<char>();
 }
 
+memref::GlobalOp stringGlobal(OpBuilder &b, ModuleOp module, StringRef prefix,
+                              StringRef text) {
+  std::string name;
+  unsigned counter = 0;
+  do
+    name = (prefix + std::to_string(counter++)).str();
+  while (module.lookupSymbol(name));
+  SmallVector<int8_t> bytes(text.begin(), text.end());
+  bytes.push_back(0);
+  auto tensorType =
+      RankedTensorType::get({int64_t(bytes.size())}, b.getI8Type());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(module.getBody());
+  return memref::GlobalOp::create(
+      b, module.getLoc(), name, b.getStringAttr("private"),
+      MemRefType::get(tensorType.getShape(), b.getI8Type()),
+      DenseElementsAttr::get(tensorType, ArrayRef<int8_t>(bytes)),
+      /*constant=*/true, /*alignment=*/nullptr);
+}
+
+bool innermostContiguous(Type type, bool allowScalar) {
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!memref)
+    return false;
+  if (memref.getRank() == 0)
+    return allowScalar;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(memref.getStridesAndOffset(strides, offset)) &&
+         strides.back() == 1;
+}
+
 } // namespace loom::cpu

@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace loom::cpu {
@@ -39,6 +40,17 @@ mlir::Value viewedBuffer(mlir::Value value);
 /// Whether `op`'s body is yield(out + in0 * in1), in any operand order:
 /// floats, or integers (the quantized contractions' exact i32 sums).
 bool isMultiplyAccumulate(mlir::linalg::LinalgOp op);
+
+/// A private constant global holding `text` and a NUL, named `prefix`
+/// followed by the first free number (strings the code passes to the
+/// runtime by address: check messages, kernel labels).
+mlir::memref::GlobalOp stringGlobal(mlir::OpBuilder &b, mlir::ModuleOp module,
+                                    llvm::StringRef prefix,
+                                    llvm::StringRef text);
+
+/// Whether `type` is a memref whose innermost dimension is contiguous
+/// (stride 1); a rank-0 memref counts as contiguous when `allowScalar`.
+bool innermostContiguous(mlir::Type type, bool allowScalar = false);
 
 /// The bytes of a constant tensor, row-major, when it is stored densely
 /// (a dense attribute that is not a splat, or a resource blob); empty

@@ -129,17 +129,6 @@ std::optional<std::pair<AffineMap, int64_t>> unpackedMap(AffineMap map) {
                         columns.getValue());
 }
 
-bool innermostContiguous(Type type) {
-  auto memref = dyn_cast<MemRefType>(type);
-  if (!memref)
-    return false;
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(memref.getStridesAndOffset(strides, offset)))
-    return false;
-  return strides.empty() || strides.back() == 1;
-}
-
 /// The contraction `op` computes, on buffers or (for packing B) tensors.
 std::optional<Contraction> matchContraction(linalg::LinalgOp op) {
   bool buffers = op.hasPureBufferSemantics();
@@ -236,8 +225,10 @@ std::optional<Contraction> matchContraction(linalg::LinalgOp op) {
   }
   if (!buffers)
     return c;
-  if (!innermostContiguous(op.getDpsInputs()[1].getType()) ||
-      !innermostContiguous(op.getDpsInits()[0].getType()))
+  if (!innermostContiguous(op.getDpsInputs()[1].getType(),
+                           /*allowScalar=*/true) ||
+      !innermostContiguous(op.getDpsInits()[0].getType(),
+                           /*allowScalar=*/true))
     return std::nullopt;
   // The accumulators live in registers across the K loop: C must not be
   // read through A or B.

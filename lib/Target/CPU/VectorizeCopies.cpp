@@ -3,6 +3,7 @@
 #include "loom/Target/CPU/Passes.h"
 
 #include "HostVectors.h"
+#include "TargetUtils.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 
@@ -15,16 +16,6 @@ using namespace mlir;
 
 namespace loom::cpu {
 namespace {
-
-bool innermostContiguous(Value value) {
-  auto type = dyn_cast<MemRefType>(value.getType());
-  if (!type || type.getRank() == 0)
-    return false;
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  return succeeded(type.getStridesAndOffset(strides, offset)) &&
-         strides.back() == 1;
-}
 
 /// Whether `op` only copies its input into its output along loops that are
 /// the output's dimensions, the innermost walking both contiguously.
@@ -51,7 +42,7 @@ bool isRowCopy(linalg::LinalgOp op) {
   AffineMap inMap = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
   if (!outMap.isIdentity() || inMap.getNumResults() == 0)
     return false;
-  if (!innermostContiguous(in) || !innermostContiguous(out))
+  if (!innermostContiguous(in.getType()) || !innermostContiguous(out.getType()))
     return false;
   // The innermost loop appears in the input's innermost index only, with a
   // coefficient of one.

@@ -21,6 +21,7 @@
 #include "loom/Target/CPU/Passes.h"
 
 #include "HostVectors.h"
+#include "TargetUtils.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -90,16 +91,6 @@ struct Plan {
   int64_t width;
 };
 
-bool contiguousInnermost(Value buffer) {
-  auto type = dyn_cast<MemRefType>(buffer.getType());
-  if (!type || type.getRank() == 0)
-    return false;
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  return succeeded(type.getStridesAndOffset(strides, offset)) &&
-         strides.back() == 1;
-}
-
 bool isScalar(Type type) { return type.isIntOrIndexOrFloat(); }
 
 /// Arithmetic that has a vector form down to LLVM: arith, and the math
@@ -151,7 +142,7 @@ std::optional<Plan> planFor(linalg::GenericOp op, unsigned vectorBits) {
         llvm::any_of(
             map.getResults().drop_back(),
             [&](AffineExpr e) { return e.isFunctionOfDim(plan.innermost); }) ||
-        !contiguousInnermost(operand.get()))
+        !innermostContiguous(operand.get().getType()))
       return std::nullopt;
     // An output written along a reduction loop is not a reduction.
     if (plan.reduces && op.isDpsInit(&operand))
@@ -208,7 +199,7 @@ std::optional<Plan> planFor(linalg::GenericOp op, unsigned vectorBits) {
       if (varying.contains(indices.back())) {
         auto index = indices.back().getDefiningOp<linalg::IndexOp>();
         if (!index || index.getDim() != plan.innermost ||
-            !contiguousInnermost(table))
+            !innermostContiguous(table.getType()))
           return std::nullopt;
       }
       if (!load.getType().isIndex() && varying.contains(load.getResult()))
