@@ -160,17 +160,7 @@ Value transposedFilter(RewriterBase &rewriter, Location loc, Value filter) {
         for (int64_t column = 0; column < k; ++column)
           std::memcpy(data.data() + (column * f + row) * element,
                       bytes.data() + (row * k + column) * element, element);
-      ElementsAttr value;
-      if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
-        AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
-            ArrayRef<char>(data), alignof(uint64_t));
-        std::string name =
-            (resource.getRawHandle().getKey() + "_transposed").str();
-        value =
-            DenseResourceElementsAttr::get(matrixType, name, std::move(blob));
-      } else {
-        value = DenseElementsAttr::getFromRawBuffer(matrixType, data);
-      }
+      ElementsAttr value = constantLike(attr, matrixType, data, "_transposed");
       return arith::ConstantOp::create(rewriter, loc, cast<TypedAttr>(value));
     }
   }

@@ -146,4 +146,15 @@ bool innermostContiguous(Type type, bool allowScalar) {
          strides.back() == 1;
 }
 
+ElementsAttr constantLike(ElementsAttr like, RankedTensorType type,
+                          ArrayRef<char> data, StringRef suffix) {
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(like)) {
+    AsmResourceBlob blob =
+        HeapAsmResourceBlob::allocateAndCopyWithAlign(data, alignof(uint64_t));
+    std::string name = (resource.getRawHandle().getKey() + suffix).str();
+    return DenseResourceElementsAttr::get(type, name, std::move(blob));
+  }
+  return DenseElementsAttr::getFromRawBuffer(type, data);
+}
+
 } // namespace loom::cpu

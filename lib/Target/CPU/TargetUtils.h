@@ -52,6 +52,14 @@ mlir::memref::GlobalOp stringGlobal(mlir::OpBuilder &b, mlir::ModuleOp module,
 /// (stride 1); a rank-0 memref counts as contiguous when `allowScalar`.
 bool innermostContiguous(mlir::Type type, bool allowScalar = false);
 
+/// A constant of `type` holding `data` (row-major bytes), stored as `like`
+/// is: a resource blob named after `like`'s with `suffix` appended when it
+/// is one (the importer's storage of large weights), else dense.
+mlir::ElementsAttr constantLike(mlir::ElementsAttr like,
+                                mlir::RankedTensorType type,
+                                llvm::ArrayRef<char> data,
+                                llvm::StringRef suffix);
+
 /// The bytes of a constant tensor, row-major, when it is stored densely
 /// (a dense attribute that is not a splat, or a resource blob); empty
 /// otherwise.

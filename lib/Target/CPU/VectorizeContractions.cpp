@@ -745,18 +745,8 @@ public:
                                           getElementTypeOrSelf(attr.getType()));
         std::vector<char> data =
             packPanels(bytes, outer, k, n, columns, elementBits / 8);
-        // The weight's storage stays the importer's choice: a resource
-        // blob (named after the weight's) when it was one, else dense.
-        ElementsAttr value;
-        if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
-          AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
-              ArrayRef<char>(data), alignof(uint64_t));
-          std::string name =
-              (resource.getRawHandle().getKey() + "_packed").str();
-          value = DenseResourceElementsAttr::get(type, name, std::move(blob));
-        } else {
-          value = DenseElementsAttr::getFromRawBuffer(type, data);
-        }
+        // The weight's storage stays the importer's choice.
+        ElementsAttr value = constantLike(attr, type, data, "_packed");
         rewriter.setInsertionPointAfter(constant);
         packed = arith::ConstantOp::create(rewriter, constant.getLoc(),
                                            cast<TypedAttr>(value));
