@@ -10,7 +10,7 @@ config.name = "Loom"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 # .mlir: IR tests; .onnxtxt: models in the ONNX text syntax ('#' comments).
 config.suffixes = [".mlir", ".onnxtxt", ".test"]
-config.excludes = ["Inputs", "fixtures", "conformance", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Inputs", "fixtures", "lib", "conformance", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.loom_obj_root, "test")

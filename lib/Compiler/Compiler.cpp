@@ -3,13 +3,12 @@
 #include "loom/Compiler/Compiler.h"
 
 #include "loom/Compiler/EngineBuilder.h"
+#include "loom/Dialect/Loom/Sharding/EngineGrid.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/Importer/ONNX/Importer.h"
 #include "loom/InitAllDialects.h"
 #include "loom/Target/CPU/CPUTarget.h"
-#include "loom/Target/CPU/Collectives.h"
-#include "loom/Target/CPU/Passes.h"
-#include "loom/device.h"
+#include "loom/Target/Target.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -68,24 +67,19 @@ func::FuncOp findEntry(ModuleOp module) {
 
 namespace {
 
-using Stage = cpu::Stage;
-
-/// What loomc writes: a stage of the CPU pipeline, or the engine.
-enum class Emit {
-  Partitioned,
-  Loom,
-  Linalg,
-  LLVMDialect,
-  LLVMIR,
-  Object,
-  Engine
-};
+/// What loomc writes besides the target's own stages.
+constexpr llvm::StringLiteral kEmitPartitioned = "partitioned";
+constexpr llvm::StringLiteral kEmitLoom = "loom";
+constexpr llvm::StringLiteral kEmitEngine = "engine";
 
 /// What one loomc invocation does.
 struct CompileRequest {
   std::string model;
   std::string output;
-  Emit emit = Emit::Engine;
+  /// "partitioned", "loom", "engine" or one of the target's stages.
+  std::string emit = kEmitEngine.str();
+  /// The target that compiles the program (from the registry).
+  std::unique_ptr<Target> target;
   /// With a partitioned program and a stage before the engine: the rank
   /// whose program to emit.
   int64_t rank = -1;
@@ -99,7 +93,7 @@ struct CompileRequest {
   /// max shapes.
   std::map<std::string, std::array<std::vector<int64_t>, 3>> profiles;
   ONNXImportOptions importOptions;
-  cpu::CompileOptions options;
+  CompileOptions options;
 };
 
 /// The output file for `path` ("-": standard output), or null after
@@ -253,7 +247,7 @@ int compile(CompileRequest request) {
     // Static types first, as for one rank (cpu::buildGraphPipeline): the
     // plan splits static shapes, and a rank's outputs must be static.
     pm.addNestedPass<func::FuncOp>(createLoomFoldConstantsPass());
-    pm.addNestedPass<func::FuncOp>(cpu::createLoomCPUStaticShapesPass());
+    pm.addNestedPass<func::FuncOp>(createLoomStaticShapesPass());
     GraphOptimizationOptions graph;
     graph.precision = request.options.precision;
     buildGraphOptimizationPipeline(pm, graph);
@@ -266,7 +260,7 @@ int compile(CompileRequest request) {
                .count());
   }
 
-  if (request.emit == Emit::Partitioned) {
+  if (request.emit == kEmitPartitioned) {
     if (!request.partition) {
       llvm::errs() << "error: --emit=partitioned needs --grid or --plan\n";
       return 1;
@@ -280,9 +274,10 @@ int compile(CompileRequest request) {
     return 0;
   }
 
-  if (request.emit == Emit::Engine) {
+  const Target &target = *request.target;
+  if (request.emit == kEmitEngine) {
     EngineDescription engine;
-    if (failed(buildEngine(*module, request.options, engine)))
+    if (failed(buildEngine(*module, target, request.options, engine)))
       return 1;
     Clock::time_point writeStart = Clock::now();
     if (llvm::Error error = writeEngine(request.output, engine)) {
@@ -306,7 +301,7 @@ int compile(CompileRequest request) {
   }
 
   if (request.rank >= 0) {
-    FailureOr<std::optional<int64_t>> ranks = cpu::engineGridSize(*module);
+    FailureOr<std::optional<int64_t>> ranks = engineGridSize(*module);
     if (failed(ranks))
       return 1;
     if (!ranks->has_value() || request.rank >= **ranks) {
@@ -314,43 +309,23 @@ int compile(CompileRequest request) {
                    << " needs a partitioned program with that many ranks\n";
       return 1;
     }
-    if (failed(cpu::specializeForRank(*module, request.rank)))
+    if (failed(target.specializeForRank(*module, request.rank)))
       return 1;
   }
 
   auto output = openOutput(request.output);
   if (!output)
     return 1;
-  if (request.emit == Emit::Object) {
-    llvm::SmallVector<char> object;
-    if (std::string message =
-            cpu::compileToObject(*module, request.options, object);
-        !message.empty()) {
-      llvm::errs() << "error: " << message << "\n";
-      return 1;
-    }
-    output->os().write(object.data(), object.size());
+  if (failed(runGraphPipeline(target, *module, request.options)))
+    return 1;
+  if (request.emit == kEmitLoom) {
+    module->print(output->os());
+    output->os() << "\n";
   } else {
-    Stage stopAfter = request.emit == Emit::Loom     ? Stage::Loom
-                      : request.emit == Emit::Linalg ? Stage::Linalg
-                                                      : Stage::LLVMDialect;
-    if (failed(cpu::lowerModule(*module, stopAfter, request.options)))
+    CompileOptions lowering = request.options;
+    lowering.optimizeGraph = false;
+    if (failed(target.emitStage(*module, request.emit, lowering, output->os())))
       return 1;
-    if (request.emit == Emit::LLVMIR) {
-      Clock::time_point translateStart = Clock::now();
-      llvm::LLVMContext llvmContext;
-      auto llvmModule = cpu::translateToLLVMIR(*module, llvmContext);
-      if (!llvmModule)
-        return 1;
-      report("translate to LLVM IR",
-             std::chrono::duration<double, std::milli>(Clock::now() -
-                                                       translateStart)
-                 .count());
-      llvmModule->print(output->os(), nullptr);
-    } else {
-      module->print(output->os());
-      output->os() << "\n";
-    }
   }
   output->keep();
   if (request.report)
@@ -360,44 +335,8 @@ int compile(CompileRequest request) {
 
 } // namespace
 
-ConvLibraryFlags::ConvLibraryFlags()
-    : library(
-          "conv-library", llvm::cl::init(ConvLibrary::Auto),
-          llvm::cl::desc("Convolutions of the shape class where oneDNN wins "
-                         "(windows larger than 1x1, --library-conv-flops or "
-                         "more operations)"),
-          llvm::cl::values(
-              clEnumValN(ConvLibrary::Auto, "auto",
-                         "oneDNN if its kernel library loads here (default)"),
-              clEnumValN(ConvLibrary::OneDNN, "onednn",
-                         "oneDNN (checked where the code runs)"),
-              clEnumValN(ConvLibrary::None, "none",
-                         "generate every convolution"))),
-      minFlops("library-conv-flops",
-               llvm::cl::init(cpu::kDefaultLibraryConvolutionFlops),
-               llvm::cl::desc("Smallest convolution (operations) sent to "
-                              "the kernel library")) {}
-
-FailureOr<int64_t> ConvLibraryFlags::resolve() const {
-  if (minFlops < 0) {
-    llvm::errs() << "error: --library-conv-flops must not be negative\n";
-    return failure();
-  }
-  switch (library) {
-  case ConvLibrary::None:
-    return int64_t(-1);
-  case ConvLibrary::OneDNN:
-    return int64_t(minFlops);
-  case ConvLibrary::Auto:
-    return loom_kernel_library("onednn", nullptr) == LOOM_OK
-               ? int64_t(minFlops)
-               : int64_t(-1);
-  }
-  return int64_t(-1);
-}
-
-InputShapeFlags::InputShapeFlags()
-    : shapes("input-shape",
+InputShapeFlags::InputShapeFlags(llvm::cl::OptionCategory &category)
+    : shapes("input-shape", llvm::cl::cat(category),
              llvm::cl::desc("Bind an ONNX graph input's symbolic dimensions "
                             "before compiling: NAME=D0xD1x... (repeatable; "
                             "NAME=scalar for a 0-D input)"),
@@ -414,129 +353,158 @@ FailureOr<ONNXImportOptions> InputShapeFlags::resolve() const {
   return options;
 }
 
+void registerAllTargets() { cpu::registerCPUTarget(); }
+
+void hideOtherOptions(
+    llvm::ArrayRef<const llvm::cl::OptionCategory *> categories) {
+  // Unlike cl::HideUnrelatedOptions (which makes them "really hidden"),
+  // --help-hidden still lists the others.
+  for (auto &[name, option] : llvm::cl::getRegisteredOptions()) {
+    if (name == "help" || name == "help-hidden" || name == "help-list" ||
+        name == "help-list-hidden" || name == "version")
+      continue;
+    bool ours = llvm::any_of(option->Categories,
+                             [&](const llvm::cl::OptionCategory *category) {
+                               return llvm::is_contained(categories, category);
+                             });
+    if (!ours && option->getOptionHiddenFlag() == llvm::cl::NotHidden)
+      option->setHiddenFlag(llvm::cl::Hidden);
+  }
+}
+
 int loomcMain(int argc, char **argv) {
   namespace cl = llvm::cl;
+  // --help lists these groups only (LLVM's own options stay behind
+  // --help-hidden); targets add theirs when they register.
+  cl::OptionCategory inputCategory("Input");
+  cl::OptionCategory graphCategory("Graph");
+  cl::OptionCategory partitionCategory("Partitioning");
+  cl::OptionCategory targetCategory("Target");
+  cl::OptionCategory outputCategory("Output");
+  registerAllTargets();
+
   cl::opt<std::string> model(cl::Positional, cl::Required,
+                             cl::cat(inputCategory),
                              cl::desc("<model.onnx | model.onnxtxt | "
                                       "model.mlir>"));
-  cl::opt<std::string> output("o", cl::desc("Output file ('-': stdout)"),
-                              cl::value_desc("file"), cl::init("-"));
-  cl::opt<Emit> emit(
-      "emit", cl::desc("What to write"), cl::init(Emit::Engine),
-      cl::values(
-          clEnumValN(Emit::Partitioned, "partitioned",
-                     "the partitioned program for all ranks (with --grid "
-                     "or --plan)"),
-          clEnumValN(Emit::Loom, "loom", "loom IR after the graph pipeline"),
-          clEnumValN(Emit::Linalg, "linalg", "linalg on tensors"),
-          clEnumValN(Emit::LLVMDialect, "llvm-dialect",
-                     "the LLVM dialect (bufferized, loops)"),
-          clEnumValN(Emit::LLVMIR, "llvm", "LLVM IR"),
-          clEnumValN(Emit::Object, "obj", "an object file for this CPU"),
-          clEnumValN(Emit::Engine, "engine",
-                     "an engine for loom-run and the runtime (the default)")));
-  cl::opt<ContractionPrecision> precision(
-      "precision", cl::desc("Precision of matmul, convolution and attention"),
-      cl::init(ContractionPrecision::F32),
-      cl::values(clEnumValN(ContractionPrecision::F32, "f32", "keep f32"),
-                 clEnumValN(ContractionPrecision::FP16, "fp16", "f16"),
-                 clEnumValN(ContractionPrecision::BF16, "bf16", "bfloat16")));
-  cl::opt<bool> noGraph("no-graph-optimize",
-                        cl::desc("Lower the program as imported, without "
-                                 "the graph pipeline"));
-  cl::opt<int64_t> parallelFlops(
-      "parallel-flops", cl::init(int64_t(1) << 20),
-      cl::desc("Contractions of at least this many operations get a parallel "
-               "tile loop, run on loom-run --num-threads N threads (0: none)"));
-  cl::opt<int64_t> parallelElements(
-      "parallel-elements", cl::init(int64_t(1) << 17),
-      cl::desc("Elementwise and reduction ops of at least this many "
-               "iteration points run as a parallel loop over chunks of "
-               "their outermost parallel loop (0: none)"));
-  ConvLibraryFlags convLibrary;
-  InputShapeFlags inputShapes;
-  cl::opt<bool> packWeights(
-      "pack-weights", cl::init(true),
-      cl::desc("Store constant weights of large matrix products in the "
-               "layout the generated code reads (--pack-weights=false: "
-               "copy their panels on every call)"));
-  cl::opt<bool> runtimeChecks(
-      "runtime-checks",
-      cl::desc("Debugging: check every buffer access and linalg op's shapes "
-               "at run time; a failed check prints the op and aborts"));
-  cl::opt<bool> kernelTimers(
-      "kernel-timers",
-      cl::desc("Time every kernel when the engine runs (loom-run --profile "
-               "prints each kernel's time, share, GFLOP/s and GB/s); costs "
-               "two runtime calls per kernel"));
-  cl::opt<int64_t> kvCache(
-      "kv-cache", cl::init(0),
-      cl::desc("Decoders exported with their cache (past_key_values.* in, "
-               "present.* out): keep each cache in a buffer of N positions "
-               "that the caller holds between calls and the code appends to "
-               "in place, with the filled length as a new input "
-               "cache_length (-loom-kv-cache-in-place)"));
+  InputShapeFlags inputShapes(inputCategory);
   cl::list<std::string> profiles(
-      "profile",
+      "profile", cl::cat(inputCategory),
       cl::desc("An optimization profile of an input with symbolic "
                "dimensions: NAME=MIN:OPT:MAX, three shapes (e.g. "
                "input_ids=1x1:1x128:8x512; repeatable). The engine rejects "
                "sizes outside [MIN, MAX] with a message naming the "
                "dimension and the range"),
       cl::value_desc("name=min:opt:max"));
-  cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level (0-3)"),
-                             cl::Prefix, cl::init(3));
-  cl::opt<std::string> grid(
-      "grid", cl::desc("Partition for a device grid first, e.g. "
-                       "--grid=tp=2 or --grid=dp=2,tp=2,pp=2"));
+
+  cl::opt<ContractionPrecision> precision(
+      "precision", cl::cat(graphCategory),
+      cl::desc("Precision of matmul, convolution and attention"),
+      cl::init(ContractionPrecision::F32),
+      cl::values(clEnumValN(ContractionPrecision::F32, "f32", "keep f32"),
+                 clEnumValN(ContractionPrecision::FP16, "fp16", "f16"),
+                 clEnumValN(ContractionPrecision::BF16, "bf16", "bfloat16")));
+  cl::opt<bool> noGraph("no-graph-optimize", cl::cat(graphCategory),
+                        cl::desc("Lower the program as imported, without "
+                                 "the graph pipeline"));
+  cl::opt<int64_t> kvCache(
+      "kv-cache", cl::init(0), cl::cat(graphCategory),
+      cl::desc("Decoders exported with their cache (past_key_values.* in, "
+               "present.* out): keep each cache in a buffer of N positions "
+               "that the caller holds between calls and the code appends to "
+               "in place, with the filled length as a new input "
+               "cache_length (-loom-kv-cache-in-place)"));
+
+  cl::opt<std::string> grid("grid", cl::cat(partitionCategory),
+                            cl::desc("Partition for a device grid first, e.g. "
+                                     "--grid=tp=2 or --grid=dp=2,tp=2,pp=2"));
   cl::opt<int64_t> pipelineStages(
-      "pp", cl::init(1),
+      "pp", cl::init(1), cl::cat(partitionCategory),
       cl::desc("Pipeline stages: adds pp=N to --grid (--grid=dp=2,tp=4 "
                "--pp=2 is --grid=dp=2,tp=4,pp=2)"));
   cl::opt<int64_t> expertRanks(
-      "ep", cl::init(1),
+      "ep", cl::init(1), cl::cat(partitionCategory),
       cl::desc("Expert-parallel degree: adds ep=N to --grid"));
   cl::opt<int64_t> microBatches(
-      "micro-batches", cl::init(1),
+      "micro-batches", cl::init(1), cl::cat(partitionCategory),
       cl::desc("With a pp grid axis: split the batch into this many "
                "micro-batches (GPipe)"));
   cl::opt<bool> sequenceParallel(
-      "sequence-parallel",
+      "sequence-parallel", cl::cat(partitionCategory),
       cl::desc("With --grid tp=N: sequence parallelism between the blocks"));
   cl::opt<double> capacityFactor(
-      "capacity-factor", cl::init(0.0),
+      "capacity-factor", cl::init(0.0), cl::cat(partitionCategory),
       cl::desc("With --grid ep=N: the capacity factor of mixture-of-experts "
                "layers (tokens over capacity are dropped; 0: none)"));
   cl::opt<std::string> plan(
-      "plan", cl::desc("--plan=auto: choose the grid for --devices with "
-                       "the planner (its report goes to stderr)"));
-  cl::opt<int64_t> devices("devices", cl::init(0),
+      "plan", cl::cat(partitionCategory),
+      cl::desc("--plan=auto: choose the grid for --devices with "
+               "the planner (its report goes to stderr)"));
+  cl::opt<int64_t> devices("devices", cl::init(0), cl::cat(partitionCategory),
                            cl::desc("With --plan=auto: the devices"));
   cl::opt<int64_t> devicesPerNode(
-      "devices-per-node", cl::init(8),
+      "devices-per-node", cl::init(8), cl::cat(partitionCategory),
       cl::desc("With --plan=auto: devices per node"));
   cl::opt<int64_t> deviceMemory(
-      "device-memory", cl::init(int64_t(80) << 30),
+      "device-memory", cl::init(int64_t(80) << 30), cl::cat(partitionCategory),
       cl::desc("With --plan=auto: bytes of memory per device"));
   cl::opt<double> deviceGflops(
-      "device-gflops", cl::init(100.0),
+      "device-gflops", cl::init(100.0), cl::cat(partitionCategory),
       cl::desc("With --plan=auto: sustained GFLOP/s of a device"));
   cl::opt<double> linkGBps(
-      "link-gbps", cl::init(10.0),
+      "link-gbps", cl::init(10.0), cl::cat(partitionCategory),
       cl::desc("With --plan=auto: GB/s between devices of a node"));
   cl::opt<double> interNodeGBps(
-      "inter-node-gbps", cl::init(2.5),
+      "inter-node-gbps", cl::init(2.5), cl::cat(partitionCategory),
       cl::desc("With --plan=auto: GB/s between nodes"));
+
+  // cl::desc keeps a reference: the text must outlive the option.
+  std::string targetHelp =
+      "The code generator (registered: " + registeredTargetNames() + ")";
+  cl::opt<std::string> targetName(
+      "target", cl::init("cpu"), cl::cat(targetCategory), cl::desc(targetHelp));
+  cl::opt<unsigned> optLevel("O", cl::cat(targetCategory),
+                             cl::desc("Optimization level of the generated "
+                                      "code (0-3)"),
+                             cl::Prefix, cl::init(3));
+  cl::opt<bool> runtimeChecks(
+      "runtime-checks", cl::cat(targetCategory),
+      cl::desc("Debugging: check every buffer access and linalg op's shapes "
+               "at run time; a failed check prints the op and aborts"));
+  cl::opt<bool> kernelTimers(
+      "kernel-timers", cl::cat(targetCategory),
+      cl::desc("Time every kernel when the engine runs (loom-run --profile "
+               "prints each kernel's time, share, GFLOP/s and GB/s); costs "
+               "two runtime calls per kernel"));
+
+  cl::opt<std::string> output("o", cl::cat(outputCategory),
+                              cl::desc("Output file ('-': stdout)"),
+                              cl::value_desc("file"), cl::init("-"));
+  cl::opt<std::string> emit(
+      "emit", cl::init(kEmitEngine.str()), cl::cat(outputCategory),
+      cl::desc("What to write: engine (an engine for loom-run and the "
+               "runtime, the default), partitioned (the partitioned program "
+               "for all ranks, with --grid or --plan), loom (loom IR after "
+               "the graph pipeline), or one of the target's stages (cpu: "
+               "linalg, llvm-dialect, llvm, obj)"));
   cl::opt<int64_t> rank(
-      "rank", cl::init(-1),
+      "rank", cl::init(-1), cl::cat(outputCategory),
       cl::desc("With a partitioned program and --emit before engine: emit "
                "this rank's program (collectives as runtime calls)"));
-  cl::opt<bool> report("report",
+  cl::opt<bool> report("report", cl::cat(outputCategory),
                        cl::desc("Print the time of each phase and the fusion "
                                 "report to stderr"));
+
+  llvm::SmallVector<const cl::OptionCategory *> shown = {
+      &inputCategory, &graphCategory, &partitionCategory, &targetCategory,
+      &outputCategory};
+  for (const TargetRegistration *registration : registeredTargets())
+    if (registration->category)
+      shown.push_back(registration->category);
+  hideOtherOptions(shown);
   cl::ParseCommandLineOptions(
       argc, argv,
-      "loomc: compile a model ahead of time for this CPU\n\n"
+      "loomc: compile a model ahead of time\n\n"
       "  loomc model.onnx -o model.engine --report\n"
       "  loomc model.onnx -o model.engine --input-shape input_ids=2x64\n"
       "  loomc model.onnx -o model.engine --grid=tp=2\n"
@@ -544,20 +512,45 @@ int loomcMain(int argc, char **argv) {
       "  loomc moe.onnx -o moe.engine --grid=ep=4 --capacity-factor=1.25\n"
       "  loomc model.onnx -o model.engine --plan=auto --devices=4\n"
       "  loomc model.onnx --emit=obj -o model.o\n"
-      "  loomc model.onnx --emit=linalg --report\n");
+      "  loomc model.onnx --emit=linalg --report\n\n"
+      "LLVM's own options: --help-hidden\n");
   if (optLevel > 3) {
     llvm::errs() << "error: -O must be 0, 1, 2 or 3\n";
     return 1;
   }
-  if ((emit == Emit::Object || emit == Emit::Engine) && output == "-") {
-    llvm::errs() << "error: object code and engines need an output file "
-                    "(-o)\n";
+  const TargetRegistration *registration = lookupTarget(targetName);
+  if (!registration) {
+    llvm::errs() << "error: unknown target '" << targetName
+                 << "' (registered: " << registeredTargetNames() << ")\n";
+    return 1;
+  }
+  std::unique_ptr<Target> target = registration->createFromCommandLine();
+  if (!target)
+    return 1;
+  const TargetStage *stage = nullptr;
+  for (const TargetStage &candidate : target->getStages())
+    if (candidate.name == emit)
+      stage = &candidate;
+  if (!stage && emit != kEmitEngine && emit != kEmitLoom &&
+      emit != kEmitPartitioned) {
+    std::string known;
+    for (const TargetStage &candidate : target->getStages())
+      known += ", " + candidate.name.str();
+    llvm::errs() << "error: --emit=" << emit << " is not a form target '"
+                 << target->getName() << "' writes (engine, partitioned, loom"
+                 << known << ")\n";
+    return 1;
+  }
+  if ((emit == kEmitEngine || (stage && stage->binary)) && output == "-") {
+    llvm::errs() << "error: --emit=" << emit
+                 << " writes bytes; it needs an output file (-o)\n";
     return 1;
   }
   CompileRequest request;
   request.model = model;
   request.output = output;
   request.emit = emit;
+  request.target = std::move(target);
   request.report = report;
   request.rank = rank;
   // --pp and --ep are spelled apart from --grid for convenience; they are
@@ -598,7 +591,7 @@ int loomcMain(int argc, char **argv) {
     partition.interNodeGBps = interNodeGBps;
     request.partition = partition;
   }
-  if (rank >= 0 && emit == Emit::Engine) {
+  if (rank >= 0 && emit == kEmitEngine) {
     llvm::errs() << "error: --rank selects a rank's program for --emit; an "
                     "engine holds every rank\n";
     return 1;
@@ -607,21 +600,6 @@ int loomcMain(int argc, char **argv) {
   request.options.precision = precision;
   request.options.optLevel = optLevel;
   request.options.reportKernels = report;
-  if (parallelFlops < 0) {
-    llvm::errs() << "error: --parallel-flops must not be negative\n";
-    return 1;
-  }
-  request.options.parallelFlops = parallelFlops;
-  if (parallelElements < 0) {
-    llvm::errs() << "error: --parallel-elements must not be negative\n";
-    return 1;
-  }
-  request.options.parallelElements = parallelElements;
-  FailureOr<int64_t> libraryFlops = convLibrary.resolve();
-  if (failed(libraryFlops))
-    return 1;
-  request.options.libraryConvolutionFlops = *libraryFlops;
-  request.options.packConstantWeights = packWeights;
   request.options.runtimeChecks = runtimeChecks;
   request.options.kernelTimers = kernelTimers;
   if (kvCache < 0) {

@@ -1,10 +1,11 @@
 //===- EngineBuilder.cpp - Compiled programs into engines -----------------===//
 //
-// The step between the CPU target (an object file per program) and the
-// engine file: the entry's signature is read before lowering (afterwards it
-// is a list of pointers), the object is linked into a shared object, and
-// the host's architecture and features are recorded for the runtime's
-// target check.
+// The step between a target (code per rank) and the engine file, the same
+// for every target: the entry's signature is read before lowering
+// (afterwards it is a list of pointers), the partitioned program is
+// specialized for each rank, the target's graph pipeline and code
+// generator compile it, and the target records the device it compiled for,
+// which the runtime checks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,9 +13,7 @@
 
 #include "loom/Compiler/Compiler.h"
 
-#include "loom/Target/CPU/CPUTarget.h"
-#include "loom/Target/CPU/Collectives.h"
-#include "loom/Target/CPU/Executable.h"
+#include "loom/Dialect/Loom/Sharding/EngineGrid.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -75,12 +74,13 @@ std::string compilerVersion() {
   return std::string("loom-0.1 (LLVM ") + LLVM_VERSION_STRING + ")";
 }
 
-LogicalResult buildEngine(ModuleOp module, const cpu::CompileOptions &options,
+LogicalResult buildEngine(ModuleOp module, const Target &target,
+                          const CompileOptions &options,
                           EngineDescription &engine) {
   func::FuncOp entry = findEntry(module);
   if (!entry)
     return module.emitError("an engine needs @main or a single function");
-  FailureOr<std::optional<int64_t>> gridSize = cpu::engineGridSize(module);
+  FailureOr<std::optional<int64_t>> gridSize = engineGridSize(module);
   if (failed(gridSize))
     return failure();
   int64_t numRanks = gridSize->value_or(1);
@@ -125,32 +125,21 @@ LogicalResult buildEngine(ModuleOp module, const cpu::CompileOptions &options,
   engine.ranks.clear();
   for (int64_t r = 0; r < numRanks; ++r) {
     OwningOpRef<ModuleOp> copy = module.clone();
-    if (gridSize->has_value() && failed(cpu::specializeForRank(*copy, r)))
+    if (gridSize->has_value() && failed(target.specializeForRank(*copy, r)))
       return failure();
-    SmallVector<char> object;
-    SmallVector<ElementsAttr> weights;
-    if (std::string error =
-            cpu::compileToObject(*copy, options, object, &weights);
-        !error.empty())
-      return module.emitError(error);
-    SmallVector<char> shared;
-    if (std::string error = cpu::linkSharedObject(object, shared);
-        !error.empty())
-      return module.emitError(error);
-    if (cpu::callsKernelLibrary(object) &&
-        !llvm::is_contained(engine.libraries, "onednn"))
-      engine.libraries.push_back("onednn");
+    if (failed(runGraphPipeline(target, *copy, options)))
+      return failure();
+    CompileOptions lowering = options;
+    lowering.optimizeGraph = false;
     EngineRank compiled = rank;
-    compiled.code.assign(shared.begin(), shared.end());
-    compiled.entry = cpu::kEntrySymbol;
-    for (ElementsAttr weight : weights)
-      appendWeight(compiled, cpu::weightBytes(weight));
+    if (failed(target.compileRank(*copy, lowering, compiled, engine)))
+      return failure();
     engine.ranks.push_back(std::move(compiled));
   }
   engine.compilerVersion = compilerVersion();
-  describeHost(engine);
+  target.describeDevice(engine);
   FailureOr<std::optional<SmallVector<int64_t>>> gridShape =
-      cpu::engineGridShape(module);
+      engineGridShape(module);
   engine.grid = *gridShape ? **gridShape : SmallVector<int64_t>{1};
   return success();
 }

@@ -225,8 +225,7 @@ FailureOr<SmallVector<Tensor>> executeCompiled(ModuleOp module,
   FunctionType signature = entry.getFunctionType();
   OwningOpRef<ModuleOp> copy = module.clone();
   llvm::SmallVector<char> object;
-  cpu::CompileOptions options;
-  options.libraryConvolutionFlops = run.libraryConvolutionFlops;
+  cpu::CompileOptions options(CompileOptions(), run.cpu);
   if (std::string error = cpu::compileToObject(*copy, options, object);
       !error.empty()) {
     llvm::errs() << "error: " << error << "\n";
@@ -543,99 +542,108 @@ static int printDevices() {
 
 int loomRunMain(int argc, char **argv) {
   namespace cl = llvm::cl;
-  cl::opt<std::string> model(cl::Positional,
+  // --help lists these options and the CPU target's only (LLVM's own
+  // stay behind --help-hidden).
+  cl::OptionCategory runCategory("loom-run options");
+  cpu::registerCPUTarget();
+  cl::opt<std::string> model(cl::cat(runCategory), cl::Positional,
                              cl::desc("<model.onnx | model.onnxtxt | "
                                       "model.mlir | - (loom IR on stdin)>"));
   cl::list<std::string> inputs(
-      "inputs", cl::CommaSeparated,
+      cl::cat(runCategory), "inputs", cl::CommaSeparated,
       cl::desc("Input tensors (.pb or .npy), or a directory holding them"));
   cl::list<std::string> expected(
-      "expected", cl::CommaSeparated,
+      cl::cat(runCategory), "expected", cl::CommaSeparated,
       cl::desc("Expected outputs (.pb or .npy), or a directory"));
   cl::opt<double> rtol(
-      "rtol", cl::init(1e-3),
+      cl::cat(runCategory), "rtol", cl::init(1e-3),
       cl::desc("Relative tolerance of the comparison (at least "
                "2^-6 for bfloat16 outputs)"));
-  cl::opt<double> atol("atol", cl::init(1e-7),
+  cl::opt<double> atol(cl::cat(runCategory), "atol", cl::init(1e-7),
                        cl::desc("Absolute tolerance of the comparison"));
-  cl::opt<uint64_t> seed("seed", cl::init(0),
+  cl::opt<uint64_t> seed(cl::cat(runCategory), "seed", cl::init(0),
                          cl::desc("Seed of random inputs"));
-  cl::opt<int> printValues("print-values", cl::init(8),
+  cl::opt<int> printValues(cl::cat(runCategory), "print-values", cl::init(8),
                            cl::desc("Values printed per tensor"));
   cl::opt<std::string> outputDir(
-      "output-dir", cl::desc("Write each output as output_N.npy there (with "
-                             "--ranks, rank R>0's as rankR_output_N.npy)"));
+      cl::cat(runCategory), "output-dir",
+      cl::desc("Write each output as output_N.npy there (with "
+               "--ranks, rank R>0's as rankR_output_N.npy)"));
   cl::opt<int64_t> ranks(
-      "ranks", cl::init(0),
+      cl::cat(runCategory), "ranks", cl::init(0),
       cl::desc("Run the program SPMD on N ranks (threads) whose shard ops "
                "communicate; each rank gets the same inputs, every rank's "
                "outputs are printed, rank 0's are compared with --expected"));
   cl::opt<int64_t> rankTimeout(
-      "rank-timeout-ms", cl::init(5000),
+      cl::cat(runCategory), "rank-timeout-ms", cl::init(5000),
       cl::desc("With --ranks: fail (as deadlocked) when a rank waits this long "
                "for its peers"));
   cl::opt<std::string> dataSets(
-      "data-sets",
+      cl::cat(runCategory), "data-sets",
       cl::desc("Run every test_data_set_N directory under this one (ONNX's "
                "backend-test layout), each with its inputs and expected "
                "outputs, and count those that match"));
   cl::opt<bool> top1(
-      "top1", cl::desc("Compare only the index of the largest element along "
-                       "the last axis (the top-1 class)"));
+      cl::cat(runCategory), "top1",
+      cl::desc("Compare only the index of the largest element along "
+               "the last axis (the top-1 class)"));
   cl::opt<std::string> referenceModel(
-      "reference-model",
+      cl::cat(runCategory), "reference-model",
       cl::desc("Also run this program (e.g. the f32 original of a "
                "quantized model) on the same inputs and print each output's "
                "max and mean absolute error against it"));
   cl::opt<std::string> backend(
-      "backend", cl::init("reference"),
+      cl::cat(runCategory), "backend", cl::init("reference"),
       cl::desc("reference: Loom's reference executor; cpu: compile to native "
                "code for this machine and run it"));
-  ConvLibraryFlags convLibrary;
-  InputShapeFlags inputShapes;
+  InputShapeFlags inputShapes(runCategory);
   cl::opt<int32_t> threads(
-      "num-threads", cl::init(1),
+      cl::cat(runCategory), "num-threads", cl::init(1),
       cl::desc("Compiled code (engines, --backend cpu): threads for its "
                "parallel loops, per rank"));
   cl::opt<bool> benchmark(
-      "benchmark", cl::desc("Engines: time repeated runs and print latency "
-                            "(mean, p50, p90, p99) and throughput"));
-  cl::opt<int64_t> warmup("warmup", cl::init(5),
+      cl::cat(runCategory), "benchmark",
+      cl::desc("Engines: time repeated runs and print latency "
+               "(mean, p50, p90, p99) and throughput"));
+  cl::opt<int64_t> warmup(cl::cat(runCategory), "warmup", cl::init(5),
                           cl::desc("With --benchmark: untimed runs first"));
-  cl::opt<int64_t> iterations("iterations", cl::init(50),
+  cl::opt<int64_t> iterations(cl::cat(runCategory), "iterations", cl::init(50),
                               cl::desc("With --benchmark: timed runs"));
   cl::opt<bool> profile(
-      "profile",
+      cl::cat(runCategory), "profile",
       cl::desc("Engines compiled with loomc --kernel-timers: time each "
                "kernel over the benchmark's runs and print its time, share "
                "and achieved GFLOP/s and GB/s (implies --benchmark)"));
   cl::opt<std::string> profileTrace(
-      "profile-trace",
+      cl::cat(runCategory), "profile-trace",
       cl::desc("With --profile: write the last run's kernels to this file "
                "as Chrome trace events (chrome://tracing, Perfetto)"));
   cl::opt<bool> mpi(
-      "mpi", cl::desc("Engines: run this process's rank under mpirun (one "
-                      "rank per process, collectives on MPI)"));
+      cl::cat(runCategory), "mpi",
+      cl::desc("Engines: run this process's rank under mpirun (one "
+               "rank per process, collectives on MPI)"));
   cl::opt<bool> listDevices(
-      "list-devices",
+      cl::cat(runCategory), "list-devices",
       cl::desc("Print the devices this machine offers the runtime (CPU, "
                "CUDA through its driver, NCCL) and exit"));
   cl::opt<bool> allRanks(
-      "all-ranks",
+      cl::cat(runCategory), "all-ranks",
       cl::desc("With --ranks: compare every rank's outputs with --expected, "
                "not only rank 0's (programs with replicated results)"));
   cl::opt<int64_t> generate(
-      "generate", cl::init(0),
+      cl::cat(runCategory), "generate", cl::init(0),
       cl::desc("Decoder engines (exports with past_key_values inputs): "
                "greedily generate N tokens after --prompt-ids, printing them "
                "and the prefill and per-token latency"));
-  cl::list<int64_t> promptIds("prompt-ids", cl::CommaSeparated,
+  cl::list<int64_t> promptIds(cl::cat(runCategory), "prompt-ids",
+                              cl::CommaSeparated,
                               cl::desc("With --generate: the prompt's token "
                                        "ids"));
   cl::list<int64_t> expectedIds(
-      "expected-ids", cl::CommaSeparated,
+      cl::cat(runCategory), "expected-ids", cl::CommaSeparated,
       cl::desc("With --generate: the tokens expected first (exit 1 when one "
                "differs)"));
+  hideOtherOptions({&runCategory, &cpu::cpuTargetCategory()});
   cl::ParseCommandLineOptions(
       argc, argv,
       "loom-run: run a model with Loom's reference executor, or compiled "
@@ -646,7 +654,8 @@ int loomRunMain(int argc, char **argv) {
       "  loom-run model.onnx --data-sets DIR --top1\n"
       "  loom-run model.engine --inputs DIR --benchmark --iterations 100\n"
       "  loom-run int8.mlir --reference-model f32.mlir\n"
-      "  loom-run decoder.engine --generate 32 --prompt-ids 5,17,42\n");
+      "  loom-run decoder.engine --generate 32 --prompt-ids 5,17,42\n\n"
+      "LLVM's own options: --help-hidden\n");
   if (listDevices)
     return printDevices();
   if (model.empty()) {
@@ -674,10 +683,10 @@ int loomRunMain(int argc, char **argv) {
     return 1;
   }
   options.threads = threads;
-  FailureOr<int64_t> libraryFlops = convLibrary.resolve();
-  if (failed(libraryFlops))
+  FailureOr<cpu::CPUOptions> cpuOptions = cpu::cpuOptionsFromCommandLine();
+  if (failed(cpuOptions))
     return 1;
-  options.libraryConvolutionFlops = *libraryFlops;
+  options.cpu = *cpuOptions;
   FailureOr<ONNXImportOptions> importOptions = inputShapes.resolve();
   if (failed(importOptions))
     return 1;

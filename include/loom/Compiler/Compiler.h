@@ -25,38 +25,25 @@ loadModel(llvm::StringRef path, mlir::MLIRContext *context,
 /// when there is neither.
 mlir::func::FuncOp findEntry(mlir::ModuleOp module);
 
-/// --conv-library: which convolutions the runtime's oneDNN kernel library
-/// computes (docs/codegen.md, "Library convolutions").
-enum class ConvLibrary {
-  /// oneDNN for its shape class when its plugin loads on this machine.
-  Auto,
-  /// oneDNN for its shape class, loadable here or not (the runtime checks
-  /// where the engine runs).
-  OneDNN,
-  /// Every convolution generated.
-  None,
-};
-
-/// The command-line flags `--conv-library` and `--library-conv-flops`,
-/// shared by loomc and loom-run (construct once in the tool's main).
-struct ConvLibraryFlags {
-  ConvLibraryFlags();
-  llvm::cl::opt<ConvLibrary> library;
-  llvm::cl::opt<int64_t> minFlops;
-  /// cpu::CompileOptions::libraryConvolutionFlops for the flags (negative:
-  /// none); failure, with an error printed, when they are invalid.
-  mlir::FailureOr<int64_t> resolve() const;
-};
-
 /// The command-line flag `--input-shape NAME=D0xD1...` (repeatable), shared
 /// by loomc and loom-run: binds symbolic dimensions of ONNX graph inputs.
 struct InputShapeFlags {
-  InputShapeFlags();
+  explicit InputShapeFlags(
+      llvm::cl::OptionCategory &category = llvm::cl::getGeneralCategory());
   llvm::cl::list<std::string> shapes;
   /// The import options for the flags; failure, with an error printed, when
   /// one is malformed.
   mlir::FailureOr<ONNXImportOptions> resolve() const;
 };
+
+/// Registers every target this build has (the CPU, and with
+/// LOOM_INCLUDE_TESTS the test target) and their command-line options.
+void registerAllTargets();
+
+/// Hides every command-line option outside `categories` from --help (the
+/// hundreds of LLVM backend options); --help-hidden lists them.
+void hideOtherOptions(
+    llvm::ArrayRef<const llvm::cl::OptionCategory *> categories);
 
 /// Runs loomc's command line: parses flags, compiles, writes the output.
 /// Returns the process exit code.

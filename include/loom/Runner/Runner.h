@@ -4,6 +4,7 @@
 #define LOOM_RUNNER_RUNNER_H
 
 #include "loom/Importer/ONNX/Importer.h"
+#include "loom/Target/CPU/CPUTarget.h"
 
 #include "llvm/ADT/StringRef.h"
 
@@ -44,9 +45,9 @@ struct RunOptions {
   /// Threads for the parallel loops of compiled code (engines and the cpu
   /// backend), per rank.
   int32_t threads = 1;
-  /// --backend cpu: cpu::CompileOptions::libraryConvolutionFlops (negative:
-  /// every convolution generated).
-  int64_t libraryConvolutionFlops = -1;
+  /// --backend cpu: the CPU target's options (--conv-library,
+  /// --parallel-flops, ...).
+  cpu::CPUOptions cpu;
   /// With `ranks`: compare every rank's outputs with `expected`, not only
   /// rank 0's (for programs that return replicated results, such as those
   /// of `-loom-partition`).

@@ -36,19 +36,6 @@ using namespace mlir;
 
 namespace loom::cpu {
 
-void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
-  // Static types first: the graph passes and kernel formation see them.
-  // Shape arithmetic on constants is evaluated before, so shapes computed
-  // in the graph (ONNX function bodies) become constants first.
-  pm.addNestedPass<func::FuncOp>(loom::createLoomFoldConstantsPass());
-  pm.addNestedPass<func::FuncOp>(createLoomCPUStaticShapesPass());
-  GraphOptimizationOptions graph;
-  graph.precision = options.precision;
-  graph.formKernels = true;
-  graph.reportKernels = options.reportKernels;
-  buildGraphOptimizationPipeline(pm, graph);
-}
-
 void buildLoomToLinalgPipeline(OpPassManager &pm) {
   // A module pass: run-time checks declare the runtime function they call
   // and their site descriptions as module symbols.
@@ -385,7 +372,7 @@ LogicalResult lowerModule(ModuleOp module, Stage stopAfter,
   Clock::time_point start = Clock::now();
   if (options.optimizeGraph) {
     PassManager graph(module.getContext());
-    buildGraphPipeline(graph, options);
+    buildDefaultGraphPipeline(graph, options);
     if (failed(graph.run(module)))
       return failure();
     phaseDone(options, "optimize graph", start);

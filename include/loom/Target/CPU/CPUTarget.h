@@ -11,12 +11,14 @@
 #define LOOM_TARGET_CPU_CPUTARGET_H
 
 #include "loom/Pipelines/Pipelines.h"
+#include "loom/Target/Target.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/CommandLine.h"
 
 #include <functional>
 #include <memory>
@@ -38,23 +40,9 @@ enum class Stage { Loom, Linalg, LLVMDialect, LLVMIR, Object };
 /// (docs/codegen.md, "Library convolutions").
 inline constexpr int64_t kDefaultLibraryConvolutionFlops = int64_t(1) << 20;
 
-struct CompileOptions {
-  /// Run the graph pipeline (recognition, simplification, kernel
-  /// formation) before lowering.
-  bool optimizeGraph = true;
-  /// With `optimizeGraph`: the type contractions compute in.
-  ContractionPrecision precision = ContractionPrecision::F32;
-  /// LLVM optimization level (0-3) of the object code.
-  unsigned optLevel = 3;
-  /// Print kernel formation's fusion report (ONNX nodes in, kernels out by
-  /// kind) and the memory plan's figures to stderr.
-  bool reportKernels = false;
-  /// Call the runtime's kernel timers around every kernel
-  /// (loom-cpu-kernel-timers), for `loom-run --profile`.
-  bool kernelTimers = false;
-  /// With external weights (engines): the smallest constant, in bytes, that
-  /// becomes a weight parameter; smaller ones stay in the code.
-  int64_t externalWeightMinBytes = 64;
+/// The CPU target's own options (loom::CompileOptions holds what every
+/// target understands).
+struct CPUOptions {
   /// Contractions of at least this many floating-point operations get a
   /// parallel tile loop (OpenMP; 0: none). The thread count is chosen when
   /// the code runs (loom_load_options::threads).
@@ -73,17 +61,33 @@ struct CompileOptions {
   /// layout the register tiles read (loom-cpu-pack-constant-weights),
   /// rather than copying their panels on every call.
   bool packConstantWeights = true;
-  /// Debugging: check every memref access, subview, reshape and linalg
-  /// op's operand shapes at run time (MLIR's runtime op verification); a
-  /// failed check prints the op and its location and aborts the process.
-  bool runtimeChecks = false;
-  /// Called after each phase with its name and wall time in milliseconds.
-  std::function<void(llvm::StringRef phase, double milliseconds)> onPhase;
 };
 
-/// The graph pipeline the CPU target runs first: loom-cpu-static-shapes,
-/// then loom-graph-optimize with the chosen precision and kernel formation.
-void buildGraphPipeline(mlir::OpPassManager &pm, const CompileOptions &options);
+/// Everything the CPU pipeline reads: the shared options and the CPU's.
+struct CompileOptions : loom::CompileOptions, CPUOptions {
+  CompileOptions() = default;
+  CompileOptions(const loom::CompileOptions &common, const CPUOptions &cpu)
+      : loom::CompileOptions(common), CPUOptions(cpu) {}
+};
+
+/// The CPU target: lowering through linalg and LLVM to a shared object for
+/// this host, with `options`.
+std::unique_ptr<Target> createCPUTarget(const CPUOptions &options);
+
+/// Registers the "cpu" target and its command-line options (category "CPU
+/// target": --parallel-flops, --parallel-elements, --pack-weights,
+/// --conv-library, --library-conv-flops). Call before the tool parses its
+/// command line; calling again does nothing.
+void registerCPUTarget();
+
+/// The CPU options the command line gives (after registerCPUTarget and
+/// parsing; the defaults without registerCPUTarget); failure, with an error
+/// printed, when they are invalid.
+mlir::FailureOr<CPUOptions> cpuOptionsFromCommandLine();
+
+/// The category of the CPU target's command-line options, for tools that
+/// show only their own options in --help.
+llvm::cl::OptionCategory &cpuTargetCategory();
 
 /// The passes from loom ops to linalg on tensors (convert-loom-to-linalg,
 /// canonicalization).

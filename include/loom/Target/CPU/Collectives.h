@@ -12,22 +12,10 @@
 #define LOOM_TARGET_CPU_COLLECTIVES_H
 
 #include "mlir/IR/BuiltinOps.h"
-#include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
-#include <optional>
 
 namespace loom::cpu {
-
-/// The shape of `module`'s device grid: nullopt for a program without a
-/// grid, an error (failure) for grids engines do not support (more than
-/// one, dynamic sizes).
-mlir::FailureOr<std::optional<llvm::SmallVector<int64_t>>>
-engineGridShape(mlir::ModuleOp module);
-
-/// The number of ranks of `module`'s device grid (the product of its
-/// shape), as engineGridShape.
-mlir::FailureOr<std::optional<int64_t>> engineGridSize(mlir::ModuleOp module);
 
 /// Rewrites `module` into rank `rank`'s program (ranks are numbered
 /// row-major over the grid): its own pipeline stages inlined and the others

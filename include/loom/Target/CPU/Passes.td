@@ -40,20 +40,6 @@ def LoomCPUContractionOrderPass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
-def LoomCPUStaticShapesPass
-    : Pass<"loom-cpu-static-shapes", "::mlir::func::FuncOp"> {
-  let summary = "Make result types static where their values allow";
-  let description = [{
-    Code generation needs static shapes. In program order, each loom op
-    whose stated result type has dynamic dimensions gets the more static
-    type its type inference (or, for loom.one_hot, a constant depth) proves
-    from its now static operands. The function's result types follow the
-    returned values (a static result is what a compiled entry needs, and
-    ops whose operand and result types must match would not verify
-    otherwise). Ops inside loom.fusion regions are left alone.
-  }];
-}
-
 def LoomCPURunTimeSizedResultsPass
     : Pass<"loom-cpu-run-time-sized-results", "::mlir::ModuleOp"> {
   let summary = "Return results whose sizes the data decides as records of "

@@ -1,6 +1,6 @@
 // RUN: loom-opt %s -loom-fold-constants -split-input-file | FileCheck %s
 // RUN: loom-opt %s -loom-fold-constants="max-elements=1" -split-input-file | FileCheck %s --check-prefix=SMALL
-// RUN: loom-opt %s -loom-fold-constants -loom-cpu-static-shapes -split-input-file | FileCheck %s --check-prefix=STATIC
+// RUN: loom-opt %s -loom-fold-constants -loom-static-shapes -split-input-file | FileCheck %s --check-prefix=STATIC
 
 // Integer and float elementwise ops on constants.
 // CHECK-LABEL: func.func @elementwise

@@ -33,6 +33,20 @@ def LoomSimplifyPass : Pass<"loom-simplify", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::loom::LoomDialect"];
 }
 
+def LoomStaticShapesPass
+    : Pass<"loom-static-shapes", "::mlir::func::FuncOp"> {
+  let summary = "Make result types static where their values allow";
+  let description = [{
+    Code generation needs static shapes (every target runs this first). In program order, each loom op
+    whose stated result type has dynamic dimensions gets the more static
+    type its type inference (or, for loom.one_hot, a constant depth) proves
+    from its now static operands. The function's result types follow the
+    returned values (a static result is what a compiled entry needs, and
+    ops whose operand and result types must match would not verify
+    otherwise). Ops inside loom.fusion regions are left alone.
+  }];
+}
+
 def LoomPrecisionPass : Pass<"loom-precision", "::mlir::func::FuncOp"> {
   let summary = "Run contractions of an f32 program in fp16 or bf16";
   let description = [{

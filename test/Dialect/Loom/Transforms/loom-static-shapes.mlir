@@ -1,4 +1,4 @@
-// RUN: loom-opt %s --split-input-file --loom-cpu-static-shapes | FileCheck %s
+// RUN: loom-opt %s --split-input-file --loom-static-shapes | FileCheck %s
 
 // A constant depth makes one_hot static, and inference carries the static
 // shape to the users and the function's result.

@@ -1,20 +1,20 @@
 //===- StaticShapes.cpp - Static result types for code generation ---------===//
 
-#include "loom/Target/CPU/Passes.h"
+#include "loom/Dialect/Loom/Transforms/Passes.h"
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 
-namespace loom::cpu {
-#define GEN_PASS_DEF_LOOMCPUSTATICSHAPESPASS
-#include "loom/Target/CPU/Passes.h.inc"
-} // namespace loom::cpu
+namespace loom {
+#define GEN_PASS_DEF_LOOMSTATICSHAPESPASS
+#include "loom/Dialect/Loom/Transforms/Passes.h.inc"
+} // namespace loom
 
 using namespace mlir;
 
-namespace loom::cpu {
+namespace loom {
 namespace {
 
 /// The result types `op` can prove, or an empty vector.
@@ -62,8 +62,8 @@ bool refines(Type refined, Type current) {
   return true;
 }
 
-class LoomCPUStaticShapesPass
-    : public impl::LoomCPUStaticShapesPassBase<LoomCPUStaticShapesPass> {
+class LoomStaticShapesPass
+    : public impl::LoomStaticShapesPassBase<LoomStaticShapesPass> {
 public:
   void runOnOperation() override {
     func::FuncOp func = getOperation();
@@ -91,4 +91,4 @@ public:
 };
 
 } // namespace
-} // namespace loom::cpu
+} // namespace loom
