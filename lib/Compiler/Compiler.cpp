@@ -4,6 +4,8 @@
 
 #include "loom/Compiler/EngineBuilder.h"
 #include "loom/Dialect/Loom/Sharding/EngineGrid.h"
+#include "loom/Dialect/Loom/Sharding/Partition.h"
+#include "loom/Dialect/Loom/Sharding/Planner.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/Importer/ONNX/Importer.h"
 #include "loom/InitAllDialects.h"
@@ -83,9 +85,10 @@ struct CompileRequest {
   /// With a partitioned program and a stage before the engine: the rank
   /// whose program to emit.
   int64_t rank = -1;
-  /// The plan (-loom-partition's options), when the program is to be
-  /// partitioned first.
-  std::optional<LoomPartitionPassOptions> partition;
+  /// The plan, when the program is to be partitioned for a stated grid
+  /// first, or what the planner searches (--plan=auto).
+  std::optional<PartitionOptions> partition;
+  std::optional<AutoPlanRequest> autoPlan;
   bool report = false;
   /// When positive, -loom-kv-cache-in-place with this capacity runs first.
   int64_t kvCacheCapacity = 0;
@@ -219,7 +222,7 @@ int compile(CompileRequest request) {
     return 1;
 
   if (request.kvCacheCapacity > 0) {
-    if (request.partition) {
+    if (request.partition || request.autoPlan) {
       llvm::errs() << "error: --kv-cache does not combine with --grid or "
                       "--plan yet\n";
       return 1;
@@ -234,25 +237,28 @@ int compile(CompileRequest request) {
 
   // The plan: recognition and precision first, then partitioning (the
   // order of DESIGN.md); kernels are formed per rank when lowering.
-  if (request.partition) {
-    // The planner reports its plans as a remark; show it.
-    ScopedDiagnosticHandler remarks(&context, [](Diagnostic &d) {
-      if (d.getSeverity() != DiagnosticSeverity::Remark)
-        return failure();
-      llvm::errs() << "loomc: " << d << "\n";
-      return success();
-    });
+  if (request.partition || request.autoPlan) {
     Clock::time_point partitionStart = Clock::now();
     PassManager pm(&context);
-    // Static types first, as for one rank (cpu::buildGraphPipeline): the
+    // Static types first, as for one rank (buildDefaultGraphPipeline): the
     // plan splits static shapes, and a rank's outputs must be static.
     pm.addNestedPass<func::FuncOp>(createLoomFoldConstantsPass());
     pm.addNestedPass<func::FuncOp>(createLoomStaticShapesPass());
     GraphOptimizationOptions graph;
     graph.precision = request.options.precision;
     buildGraphOptimizationPipeline(pm, graph);
-    pm.addPass(createLoomPartitionPass(*request.partition));
     if (failed(pm.run(*module)))
+      return 1;
+    if (request.autoPlan) {
+      std::string plans;
+      FailureOr<PartitionOptions> chosen =
+          choosePlan(*module, *request.autoPlan, plans);
+      if (failed(chosen))
+        return 1;
+      llvm::errs() << "loomc: " << plans << "\n";
+      request.partition = *chosen;
+    }
+    if (failed(partitionModule(*module, *request.partition)))
       return 1;
     report("optimize graph and partition",
            std::chrono::duration<double, std::milli>(Clock::now() -
@@ -261,7 +267,7 @@ int compile(CompileRequest request) {
   }
 
   if (request.emit == kEmitPartitioned) {
-    if (!request.partition) {
+    if (!request.partition && !request.autoPlan) {
       llvm::errs() << "error: --emit=partitioned needs --grid or --plan\n";
       return 1;
     }
@@ -553,9 +559,26 @@ int loomcMain(int argc, char **argv) {
   request.target = std::move(target);
   request.report = report;
   request.rank = rank;
+  if (!grid.empty() && !plan.empty()) {
+    llvm::errs() << "error: give --grid or --plan=auto, not both\n";
+    return 1;
+  }
+  // The grid is parsed here, once; from here on it travels typed.
+  SmallVector<GridAxisSpec> axes;
+  if (!grid.empty()) {
+    MLIRContext scratch(MLIRContext::Threading::DISABLED);
+    ScopedDiagnosticHandler print(&scratch, [](Diagnostic &d) {
+      llvm::errs() << "error: --grid: " << d << "\n";
+      return success();
+    });
+    FailureOr<SmallVector<GridAxisSpec>> parsed = parseGridSpec(
+        grid, [&] { return mlir::emitError(UnknownLoc::get(&scratch)); });
+    if (failed(parsed))
+      return 1;
+    axes = std::move(*parsed);
+  }
   // --pp and --ep are spelled apart from --grid for convenience; they are
   // axes of the same grid.
-  std::string gridSpec = grid;
   for (auto [name, degree] : {std::make_pair("pp", int64_t(pipelineStages)),
                               std::make_pair("ep", int64_t(expertRanks))}) {
     if (degree < 1) {
@@ -564,32 +587,44 @@ int loomcMain(int argc, char **argv) {
     }
     if (degree == 1)
       continue;
-    if (llvm::StringRef(gridSpec).contains(std::string(name) + "=")) {
+    if (!plan.empty()) {
+      llvm::errs() << "error: --" << name
+                   << " states a grid axis; give --grid or --plan=auto, not "
+                      "both\n";
+      return 1;
+    }
+    if (llvm::any_of(axes, [&](const GridAxisSpec &axis) {
+          return axis.name == name;
+        })) {
       llvm::errs() << "error: --" << name << " and a " << name
                    << " axis in --grid both give the " << name << " degree\n";
       return 1;
     }
-    gridSpec += (gridSpec.empty() ? "" : ",") + std::string(name) + "=" +
-                std::to_string(degree);
+    axes.push_back({name, degree});
   }
-  if (!gridSpec.empty() && !plan.empty()) {
-    llvm::errs() << "error: give --grid or --plan=auto, not both\n";
-    return 1;
-  }
-  if (!gridSpec.empty() || !plan.empty()) {
-    LoomPartitionPassOptions partition;
-    partition.grid = gridSpec;
+  if (!axes.empty()) {
+    PartitionOptions partition;
+    partition.axes = std::move(axes);
     partition.sequenceParallel = sequenceParallel;
     partition.microBatches = microBatches;
     partition.capacityFactor = capacityFactor;
-    partition.plan = plan;
-    partition.devices = devices;
-    partition.devicesPerNode = devicesPerNode;
-    partition.deviceMemory = deviceMemory;
-    partition.deviceGflops = deviceGflops;
-    partition.linkGBps = linkGBps;
-    partition.interNodeGBps = interNodeGBps;
-    request.partition = partition;
+    request.partition = std::move(partition);
+  } else if (!plan.empty()) {
+    if (plan != "auto") {
+      llvm::errs() << "error: --plan takes 'auto' (the planner chooses the "
+                      "grid); got '"
+                   << plan << "'\n";
+      return 1;
+    }
+    AutoPlanRequest autoPlan;
+    autoPlan.devices = devices;
+    autoPlan.model.devicesPerNode = devicesPerNode;
+    autoPlan.model.deviceMemory = deviceMemory;
+    autoPlan.model.deviceGflops = deviceGflops;
+    autoPlan.model.linkGBps = linkGBps;
+    autoPlan.model.interNodeGBps = interNodeGBps;
+    autoPlan.capacityFactor = capacityFactor;
+    request.autoPlan = autoPlan;
   }
   if (rank >= 0 && emit == kEmitEngine) {
     llvm::errs() << "error: --rank selects a rank's program for --emit; an "

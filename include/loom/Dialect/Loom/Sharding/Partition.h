@@ -12,6 +12,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -55,6 +56,25 @@ struct PartitionOptions {
   /// (0: none).
   double capacityFactor = 0.0;
 };
+
+/// Runs a pipeline of function passes on one op: inside a pass, the pass's
+/// dynamic pipeline (`Pass::runPipeline`), elsewhere a new PassManager.
+using PipelineRunner = llvm::function_ref<mlir::LogicalResult(
+    mlir::OpPassManager &, mlir::Operation *)>;
+
+/// Runs `pipeline` on `op` in a PassManager of its own.
+mlir::LogicalResult runPipelineInNewPassManager(mlir::OpPassManager &pipeline,
+                                                mlir::Operation *op);
+
+/// Partitions `module` for `options` into one SPMD program for every rank
+/// of the grid (what `-loom-partition` does with a stated grid): micro-batch
+/// splitting with a pp axis, the plan's annotations (annotateForGrid),
+/// forward sharding propagation, ZeRO weight storage, upstream
+/// partitioning, clean-up and the pipeline stages. Fails with a diagnostic
+/// when the plan does not apply.
+mlir::LogicalResult
+partitionModule(mlir::ModuleOp module, const PartitionOptions &options,
+                PipelineRunner runPipeline = runPipelineInNewPassManager);
 
 /// The symbol of the grid that `annotateForGrid` creates.
 inline constexpr llvm::StringLiteral kGridName = "grid";

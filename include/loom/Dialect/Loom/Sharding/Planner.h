@@ -86,6 +86,25 @@ evaluatePlans(mlir::ModuleOp module, int64_t devices, const CostModel &model,
                   partition,
               std::optional<size_t> &chosen);
 
+/// What `plan=auto` searches: the devices, what they can do, and the
+/// options every candidate shares.
+struct AutoPlanRequest {
+  int64_t devices = 0;
+  CostModel model;
+  /// ZeRO weights (with a dp axis) and the MoE capacity factor of every
+  /// candidate.
+  bool shardWeights = false;
+  double capacityFactor = 0.0;
+};
+
+/// Partitions a copy of `module` for every candidate plan (partitionModule),
+/// measures them and returns the cheapest; `report` receives the table of
+/// all of them. Fails with a diagnostic (carrying the table) when none
+/// applies or the request is invalid.
+mlir::FailureOr<PartitionOptions> choosePlan(mlir::ModuleOp module,
+                                             const AutoPlanRequest &request,
+                                             std::string &report);
+
 /// A table of the candidates for `devices` devices, the chosen one marked.
 std::string formatPlanReport(llvm::ArrayRef<PlanCandidate> candidates,
                              std::optional<size_t> chosen,
