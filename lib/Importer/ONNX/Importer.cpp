@@ -4,6 +4,7 @@
 
 #include "GraphImporter.h"
 #include "ModelLoader.h"
+#include "ModelValidity.h"
 #include "OpTable.h"
 
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
@@ -38,6 +39,8 @@ OwningOpRef<ModuleOp> importONNXModelBuffer(llvm::StringRef buffer,
       !e.empty())
     return fail(e);
   if (std::string e = onnx_import::checkModelBounds(model, options); !e.empty())
+    return fail(e);
+  if (std::string e = onnx_import::checkModelValidity(model); !e.empty())
     return fail(e);
   // The size of the model as exported, before function expansion: the
   // figure kernel counts are compared with.
