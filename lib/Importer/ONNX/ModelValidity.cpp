@@ -3,8 +3,9 @@
 // Follows onnx::checker::check_model (ONNX 1.23) where it decides meaning:
 // the lexical scopes of check_graph (a subgraph sees the names its
 // enclosing graphs define before the node that holds it, and may redefine
-// none of them with a node output). Messages are Loom's: they name the node
-// or graph, then the rule.
+// none of them with a node output) and the arity and attribute rules of
+// OpSchema::Verify. Messages are Loom's: they name the node or graph, then
+// the rule.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,7 +17,9 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <limits>
 #include <map>
+#include <vector>
 
 namespace loom::onnx_import {
 
@@ -73,6 +76,19 @@ const Scope *findDefinition(const Scope *scope, const std::string &name) {
   return nullptr;
 }
 
+/// "1", "1 to 3" or "at least 1".
+std::string countRange(int min, int max) {
+  if (min == max)
+    return std::to_string(min);
+  if (max == std::numeric_limits<int>::max())
+    return "at least " + std::to_string(min);
+  return std::to_string(min) + " to " + std::to_string(max);
+}
+
+std::string typeName(onnx::AttributeProto::AttributeType type) {
+  return onnx::AttributeProto_AttributeType_Name(type);
+}
+
 class ValidityChecker {
 public:
   explicit ValidityChecker(const onnx::ModelProto &model) {
@@ -86,6 +102,9 @@ public:
                          const std::string &graphName);
 
 private:
+  std::string checkSchema(const onnx::NodeProto &node, int64_t version,
+                          const std::string &where);
+
   std::map<std::string, int64_t> versions;
 };
 
@@ -188,6 +207,10 @@ std::string ValidityChecker::checkGraph(const onnx::GraphProto &graph,
           return error;
     }
 
+    if (std::string error = checkSchema(node, version->second, where);
+        !error.empty())
+      return error;
+
     // Single static assignment: "" is an omitted optional output, not a
     // definition.
     for (const std::string &output : node.output()) {
@@ -215,6 +238,77 @@ std::string ValidityChecker::checkGraph(const onnx::GraphProto &graph,
       return graphValue("output", output.name()) +
              " is not an input, initializer or node output of " +
              (isMain ? std::string("the graph") : "that subgraph");
+  return "";
+}
+
+std::string ValidityChecker::checkSchema(const onnx::NodeProto &node,
+                                         int64_t version,
+                                         const std::string &where) {
+  // The linked library's schemas only decide for the opsets it knows: at a
+  // newer opset the op may have changed (new attributes, inputs), and the
+  // builders check what they read.
+  std::string domain = canonicalDomain(node.domain());
+  if (version > newestLibraryOpset(domain) ||
+      version > std::numeric_limits<int>::max())
+    return "";
+  const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(
+      node.op_type(), static_cast<int>(version), domain);
+  // Ops without a schema fail later as unsupported; deprecated ones are left
+  // to the builders (the checker refuses them, but older runtimes did not).
+  if (!schema || schema->deprecated())
+    return "";
+  std::string schemaName =
+      node.op_type() + "-" + std::to_string(schema->since_version());
+
+  // Like OpSchema::Verify, trailing "" count: they are inputs given as
+  // absent.
+  if (node.input_size() < schema->min_input() ||
+      node.input_size() > schema->max_input())
+    return where + ": it has " + std::to_string(node.input_size()) +
+           " inputs, but " + schemaName + " takes " +
+           countRange(schema->min_input(), schema->max_input());
+  if (node.output_size() < schema->min_output() ||
+      node.output_size() > schema->max_output())
+    return where + ": it has " + std::to_string(node.output_size()) +
+           " outputs, but " + schemaName + " has " +
+           countRange(schema->min_output(), schema->max_output());
+
+  std::vector<std::string> unknown;
+  for (const onnx::AttributeProto &attr : node.attribute()) {
+    auto it = schema->attributes().find(attr.name());
+    if (it == schema->attributes().end()) {
+      // Names starting with "__" are implementation details by convention.
+      if (attr.name().rfind("__", 0) != 0)
+        unknown.push_back(attr.name());
+      continue;
+    }
+    // Old exporters leave `type` unset; the builders then trust the field
+    // that is present.
+    if (attr.type() != onnx::AttributeProto::UNDEFINED &&
+        attr.type() != it->second.type)
+      return where + ": attribute '" + attr.name() + "' must be " +
+             typeName(it->second.type) + ", not " + typeName(attr.type());
+  }
+  for (const auto &[name, attr] : schema->attributes()) {
+    if (!attr.required)
+      continue;
+    bool present = false;
+    for (const onnx::AttributeProto &given : node.attribute())
+      present |= given.name() == name;
+    if (!present)
+      return where + ": attribute '" + name + "', which " + schemaName +
+             " requires, is missing";
+  }
+  if (!unknown.empty()) {
+    // A few schemas accept any attribute (LayerNormalization-17), and the
+    // schema keeps that private: Verify decides.
+    try {
+      schema->Verify(node);
+    } catch (const std::exception &) {
+      return where + ": attribute '" + unknown.front() +
+             "' is not an attribute of " + schemaName;
+    }
+  }
   return "";
 }
 

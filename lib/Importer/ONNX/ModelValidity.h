@@ -32,8 +32,8 @@ int64_t newestSupportedOpset(const std::string &domain);
 
 /// Checks the ONNX checker's rules that matter for safety and meaning: the
 /// IR version and opset ranges, single definition of every name across
-/// subgraph scopes, topological order and references to outer scopes.
-/// Returns an empty
+/// subgraph scopes, topological order, references to outer scopes, and the
+/// attributes and arity of ops against their schemas. Returns an empty
 /// string when the model is valid, else the first violation found. Expects
 /// a model that passed checkModelBounds (subgraph depth is bounded).
 std::string checkModelValidity(const onnx::ModelProto &model);
