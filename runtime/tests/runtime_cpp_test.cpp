@@ -13,7 +13,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -253,6 +255,137 @@ TEST(SymbolicInputs, WrongShapesAreErrors) {
   // Sizes that disagree inside the model: the code reports them.
   expectError(shaped(a, {3, 4}), shaped(b, {2, 4}),
               "operands have sizes known only at run time that do not broadcast");
+}
+
+} // namespace
+
+// Concurrency and soak, run by test/Runtime/concurrency.test:
+// LOOM_TEST_THREADED_ENGINE is a Llama-style block (input and output
+// f32[1, 8, 32]) compiled with every contraction and elementwise op as an
+// OpenMP loop, LOOM_TEST_ENGINE the MLP fixture.
+namespace {
+
+/// The f32 buffers of an engine's inputs, filled with fixed values, and of
+/// its outputs.
+struct Buffers {
+  std::vector<std::vector<float>> in, out;
+  std::vector<const void *> inPointers;
+  std::vector<void *> outPointers;
+  explicit Buffers(const loom::Engine &engine) {
+    for (const loom_tensor_desc &d : engine.inputs()) {
+      in.emplace_back(d.byte_size / sizeof(float));
+      for (size_t i = 0; i < in.back().size(); ++i)
+        in.back()[i] = std::sin(0.37f * float(i) + float(in.size()));
+      inPointers.push_back(in.back().data());
+    }
+    for (const loom_tensor_desc &d : engine.outputs())
+      out.emplace_back(d.byte_size / sizeof(float), -1.0f);
+    for (std::vector<float> &o : out)
+      outPointers.push_back(o.data());
+  }
+  loom::Error run(const loom::Engine &engine) {
+    return engine.execute(inPointers, outPointers);
+  }
+};
+
+/// The lines of `file` (/proc/self/maps: one per mapping).
+long procLines(const char *file) {
+  FILE *f = std::fopen(file, "r");
+  if (!f)
+    return -1;
+  long lines = 0;
+  for (int c; (c = std::fgetc(f)) != EOF;)
+    lines += c == '\n';
+  std::fclose(f);
+  return lines;
+}
+
+/// A field of /proc/self/status, in KiB.
+long statusKiB(const char *field) {
+  FILE *f = std::fopen("/proc/self/status", "r");
+  if (!f)
+    return -1;
+  char line[256];
+  long value = -1;
+  size_t length = std::strlen(field);
+  while (std::fgets(line, sizeof line, f))
+    if (!std::strncmp(line, field, length) && line[length] == ':')
+      value = std::atol(line + length + 1);
+  std::fclose(f);
+  return value;
+}
+
+TEST(Concurrency, EightThreadsMatchSerialRuns) {
+  std::string path = enginePath("LOOM_TEST_THREADED_ENGINE");
+  ASSERT_FALSE(path.empty()) << "set LOOM_TEST_THREADED_ENGINE";
+  loom_load_options options;
+  loom_load_options_init(&options);
+  options.threads = 2; // each caller's parallel loops fork their own team
+  loom::Error error;
+  loom::Engine engine = loom::Engine::load(path, error, &options);
+  ASSERT_FALSE(error) << error.message();
+  Buffers serial(engine);
+  ASSERT_FALSE(serial.run(engine));
+
+  constexpr int kThreads = 8, kCalls = 20;
+  std::vector<Buffers> buffers;
+  for (int t = 0; t < kThreads; ++t)
+    buffers.emplace_back(engine);
+  std::vector<loom::Error> errors(kThreads);
+  std::vector<int> mismatches(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int c = 0; c < kCalls && !errors[t]; ++c) {
+        for (std::vector<float> &o : buffers[t].out)
+          std::fill(o.begin(), o.end(), -1.0f);
+        errors[t] = buffers[t].run(engine);
+        // Bitwise: a run's arithmetic does not depend on what other
+        // threads run at the same time.
+        mismatches[t] += buffers[t].out != serial.out;
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_FALSE(errors[t]) << "thread " << t << ": " << errors[t].message();
+    EXPECT_EQ(mismatches[t], 0) << "thread " << t;
+  }
+}
+
+TEST(Soak, LoadExecuteFreeKeepsMemoryFlat) {
+  std::string path = enginePath("LOOM_TEST_ENGINE");
+  ASSERT_FALSE(path.empty()) << "set LOOM_TEST_ENGINE";
+  const char *iterationsVariable = std::getenv("LOOM_SOAK_ITERATIONS");
+  int iterations = iterationsVariable ? std::atoi(iterationsVariable) : 10000;
+  ASSERT_GE(iterations, 200);
+  std::vector<float> first;
+  long baseRss = 0, baseMaps = 0;
+  for (int i = 0; i < iterations; ++i) {
+    loom::Error error;
+    loom::Engine engine = loom::Engine::load(path, error);
+    ASSERT_FALSE(error) << "iteration " << i << ": " << error.message();
+    Buffers buffers(engine);
+    ASSERT_FALSE(buffers.run(engine)) << "iteration " << i;
+    if (i == 0)
+      first = buffers.out[0];
+    else
+      ASSERT_EQ(buffers.out[0], first) << "iteration " << i;
+    // The first hundred iterations fill the allocator's caches; from
+    // there, nothing may grow with the number of loads.
+    if (i == 100) {
+      baseRss = statusKiB("VmRSS");
+      baseMaps = procLines("/proc/self/maps");
+    }
+  }
+  long rss = statusKiB("VmRSS"), maps = procLines("/proc/self/maps");
+  std::printf("soak: %d load/execute/free cycles; resident %ld -> %ld KiB, "
+              "mappings %ld -> %ld\n",
+              iterations, baseRss, rss, baseMaps, maps);
+  // A leaked engine (its code, weights or arena) would add at least its
+  // mapped code and weights, tens of KiB, per iteration.
+  EXPECT_LE(rss - baseRss, 4 * 1024) << "resident memory grew";
+  EXPECT_LE(maps - baseMaps, 8) << "mappings grew (unreleased code?)";
 }
 
 } // namespace
