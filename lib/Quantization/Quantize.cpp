@@ -20,7 +20,7 @@
 #include "loom/Dialect/Loom/Transforms/FloatConstants.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/Reference/Interpreter.h"
-#include "loom/Runner/TensorIO.h"
+#include "loom/TensorIO/TensorIO.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"

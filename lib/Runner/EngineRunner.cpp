@@ -10,7 +10,7 @@
 
 #include "RunnerSupport.h"
 
-#include "loom/Runner/TensorIO.h"
+#include "loom/TensorIO/TensorIO.h"
 #include "loom/comm.h"
 #include "loom/runtime.h"
 

@@ -7,7 +7,7 @@
 #include "loom/Compiler/Compiler.h"
 #include "loom/InitAllDialects.h"
 #include "loom/Reference/Interpreter.h"
-#include "loom/Runner/TensorIO.h"
+#include "loom/TensorIO/TensorIO.h"
 #include "loom/Target/CPU/CPUTarget.h"
 #include "loom/Target/CPU/Executable.h"
 

@@ -1,6 +1,6 @@
 //===- TensorIO.cpp - Reading and writing tensors for loom-run ------------===//
 
-#include "loom/Runner/TensorIO.h"
+#include "loom/TensorIO/TensorIO.h"
 
 #include "loom/Importer/ONNX/TensorProtoReader.h"
 

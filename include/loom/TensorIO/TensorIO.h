@@ -1,12 +1,12 @@
-//===- TensorIO.h - Reading and writing tensors for loom-run ----*- C++ -*-===//
+//===- TensorIO.h - Reading and writing tensor files ------------*- C++ -*-===//
 //
 // ONNX TensorProto files (`.pb`, the ONNX backend-test layout) and NumPy
 // `.npy` files, to and from reference-executor tensors.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LOOM_RUNNER_TENSORIO_H
-#define LOOM_RUNNER_TENSORIO_H
+#ifndef LOOM_TENSORIO_TENSORIO_H
+#define LOOM_TENSORIO_TENSORIO_H
 
 #include "loom/Reference/Tensor.h"
 
@@ -32,4 +32,4 @@ std::string listTensorFiles(llvm::StringRef directory, llvm::StringRef prefix,
 
 } // namespace loom
 
-#endif // LOOM_RUNNER_TENSORIO_H
+#endif // LOOM_TENSORIO_TENSORIO_H
