@@ -4,7 +4,17 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/install-deps.sh"
-"$root/scripts/build.sh"
+# Warnings are errors here: the build's output (ccache replays the warnings
+# of cached objects) must have none. The flags stay those of a developer
+# build, so that its cache serves this one.
+build_output="$(mktemp)"
+"$root/scripts/build.sh" 2>&1 | tee "$build_output"
+if grep -q "warning:" "$build_output"; then
+  echo "error: the build has warnings:"
+  grep "warning:" "$build_output"
+  exit 1
+fi
+rm -f "$build_output"
 build="${LOOM_BUILD_DIR:-$root/build}"
 
 echo "== lit (check-loom)"

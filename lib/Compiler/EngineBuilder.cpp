@@ -102,7 +102,7 @@ LogicalResult buildEngine(ModuleOp module, const Target &target,
     // loom.profile: {dim, min, opt, max} per symbolic dimension.
     if (auto profile = dyn_cast_or_null<DenseI64ArrayAttr>(
             entry.getArgAttr(i, "loom.profile")))
-      for (size_t at = 0; at + 3 < profile.size(); at += 4)
+      for (int64_t at = 0; at + 3 < profile.size(); at += 4)
         t->profile.push_back(
             {profile[at], profile[at + 1], profile[at + 2], profile[at + 3]});
     rank.inputs.push_back(std::move(*t));

@@ -37,10 +37,6 @@ RankedTensorType withShape(RankedTensorType t, ArrayRef<int64_t> shape) {
   return RankedTensorType::get(shape, t.getElementType());
 }
 
-RankedTensorType withElementType(RankedTensorType t, Type elementType) {
-  return RankedTensorType::get(t.getShape(), elementType);
-}
-
 /// Product of `dims`; dynamic when any of them is.
 int64_t product(ArrayRef<int64_t> dims) {
   int64_t n = 1;
