@@ -593,8 +593,9 @@ int loomcMain(int argc, char **argv) {
                       "both\n";
       return 1;
     }
+    llvm::StringRef axisName = name;
     if (llvm::any_of(axes, [&](const GridAxisSpec &axis) {
-          return axis.name == name;
+          return axis.name == axisName;
         })) {
       llvm::errs() << "error: --" << name << " and a " << name
                    << " axis in --grid both give the " << name << " degree\n";
