@@ -415,11 +415,13 @@ int loomcMain(int argc, char **argv) {
                                  "the graph pipeline"));
   cl::opt<int64_t> kvCache(
       "kv-cache", cl::init(0), cl::cat(graphCategory),
-      cl::desc("Decoders exported with their cache (past_key_values.* in, "
-               "present.* out): keep each cache in a buffer of N positions "
-               "that the caller holds between calls and the code appends to "
-               "in place, with the filled length as a new input "
-               "cache_length (-loom-kv-cache-in-place)"));
+      cl::desc(
+          "Decoders exported with their cache (past_key_values.* in, "
+          "present.* out): keep each cache in a buffer of N positions "
+          "that the runtime's session (or the caller) keeps between calls and "
+          "the code appends to "
+          "in place, with the filled length as a new input "
+          "cache_length (-loom-kv-cache-in-place)"));
 
   cl::opt<std::string> grid("grid", cl::cat(partitionCategory),
                             cl::desc("Partition for a device grid first, e.g. "

@@ -14,9 +14,10 @@
 //   token's keys and values appended (the export's Concat), so a step
 //   copies the whole cache;
 // - compiled with loomc --kv-cache=N, each past input is a state input of
-//   N positions (loom_engine_input_state_axis) that this runner allocates
-//   once and the code appends to in place, and `cache_length` says how
-//   many positions are filled; there are no present outputs.
+//   N positions (loom_engine_input_state_axis) that the runtime keeps in a
+//   session (loom_session_create: allocated once, zeroed) and the code
+//   appends to in place, and `cache_length` says how many positions are
+//   filled; there are no present outputs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -244,7 +245,12 @@ public:
             : data;
   }
 
-  loom_status execute() {
+  /// Runs the call; with `session`, on its state (whose inputs are not
+  /// set here).
+  loom_status execute(loom_session *session = nullptr) {
+    if (session)
+      return loom_session_execute(session, inputPointers.data(),
+                                  outputPointers.data());
     return loom_engine_execute(engine, 0, inputPointers.data(),
                                outputPointers.data());
   }
@@ -313,11 +319,20 @@ int runGenerate(const RunOptions &options) {
 
   // The empty cache of the prefill: its length 0, the batch 1, other
   // dimensions as the engine states them. Zero elements, but a valid
-  // pointer. A cache kept in place has its capacity instead of the length,
-  // in a zeroed buffer allocated once.
+  // pointer. A cache kept in place lives in a session of the runtime, at
+  // its capacity, allocated once.
   static const char emptyCache[1] = {0};
   std::vector<std::vector<int64_t>> cacheShapes;
-  std::vector<std::vector<char>> cacheBuffers;
+  loom_session *rawSession = nullptr;
+  if (io->inPlace()) {
+    if (loom_status status =
+            loom_session_create(raw, /*batch=*/1, &rawSession)) {
+      printError(runtimeError(status));
+      return 1;
+    }
+  }
+  std::unique_ptr<loom_session, void (*)(loom_session *)> session(
+      rawSession, loom_session_free);
   int64_t capacity = 0;
   for (const CacheSlot &slot : io->cache) {
     const loom_tensor_desc &d = *loom_engine_input(raw, 0, slot.input);
@@ -326,10 +341,6 @@ int runGenerate(const RunOptions &options) {
       shape[0] = 1;
     if (io->inPlace()) {
       capacity = shape[slot.lengthAxis];
-      int64_t elements = 1;
-      for (int64_t size : shape)
-        elements *= size;
-      cacheBuffers.emplace_back(elements * loom_dtype_size(d.dtype), 0);
       cacheShapes.push_back(std::move(shape));
       continue;
     }
@@ -343,6 +354,14 @@ int runGenerate(const RunOptions &options) {
       }
     cacheShapes.push_back(std::move(shape));
   }
+  // Where the session keeps each cache: the code must write there, and
+  // nowhere else, on every step.
+  std::vector<const void *> cacheAddresses;
+  for (const CacheSlot &slot : io->inPlace()
+                                   ? llvm::ArrayRef<CacheSlot>(io->cache)
+                                   : llvm::ArrayRef<CacheSlot>())
+    cacheAddresses.push_back(
+        loom_session_state(session.get(), slot.input, nullptr));
 
   int64_t needed = static_cast<int64_t>(options.promptIds.size()) +
                    options.generateTokens - 1;
@@ -359,8 +378,8 @@ int runGenerate(const RunOptions &options) {
                           std::vector<double> &stepMs) -> bool {
     generated.clear();
     stepMs.clear();
-    for (std::vector<char> &buffer : cacheBuffers)
-      std::fill(buffer.begin(), buffer.end(), 0);
+    if (session)
+      loom_session_reset(session.get());
     std::vector<int64_t> ids(options.promptIds);
     std::vector<int64_t> mask, positions;
     int64_t past = 0;
@@ -381,10 +400,9 @@ int runGenerate(const RunOptions &options) {
       if (io->inPlace())
         call.setInput(io->cacheLength, &past, {});
       for (auto [k, slot] : llvm::enumerate(io->cache)) {
-        if (io->inPlace()) {
-          call.setInput(slot.input, cacheBuffers[k].data(), cacheShapes[k]);
-          continue;
-        }
+        if (io->inPlace())
+          continue; // the session's
+
         if (step == 0) {
           call.setInput(slot.input, emptyCache, cacheShapes[k]);
           continue;
@@ -394,7 +412,7 @@ int runGenerate(const RunOptions &options) {
       }
       call.releaseOutputs();
       Clock::time_point start = Clock::now();
-      if (loom_status status = call.execute()) {
+      if (loom_status status = call.execute(session.get())) {
         printError("step " + std::to_string(step) + ": " +
                    runtimeError(status));
         return false;
@@ -452,9 +470,13 @@ int runGenerate(const RunOptions &options) {
   llvm::outs() << "\n";
   size_t cacheBytes = 0;
   const DecoderCall &last = calls[(options.generateTokens - 1) % 2];
-  for (auto [k, slot] : llvm::enumerate(io->cache))
+  for (const CacheSlot &slot : io->cache) {
+    loom_tensor_desc state{};
     cacheBytes +=
-        io->inPlace() ? cacheBuffers[k].size() : last.outputBytes(slot.output);
+        io->inPlace() && loom_session_state(session.get(), slot.input, &state)
+            ? state.byte_size
+            : last.outputBytes(slot.output);
+  }
   llvm::outs() << llvm::format("prefill: %.3f ms (%zu tokens)\n", stepMs[0],
                                options.promptIds.size());
   if (stepMs.size() > 1) {
@@ -471,10 +493,17 @@ int runGenerate(const RunOptions &options) {
                  << " bytes after the last step (engine inputs and outputs: "
                     "each step copies it)\n";
   } else {
-    // The code must have written only the filled positions: every byte at
-    // or beyond them is still the zero it was allocated with.
+    // The code must have written only the filled positions, in the
+    // session's buffers: every byte at or beyond them is still the zero it
+    // was allocated with, and the buffers have not moved.
     bool untouched = true;
     for (auto [k, slot] : llvm::enumerate(io->cache)) {
+      const char *cache = static_cast<const char *>(
+          loom_session_state(session.get(), slot.input, nullptr));
+      if (cache != cacheAddresses[k]) {
+        printError("the session's cache moved");
+        return 1;
+      }
       llvm::ArrayRef<int64_t> shape = cacheShapes[k];
       int64_t outer = 1,
               inner =
@@ -484,14 +513,14 @@ int runGenerate(const RunOptions &options) {
       for (size_t d = slot.lengthAxis + 1; d < shape.size(); ++d)
         inner *= shape[d];
       for (int64_t o = 0; o < outer; ++o) {
-        const char *row =
-            cacheBuffers[k].data() + (o * capacity + needed) * inner;
+        const char *row = cache + (o * capacity + needed) * inner;
         untouched &= std::all_of(row, row + (capacity - needed) * inner,
                                  [](char c) { return c == 0; });
       }
     }
     llvm::outs() << "cache: " << cacheBytes << " bytes for " << capacity
-                 << " positions, allocated once and appended to in place; "
+                 << " positions, allocated once by the runtime's session and "
+                    "appended to in place; "
                  << needed << " filled, the rest "
                  << (untouched ? "untouched" : "WRITTEN") << "\n";
     if (!untouched) {

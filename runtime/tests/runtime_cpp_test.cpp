@@ -389,3 +389,161 @@ TEST(Soak, LoadExecuteFreeKeepsMemoryFlat) {
 }
 
 } // namespace
+
+// Sessions (loom_session_*), run by test/Runtime/session.test:
+// LOOM_TEST_KV_ENGINE is the corpus' llama_kv decoder compiled with
+// loomc --kv-cache=16 (inputs input_ids and attention_mask i64 [1, ?],
+// cache_length, four state inputs f32 [1, 2, 16, 16]; output logits
+// f32 [1, ?, vocabulary] among others).
+namespace {
+
+/// One call's inputs for the decoder: `tokens` new ids after `past`
+/// cached positions; state inputs from `state` (null: left to a session).
+struct DecoderInputs {
+  std::vector<int64_t> ids, mask;
+  int64_t cacheLength = 0;
+  std::vector<loom_shaped_input> shaped;
+  std::vector<const void *> pointers;
+  DecoderInputs(const loom::Engine &engine, std::vector<int64_t> tokens,
+                int64_t past,
+                const std::vector<std::vector<float>> *state = nullptr)
+      : ids(std::move(tokens)), mask(past + ids.size(), 1), cacheLength(past) {
+    std::vector<loom_tensor_desc> inputs = engine.inputs();
+    shaped.resize(inputs.size());
+    size_t k = 0;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      std::string name = inputs[i].name;
+      loom_shaped_input &s = shaped[i];
+      if (name == "input_ids" || name == "attention_mask") {
+        std::vector<int64_t> &v = name == "input_ids" ? ids : mask;
+        s.data = v.data();
+        s.rank = 2;
+        s.dims[0] = 1;
+        s.dims[1] = static_cast<int64_t>(v.size());
+        pointers.push_back(&s);
+      } else if (name == "cache_length") {
+        pointers.push_back(&cacheLength);
+      } else if (!state) {
+        pointers.push_back(nullptr);
+      } else {
+        // The cache's batch is symbolic: a shaped input of batch 1.
+        s.data = (*state)[k++].data();
+        s.rank = inputs[i].rank;
+        std::copy(inputs[i].dims, inputs[i].dims + s.rank, s.dims);
+        s.dims[0] = 1;
+        pointers.push_back(loom_tensor_desc_is_dynamic(&inputs[i])
+                               ? static_cast<const void *>(&s)
+                               : s.data);
+      }
+    }
+  }
+};
+
+/// The outputs of one call, the logits (output 0) allocated by the
+/// runtime.
+struct DecoderOutputs {
+  std::vector<loom_dynamic_output> dynamic;
+  std::vector<std::vector<char>> fixed;
+  std::vector<void *> pointers;
+  explicit DecoderOutputs(const loom::Engine &engine) {
+    std::vector<loom_tensor_desc> outputs = engine.outputs();
+    dynamic.resize(outputs.size(), loom_dynamic_output{});
+    fixed.resize(outputs.size());
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (loom_tensor_desc_is_dynamic(&outputs[i])) {
+        pointers.push_back(&dynamic[i]);
+      } else {
+        fixed[i].resize(outputs[i].byte_size);
+        pointers.push_back(fixed[i].data());
+      }
+    }
+  }
+  ~DecoderOutputs() {
+    for (loom_dynamic_output &o : dynamic)
+      loom_buffer_free(o.data);
+  }
+  std::vector<float> logits() const {
+    const float *data = static_cast<const float *>(dynamic[0].data);
+    return std::vector<float>(data,
+                              data + dynamic[0].byte_size / sizeof(float));
+  }
+};
+
+TEST(Session, KeepsTheCacheInTheRuntime) {
+  std::string path = enginePath("LOOM_TEST_KV_ENGINE");
+  ASSERT_FALSE(path.empty()) << "set LOOM_TEST_KV_ENGINE";
+  loom::Error error;
+  loom::Engine engine = loom::Engine::load(path, error);
+  ASSERT_FALSE(error) << error.message();
+  ASSERT_STREQ(engine.outputs()[0].name, "logits");
+
+  loom::Session bad = loom::Session::create(engine, 0, error);
+  EXPECT_FALSE(bad);
+  EXPECT_NE(error.message().find("the batch must be at least 1"),
+            std::string::npos)
+      << error.message();
+
+  loom::Session session = loom::Session::create(engine, 1, error);
+  ASSERT_FALSE(error) << error.message();
+  // The state inputs, at their capacity, zeroed; the others are not state.
+  std::vector<loom_tensor_desc> inputs = engine.inputs();
+  std::vector<int32_t> stateInputs;
+  std::vector<const void *> addresses;
+  std::vector<std::vector<float>> ownState;
+  for (int32_t i = 0; i < static_cast<int32_t>(inputs.size()); ++i) {
+    loom_tensor_desc shape{};
+    const void *state = session.state(i, &shape);
+    bool isState = loom_engine_input_state_axis(engine.get(), 0, i) >= 0;
+    ASSERT_EQ(state != nullptr, isState) << inputs[i].name;
+    if (!state)
+      continue;
+    EXPECT_FALSE(loom_tensor_desc_is_dynamic(&shape));
+    EXPECT_EQ(shape.byte_size, 1u * 2 * 16 * 16 * sizeof(float));
+    const char *bytes = static_cast<const char *>(state);
+    EXPECT_TRUE(std::all_of(bytes, bytes + shape.byte_size,
+                            [](char c) { return c == 0; }));
+    stateInputs.push_back(i);
+    addresses.push_back(state);
+    ownState.emplace_back(shape.byte_size / sizeof(float), 0.0f);
+  }
+  ASSERT_EQ(stateInputs.size(), 4u);
+  EXPECT_EQ(session.state(-1), nullptr);
+
+  // A prefill of three tokens and two decode steps through the session,
+  // and the same calls with caller-owned cache buffers: the same logits
+  // bitwise, the same cache contents, and the session's buffers never move.
+  std::vector<std::vector<int64_t>> steps = {{7, 31, 149}, {157}, {86}};
+  int64_t past = 0;
+  for (const std::vector<int64_t> &tokens : steps) {
+    DecoderInputs viaSession(engine, tokens, past);
+    DecoderOutputs sessionOut(engine);
+    error = session.execute(viaSession.pointers, sessionOut.pointers);
+    ASSERT_FALSE(error) << error.message();
+    DecoderInputs viaCaller(engine, tokens, past, &ownState);
+    DecoderOutputs callerOut(engine);
+    error = engine.execute(viaCaller.pointers, callerOut.pointers);
+    ASSERT_FALSE(error) << error.message();
+    EXPECT_EQ(sessionOut.logits(), callerOut.logits()) << "after " << past;
+    past += static_cast<int64_t>(tokens.size());
+  }
+  for (size_t k = 0; k < stateInputs.size(); ++k) {
+    const void *state = session.state(stateInputs[k]);
+    EXPECT_EQ(state, addresses[k]);
+    EXPECT_EQ(std::memcmp(state, ownState[k].data(),
+                          ownState[k].size() * sizeof(float)),
+              0);
+  }
+
+  // A new sequence: reset zeroes the cache in place.
+  session.reset();
+  for (size_t k = 0; k < stateInputs.size(); ++k) {
+    loom_tensor_desc shape{};
+    const char *bytes =
+        static_cast<const char *>(session.state(stateInputs[k], &shape));
+    EXPECT_EQ(bytes, addresses[k]);
+    EXPECT_TRUE(std::all_of(bytes, bytes + shape.byte_size,
+                            [](char c) { return c == 0; }));
+  }
+}
+
+} // namespace

@@ -192,6 +192,34 @@ loom_status loom_engine_execute(loom_engine *engine, int32_t rank,
                                 const void *const *inputs,
                                 void *const *outputs);
 
+/* A session keeps an engine's state inputs in the runtime between calls: a
+   decoder's key/value cache (loomc --kv-cache) is allocated once when the
+   session is created, zero-filled, with its symbolic dimensions (the batch)
+   set to `batch`, and passed to every call, where the code appends to it in
+   place. The caller passes only the other inputs (cache_length among them:
+   the positions filled so far). For single-rank engines; the engine must
+   outlive the session. Sessions of one engine are independent (one per
+   sequence or batch being generated); one session runs one call at a
+   time. */
+typedef struct loom_session loom_session;
+
+loom_status loom_session_create(loom_engine *engine, int64_t batch,
+                                loom_session **session);
+void loom_session_free(loom_session *session);
+/* Runs the engine: `inputs` and `outputs` as for loom_engine_execute, the
+   entries of state inputs ignored (they may be null). */
+loom_status loom_session_execute(loom_session *session,
+                                 const void *const *inputs,
+                                 void *const *outputs);
+/* Zero-fills every state input again (a new sequence). */
+void loom_session_reset(loom_session *session);
+/* Input `index`'s state buffer and, in *shape (may be null), its shape and
+   byte size with the batch filled in; null for an input that is not state
+   or a bad index. The buffer stays at this address for the session's
+   life. */
+const void *loom_session_state(const loom_session *session, int32_t index,
+                               loom_tensor_desc *shape);
+
 /* Kernel times, for engines compiled with loomc --kernel-timers (others
    have no kernels to report: *count is 0). Collection is off until
    loom_engine_collect_kernel_times(engine, 1), which clears the tables;

@@ -179,6 +179,53 @@ private:
   loom_engine *engine = nullptr;
 };
 
+/// An engine's state inputs (a decoder's key/value cache) kept by the
+/// runtime between calls (loom_session_create). Movable, not copyable; the
+/// engine must outlive it.
+class Session {
+public:
+  Session() = default;
+  Session(Session &&other) noexcept
+      : session(std::exchange(other.session, nullptr)) {}
+  Session &operator=(Session &&other) noexcept {
+    if (this != &other) {
+      loom_session_free(session);
+      session = std::exchange(other.session, nullptr);
+    }
+    return *this;
+  }
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
+  ~Session() { loom_session_free(session); }
+
+  /// A session for `engine` with its state's symbolic dimensions (the
+  /// batch) set to `batch`; empty, with `error` set, on failure.
+  static Session create(const Engine &engine, int64_t batch, Error &error) {
+    Session result;
+    error =
+        Error::from(loom_session_create(engine.get(), batch, &result.session));
+    if (error)
+      result.session = nullptr;
+    return result;
+  }
+
+  explicit operator bool() const { return session != nullptr; }
+
+  /// Runs the engine; entries of state inputs in `in` are ignored.
+  Error execute(const std::vector<const void *> &in,
+                const std::vector<void *> &out) const {
+    return Error::from(loom_session_execute(session, in.data(), out.data()));
+  }
+  void reset() const { loom_session_reset(session); }
+  /// State input `index`'s buffer and shape; null when it is not state.
+  const void *state(int32_t index, loom_tensor_desc *shape = nullptr) const {
+    return loom_session_state(session, index, shape);
+  }
+
+private:
+  loom_session *session = nullptr;
+};
+
 } // namespace loom
 
 #endif // LOOM_RUNTIME_HPP
