@@ -389,10 +389,13 @@ int loomcMain(int argc, char **argv) {
   cl::OptionCategory outputCategory("Output");
   registerAllTargets();
 
-  cl::opt<std::string> model(cl::Positional, cl::Required,
-                             cl::cat(inputCategory),
+  cl::opt<std::string> model(cl::Positional, cl::cat(inputCategory),
                              cl::desc("<model.onnx | model.onnxtxt | "
                                       "model.mlir>"));
+  cl::opt<std::string> onnx(
+      "onnx", cl::cat(inputCategory),
+      cl::desc("The model, in trtexec's spelling (the same as the positional "
+               "argument)"));
   InputShapeFlags inputShapes(inputCategory);
   cl::list<std::string> profiles(
       "profile", cl::cat(inputCategory),
@@ -410,6 +413,10 @@ int loomcMain(int argc, char **argv) {
       cl::values(clEnumValN(ContractionPrecision::F32, "f32", "keep f32"),
                  clEnumValN(ContractionPrecision::FP16, "fp16", "f16"),
                  clEnumValN(ContractionPrecision::BF16, "bf16", "bfloat16")));
+  cl::opt<bool> fp16("fp16", cl::cat(graphCategory),
+                     cl::desc("--precision=fp16, in trtexec's spelling"));
+  cl::opt<bool> bf16("bf16", cl::cat(graphCategory),
+                     cl::desc("--precision=bf16, in trtexec's spelling"));
   cl::opt<bool> noGraph("no-graph-optimize", cl::cat(graphCategory),
                         cl::desc("Lower the program as imported, without "
                                  "the graph pipeline"));
@@ -488,6 +495,9 @@ int loomcMain(int argc, char **argv) {
   cl::opt<std::string> output("o", cl::cat(outputCategory),
                               cl::desc("Output file ('-': stdout)"),
                               cl::value_desc("file"), cl::init("-"));
+  cl::alias saveEngine("saveEngine", cl::aliasopt(output),
+                       cl::cat(outputCategory),
+                       cl::desc("Alias for -o (trtexec)"));
   cl::opt<std::string> emit(
       "emit", cl::init(kEmitEngine.str()), cl::cat(outputCategory),
       cl::desc("What to write: engine (an engine for loom-run and the "
@@ -526,6 +536,26 @@ int loomcMain(int argc, char **argv) {
     llvm::errs() << "error: -O must be 0, 1, 2 or 3\n";
     return 1;
   }
+  if (!onnx.empty() && !model.empty()) {
+    llvm::errs() << "error: give the model once: as the positional argument "
+                    "or with --onnx\n";
+    return 1;
+  }
+  if (!onnx.empty())
+    model = onnx;
+  if (model.empty()) {
+    llvm::errs() << "error: no model given (loomc --help)\n";
+    return 1;
+  }
+  if (fp16 + bf16 + (precision.getNumOccurrences() > 0) > 1) {
+    llvm::errs() << "error: give the precision once (--precision, --fp16 or "
+                    "--bf16)\n";
+    return 1;
+  }
+  if (fp16)
+    precision = ContractionPrecision::FP16;
+  if (bf16)
+    precision = ContractionPrecision::BF16;
   const TargetRegistration *registration = lookupTarget(targetName);
   if (!registration) {
     llvm::errs() << "error: unknown target '" << targetName

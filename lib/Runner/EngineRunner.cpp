@@ -429,7 +429,15 @@ int runEngine(const RunOptions &options) {
 
   if (options.benchmarkIterations > 0) {
     using Clock = std::chrono::steady_clock;
-    for (int64_t i = 0; i < options.benchmarkWarmup; ++i)
+    Clock::time_point warmupStart = Clock::now();
+    auto warmupMs = [&] {
+      return std::chrono::duration<double, std::milli>(Clock::now() -
+                                                       warmupStart)
+          .count();
+    };
+    for (int64_t i = 0;
+         i < options.benchmarkWarmup || warmupMs() < options.benchmarkWarmupMs;
+         ++i)
       if (runOnce() != LOOM_OK) {
         llvm::errs() << "error: " << loom_last_error() << "\n";
         return 1;
@@ -438,7 +446,10 @@ int runEngine(const RunOptions &options) {
     if (options.profileKernels)
       loom_engine_collect_kernel_times(raw, 1);
     std::vector<double> times;
-    for (int64_t i = 0; i < options.benchmarkIterations; ++i) {
+    double timedMs = 0;
+    for (int64_t i = 0; i < options.benchmarkIterations ||
+                        timedMs < 1000.0 * options.benchmarkSeconds;
+         ++i) {
       Clock::time_point start = Clock::now();
       if (runOnce() != LOOM_OK) {
         llvm::errs() << "error: " << loom_last_error() << "\n";
@@ -447,6 +458,7 @@ int runEngine(const RunOptions &options) {
       times.push_back(
           std::chrono::duration<double, std::milli>(Clock::now() - start)
               .count());
+      timedMs += times.back();
     }
     double mean = std::accumulate(times.begin(), times.end(), 0.0) /
                   static_cast<double>(times.size());

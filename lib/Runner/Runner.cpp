@@ -609,6 +609,14 @@ int loomRunMain(int argc, char **argv) {
                           cl::desc("With --benchmark: untimed runs first"));
   cl::opt<int64_t> iterations(cl::cat(runCategory), "iterations", cl::init(50),
                               cl::desc("With --benchmark: timed runs"));
+  cl::opt<double> duration(
+      cl::cat(runCategory), "duration", cl::init(0.0),
+      cl::desc("With --benchmark: keep timing runs for at least this many "
+               "seconds (and at least --iterations runs)"));
+  cl::opt<double> warmupMs(
+      cl::cat(runCategory), "warmUp", cl::init(0.0),
+      cl::desc("With --benchmark: keep running untimed for at least this "
+               "many milliseconds after --warmup runs (trtexec's --warmUp)"));
   cl::opt<bool> profile(
       cl::cat(runCategory), "profile",
       cl::desc("Engines compiled with loomc --kernel-timers: time each "
@@ -618,6 +626,18 @@ int loomRunMain(int argc, char **argv) {
       cl::cat(runCategory), "profile-trace",
       cl::desc("With --profile: write the last run's kernels to this file "
                "as Chrome trace events (chrome://tracing, Perfetto)"));
+  // trtexec's spellings of the same flags (docs/engines.md, "trtexec's
+  // flags").
+  cl::alias dumpProfile("dumpProfile", cl::aliasopt(profile),
+                        cl::desc("Alias for --profile (trtexec)"),
+                        cl::cat(runCategory));
+  cl::alias exportProfile("exportProfile", cl::aliasopt(profileTrace),
+                          cl::desc("Alias for --profile-trace (trtexec)"),
+                          cl::cat(runCategory));
+  cl::opt<std::string> loadEngine(
+      cl::cat(runCategory), "loadEngine",
+      cl::desc("The engine to run, in trtexec's spelling (the same as "
+               "giving it as the positional argument)"));
   cl::opt<bool> mpi(
       cl::cat(runCategory), "mpi",
       cl::desc("Engines: run this process's rank under mpirun (one "
@@ -658,6 +678,14 @@ int loomRunMain(int argc, char **argv) {
       "LLVM's own options: --help-hidden\n");
   if (listDevices)
     return printDevices();
+  if (!loadEngine.empty()) {
+    if (!model.empty()) {
+      llvm::errs() << "error: give the engine once: as the positional "
+                      "argument or with --loadEngine\n";
+      return 1;
+    }
+    model = loadEngine;
+  }
   if (model.empty()) {
     llvm::errs() << "error: no model given (loom-run --help)\n";
     return 1;
@@ -713,9 +741,9 @@ int loomRunMain(int argc, char **argv) {
   if (benchmark || profile) {
     options.profileKernels = profile;
     options.profileTrace = profileTrace;
-    if (iterations <= 0 || warmup < 0) {
-      llvm::errs() << "error: --iterations must be positive and --warmup "
-                      "not negative\n";
+    if (iterations <= 0 || warmup < 0 || duration < 0 || warmupMs < 0) {
+      llvm::errs() << "error: --iterations must be positive and --warmup, "
+                      "--warmUp and --duration not negative\n";
       return 1;
     }
     if (!llvm::StringRef(options.model).ends_with(".engine")) {
@@ -726,6 +754,11 @@ int loomRunMain(int argc, char **argv) {
     }
     options.benchmarkIterations = iterations;
     options.benchmarkWarmup = warmup;
+    options.benchmarkWarmupMs = warmupMs;
+    options.benchmarkSeconds = duration;
+  } else if (duration > 0 || warmupMs > 0) {
+    llvm::errs() << "error: --duration and --warmUp time --benchmark runs\n";
+    return 1;
   }
   if (generate != 0 || !promptIds.empty() || !expectedIds.empty()) {
     if (generate <= 0) {

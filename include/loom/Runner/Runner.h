@@ -59,6 +59,11 @@ struct RunOptions {
   /// ones and print latency percentiles and throughput (0: no benchmark).
   int64_t benchmarkIterations = 0;
   int64_t benchmarkWarmup = 5;
+  /// After the warm-up runs, keep warming up until this many milliseconds
+  /// have passed; time runs until at least this many seconds have (and
+  /// `benchmarkIterations` runs).
+  double benchmarkWarmupMs = 0;
+  double benchmarkSeconds = 0;
   /// With engines compiled with loomc --kernel-timers: time each kernel over
   /// the benchmark's runs and print a table (--profile); with
   /// `profileTrace`, also write the last run's kernels as a Chrome trace.
