@@ -259,6 +259,9 @@ void populateLoomToLinalgPatterns(const TypeConverter &converter,
                                   RewritePatternSet &patterns) {
   populateLoomElementwiseToLinalgPatterns(converter, patterns);
   populateLoomNNToLinalgPatterns(converter, patterns);
+  populateLoomResizeToLinalgPatterns(converter, patterns);
+  populateLoomGridSampleToLinalgPatterns(converter, patterns);
+  populateLoomRoiAlignToLinalgPatterns(converter, patterns);
   populateLoomQuantToLinalgPatterns(converter, patterns);
   populateLoomRunTimeSizesToLinalgPatterns(converter, patterns);
   populateLoomNonMaxSuppressionToLinalgPatterns(converter, patterns);

@@ -71,6 +71,13 @@ Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
       .getResult(0);
 }
 
+Value zeroFilled(OpBuilder &b, Location loc, RankedTensorType type,
+                 ValueRange dynamicSizes) {
+  return filledTensor(b, loc, type,
+                      scalarConstant(b, loc, type.getElementType(), 0),
+                      dynamicSizes);
+}
+
 SmallVector<Value> sizesFrom(OpBuilder &b, Location loc,
                              RankedTensorType type, ValueRange sources) {
   int64_t rank = type.getRank();

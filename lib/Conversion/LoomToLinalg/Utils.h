@@ -74,6 +74,12 @@ mlir::Value filledTensor(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::RankedTensorType type, mlir::Value value,
                          mlir::ValueRange dynamicSizes = {});
 
+/// A tensor of `type` filled with zeros; its dynamic dimensions of the
+/// sizes `dynamicSizes`.
+mlir::Value zeroFilled(mlir::OpBuilder &b, mlir::Location loc,
+                       mlir::RankedTensorType type,
+                       mlir::ValueRange dynamicSizes = {});
+
 /// Dimension `d` of a ranked tensor as an index value: a constant when
 /// static, a tensor.dim when known only at run time (tensor::getMixedSize,
 /// materialized).

@@ -19,6 +19,22 @@ void populateLoomElementwiseToLinalgPatterns(
 void populateLoomNNToLinalgPatterns(const mlir::TypeConverter &converter,
                                     mlir::RewritePatternSet &patterns);
 
+/// The pattern lowering loom.resize: one generic over the output and the
+/// sampling taps, its tables of source indices and weights constant when
+/// the scales are static, computed at run time otherwise.
+void populateLoomResizeToLinalgPatterns(const mlir::TypeConverter &converter,
+                                        mlir::RewritePatternSet &patterns);
+
+/// The pattern lowering loom.grid_sample: one generic over the output and
+/// the sampling taps reading the grid and the image with tensor.extract.
+void populateLoomGridSampleToLinalgPatterns(
+    const mlir::TypeConverter &converter, mlir::RewritePatternSet &patterns);
+
+/// The pattern lowering loom.roi_align: one generic over the pooled result
+/// walking each bin's sampling grid with an scf.for nest.
+void populateLoomRoiAlignToLinalgPatterns(const mlir::TypeConverter &converter,
+                                          mlir::RewritePatternSet &patterns);
+
 /// Patterns lowering the quantized contractions (loom.qmatmul, loom.qconv)
 /// to exact integer (or, for f8E4M3FN, f64) accumulation and an f64
 /// scaling epilogue.
