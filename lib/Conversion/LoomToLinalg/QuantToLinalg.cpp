@@ -1,4 +1,8 @@
-//===- QuantToLinalg.cpp - Quantized contractions -------------------------===//
+//===- QuantToLinalg.cpp - Quantization and quantized contractions --------===//
+//
+// loom.quantize and loom.dequantize become one elementwise generic each,
+// computing what the reference executor computes; f8E4M3FN values are
+// encoded and decoded on their bits.
 //
 // loom.qmatmul and loom.qconv compute what the reference executor computes
 // (lib/Reference/QuantKernels.cpp), in the same order:
@@ -29,6 +33,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/TypeUtilities.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -287,12 +292,118 @@ public:
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Quantize and dequantize
+//===----------------------------------------------------------------------===//
+
+/// loom.quantize to an integer type: saturate(round_half_even(x / scale) +
+/// zero_point), NaN to 0, as the reference executor computes it. To
+/// f8E4M3FN: x / scale saturated to +-448 (NaN stays NaN) and rounded to
+/// the nearest f8E4M3FN number, ties to even, emulated on the bits.
+class QuantizeLowering : public LoomLowering<QuantizeOp> {
+public:
+  using LoomLowering::LoomLowering;
+
+  LogicalResult
+  matchAndRewrite(QuantizeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return rewriter.notifyMatchFailure(op, "unsupported types");
+    if (isa<Float8E4M3FNType>(op.getType().getElementType())) {
+      rewriter.replaceOp(
+          op, buildElementwise(
+                  rewriter, op.getLoc(), type, adaptor.getOperands(),
+                  [&](OpBuilder &b, Location loc, ValueRange x) -> Value {
+                    Type floatType = x[0].getType();
+                    Value q = arith::DivFOp::create(b, loc, x[0], x[1]);
+                    auto constant = [&](double v) -> Value {
+                      return arith::ConstantOp::create(
+                          b, loc, b.getFloatAttr(floatType, v));
+                    };
+                    // maximumf/minimumf propagate NaN.
+                    q = arith::MaximumFOp::create(b, loc, q, constant(-448));
+                    q = arith::MinimumFOp::create(b, loc, q, constant(448));
+                    return encodeF8E4M3FN(b, loc, q);
+                  }));
+      return success();
+    }
+    auto to = dyn_cast<IntegerType>(type.getElementType());
+    if (!to)
+      return op.emitOpError("with a float result (")
+             << op.getType().getElementType() << ") is not lowered yet";
+    bool outUnsigned = isUnsigned(op.getResult());
+    bool zpUnsigned = op.getZeroPoint() && isUnsigned(op.getZeroPoint());
+    unsigned width = to.getWidth();
+    double lo = outUnsigned ? 0.0 : -std::ldexp(1.0, width - 1);
+    double hi = outUnsigned ? std::ldexp(1.0, width) - 1
+                            : std::ldexp(1.0, width - 1) - 1;
+    Value result = buildElementwise(
+        rewriter, op.getLoc(), type, adaptor.getOperands(),
+        [&](OpBuilder &b, Location loc, ValueRange x) -> Value {
+          Type floatType = x[0].getType();
+          Value q = arith::DivFOp::create(b, loc, x[0], x[1]);
+          q = math::RoundEvenOp::create(b, loc, q);
+          if (x.size() > 2)
+            q = arith::AddFOp::create(
+                b, loc, q, castScalar(b, loc, x[2], floatType, zpUnsigned));
+          auto constant = [&](double v) -> Value {
+            return arith::ConstantOp::create(
+                b, loc, b.getFloatAttr(floatType, v));
+          };
+          q = arith::MaximumFOp::create(b, loc, q, constant(lo));
+          q = arith::MinimumFOp::create(b, loc, q, constant(hi));
+          Value isNan =
+              arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, q, q);
+          q = arith::SelectOp::create(b, loc, isNan, constant(0.0), q);
+          return castScalar(b, loc, q, to, false, outUnsigned);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// loom.dequantize: (x - zero_point) * scale, f8E4M3FN values decoded
+/// from their bits (exactly).
+class DequantizeLowering : public LoomLowering<DequantizeOp> {
+public:
+  using LoomLowering::LoomLowering;
+
+  LogicalResult
+  matchAndRewrite(DequantizeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = resultType(op);
+    if (!type)
+      return rewriter.notifyMatchFailure(op, "unsupported types");
+    Type inElement = op.getInput().getType().getElementType();
+    bool isF8 = isa<Float8E4M3FNType>(inElement);
+    if (!isa<IntegerType>(inElement) && !isF8)
+      return op.emitOpError("of ") << inElement << " values is not lowered yet";
+    bool inUnsigned = isUnsigned(op.getInput());
+    Value result = buildElementwise(
+        rewriter, op.getLoc(), type, adaptor.getOperands(),
+        [&](OpBuilder &b, Location loc, ValueRange x) -> Value {
+          auto floatType = cast<FloatType>(type.getElementType());
+          auto value = [&](Value q) {
+            return isF8 ? decodeF8E4M3FN(b, loc, q, floatType)
+                        : castScalar(b, loc, q, floatType, inUnsigned);
+          };
+          Value v = value(x[0]);
+          if (x.size() > 2)
+            v = arith::SubFOp::create(b, loc, v, value(x[2]));
+          return arith::MulFOp::create(b, loc, v, x[1]);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void populateLoomQuantToLinalgPatterns(const TypeConverter &converter,
                                        RewritePatternSet &patterns) {
-  patterns.add<QMatMulLowering, QConvLowering>(converter,
-                                               patterns.getContext());
+  patterns.add<QMatMulLowering, QConvLowering, QuantizeLowering,
+               DequantizeLowering>(converter, patterns.getContext());
 }
 
 } // namespace loom

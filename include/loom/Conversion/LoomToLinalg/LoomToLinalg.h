@@ -35,9 +35,10 @@ void populateLoomGridSampleToLinalgPatterns(
 void populateLoomRoiAlignToLinalgPatterns(const mlir::TypeConverter &converter,
                                           mlir::RewritePatternSet &patterns);
 
-/// Patterns lowering the quantized contractions (loom.qmatmul, loom.qconv)
-/// to exact integer (or, for f8E4M3FN, f64) accumulation and an f64
-/// scaling epilogue.
+/// Patterns lowering loom.quantize and loom.dequantize to elementwise
+/// generics, and the quantized contractions (loom.qmatmul, loom.qconv) to
+/// exact integer (or, for f8E4M3FN, f64) accumulation and an f64 scaling
+/// epilogue.
 void populateLoomQuantToLinalgPatterns(const mlir::TypeConverter &converter,
                                        mlir::RewritePatternSet &patterns);
 
