@@ -46,6 +46,23 @@ mlir::Value createInferred(NodeBinder &b, Args &&...args) {
   return OpT::create(b.builder(), b.loc(), std::forward<Args>(args)...);
 }
 
+/// The ranked tensor type of `v`.
+inline mlir::RankedTensorType typeOf(mlir::Value v) {
+  return mlir::cast<mlir::RankedTensorType>(v.getType());
+}
+
+/// `v` transposed by `perm`, its type inferred.
+inline mlir::Value transpose(NodeBinder &b, mlir::Value v,
+                             llvm::ArrayRef<int64_t> perm) {
+  return createInferred<TransposeOp>(b, v, perm);
+}
+
+/// `v` with dimensions of size 1 inserted at `axes`, its type inferred.
+inline mlir::Value unsqueeze(NodeBinder &b, mlir::Value v,
+                             llvm::ArrayRef<int64_t> axes) {
+  return createInferred<UnsqueezeOp>(b, v, axes);
+}
+
 /// Makes `value` have exactly `type` (what ONNX inferred for the output):
 /// a `tensor.cast` when it only refines dynamic dimensions, an error when the
 /// types disagree.

@@ -43,6 +43,8 @@ const OpTable &OpTable::get() {
     registerShapeBuilders(t);
     registerQuantizationBuilders(t);
     registerSequenceModelBuilders(t);
+    registerEinsumBuilders(t);
+    registerCompressBuilders(t);
     registerTrainingBuilders(t);
     registerTransformerBuilders(t);
     return t;

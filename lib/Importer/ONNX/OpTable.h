@@ -51,6 +51,8 @@ void registerReductionBuilders(OpTable &table);
 void registerShapeBuilders(OpTable &table);
 void registerQuantizationBuilders(OpTable &table);
 void registerSequenceModelBuilders(OpTable &table);
+void registerEinsumBuilders(OpTable &table);
+void registerCompressBuilders(OpTable &table);
 void registerTrainingBuilders(OpTable &table);
 void registerTransformerBuilders(OpTable &table);
 

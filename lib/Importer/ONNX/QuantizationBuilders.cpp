@@ -32,8 +32,6 @@ using namespace mlir;
 namespace loom::onnx_import {
 namespace {
 
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 /// A broadcasting binary op whose operand shapes are checked first (an
 /// inference failure inside `create` would abort). Null after an error or
 /// when an operand is null.
