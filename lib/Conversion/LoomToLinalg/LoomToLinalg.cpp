@@ -259,6 +259,7 @@ void populateLoomToLinalgPatterns(const TypeConverter &converter,
                                   RewritePatternSet &patterns) {
   populateLoomElementwiseToLinalgPatterns(converter, patterns);
   populateLoomNNToLinalgPatterns(converter, patterns);
+  populateLoomAttentionToLinalgPatterns(converter, patterns);
   populateLoomResizeToLinalgPatterns(converter, patterns);
   populateLoomGridSampleToLinalgPatterns(converter, patterns);
   populateLoomRoiAlignToLinalgPatterns(converter, patterns);

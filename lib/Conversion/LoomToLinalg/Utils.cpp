@@ -78,6 +78,14 @@ Value zeroFilled(OpBuilder &b, Location loc, RankedTensorType type,
                       dynamicSizes);
 }
 
+Value multiplyAccumulate(OpBuilder &b, Location loc, Value x, Value y,
+                         Value acc) {
+  Type type = acc.getType();
+  Value product = floatOrInt<arith::MulFOp, arith::MulIOp>(
+      b, loc, castScalar(b, loc, x, type), castScalar(b, loc, y, type));
+  return floatOrInt<arith::AddFOp, arith::AddIOp>(b, loc, acc, product);
+}
+
 SmallVector<Value> sizesFrom(OpBuilder &b, Location loc,
                              RankedTensorType type, ValueRange sources) {
   int64_t rank = type.getRank();

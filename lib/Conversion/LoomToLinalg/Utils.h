@@ -80,6 +80,10 @@ mlir::Value zeroFilled(mlir::OpBuilder &b, mlir::Location loc,
                        mlir::RankedTensorType type,
                        mlir::ValueRange dynamicSizes = {});
 
+/// acc + cast(x) * cast(y) in the accumulator's type.
+mlir::Value multiplyAccumulate(mlir::OpBuilder &b, mlir::Location loc,
+                               mlir::Value x, mlir::Value y, mlir::Value acc);
+
 /// Dimension `d` of a ranked tensor as an index value: a constant when
 /// static, a tensor.dim when known only at run time (tensor::getMixedSize,
 /// materialized).

@@ -15,9 +15,14 @@ void populateLoomElementwiseToLinalgPatterns(
     const mlir::TypeConverter &converter, mlir::RewritePatternSet &patterns);
 
 /// Patterns lowering contractions, convolutions, pooling, reductions,
-/// softmax, normalizations and attention.
+/// softmax and normalizations.
 void populateLoomNNToLinalgPatterns(const mlir::TypeConverter &converter,
                                     mlir::RewritePatternSet &patterns);
+
+/// The pattern lowering loom.attention: in tiles with an online softmax
+/// when its shapes are static and its scores many, whole otherwise.
+void populateLoomAttentionToLinalgPatterns(const mlir::TypeConverter &converter,
+                                           mlir::RewritePatternSet &patterns);
 
 /// The pattern lowering loom.resize: one generic over the output and the
 /// sampling taps, its tables of source indices and weights constant when
