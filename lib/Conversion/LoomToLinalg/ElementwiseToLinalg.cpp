@@ -521,15 +521,12 @@ Value flattened(OpBuilder &b, Location loc, Value input) {
 
 /// Reshape, squeeze, unsqueeze: a view with the result's static shape.
 template <typename OpTy>
-class ReshapeLowering : public LoomLowering<OpTy> {
+class ReshapeLowering : public ResultTypedLowering<OpTy> {
 public:
-  using LoomLowering<OpTy>::LoomLowering;
-  LogicalResult
-  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = this->resultType(op);
-    if (!type)
-      return failure();
+  using ResultTypedLowering<OpTy>::ResultTypedLowering;
+  LogicalResult lower(OpTy op, typename OpTy::Adaptor adaptor,
+                      RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     auto inputType = cast<RankedTensorType>(adaptor.getInput().getType());
     if constexpr (std::is_same_v<OpTy, ReshapeOp>) {
       if (!inputType.hasStaticShape() || !type.hasStaticShape()) {
@@ -656,15 +653,11 @@ private:
 };
 
 /// Dimensions [start, end) of the input's shape, read at run time.
-class ShapeLowering : public LoomLowering<ShapeOp> {
+class ShapeLowering : public ResultTypedLowering<ShapeOp> {
 public:
-  using LoomLowering::LoomLowering;
-  LogicalResult
-  matchAndRewrite(ShapeOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    if (!type)
-      return failure();
+  using ResultTypedLowering::ResultTypedLowering;
+  LogicalResult lower(ShapeOp op, OpAdaptor adaptor, RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value input = adaptor.getInput();
     int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
@@ -686,15 +679,11 @@ public:
 };
 
 /// The number of elements, read at run time.
-class SizeLowering : public LoomLowering<SizeOp> {
+class SizeLowering : public ResultTypedLowering<SizeOp> {
 public:
-  using LoomLowering::LoomLowering;
-  LogicalResult
-  matchAndRewrite(SizeOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    if (!type)
-      return failure();
+  using ResultTypedLowering::ResultTypedLowering;
+  LogicalResult lower(SizeOp op, OpAdaptor adaptor, RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value count = arith::IndexCastOp::create(
         rewriter, loc, rewriter.getI64Type(),
@@ -705,15 +694,11 @@ public:
   }
 };
 
-class TransposeLowering : public LoomLowering<TransposeOp> {
+class TransposeLowering : public ResultTypedLowering<TransposeOp> {
 public:
-  using LoomLowering::LoomLowering;
-  LogicalResult
-  matchAndRewrite(TransposeOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    if (!type)
-      return failure();
+  using ResultTypedLowering::ResultTypedLowering;
+  LogicalResult lower(TransposeOp op, OpAdaptor adaptor, RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     SmallVector<Value> sizes;
     for (int64_t d = 0; d < type.getRank(); ++d)
       if (type.isDynamicDim(d))
@@ -727,15 +712,11 @@ public:
   }
 };
 
-class ExpandLowering : public LoomLowering<ExpandOp> {
+class ExpandLowering : public ResultTypedLowering<ExpandOp> {
 public:
-  using LoomLowering::LoomLowering;
-  LogicalResult
-  matchAndRewrite(ExpandOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    if (!type)
-      return failure();
+  using ResultTypedLowering::ResultTypedLowering;
+  LogicalResult lower(ExpandOp op, OpAdaptor adaptor, RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     Value input = adaptor.getInput();
     auto inputType = cast<RankedTensorType>(input.getType());
     if (inputType.hasStaticShape() && type.hasStaticShape()) {
@@ -821,15 +802,12 @@ SmallVector<OpFoldResult> indexAttrs(OpBuilder &b, ArrayRef<int64_t> values) {
 /// in place; the result views the filled part of the same buffer. A length
 /// or update that does not fit is reported, and the code goes on writing
 /// and viewing only what fits.
-class CacheAppendLowering : public LoomLowering<CacheAppendOp> {
+class CacheAppendLowering : public ResultTypedLowering<CacheAppendOp> {
 public:
-  using LoomLowering::LoomLowering;
-  LogicalResult
-  matchAndRewrite(CacheAppendOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    if (!type)
-      return failure();
+  using ResultTypedLowering::ResultTypedLowering;
+  LogicalResult lower(CacheAppendOp op, OpAdaptor adaptor,
+                      RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value cache = adaptor.getCache(), update = adaptor.getUpdate();
     int64_t rank = type.getRank();
@@ -908,15 +886,11 @@ public:
   }
 };
 
-class ConcatLowering : public LoomLowering<ConcatOp> {
+class ConcatLowering : public ResultTypedLowering<ConcatOp> {
 public:
-  using LoomLowering::LoomLowering;
-  LogicalResult
-  matchAndRewrite(ConcatOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    if (!type)
-      return failure();
+  using ResultTypedLowering::ResultTypedLowering;
+  LogicalResult lower(ConcatOp op, OpAdaptor adaptor, RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     int64_t rank = type.getRank();
     int64_t axis = axisIndex(op.getAxis(), rank);
     Location loc = op.getLoc();
@@ -1230,15 +1204,11 @@ private:
   }
 };
 
-class PadLowering : public LoomLowering<PadOp> {
+class PadLowering : public ResultTypedLowering<PadOp> {
 public:
-  using LoomLowering::LoomLowering;
-  LogicalResult
-  matchAndRewrite(PadOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    if (!type)
-      return failure();
+  using ResultTypedLowering::ResultTypedLowering;
+  LogicalResult lower(PadOp op, OpAdaptor adaptor, RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     auto pads = constantInts(op.getPads());
     if (!pads || op.getMode() != "constant" ||
         llvm::any_of(*pads, [](int64_t p) { return p < 0; })) {
@@ -1361,15 +1331,11 @@ Value wrappedIndex(OpBuilder &b, Location loc, Value value, Value size) {
 
 
 /// out[d..., i..., e...] = data[d..., indices[i...], e...].
-class GatherLowering : public LoomLowering<GatherOp> {
+class GatherLowering : public ResultTypedLowering<GatherOp> {
 public:
-  using LoomLowering::LoomLowering;
-  LogicalResult
-  matchAndRewrite(GatherOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    if (!type)
-      return failure();
+  using ResultTypedLowering::ResultTypedLowering;
+  LogicalResult lower(GatherOp op, OpAdaptor adaptor, RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     Value data = adaptor.getData(), indices = adaptor.getIndices();
     auto dataType = cast<RankedTensorType>(data.getType());
     int64_t indexRank = cast<RankedTensorType>(indices.getType()).getRank();
@@ -1423,15 +1389,12 @@ public:
 };
 
 /// out[i...] = data[i... with axis -> indices[i...]].
-class GatherElementsLowering : public LoomLowering<GatherElementsOp> {
+class GatherElementsLowering : public ResultTypedLowering<GatherElementsOp> {
 public:
-  using LoomLowering::LoomLowering;
-  LogicalResult
-  matchAndRewrite(GatherElementsOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    if (!type)
-      return failure();
+  using ResultTypedLowering::ResultTypedLowering;
+  LogicalResult lower(GatherElementsOp op, OpAdaptor adaptor,
+                      RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     Value data = adaptor.getData();
     auto dataType = cast<RankedTensorType>(data.getType());
     int64_t rank = type.getRank();
@@ -1456,15 +1419,11 @@ public:
 };
 
 /// Repeats: input dimension i is read at d_i mod size_i.
-class TileLowering : public LoomLowering<TileOp> {
+class TileLowering : public ResultTypedLowering<TileOp> {
 public:
-  using LoomLowering::LoomLowering;
-  LogicalResult
-  matchAndRewrite(TileOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    if (!type)
-      return failure();
+  using ResultTypedLowering::ResultTypedLowering;
+  LogicalResult lower(TileOp op, OpAdaptor adaptor, RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     MLIRContext *ctx = rewriter.getContext();
     auto inputShape =
         cast<RankedTensorType>(adaptor.getInput().getType()).getShape();
@@ -1528,15 +1487,11 @@ public:
 
 /// values[1] where the position along `axis` equals the (wrapped) index,
 /// values[0] elsewhere; the depth is the result's static size.
-class OneHotLowering : public LoomLowering<OneHotOp> {
+class OneHotLowering : public ResultTypedLowering<OneHotOp> {
 public:
-  using LoomLowering::LoomLowering;
-  LogicalResult
-  matchAndRewrite(OneHotOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    if (!type)
-      return failure();
+  using ResultTypedLowering::ResultTypedLowering;
+  LogicalResult lower(OneHotOp op, OpAdaptor adaptor, RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     int64_t rank = type.getRank();
@@ -1662,15 +1617,12 @@ Value buildScatter(
 }
 
 /// out = data; out[i... with axis -> indices[i...]] (op)= updates[i...].
-class ScatterElementsLowering : public LoomLowering<ScatterElementsOp> {
+class ScatterElementsLowering : public ResultTypedLowering<ScatterElementsOp> {
 public:
-  using LoomLowering::LoomLowering;
-  LogicalResult
-  matchAndRewrite(ScatterElementsOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    if (!type)
-      return failure();
+  using ResultTypedLowering::ResultTypedLowering;
+  LogicalResult lower(ScatterElementsOp op, OpAdaptor adaptor,
+                      RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     int64_t rank = type.getRank();
     int64_t axis = axisIndex(op.getAxis(), rank);
     Value indices = adaptor.getIndices();
@@ -1699,15 +1651,11 @@ public:
 
 /// out = data; out[indices[p...], e...] (op)= updates[p..., e...], where
 /// the last dimension of `indices` holds the leading coordinates.
-class ScatterNDLowering : public LoomLowering<ScatterNDOp> {
+class ScatterNDLowering : public ResultTypedLowering<ScatterNDOp> {
 public:
-  using LoomLowering::LoomLowering;
-  LogicalResult
-  matchAndRewrite(ScatterNDOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    if (!type)
-      return failure();
+  using ResultTypedLowering::ResultTypedLowering;
+  LogicalResult lower(ScatterNDOp op, OpAdaptor adaptor, RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     Value indices = adaptor.getIndices();
     auto indexShape = cast<RankedTensorType>(indices.getType()).getShape();
     int64_t depth = indexShape.back();
@@ -1747,15 +1695,11 @@ public:
 
 /// out[p..., e...] = data[indices[p...]..., e...] after `batch_dims`
 /// shared leading dimensions.
-class GatherNDLowering : public LoomLowering<GatherNDOp> {
+class GatherNDLowering : public ResultTypedLowering<GatherNDOp> {
 public:
-  using LoomLowering::LoomLowering;
-  LogicalResult
-  matchAndRewrite(GatherNDOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    if (!type)
-      return failure();
+  using ResultTypedLowering::ResultTypedLowering;
+  LogicalResult lower(GatherNDOp op, OpAdaptor adaptor, RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     Value data = adaptor.getData(), indices = adaptor.getIndices();
     auto dataShape = cast<RankedTensorType>(data.getType()).getShape();
     auto indexShape = cast<RankedTensorType>(indices.getType()).getShape();

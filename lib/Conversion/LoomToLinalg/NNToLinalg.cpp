@@ -82,15 +82,11 @@ Value addChannelBias(B &b, L loc, Value result, Value bias) {
 // Matrix products
 //===----------------------------------------------------------------------===//
 
-class MatMulLowering : public LoomLowering<MatMulOp> {
+class MatMulLowering : public ResultTypedLowering<MatMulOp> {
 public:
-  using LoomLowering::LoomLowering;
-  LogicalResult
-  matchAndRewrite(MatMulOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    if (!type)
-      return failure();
+  using ResultTypedLowering::ResultTypedLowering;
+  LogicalResult lower(MatMulOp op, OpAdaptor adaptor, RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
     auto lhsType = cast<RankedTensorType>(lhs.getType());
@@ -271,15 +267,11 @@ AffineExpr windowExpr(MLIRContext *ctx, int64_t outDim, int64_t kernelDim,
          getAffineDimExpr(kernelDim, ctx) * dilation;
 }
 
-class ConvLowering : public LoomLowering<ConvOp> {
+class ConvLowering : public ResultTypedLowering<ConvOp> {
 public:
-  using LoomLowering::LoomLowering;
-  LogicalResult
-  matchAndRewrite(ConvOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    if (!type)
-      return failure();
+  using ResultTypedLowering::ResultTypedLowering;
+  LogicalResult lower(ConvOp op, OpAdaptor adaptor, RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value input = adaptor.getInput(), weight = adaptor.getWeight();
     int64_t spatial = type.getRank() - 2;
@@ -301,7 +293,6 @@ public:
     rewriter.replaceOp(op, result);
     return success();
   }
-
 };
 
 /// Transposed convolution, output-stationary: out[n, m, o] sums
@@ -310,15 +301,12 @@ public:
 /// t = o + pad - k * dilation is a non-negative multiple of the stride
 /// below stride * size. The input is read with tensor.extract at a clamped
 /// i, and the product counts only where t is such a multiple.
-class ConvTransposeLowering : public LoomLowering<ConvTransposeOp> {
+class ConvTransposeLowering : public ResultTypedLowering<ConvTransposeOp> {
 public:
-  using LoomLowering::LoomLowering;
-  LogicalResult
-  matchAndRewrite(ConvTransposeOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    if (!type)
-      return failure();
+  using ResultTypedLowering::ResultTypedLowering;
+  LogicalResult lower(ConvTransposeOp op, OpAdaptor adaptor,
+                      RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     Value input = adaptor.getInput(), weight = adaptor.getWeight();
@@ -556,16 +544,13 @@ public:
 
 /// Max and average pooling.
 template <typename OpTy>
-class PoolLowering : public LoomLowering<OpTy> {
+class PoolLowering : public ResultTypedLowering<OpTy> {
 public:
-  using LoomLowering<OpTy>::LoomLowering;
-  LogicalResult
-  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  using ResultTypedLowering<OpTy>::ResultTypedLowering;
+  LogicalResult lower(OpTy op, typename OpTy::Adaptor adaptor,
+                      RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     constexpr bool isMax = std::is_same_v<OpTy, MaxPoolOp>;
-    RankedTensorType type = this->resultType(op);
-    if (!type)
-      return failure();
     ArrayRef<int64_t> kernel = op.getKernelShape(), strides = op.getStrides(),
                       dilations = op.getDilations(), pads = op.getPads();
     if (!isMax && llvm::any_of(dilations, [](int64_t d) { return d != 1; }))
@@ -653,15 +638,12 @@ private:
 //===----------------------------------------------------------------------===//
 
 template <typename OpTy>
-class ReduceLowering : public LoomLowering<OpTy> {
+class ReduceLowering : public ResultTypedLowering<OpTy> {
 public:
-  using LoomLowering<OpTy>::LoomLowering;
-  LogicalResult
-  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = this->resultType(op);
-    if (!type)
-      return failure();
+  using ResultTypedLowering<OpTy>::ResultTypedLowering;
+  LogicalResult lower(OpTy op, typename OpTy::Adaptor adaptor,
+                      RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value input = adaptor.getInput();
     int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
@@ -716,16 +698,13 @@ public:
 /// One generic with two accumulators, the best value and its i64 index;
 /// ties keep the first index, or the last with `select_last_index`.
 template <typename OpTy>
-class ArgReduceLowering : public LoomLowering<OpTy> {
+class ArgReduceLowering : public ResultTypedLowering<OpTy> {
 public:
-  using LoomLowering<OpTy>::LoomLowering;
-  LogicalResult
-  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  using ResultTypedLowering<OpTy>::ResultTypedLowering;
+  LogicalResult lower(OpTy op, typename OpTy::Adaptor adaptor,
+                      RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     constexpr bool isMax = std::is_same_v<OpTy, ArgMaxOp>;
-    RankedTensorType type = this->resultType(op);
-    if (!type)
-      return failure();
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     Value input = adaptor.getInput();
@@ -802,15 +781,11 @@ public:
 /// Running sums as a generic over (result dims..., k): element k of the
 /// axis counts towards position i when k <= i (k < i exclusive; reversed
 /// with `reverse`).
-class CumSumLowering : public LoomLowering<CumSumOp> {
+class CumSumLowering : public ResultTypedLowering<CumSumOp> {
 public:
-  using LoomLowering::LoomLowering;
-  LogicalResult
-  matchAndRewrite(CumSumOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    if (!type)
-      return failure();
+  using ResultTypedLowering::ResultTypedLowering;
+  LogicalResult lower(CumSumOp op, OpAdaptor adaptor, RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     int64_t rank = type.getRank();
@@ -967,15 +942,12 @@ public:
 };
 
 template <typename OpTy>
-class SoftmaxLowering : public LoomLowering<OpTy> {
+class SoftmaxLowering : public ResultTypedLowering<OpTy> {
 public:
-  using LoomLowering<OpTy>::LoomLowering;
-  LogicalResult
-  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = this->resultType(op);
-    if (!type)
-      return failure();
+  using ResultTypedLowering<OpTy>::ResultTypedLowering;
+  LogicalResult lower(OpTy op, typename OpTy::Adaptor adaptor,
+                      RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     rewriter.replaceOp(
         op, buildSoftmax(rewriter, op.getLoc(), adaptor.getInput(),
                          axisIndex(op.getAxis(), type.getRank()),
@@ -1024,15 +996,11 @@ Value scaleAndShift(B &b, L loc, V v) {
   return arith::AddFOp::create(b, loc, scaled, v[2]);
 }
 
-class LayerNormLowering : public LoomLowering<LayerNormOp> {
+class LayerNormLowering : public ResultTypedLowering<LayerNormOp> {
 public:
-  using LoomLowering::LoomLowering;
-  LogicalResult
-  matchAndRewrite(LayerNormOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    if (!type)
-      return failure();
+  using ResultTypedLowering::ResultTypedLowering;
+  LogicalResult lower(LayerNormOp op, OpAdaptor adaptor, RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     SmallVector<Value> params{adaptor.getScale()};
     if (adaptor.getBias())
       params.push_back(adaptor.getBias());
@@ -1046,15 +1014,12 @@ public:
   }
 };
 
-class InstanceNormLowering : public LoomLowering<InstanceNormOp> {
+class InstanceNormLowering : public ResultTypedLowering<InstanceNormOp> {
 public:
-  using LoomLowering::LoomLowering;
-  LogicalResult
-  matchAndRewrite(InstanceNormOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    if (!type)
-      return failure();
+  using ResultTypedLowering::ResultTypedLowering;
+  LogicalResult lower(InstanceNormOp op, OpAdaptor adaptor,
+                      RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     int64_t rank = type.getRank();
     SmallVector<Value> params{
@@ -1068,15 +1033,11 @@ public:
   }
 };
 
-class RMSNormLowering : public LoomLowering<RMSNormOp> {
+class RMSNormLowering : public ResultTypedLowering<RMSNormOp> {
 public:
-  using LoomLowering::LoomLowering;
-  LogicalResult
-  matchAndRewrite(RMSNormOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    if (!type)
-      return failure();
+  using ResultTypedLowering::ResultTypedLowering;
+  LogicalResult lower(RMSNormOp op, OpAdaptor adaptor, RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value x = adaptor.getInput();
     Value squares = buildElementwise(rewriter, loc, type, ValueRange{x},
@@ -1103,15 +1064,11 @@ public:
   }
 };
 
-class BatchNormLowering : public LoomLowering<BatchNormOp> {
+class BatchNormLowering : public ResultTypedLowering<BatchNormOp> {
 public:
-  using LoomLowering::LoomLowering;
-  LogicalResult
-  matchAndRewrite(BatchNormOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    if (!type)
-      return failure();
+  using ResultTypedLowering::ResultTypedLowering;
+  LogicalResult lower(BatchNormOp op, OpAdaptor adaptor, RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     int64_t trailing = type.getRank() - 2;
     SmallVector<Value> inputs{adaptor.getInput()};

@@ -218,15 +218,11 @@ Value scaleAccumulator(B &b, L loc, RankedTensorType type, ValueRange inputs) {
   });
 }
 
-class QMatMulLowering : public LoomLowering<QMatMulOp> {
+class QMatMulLowering : public ResultTypedLowering<QMatMulOp> {
 public:
-  using LoomLowering::LoomLowering;
-  LogicalResult
-  matchAndRewrite(QMatMulOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    if (!type)
-      return rewriter.notifyMatchFailure(op, "unsupported types");
+  using ResultTypedLowering::ResultTypedLowering;
+  LogicalResult lower(QMatMulOp op, OpAdaptor adaptor, RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto lhsType = cast<RankedTensorType>(adaptor.getLhs().getType());
     bool hasZp = bool(op.getLhsZeroPoint());
@@ -246,15 +242,11 @@ public:
   }
 };
 
-class QConvLowering : public LoomLowering<QConvOp> {
+class QConvLowering : public ResultTypedLowering<QConvOp> {
 public:
-  using LoomLowering::LoomLowering;
-  LogicalResult
-  matchAndRewrite(QConvOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    if (!type)
-      return rewriter.notifyMatchFailure(op, "unsupported types");
+  using ResultTypedLowering::ResultTypedLowering;
+  LogicalResult lower(QConvOp op, OpAdaptor adaptor, RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     int64_t spatial = type.getRank() - 2;
     auto weightType = cast<RankedTensorType>(adaptor.getWeight().getType());
@@ -300,16 +292,12 @@ public:
 /// zero_point), NaN to 0, as the reference executor computes it. To
 /// f8E4M3FN: x / scale saturated to +-448 (NaN stays NaN) and rounded to
 /// the nearest f8E4M3FN number, ties to even, emulated on the bits.
-class QuantizeLowering : public LoomLowering<QuantizeOp> {
+class QuantizeLowering : public ResultTypedLowering<QuantizeOp> {
 public:
-  using LoomLowering::LoomLowering;
+  using ResultTypedLowering::ResultTypedLowering;
 
-  LogicalResult
-  matchAndRewrite(QuantizeOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    if (!type)
-      return rewriter.notifyMatchFailure(op, "unsupported types");
+  LogicalResult lower(QuantizeOp op, OpAdaptor adaptor, RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     if (isa<Float8E4M3FNType>(op.getType().getElementType())) {
       rewriter.replaceOp(
           op, buildElementwise(
@@ -365,16 +353,12 @@ public:
 
 /// loom.dequantize: (x - zero_point) * scale, f8E4M3FN values decoded
 /// from their bits (exactly).
-class DequantizeLowering : public LoomLowering<DequantizeOp> {
+class DequantizeLowering : public ResultTypedLowering<DequantizeOp> {
 public:
-  using LoomLowering::LoomLowering;
+  using ResultTypedLowering::ResultTypedLowering;
 
-  LogicalResult
-  matchAndRewrite(DequantizeOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    if (!type)
-      return rewriter.notifyMatchFailure(op, "unsupported types");
+  LogicalResult lower(DequantizeOp op, OpAdaptor adaptor, RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     Type inElement = op.getInput().getType().getElementType();
     bool isF8 = isa<Float8E4M3FNType>(inElement);
     if (!isa<IntegerType>(inElement) && !isF8)

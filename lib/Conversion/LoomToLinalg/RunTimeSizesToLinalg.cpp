@@ -64,15 +64,11 @@ Value checkedSize(OpBuilder &b, Location loc, Operation *op, Value size,
 /// elements start + i * delta, computed as the reference executor does:
 /// for floats, limit - start in the element type, the quotient and the
 /// elements in f64; for integers, exactly.
-class RangeLowering : public LoomLowering<RangeOp> {
+class RangeLowering : public ResultTypedLowering<RangeOp> {
 public:
-  using LoomLowering::LoomLowering;
-  LogicalResult
-  matchAndRewrite(RangeOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    if (!type)
-      return failure();
+  using ResultTypedLowering::ResultTypedLowering;
+  LogicalResult lower(RangeOp op, OpAdaptor adaptor, RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Type element = type.getElementType();
     Value start = scalarOf(rewriter, loc, adaptor.getStart());
@@ -194,15 +190,12 @@ public:
 };
 
 /// A tensor of the shape held by the operand, filled with the op's value.
-class ConstantOfShapeLowering : public LoomLowering<ConstantOfShapeOp> {
+class ConstantOfShapeLowering : public ResultTypedLowering<ConstantOfShapeOp> {
 public:
-  using LoomLowering::LoomLowering;
-  LogicalResult
-  matchAndRewrite(ConstantOfShapeOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = resultType(op);
-    if (!type)
-      return failure();
+  using ResultTypedLowering::ResultTypedLowering;
+  LogicalResult lower(ConstantOfShapeOp op, OpAdaptor adaptor,
+                      RankedTensorType type,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     SmallVector<Value> sizes;
     for (int64_t d = 0; d < type.getRank(); ++d) {

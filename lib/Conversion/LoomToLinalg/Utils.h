@@ -204,6 +204,30 @@ protected:
   }
 };
 
+/// A LoomLowering of ops whose result (and operand) types convert: the
+/// pattern fails to match ("unsupported types") when resultType(op) is
+/// null, and lower() rewrites the op given that type.
+template <typename OpTy>
+class ResultTypedLowering : public LoomLowering<OpTy> {
+public:
+  using LoomLowering<OpTy>::LoomLowering;
+  using OpAdaptor = typename OpTy::Adaptor;
+
+  mlir::LogicalResult
+  matchAndRewrite(OpTy op, OpAdaptor adaptor,
+                  mlir::ConversionPatternRewriter &rewriter) const final {
+    mlir::RankedTensorType type = this->resultType(op);
+    if (!type)
+      return rewriter.notifyMatchFailure(op, "unsupported types");
+    return lower(op, adaptor, type, rewriter);
+  }
+
+protected:
+  virtual mlir::LogicalResult
+  lower(OpTy op, OpAdaptor adaptor, mlir::RankedTensorType type,
+        mlir::ConversionPatternRewriter &rewriter) const = 0;
+};
+
 /// The float, signed or unsigned form of a binary arith op.
 template <typename FloatOp, typename SignedOp, typename UnsignedOp>
 mlir::Value floatSignedOrUnsigned(mlir::OpBuilder &b, mlir::Location loc,
