@@ -62,9 +62,8 @@ static cl::opt<unsigned>
     loomThreadsOpt("num-threads",
                    cl::desc("Threads for Loom's kernels (parallel tile loops)"),
                    cl::init(1));
-static cl::opt<double> minTimeOpt("min-time",
-                                  cl::desc("Seconds per timed batch"),
-                                  cl::init(0.1));
+static cl::opt<double>
+    minTimeOpt("min-time", cl::desc("Seconds per timed batch"), cl::init(0.1));
 static cl::opt<unsigned> batchesOpt("batches", cl::desc("Timed batches"),
                                     cl::init(7));
 
@@ -94,16 +93,16 @@ double timeIt(const std::function<void()> &call) {
   call(); // warm up (and first-touch pages)
   auto start = Clock::now();
   call();
-  double once =
-      std::max(1e-7, std::chrono::duration<double>(Clock::now() - start).count());
+  double once = std::max(
+      1e-7, std::chrono::duration<double>(Clock::now() - start).count());
   int64_t reps = std::max<int64_t>(1, int64_t(minTimeOpt / once));
   std::vector<double> perCall;
   for (unsigned b = 0; b < batchesOpt; ++b) {
     auto t0 = Clock::now();
     for (int64_t r = 0; r < reps; ++r)
       call();
-    perCall.push_back(
-        std::chrono::duration<double>(Clock::now() - t0).count() / reps);
+    perCall.push_back(std::chrono::duration<double>(Clock::now() - t0).count() /
+                      reps);
   }
   std::sort(perCall.begin(), perCall.end());
   return perCall[perCall.size() / 2];
@@ -112,22 +111,19 @@ double timeIt(const std::function<void()> &call) {
 struct Problem {
   std::string name, kind;
   bool conv = false;
-  int64_t m = 0, k = 0, n = 0;           // matmul
+  int64_t m = 0, k = 0, n = 0;               // matmul
   int64_t c = 0, h = 0, w = 0, f = 0, r = 0; // conv
   double flops() const {
     return conv ? 2.0 * f * h * w * c * r * r : 2.0 * m * k * n;
   }
   std::vector<int64_t> inputShape() const {
-    return conv ? std::vector<int64_t>{1, c, h, w}
-                : std::vector<int64_t>{m, k};
+    return conv ? std::vector<int64_t>{1, c, h, w} : std::vector<int64_t>{m, k};
   }
   std::vector<int64_t> weightShape() const {
-    return conv ? std::vector<int64_t>{f, c, r, r}
-                : std::vector<int64_t>{k, n};
+    return conv ? std::vector<int64_t>{f, c, r, r} : std::vector<int64_t>{k, n};
   }
   std::vector<int64_t> outputShape() const {
-    return conv ? std::vector<int64_t>{1, f, h, w}
-                : std::vector<int64_t>{m, n};
+    return conv ? std::vector<int64_t>{1, f, h, w} : std::vector<int64_t>{m, n};
   }
 };
 
@@ -154,8 +150,8 @@ std::string loomProgram(const Problem &p) {
     body = "%y = loom.conv %x, %w {strides = array<i64: 1, 1>, pads = "
            "array<i64: " +
            pad + ", " + pad + ", " + pad + ", " + pad +
-           ">, dilations = array<i64: 1, 1>, group = 1 : i64} : (" + in +
-           ", " + wt + ") -> " + out;
+           ">, dilations = array<i64: 1, 1>, group = 1 : i64} : (" + in + ", " +
+           wt + ") -> " + out;
   } else {
     body = "%y = loom.matmul %x, %w : " + in + ", " + wt + " -> " + out;
   }
@@ -282,9 +278,8 @@ DnnlFigures runDnnl(const Problem &p, Floats &x, Floats &w) {
         cm(c, eng, fig.result.data());
     matmul plain(matmul::primitive_desc(matmul::desc(a, bPlain, c), eng));
     fig.plain = timeIt([&] {
-      plain.execute(s, {{DNNL_ARG_SRC, am},
-                        {DNNL_ARG_WEIGHTS, bm},
-                        {DNNL_ARG_DST, cm}});
+      plain.execute(
+          s, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
       s.wait();
     });
     matmul::primitive_desc packedPd(matmul::desc(a, bAny, c), eng);
@@ -313,9 +308,8 @@ DnnlFigures runDnnl(const Problem &p, Floats &x, Floats &w) {
       eng);
   convolution_forward conv(pd);
   fig.plain = timeIt([&] {
-    conv.execute(s, {{DNNL_ARG_SRC, sm},
-                     {DNNL_ARG_WEIGHTS, wm},
-                     {DNNL_ARG_DST, dm}});
+    conv.execute(
+        s, {{DNNL_ARG_SRC, sm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, dm}});
     s.wait();
   });
   // Its preferred layouts (blocked channels), weights reordered once and
@@ -369,8 +363,8 @@ int main(int argc, char **argv) {
                << "; Loom: " << loomThreadsOpt << " thread(s)";
 #ifdef LOOM_BENCH_DNNL
   const dnnl_version_t *v = dnnl_version();
-  llvm::outs() << "; oneDNN " << v->major << "." << v->minor << "."
-               << v->patch << ": " << threadsOpt << " thread(s)";
+  llvm::outs() << "; oneDNN " << v->major << "." << v->minor << "." << v->patch
+               << ": " << threadsOpt << " thread(s)";
 #else
   llvm::outs() << "; built without oneDNN";
 #endif

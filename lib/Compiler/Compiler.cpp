@@ -12,11 +12,11 @@
 #include "loom/Target/CPU/CPUTarget.h"
 #include "loom/Target/Target.h"
 
+#include "loom/Pipelines/Pipelines.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "loom/Pipelines/Pipelines.h"
-#include "mlir/Pass/PassManager.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
@@ -215,9 +215,9 @@ int compile(CompileRequest request) {
       loadModel(request.model, &context, request.importOptions);
   if (!module)
     return 1;
-  report("import", std::chrono::duration<double, std::milli>(
-                       Clock::now() - start)
-                       .count());
+  report(
+      "import",
+      std::chrono::duration<double, std::milli>(Clock::now() - start).count());
   if (failed(applyProfiles(*module, request.profiles)))
     return 1;
 
@@ -260,10 +260,10 @@ int compile(CompileRequest request) {
     }
     if (failed(partitionModule(*module, *request.partition)))
       return 1;
-    report("optimize graph and partition",
-           std::chrono::duration<double, std::milli>(Clock::now() -
-                                                     partitionStart)
-               .count());
+    report(
+        "optimize graph and partition",
+        std::chrono::duration<double, std::milli>(Clock::now() - partitionStart)
+            .count());
   }
 
   if (request.emit == kEmitPartitioned) {
@@ -290,9 +290,9 @@ int compile(CompileRequest request) {
       llvm::errs() << "error: " << llvm::toString(std::move(error)) << "\n";
       return 1;
     }
-    report("write engine", std::chrono::duration<double, std::milli>(
-                               Clock::now() - writeStart)
-                               .count());
+    report("write engine",
+           std::chrono::duration<double, std::milli>(Clock::now() - writeStart)
+               .count());
     if (request.report)
       llvm::errs() << llvm::format("loomc: %-40s %9.1f ms\n", "total", total)
                    << "loomc: wrote " << request.output << " ("
@@ -301,8 +301,7 @@ int compile(CompileRequest request) {
                    << engine.arch << ", code "
                    << engine.ranks.front().code.size() << " bytes, weights "
                    << engine.ranks.front().weights.size() << " bytes in "
-                   << engine.ranks.front().weightPlaces.size()
-                   << " tensors)\n";
+                   << engine.ranks.front().weightPlaces.size() << " tensors)\n";
     return 0;
   }
 

@@ -108,9 +108,8 @@ LogicalResult buildEngine(ModuleOp module, const Target &target,
     rank.inputs.push_back(std::move(*t));
   }
   for (auto [i, type] : llvm::enumerate(signature.getResults())) {
-    FailureOr<EngineTensor> t =
-        describe(entry, type, entry.getResultAttrDict(i),
-                 "output_" + std::to_string(i));
+    FailureOr<EngineTensor> t = describe(
+        entry, type, entry.getResultAttrDict(i), "output_" + std::to_string(i));
     if (failed(t))
       return failure();
     if (numRanks > 1 && !cast<RankedTensorType>(type).hasStaticShape())

@@ -118,8 +118,8 @@ Expected<std::vector<char>> serializeEngine(const EngineDescription &engine) {
   header.section_table_offset = sizeof(loom_engine_header);
   header.num_sections = payloads.size();
   header.num_ranks = engine.ranks.size();
-  header.manifest_offset =
-      header.section_table_offset + payloads.size() * sizeof(loom_engine_section);
+  header.manifest_offset = header.section_table_offset +
+                           payloads.size() * sizeof(loom_engine_section);
   header.manifest_size = manifest.size();
 
   std::vector<loom_engine_section> sections;
@@ -186,8 +186,8 @@ void describeHost(EngineDescription &engine) {
   // runtime), when the host has them: code compiled for this host may use
   // them.
   static const char *const checkable[] = {
-      "sse4.2",   "avx",      "avx2",     "fma",        "f16c",
-      "bmi2",     "avx512f",  "avx512bw", "avx512dq",   "avx512vl",
+      "sse4.2",     "avx",        "avx2",      "fma",      "f16c",
+      "bmi2",       "avx512f",    "avx512bw",  "avx512dq", "avx512vl",
       "avx512bf16", "avx512fp16", "avx512vnni"};
   StringMap<bool> features = sys::getHostCPUFeatures();
   for (const char *f : checkable)

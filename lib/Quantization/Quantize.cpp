@@ -97,9 +97,10 @@ struct Observation {
 
 /// Runs a copy of `func` that also returns `activations` on every sample and
 /// records what they held.
-FailureOr<SmallVector<Observation>>
-observe(func::FuncOp func, ArrayRef<Value> activations,
-        ArrayRef<CalibrationSample> samples, bool keepValues) {
+FailureOr<SmallVector<Observation>> observe(func::FuncOp func,
+                                            ArrayRef<Value> activations,
+                                            ArrayRef<CalibrationSample> samples,
+                                            bool keepValues) {
   if (!func.getBody().hasOneBlock())
     return func.emitError("calibration needs a function of one block");
   IRMapping mapping;

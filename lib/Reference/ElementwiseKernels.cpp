@@ -46,9 +46,9 @@ Kernel unaryNumeric(FloatFn floatFn, int64_t (*intFn)(int64_t)) {
 }
 
 /// Broadcasting binary op. `fn(op, a, b, i, out)` stores element `i`.
-using BinaryFn = std::function<LogicalResult(Operation *, const Tensor &,
-                                             int64_t, const Tensor &, int64_t,
-                                             Tensor &, int64_t)>;
+using BinaryFn =
+    std::function<LogicalResult(Operation *, const Tensor &, int64_t,
+                                const Tensor &, int64_t, Tensor &, int64_t)>;
 
 Kernel broadcastBinary(BinaryFn fn) {
   return [fn](Operation *op, ArrayRef<const Tensor *> in,
@@ -74,10 +74,10 @@ Kernel broadcastBinary(BinaryFn fn) {
 }
 
 /// Arithmetic with separate float and integer rules.
-Kernel arithmetic(std::function<double(double, double)> floatFn,
-                  std::function<std::optional<int64_t>(int64_t, int64_t, bool)>
-                      intFn,
-                  StringRef intError = "") {
+Kernel
+arithmetic(std::function<double(double, double)> floatFn,
+           std::function<std::optional<int64_t>(int64_t, int64_t, bool)> intFn,
+           StringRef intError = "") {
   return broadcastBinary([=](Operation *op, const Tensor &a, int64_t ia,
                              const Tensor &b, int64_t ib, Tensor &y,
                              int64_t i) -> LogicalResult {
@@ -151,8 +151,9 @@ void registerElementwiseKernels(KernelRegistry &r) {
                                  [](int64_t x) { return x < 0 ? -x : x; }));
   r.add("loom.neg", unaryNumeric([](double x) { return -x; },
                                  [](int64_t x) { return -x; }));
-  r.add("loom.sign",
-        unaryNumeric([](double x) { return double((x > 0) - (x < 0)); }, signOf));
+  r.add(
+      "loom.sign",
+      unaryNumeric([](double x) { return double((x > 0) - (x < 0)); }, signOf));
   r.add("loom.relu", unaryNumeric([](double x) { return x > 0 ? x : 0.0; },
                                   [](int64_t x) { return x > 0 ? x : 0; }));
   r.add("loom.exp", unaryFloat([](double x) { return std::exp(x); }));
@@ -179,8 +180,8 @@ void registerElementwiseKernels(KernelRegistry &r) {
   r.add("loom.round", unaryFloat([](double x) { return std::nearbyint(x); }));
   r.add("loom.not", unaryNumeric([](double x) { return double(x == 0); },
                                  [](int64_t x) -> int64_t { return x == 0; }));
-  r.add("loom.bitwise_not", unaryNumeric([](double x) { return x; },
-                                         [](int64_t x) { return ~x; }));
+  r.add("loom.bitwise_not",
+        unaryNumeric([](double x) { return x; }, [](int64_t x) { return ~x; }));
 
   // Activations.
   r.add("loom.sigmoid", unaryFloat(sigmoid));
@@ -218,26 +219,29 @@ void registerElementwiseKernels(KernelRegistry &r) {
         }));
 
   // Classification.
-  r.add("loom.is_nan", [](Operation *op, ArrayRef<const Tensor *> in,
-                          SmallVectorImpl<Tensor> &out) -> LogicalResult {
-    Tensor y(ElementKind::I1, in[0]->shape());
-    for (int64_t i = 0, n = in[0]->numElements(); i < n; ++i)
-      y.setInt(i, std::isnan(in[0]->getDouble(i)));
-    out.push_back(std::move(y));
-    return success();
-  });
-  r.add("loom.is_inf", [](Operation *op, ArrayRef<const Tensor *> in,
-                          SmallVectorImpl<Tensor> &out) -> LogicalResult {
-    auto isInf = cast<IsInfOp>(op);
-    Tensor y(ElementKind::I1, in[0]->shape());
-    for (int64_t i = 0, n = in[0]->numElements(); i < n; ++i) {
-      double x = in[0]->getDouble(i);
-      y.setInt(i, std::isinf(x) && ((x > 0 && isInf.getDetectPositive()) ||
-                                    (x < 0 && isInf.getDetectNegative())));
-    }
-    out.push_back(std::move(y));
-    return success();
-  });
+  r.add("loom.is_nan",
+        [](Operation *op, ArrayRef<const Tensor *> in,
+           SmallVectorImpl<Tensor> &out) -> LogicalResult {
+          Tensor y(ElementKind::I1, in[0]->shape());
+          for (int64_t i = 0, n = in[0]->numElements(); i < n; ++i)
+            y.setInt(i, std::isnan(in[0]->getDouble(i)));
+          out.push_back(std::move(y));
+          return success();
+        });
+  r.add("loom.is_inf",
+        [](Operation *op, ArrayRef<const Tensor *> in,
+           SmallVectorImpl<Tensor> &out) -> LogicalResult {
+          auto isInf = cast<IsInfOp>(op);
+          Tensor y(ElementKind::I1, in[0]->shape());
+          for (int64_t i = 0, n = in[0]->numElements(); i < n; ++i) {
+            double x = in[0]->getDouble(i);
+            y.setInt(i,
+                     std::isinf(x) && ((x > 0 && isInf.getDetectPositive()) ||
+                                       (x < 0 && isInf.getDetectNegative())));
+          }
+          out.push_back(std::move(y));
+          return success();
+        });
 
   // Broadcasting arithmetic.
   r.add("loom.add", arithmetic([](double a, double b) { return a + b; },
@@ -276,9 +280,9 @@ void registerElementwiseKernels(KernelRegistry &r) {
           y.setDouble(i, g * sigmoid(g) * up.getDouble(iu));
           return success();
         }));
-  r.add("loom.pow", broadcastBinary([](Operation *, const Tensor &a,
-                                       int64_t ia, const Tensor &b, int64_t ib,
-                                       Tensor &y, int64_t i) -> LogicalResult {
+  r.add("loom.pow", broadcastBinary([](Operation *, const Tensor &a, int64_t ia,
+                                       const Tensor &b, int64_t ib, Tensor &y,
+                                       int64_t i) -> LogicalResult {
           y.setDouble(i, std::pow(a.getDouble(ia), b.getDouble(ib)));
           return success();
         }));
@@ -330,10 +334,9 @@ void registerElementwiseKernels(KernelRegistry &r) {
         comparison([](double a, double b) { return a == b; },
                    [](int64_t a, int64_t b) { return a == b; },
                    [](uint64_t a, uint64_t b) { return a == b; }));
-  r.add("loom.less",
-        comparison([](double a, double b) { return a < b; },
-                   [](int64_t a, int64_t b) { return a < b; },
-                   [](uint64_t a, uint64_t b) { return a < b; }));
+  r.add("loom.less", comparison([](double a, double b) { return a < b; },
+                                [](int64_t a, int64_t b) { return a < b; },
+                                [](uint64_t a, uint64_t b) { return a < b; }));
   r.add("loom.less_equal",
         comparison([](double a, double b) { return a <= b; },
                    [](int64_t a, int64_t b) { return a <= b; },
@@ -348,31 +351,33 @@ void registerElementwiseKernels(KernelRegistry &r) {
                    [](uint64_t a, uint64_t b) { return a >= b; }));
 
   // Select and cast.
-  r.add("loom.where", [](Operation *op, ArrayRef<const Tensor *> in,
-                         SmallVectorImpl<Tensor> &out) -> LogicalResult {
-    const Tensor &c = *in[0], &t = *in[1], &f = *in[2];
-    auto tf = broadcastShapes(t.shape(), f.shape());
-    auto shape = tf ? broadcastShapes(c.shape(), *tf) : std::nullopt;
-    if (!shape)
-      return op->emitError() << "operand shapes do not broadcast";
-    Tensor y(resultKind(op), *shape);
-    forEachIndex(*shape, [&](int64_t linear, ArrayRef<int64_t> index) {
-      const Tensor &src =
-          c.getInt(broadcastSourceIndex(index, c.shape())) ? t : f;
-      int64_t j = broadcastSourceIndex(index, src.shape());
-      if (y.isFloat())
-        y.setDouble(linear, src.getDouble(j));
-      else
-        y.setInt(linear, src.getInt(j));
-    });
-    out.push_back(std::move(y));
-    return success();
-  });
-  r.add("loom.cast", [](Operation *op, ArrayRef<const Tensor *> in,
-                        SmallVectorImpl<Tensor> &out) -> LogicalResult {
-    out.push_back(castTensor(*in[0], resultKind(op)));
-    return success();
-  });
+  r.add("loom.where",
+        [](Operation *op, ArrayRef<const Tensor *> in,
+           SmallVectorImpl<Tensor> &out) -> LogicalResult {
+          const Tensor &c = *in[0], &t = *in[1], &f = *in[2];
+          auto tf = broadcastShapes(t.shape(), f.shape());
+          auto shape = tf ? broadcastShapes(c.shape(), *tf) : std::nullopt;
+          if (!shape)
+            return op->emitError() << "operand shapes do not broadcast";
+          Tensor y(resultKind(op), *shape);
+          forEachIndex(*shape, [&](int64_t linear, ArrayRef<int64_t> index) {
+            const Tensor &src =
+                c.getInt(broadcastSourceIndex(index, c.shape())) ? t : f;
+            int64_t j = broadcastSourceIndex(index, src.shape());
+            if (y.isFloat())
+              y.setDouble(linear, src.getDouble(j));
+            else
+              y.setInt(linear, src.getInt(j));
+          });
+          out.push_back(std::move(y));
+          return success();
+        });
+  r.add("loom.cast",
+        [](Operation *op, ArrayRef<const Tensor *> in,
+           SmallVectorImpl<Tensor> &out) -> LogicalResult {
+          out.push_back(castTensor(*in[0], resultKind(op)));
+          return success();
+        });
 }
 
 } // namespace loom::reference

@@ -65,9 +65,9 @@ FailureOr<Tensor> tensorFromAttr(ElementsAttr attr, Location loc) {
     std::optional<Tensor> fromBlob =
         tensorFromBytes(*kind, type.getShape(), blob->getData());
     if (!fromBlob)
-      return emitError(loc) << "constant resource holds "
-                            << blob->getData().size()
-                            << " bytes, which does not match " << type;
+      return emitError(loc)
+             << "constant resource holds " << blob->getData().size()
+             << " bytes, which does not match " << type;
     return std::move(*fromBlob);
   }
   auto dense = dyn_cast<DenseElementsAttr>(attr);
@@ -249,7 +249,8 @@ static LogicalResult runPipelineStage(Operation *op,
 /// Runs one op's kernel on the calling thread's rank.
 static FailureOr<SmallVector<Tensor>>
 evaluateOpOnRank(Operation *op, ArrayRef<Tensor> operands) {
-  const Kernel *kernel = KernelRegistry::get().lookup(op->getName().getStringRef());
+  const Kernel *kernel =
+      KernelRegistry::get().lookup(op->getName().getStringRef());
   if (!kernel)
     return op->emitError() << "the reference executor has no kernel for '"
                            << op->getName() << "'";
@@ -296,8 +297,7 @@ static FailureOr<SmallVector<Tensor>> executeOnRank(func::FuncOp func,
 /// wrong even though no rank waited for them.
 static LogicalResult checkDelivered(func::FuncOp func,
                                     const Communicator &communicator) {
-  std::vector<std::string> undelivered =
-      communicator.getUndeliveredMessages();
+  std::vector<std::string> undelivered = communicator.getUndeliveredMessages();
   for (const std::string &message : undelivered)
     func.emitError() << message;
   return success(undelivered.empty());

@@ -27,8 +27,9 @@ int64_t broadcastSourceIndex(llvm::ArrayRef<int64_t> outIndex,
   return linear;
 }
 
-void forEachIndex(llvm::ArrayRef<int64_t> shape,
-                  llvm::function_ref<void(int64_t, llvm::ArrayRef<int64_t>)> fn) {
+void forEachIndex(
+    llvm::ArrayRef<int64_t> shape,
+    llvm::function_ref<void(int64_t, llvm::ArrayRef<int64_t>)> fn) {
   int64_t total = 1;
   for (int64_t d : shape)
     total *= d;

@@ -32,8 +32,9 @@ int64_t broadcastSourceIndex(llvm::ArrayRef<int64_t> outIndex,
 
 /// Calls `fn(linear, index)` for every multi-index of `shape` in row-major
 /// order.
-void forEachIndex(llvm::ArrayRef<int64_t> shape,
-                  llvm::function_ref<void(int64_t, llvm::ArrayRef<int64_t>)> fn);
+void forEachIndex(
+    llvm::ArrayRef<int64_t> shape,
+    llvm::function_ref<void(int64_t, llvm::ArrayRef<int64_t>)> fn);
 
 /// Row-major linear index of `index` in `shape`.
 int64_t linearIndex(llvm::ArrayRef<int64_t> index,
@@ -58,11 +59,12 @@ mlir::FailureOr<Tensor> computeMatMul(mlir::Operation *op, const Tensor &a,
 
 /// loom.conv of `x` and `w` (plus the optional `bias`) into a tensor of
 /// `kind`; run-time shape errors are reported at `op`.
-mlir::FailureOr<Tensor>
-computeConv(mlir::Operation *op, const Tensor &x, const Tensor &w,
-            const Tensor *bias, llvm::ArrayRef<int64_t> strides,
-            llvm::ArrayRef<int64_t> pads, llvm::ArrayRef<int64_t> dilations,
-            int64_t group, ElementKind kind);
+mlir::FailureOr<Tensor> computeConv(mlir::Operation *op, const Tensor &x,
+                                    const Tensor &w, const Tensor *bias,
+                                    llvm::ArrayRef<int64_t> strides,
+                                    llvm::ArrayRef<int64_t> pads,
+                                    llvm::ArrayRef<int64_t> dilations,
+                                    int64_t group, ElementKind kind);
 
 } // namespace loom::reference
 

@@ -61,37 +61,28 @@ inline void addTo(int64_t &acc, int64_t a) {
                              static_cast<uint64_t>(a));
 }
 
-template <typename T>
-const std::vector<T> &storage(const Tensor &t);
-template <>
-const std::vector<double> &storage<double>(const Tensor &t) {
+template <typename T> const std::vector<T> &storage(const Tensor &t);
+template <> const std::vector<double> &storage<double>(const Tensor &t) {
   return t.floats();
 }
-template <>
-const std::vector<int64_t> &storage<int64_t>(const Tensor &t) {
+template <> const std::vector<int64_t> &storage<int64_t>(const Tensor &t) {
   return t.ints();
 }
 
-template <typename T>
-void store(Tensor &t, int64_t i, T value);
-template <>
-void store<double>(Tensor &t, int64_t i, double value) {
+template <typename T> void store(Tensor &t, int64_t i, T value);
+template <> void store<double>(Tensor &t, int64_t i, double value) {
   t.setDouble(i, value);
 }
-template <>
-void store<int64_t>(Tensor &t, int64_t i, int64_t value) {
+template <> void store<int64_t>(Tensor &t, int64_t i, int64_t value) {
   t.setInt(i, value);
 }
 
 /// A bias element in the accumulator domain.
-template <typename T>
-T biasValue(const Tensor &bias, int64_t i);
-template <>
-double biasValue<double>(const Tensor &bias, int64_t i) {
+template <typename T> T biasValue(const Tensor &bias, int64_t i);
+template <> double biasValue<double>(const Tensor &bias, int64_t i) {
   return bias.getDouble(i);
 }
-template <>
-int64_t biasValue<int64_t>(const Tensor &bias, int64_t i) {
+template <> int64_t biasValue<int64_t>(const Tensor &bias, int64_t i) {
   return bias.getInt(i);
 }
 
@@ -160,8 +151,8 @@ void matmulLoops(const Tensor &a, const Tensor &b, Tensor &y,
 
 } // namespace
 
-FailureOr<Tensor> computeMatMul(Operation *op, const Tensor &a,
-                                const Tensor &b, ElementKind kind) {
+FailureOr<Tensor> computeMatMul(Operation *op, const Tensor &a, const Tensor &b,
+                                ElementKind kind) {
   if (a.rank() == 0 || b.rank() == 0)
     return op->emitError() << "matmul operands must have rank >= 1";
   SmallVector<int64_t> as(a.shape()), bs(b.shape());
@@ -279,9 +270,9 @@ void convLoops(const Tensor &x, const Tensor &wt, const Tensor *bias, Tensor &y,
 
 } // namespace
 
-FailureOr<Tensor> computeConv(Operation *op, const Tensor &x,
-                              const Tensor &wt, const Tensor *bias,
-                              ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
+FailureOr<Tensor> computeConv(Operation *op, const Tensor &x, const Tensor &wt,
+                              const Tensor *bias, ArrayRef<int64_t> strides,
+                              ArrayRef<int64_t> pads,
                               ArrayRef<int64_t> dilations, int64_t group,
                               ElementKind kind) {
   WindowAttrs w{SmallVector<int64_t>(strides), SmallVector<int64_t>(pads),
@@ -322,10 +313,10 @@ namespace {
 LogicalResult convKernel(Operation *op, ArrayRef<const Tensor *> in,
                          Results &out) {
   auto conv = cast<ConvOp>(op);
-  FailureOr<Tensor> y = computeConv(
-      op, *in[0], *in[1], conv.getBias() ? in[2] : nullptr, conv.getStrides(),
-      conv.getPads(), conv.getDilations(),
-      static_cast<int64_t>(conv.getGroup()), resultKind(op));
+  FailureOr<Tensor> y =
+      computeConv(op, *in[0], *in[1], conv.getBias() ? in[2] : nullptr,
+                  conv.getStrides(), conv.getPads(), conv.getDilations(),
+                  static_cast<int64_t>(conv.getGroup()), resultKind(op));
   if (failed(y))
     return failure();
   out.push_back(std::move(*y));
@@ -1096,9 +1087,9 @@ LogicalResult resizeKernel(Operation *op, ArrayRef<const Tensor *> in,
                           cubicA, excludeOutside, crop};
   std::vector<SmallVector<ResizeSample>> samples(rank);
   for (int64_t d = 0; d < rank; ++d)
-    samples[d] = resizeAxisSamples(sampling, scales[d], x.dim(d), shape[d],
-                                   roi ? (*roi)[d] : 0.0,
-                                   roi ? (*roi)[rank + d] : 1.0);
+    samples[d] =
+        resizeAxisSamples(sampling, scales[d], x.dim(d), shape[d],
+                          roi ? (*roi)[d] : 0.0, roi ? (*roi)[rank + d] : 1.0);
 
   // Zero weights can be skipped unless a non-finite input could turn
   // 0 * x into NaN.

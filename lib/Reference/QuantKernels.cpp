@@ -38,8 +38,8 @@ double paramAt(const Tensor *param, ArrayRef<int64_t> shape,
 }
 
 /// Checks that `param` broadcasts to `data`'s shape at run time.
-LogicalResult checkParam(Operation *op, const Tensor *param,
-                         const Tensor &data, StringRef name) {
+LogicalResult checkParam(Operation *op, const Tensor *param, const Tensor &data,
+                         StringRef name) {
   if (!param)
     return success();
   auto shape = broadcastShapes(data.shape(), param->shape());
@@ -141,9 +141,8 @@ LogicalResult qmatmulKernel(Operation *op, ArrayRef<const Tensor *> in,
   if (failed(checkChannelParam(op, &sb, n, "rhs scale")) ||
       failed(checkChannelParam(op, zb, n, "rhs zero point")))
     return failure();
-  FailureOr<Tensor> acc =
-      computeMatMul(op, centered(a, za, a.rank() - 1), centered(b, zb, 1),
-                    ElementKind::F64);
+  FailureOr<Tensor> acc = computeMatMul(op, centered(a, za, a.rank() - 1),
+                                        centered(b, zb, 1), ElementKind::F64);
   if (failed(acc))
     return failure();
   Tensor y(resultKind(op), acc->shape());
@@ -173,10 +172,10 @@ LogicalResult qconvKernel(Operation *op, ArrayRef<const Tensor *> in,
       failed(checkChannelParam(op, zw, m, "weight zero point")) ||
       failed(checkChannelParam(op, bias, m, "bias")))
     return failure();
-  FailureOr<Tensor> acc = computeConv(
-      op, centered(x, zx, 0), centered(w, zw, 0), /*bias=*/nullptr,
-      qconv.getStrides(), qconv.getPads(), qconv.getDilations(),
-      static_cast<int64_t>(qconv.getGroup()), ElementKind::F64);
+  FailureOr<Tensor> acc =
+      computeConv(op, centered(x, zx, 0), centered(w, zw, 0), /*bias=*/nullptr,
+                  qconv.getStrides(), qconv.getPads(), qconv.getDilations(),
+                  static_cast<int64_t>(qconv.getGroup()), ElementKind::F64);
   if (failed(acc))
     return failure();
   Tensor y(resultKind(op), acc->shape());

@@ -170,8 +170,8 @@ LogicalResult reduceKernel(Operation *op, ArrayRef<const Tensor *> in,
       }
     });
     for (int64_t j = 0; j < n; ++j)
-      y.setDouble(j, Kind == ReduceKind::Mean ? acc[j] / double(count)
-                                              : acc[j]);
+      y.setDouble(j,
+                  Kind == ReduceKind::Mean ? acc[j] / double(count) : acc[j]);
     out.push_back(std::move(y));
     return success();
   }
@@ -336,8 +336,8 @@ LogicalResult topkKernel(Operation *op, ArrayRef<const Tensor *> in,
   int64_t k = in[1]->getInt(0);
   AxisView v = viewAround(x.shape(), *axis);
   if (k < 0 || k > v.extent)
-    return op->emitError() << "k = " << k << " is out of range [0, "
-                           << v.extent << "] for axis " << *axis;
+    return op->emitError() << "k = " << k << " is out of range [0, " << v.extent
+                           << "] for axis " << *axis;
   bool largest = topk.getLargest();
   SmallVector<int64_t> shape(x.shape());
   shape[*axis] = k;

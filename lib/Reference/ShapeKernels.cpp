@@ -118,15 +118,15 @@ LogicalResult reshapeKernel(Operation *op, ArrayRef<const Tensor *> in,
     int64_t d = spec[i];
     if (d == -1) {
       if (inferred >= 0)
-        return op->emitError() << "shape " << shapeString(spec)
-                               << " has more than one -1";
+        return op->emitError()
+               << "shape " << shapeString(spec) << " has more than one -1";
       inferred = i;
       shape.push_back(1);
       continue;
     }
     if (d < -1)
-      return op->emitError() << "shape " << shapeString(spec)
-                             << " has a negative dimension";
+      return op->emitError()
+             << "shape " << shapeString(spec) << " has a negative dimension";
     if (d == 0) {
       hasZero = true;
       if (!allowZero) {
@@ -152,9 +152,8 @@ LogicalResult reshapeKernel(Operation *op, ArrayRef<const Tensor *> in,
                              << " to shape " << shapeString(spec);
     shape[inferred] = n / known;
   } else if (known != n) {
-    return op->emitError() << "cannot reshape " << x.typeString()
-                            << " (" << n << " elements) to "
-                            << shapeString(shape);
+    return op->emitError() << "cannot reshape " << x.typeString() << " (" << n
+                           << " elements) to " << shapeString(shape);
   }
   if (failed(checkShape(op, shape)))
     return failure();
@@ -199,8 +198,8 @@ LogicalResult squeezeKernel(Operation *op, ArrayRef<const Tensor *> in,
     if (failed(a))
       return failure();
     if (x.dim(*a) != 1)
-      return op->emitError() << "cannot squeeze dimension " << *a
-                             << " of size " << x.dim(*a);
+      return op->emitError()
+             << "cannot squeeze dimension " << *a << " of size " << x.dim(*a);
     drop[*a] = true;
   }
   SmallVector<int64_t> shape;
@@ -220,8 +219,8 @@ LogicalResult unsqueezeKernel(Operation *op, ArrayRef<const Tensor *> in,
   for (int64_t axis : axes) {
     int64_t a = normalizedAxis(axis, rank);
     if (a < 0 || a >= rank || inserted[a])
-      return op->emitError() << "unsqueeze axis " << axis
-                             << " is out of range or repeated";
+      return op->emitError()
+             << "unsqueeze axis " << axis << " is out of range or repeated";
     inserted[a] = true;
   }
   SmallVector<int64_t> shape;
@@ -251,9 +250,9 @@ LogicalResult concatKernel(Operation *op, ArrayRef<const Tensor *> in,
     for (int64_t d = 0; ok && d < t->rank(); ++d)
       ok = d == *axis || t->dim(d) == first.dim(d);
     if (!ok)
-      return op->emitError() << "cannot concatenate " << t->typeString()
-                             << " with " << first.typeString() << " along axis "
-                             << *axis;
+      return op->emitError()
+             << "cannot concatenate " << t->typeString() << " with "
+             << first.typeString() << " along axis " << *axis;
     shape[*axis] += t->dim(*axis);
   }
   Tensor y(first.kind(), shape);
@@ -323,8 +322,8 @@ LogicalResult splitKernel(Operation *op, ArrayRef<const Tensor *> in,
   if (std::optional<ArrayRef<int64_t>> given = split.getSizes()) {
     sizes.assign(given->begin(), given->end());
     if (static_cast<int64_t>(sizes.size()) != pieces)
-      return op->emitError() << "has " << sizes.size() << " sizes for "
-                             << pieces << " results";
+      return op->emitError()
+             << "has " << sizes.size() << " sizes for " << pieces << " results";
     int64_t total = 0;
     for (int64_t s : sizes) {
       if (s < 0)
@@ -332,9 +331,9 @@ LogicalResult splitKernel(Operation *op, ArrayRef<const Tensor *> in,
       total += s;
     }
     if (total != extent)
-      return op->emitError() << "split sizes add up to " << total
-                             << ", but axis " << *axis << " has size "
-                             << extent;
+      return op->emitError()
+             << "split sizes add up to " << total << ", but axis " << *axis
+             << " has size " << extent;
   } else {
     // Equal pieces; when the extent does not divide, pieces of
     // ceil(extent / pieces) and a smaller last one (ONNX Split-18).
@@ -415,9 +414,8 @@ LogicalResult sliceKernel(Operation *op, ArrayRef<const Tensor *> in,
       end = std::clamp<int64_t>(end, -1, dim - 1);
       // -step cannot overflow as an unsigned magnitude.
       uint64_t magnitude = uint64_t(-(step + 1)) + 1;
-      length = start > end
-                   ? int64_t(uint64_t(start - end - 1) / magnitude) + 1
-                   : 0;
+      length =
+          start > end ? int64_t(uint64_t(start - end - 1) / magnitude) + 1 : 0;
     }
     begin[*axis] = start;
     stride[*axis] = step;
@@ -523,16 +521,15 @@ FailureOr<SmallVector<int64_t>> tupleOffsets(Operation *op, const Tensor &data,
   int64_t k = indices.dim(indices.rank() - 1);
   SmallVector<int64_t> strides = data.strides();
   int64_t batchCount = product(indices.shape().take_front(batchDims));
-  int64_t perBatch =
-      product(indices.shape().drop_front(batchDims).drop_back());
+  int64_t perBatch = product(indices.shape().drop_front(batchDims).drop_back());
   int64_t batchStride = batchDims == 0 ? 0 : strides[batchDims - 1];
   SmallVector<int64_t> offsets;
   for (int64_t b = 0; b < batchCount; ++b) {
     for (int64_t t = 0; t < perBatch; ++t) {
       int64_t base = (b * perBatch + t) * k, offset = b * batchStride;
       for (int64_t j = 0; j < k; ++j) {
-        FailureOr<int64_t> v = getIndex(op, indices.getInt(base + j),
-                                        data.dim(batchDims + j));
+        FailureOr<int64_t> v =
+            getIndex(op, indices.getInt(base + j), data.dim(batchDims + j));
         if (failed(v))
           return failure();
         offset += *v * strides[batchDims + j];
@@ -705,8 +702,8 @@ LogicalResult padKernel(Operation *op, ArrayRef<const Tensor *> in,
   if (pad.getConstantValue()) {
     value = in[2];
     if (value->numElements() > 1)
-      return op->emitError() << "constant_value must be a scalar, got "
-                             << value->typeString();
+      return op->emitError()
+             << "constant_value must be a scalar, got " << value->typeString();
     if (value->numElements() == 0)
       value = nullptr;
   }
@@ -717,16 +714,16 @@ LogicalResult padKernel(Operation *op, ArrayRef<const Tensor *> in,
     int64_t b = pads[d], e = pads[rank + d], dim = x.dim(d);
     int64_t size = dim + b + e;
     if (size < 0)
-      return op->emitError() << "pads " << b << " and " << e
-                             << " crop more than dimension " << d
-                             << " of size " << dim;
+      return op->emitError()
+             << "pads " << b << " and " << e << " crop more than dimension "
+             << d << " of size " << dim;
     shape.push_back(size);
     cropBegin.push_back(std::max<int64_t>(-b, 0));
     padBegin.push_back(std::max<int64_t>(b, 0));
     window.push_back(dim - std::max<int64_t>(-b, 0) - std::max<int64_t>(-e, 0));
     if (mode != "constant" && size > 0 && window.back() <= 0)
-      return op->emitError() << "cannot pad an empty dimension " << d
-                             << " in " << mode << " mode";
+      return op->emitError() << "cannot pad an empty dimension " << d << " in "
+                             << mode << " mode";
   }
   if (failed(checkShape(op, shape)))
     return failure();
@@ -771,8 +768,8 @@ LogicalResult expandKernel(Operation *op, ArrayRef<const Tensor *> in,
   SmallVector<int64_t> spec = toInts(*in[1]);
   for (int64_t d : spec)
     if (d < 0)
-      return op->emitError() << "shape " << shapeString(spec)
-                             << " has a negative dimension";
+      return op->emitError()
+             << "shape " << shapeString(spec) << " has a negative dimension";
   auto shape = broadcastShapes(x.shape(), spec);
   if (!shape)
     return op->emitError() << "cannot expand " << x.typeString() << " to "
@@ -916,8 +913,8 @@ LogicalResult constantOfShapeKernel(Operation *op, ArrayRef<const Tensor *> in,
       y.setDouble(i, v.convertToDouble());
   } else if (auto integer = dyn_cast<IntegerAttr>(value)) {
     const llvm::APInt &v = integer.getValue();
-    bool zext = integer.getType().isUnsignedInteger() ||
-                integer.getType().isInteger(1);
+    bool zext =
+        integer.getType().isUnsignedInteger() || integer.getType().isInteger(1);
     int64_t raw = zext ? int64_t(v.getZExtValue()) : v.getSExtValue();
     for (int64_t i = 0; i < n; ++i)
       y.setInt(i, raw);
@@ -994,8 +991,8 @@ LogicalResult nonZeroKernel(Operation *, ArrayRef<const Tensor *> in,
   const Tensor &x = *in[0];
   SmallVector<SmallVector<int64_t>> found;
   forEachIndex(x.shape(), [&](int64_t linear, ArrayRef<int64_t> index) {
-    bool nonZero = x.isFloat() ? x.floats()[linear] != 0.0
-                               : x.ints()[linear] != 0;
+    bool nonZero =
+        x.isFloat() ? x.floats()[linear] != 0.0 : x.ints()[linear] != 0;
     if (nonZero)
       found.emplace_back(index.begin(), index.end());
   });

@@ -466,11 +466,11 @@ void registerProcessKernels(KernelRegistry &r) {
 /// root keeps the result (the others get zeros: their result is undefined
 /// in the shard dialect).
 template <typename OpT>
-LogicalResult combineAtRoot(
-    OpT op, const Grid &grid, ArrayRef<const Tensor *> in,
-    SmallVectorImpl<Tensor> &out,
-    llvm::function_ref<FailureOr<Tensor>(const std::vector<Tensor> &)>
-        combine) {
+LogicalResult
+combineAtRoot(OpT op, const Grid &grid, ArrayRef<const Tensor *> in,
+              SmallVectorImpl<Tensor> &out,
+              llvm::function_ref<FailureOr<Tensor>(const std::vector<Tensor> &)>
+                  combine) {
   ArrayRef<int16_t> axes = op.getGridAxes();
   llvm::SmallVector<int64_t> root = mixedIndices(op.getRoot(), in.drop_front());
   if (failed(checkInGroup(op, "root", grid, axes, root)))
@@ -597,27 +597,26 @@ void registerCollectiveKernels(KernelRegistry &r) {
                   (**parts)[grid.positionOf(axes, grid.memberAt(axes, root))]);
               return success();
             }));
-  r.add("shard.gather",
-        shardKernel<shard::GatherOp>(
-            [](shard::GatherOp op, const Grid &grid,
-               ArrayRef<const Tensor *> in,
-               SmallVectorImpl<Tensor> &out) -> LogicalResult {
-              return combineAtRoot(
-                  op, grid, in, out, [&](const std::vector<Tensor> &parts) {
-                    return concat(op, parts,
-                                  op.getGatherAxis().getSExtValue());
-                  });
-            }));
-  r.add("shard.reduce",
-        shardKernel<shard::ReduceOp>(
-            [](shard::ReduceOp op, const Grid &grid,
-               ArrayRef<const Tensor *> in,
-               SmallVectorImpl<Tensor> &out) -> LogicalResult {
-              return combineAtRoot(
-                  op, grid, in, out, [&](const std::vector<Tensor> &parts) {
-                    return reduce(op, parts, op.getReduction());
-                  });
-            }));
+  r.add(
+      "shard.gather",
+      shardKernel<shard::GatherOp>(
+          [](shard::GatherOp op, const Grid &grid, ArrayRef<const Tensor *> in,
+             SmallVectorImpl<Tensor> &out) -> LogicalResult {
+            return combineAtRoot(
+                op, grid, in, out, [&](const std::vector<Tensor> &parts) {
+                  return concat(op, parts, op.getGatherAxis().getSExtValue());
+                });
+          }));
+  r.add(
+      "shard.reduce",
+      shardKernel<shard::ReduceOp>(
+          [](shard::ReduceOp op, const Grid &grid, ArrayRef<const Tensor *> in,
+             SmallVectorImpl<Tensor> &out) -> LogicalResult {
+            return combineAtRoot(op, grid, in, out,
+                                 [&](const std::vector<Tensor> &parts) {
+                                   return reduce(op, parts, op.getReduction());
+                                 });
+          }));
   r.add(
       "shard.scatter",
       shardKernel<shard::ScatterOp>(

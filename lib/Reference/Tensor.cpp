@@ -73,20 +73,34 @@ Type getMLIRType(MLIRContext *ctx, ElementKind kind) {
 
 const char *getElementKindName(ElementKind kind) {
   switch (kind) {
-  case ElementKind::F8E4M3FN: return "f8E4M3FN";
-  case ElementKind::F16: return "f16";
-  case ElementKind::BF16: return "bf16";
-  case ElementKind::F32: return "f32";
-  case ElementKind::F64: return "f64";
-  case ElementKind::I1: return "i1";
-  case ElementKind::I8: return "i8";
-  case ElementKind::I16: return "i16";
-  case ElementKind::I32: return "i32";
-  case ElementKind::I64: return "i64";
-  case ElementKind::U8: return "ui8";
-  case ElementKind::U16: return "ui16";
-  case ElementKind::U32: return "ui32";
-  case ElementKind::U64: return "ui64";
+  case ElementKind::F8E4M3FN:
+    return "f8E4M3FN";
+  case ElementKind::F16:
+    return "f16";
+  case ElementKind::BF16:
+    return "bf16";
+  case ElementKind::F32:
+    return "f32";
+  case ElementKind::F64:
+    return "f64";
+  case ElementKind::I1:
+    return "i1";
+  case ElementKind::I8:
+    return "i8";
+  case ElementKind::I16:
+    return "i16";
+  case ElementKind::I32:
+    return "i32";
+  case ElementKind::I64:
+    return "i64";
+  case ElementKind::U8:
+    return "ui8";
+  case ElementKind::U16:
+    return "ui16";
+  case ElementKind::U32:
+    return "ui32";
+  case ElementKind::U64:
+    return "ui64";
   }
   return "?";
 }
@@ -104,13 +118,25 @@ bool isUnsignedKind(ElementKind kind) {
 
 unsigned getBitWidth(ElementKind kind) {
   switch (kind) {
-  case ElementKind::I1: return 1;
+  case ElementKind::I1:
+    return 1;
   case ElementKind::F8E4M3FN:
-  case ElementKind::I8: case ElementKind::U8: return 8;
-  case ElementKind::F16: case ElementKind::BF16:
-  case ElementKind::I16: case ElementKind::U16: return 16;
-  case ElementKind::F32: case ElementKind::I32: case ElementKind::U32: return 32;
-  case ElementKind::F64: case ElementKind::I64: case ElementKind::U64: return 64;
+  case ElementKind::I8:
+  case ElementKind::U8:
+    return 8;
+  case ElementKind::F16:
+  case ElementKind::BF16:
+  case ElementKind::I16:
+  case ElementKind::U16:
+    return 16;
+  case ElementKind::F32:
+  case ElementKind::I32:
+  case ElementKind::U32:
+    return 32;
+  case ElementKind::F64:
+  case ElementKind::I64:
+  case ElementKind::U64:
+    return 64;
   }
   return 0;
 }
@@ -138,8 +164,7 @@ double roundFloat(ElementKind kind, double value) {
   case ElementKind::BF16: {
     llvm::APFloat f(value);
     bool lost;
-    f.convert(narrowSemantics(kind), llvm::APFloat::rmNearestTiesToEven,
-              &lost);
+    f.convert(narrowSemantics(kind), llvm::APFloat::rmNearestTiesToEven, &lost);
     f.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
               &lost);
     return f.convertToDouble();
@@ -292,8 +317,8 @@ std::optional<Tensor> tensorFromBytes(ElementKind kind,
       llvm::APFloat f(narrowSemantics(kind),
                       llvm::APInt(getBitWidth(kind), raw));
       bool lost;
-      f.convert(llvm::APFloat::IEEEdouble(),
-                llvm::APFloat::rmNearestTiesToEven, &lost);
+      f.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+                &lost);
       t.setDouble(i, f.convertToDouble());
       break;
     }

@@ -210,8 +210,8 @@ int runEngine(const RunOptions &options) {
     return 1;
   loom_engine *raw = engine.get();
   int32_t numRanks = loom_engine_num_ranks(raw);
-  llvm::outs() << "engine: " << loom_engine_compiler_version(raw)
-               << ", target " << loom_engine_target(raw) << ", " << numRanks
+  llvm::outs() << "engine: " << loom_engine_compiler_version(raw) << ", target "
+               << loom_engine_target(raw) << ", " << numRanks
                << (numRanks == 1 ? " rank" : " ranks") << "\n";
   if (options.ranks > 0 && options.ranks != numRanks) {
     llvm::errs() << "error: --ranks " << options.ranks << " but the engine "
@@ -240,8 +240,7 @@ int runEngine(const RunOptions &options) {
   int32_t myRank = mpiComm ? loom_comm_rank(mpiComm) : 0;
   if (mpiComm && loom_comm_size(mpiComm) != numRanks) {
     llvm::errs() << "error: mpirun started " << loom_comm_size(mpiComm)
-                 << " processes but the engine has " << numRanks
-                 << " ranks\n";
+                 << " processes but the engine has " << numRanks << " ranks\n";
     return 1;
   }
   if (options.ranks == 0 && numRanks != 1 && !mpiComm) {
@@ -287,8 +286,7 @@ int runEngine(const RunOptions &options) {
           fits = shape[k] == LOOM_DYNAMIC_DIM || shape[k] == given->second[k];
         if (!fits) {
           llvm::errs() << "error: --input-shape for '" << d.name
-                       << "' does not fit the engine's " << describe(d)
-                       << "\n";
+                       << "' does not fit the engine's " << describe(d) << "\n";
           return 1;
         }
         shape.assign(given->second.begin(), given->second.end());
@@ -362,10 +360,10 @@ int runEngine(const RunOptions &options) {
     for (int32_t i = 0; i < numOutputs; ++i) {
       const loom_tensor_desc *desc =
           loom_engine_output(raw, static_cast<int32_t>(r), i);
-      outputPointers[r].push_back(loom_tensor_desc_is_dynamic(desc)
-                                      ? static_cast<void *>(
-                                            &dynamicOutputs[r][i])
-                                      : outputBytes[r][i].data());
+      outputPointers[r].push_back(
+          loom_tensor_desc_is_dynamic(desc)
+              ? static_cast<void *>(&dynamicOutputs[r][i])
+              : outputBytes[r][i].data());
     }
   }
   std::vector<const void *const *> rankInputs;
@@ -411,8 +409,8 @@ int runEngine(const RunOptions &options) {
         t = *tensorFromBytes(*kindOf(d.dtype), shapeOf(d), outputBytes[r][i]);
       }
       llvm::outs() << (options.ranks > 0 ? "rank " + std::to_string(r) + " "
-                       : mpiComm         ? "rank " + std::to_string(myRank) + " "
-                                         : "")
+                       : mpiComm ? "rank " + std::to_string(myRank) + " "
+                                 : "")
                    << "output " << i << " '" << d.name << "': ";
       runner::printTensor(llvm::outs(), t, options.printValues);
       llvm::outs() << "\n";
@@ -420,8 +418,8 @@ int runEngine(const RunOptions &options) {
       outputs[r].push_back(std::move(t));
     }
   if (!expectedFiles.empty()) {
-    std::optional<bool> match = runner::compareWithExpected(
-        options, &context, expectedFiles, outputs);
+    std::optional<bool> match =
+        runner::compareWithExpected(options, &context, expectedFiles, outputs);
     if (!match)
       return 1;
     ok &= *match;

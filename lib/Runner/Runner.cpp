@@ -7,13 +7,13 @@
 #include "loom/Compiler/Compiler.h"
 #include "loom/InitAllDialects.h"
 #include "loom/Reference/Interpreter.h"
-#include "loom/TensorIO/TensorIO.h"
 #include "loom/Target/CPU/CPUTarget.h"
 #include "loom/Target/CPU/Executable.h"
+#include "loom/TensorIO/TensorIO.h"
 
+#include "loom/device.h"
 #include <cstdlib>
 #include <cstring>
-#include "loom/device.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -124,8 +124,7 @@ bool compareTensors(llvm::StringRef name, const Tensor &got,
     if (!got.isFloat() && !expected.isFloat()) {
       if (got.getInt(i) == expected.getInt(i))
         continue;
-    } else if ((std::isnan(a) && std::isnan(e)) ||
-               (std::isinf(a) && a == e)) {
+    } else if ((std::isnan(a) && std::isnan(e)) || (std::isinf(a) && a == e)) {
       continue;
     } else if (std::fabs(a - e) <= atol + rtol * std::fabs(e)) {
       continue;
@@ -143,8 +142,8 @@ bool compareTensors(llvm::StringRef name, const Tensor &got,
                << got.numElements() << " elements differ; worst at "
                << indexString(got.shape(), worst) << ": got "
                << llvm::format("%.9g", got.getDouble(worst)) << ", expected "
-               << llvm::format("%.9g", expected.getDouble(worst))
-               << " (rtol " << rtol << ", atol " << atol << ")\n";
+               << llvm::format("%.9g", expected.getDouble(worst)) << " (rtol "
+               << rtol << ", atol " << atol << ")\n";
   return false;
 }
 
@@ -257,8 +256,8 @@ FailureOr<SmallVector<Tensor>> executeCompiled(ModuleOp module,
                    << "\n";
       return failure();
     }
-    buffers.push_back(tensorToBytes(
-        input.kind() == kind ? input : castTensor(input, kind)));
+    buffers.push_back(
+        tensorToBytes(input.kind() == kind ? input : castTensor(input, kind)));
   }
   SmallVector<ElementKind> outputKinds;
   for (Type type : signature.getResults()) {
@@ -270,8 +269,8 @@ FailureOr<SmallVector<Tensor>> executeCompiled(ModuleOp module,
       buffers.emplace_back((1 + tensorType.getRank()) * sizeof(int64_t), 0);
       continue;
     }
-    buffers.push_back(tensorToBytes(Tensor(outputKinds.back(),
-                                           tensorType.getShape())));
+    buffers.push_back(
+        tensorToBytes(Tensor(outputKinds.back(), tensorType.getShape())));
   }
   std::vector<void *> pointers;
   for (std::vector<char> &buffer : buffers)
@@ -344,10 +343,9 @@ compareWithExpected(const RunOptions &options, MLIRContext *context,
       std::string name = std::to_string(i);
       if (rank > 0)
         name += " of rank " + std::to_string(rank);
-      ok &= options.compareTop1
-                ? compareTop1(name, output, expected)
-                : compareTensors(name, output, expected, options.rtol,
-                                 options.atol);
+      ok &= options.compareTop1 ? compareTop1(name, output, expected)
+                                : compareTensors(name, output, expected,
+                                                 options.rtol, options.atol);
     }
   }
   llvm::outs() << (ok ? "all outputs match" : "outputs differ")
@@ -387,8 +385,8 @@ int runModel(const RunOptions &options) {
   if (inputFiles.empty()) {
     std::mt19937_64 rng(options.seed);
     for (Type t : signature.getInputs())
-      inputs.push_back(randomTensor(cast<RankedTensorType>(t), rng,
-                                    options.dynamicDimSize));
+      inputs.push_back(
+          randomTensor(cast<RankedTensorType>(t), rng, options.dynamicDimSize));
   } else {
     if (inputFiles.size() != signature.getNumInputs()) {
       llvm::errs() << "error: the model takes " << signature.getNumInputs()
@@ -402,9 +400,8 @@ int runModel(const RunOptions &options) {
         llvm::errs() << "error: " << error << "\n";
         return 1;
       }
-      reinterpretHalfBits(
-          t, *getElementKind(getElementTypeOrSelf(
-                 signature.getInput(inputs.size()))));
+      reinterpretHalfBits(t, *getElementKind(getElementTypeOrSelf(
+                                 signature.getInput(inputs.size()))));
       inputs.push_back(std::move(t));
     }
   }
@@ -477,7 +474,8 @@ int runModel(const RunOptions &options) {
       return 1;
     if (refOutputs->size() != rankOutputs.front().size()) {
       llvm::errs() << "error: the reference program has " << refOutputs->size()
-                   << " outputs, the model " << rankOutputs.front().size() << "\n";
+                   << " outputs, the model " << rankOutputs.front().size()
+                   << "\n";
       return 1;
     }
     for (auto [i, got] : llvm::enumerate(rankOutputs.front()))
@@ -728,8 +726,8 @@ int loomRunMain(int argc, char **argv) {
   options.rankTimeoutMs = rankTimeout;
   options.compareAllRanks = allRanks;
   options.mpi = mpi;
-  if (mpi && (ranks > 0 ||
-              !llvm::StringRef(options.model).ends_with(".engine"))) {
+  if (mpi &&
+      (ranks > 0 || !llvm::StringRef(options.model).ends_with(".engine"))) {
     llvm::errs() << "error: --mpi runs one rank of an engine per process "
                     "(under mpirun), without --ranks\n";
     return 1;

@@ -66,11 +66,10 @@ bool writeOutput(const RunOptions &options, size_t rank, size_t index,
 /// Compares rank 0's outputs (every rank's with options.compareAllRanks)
 /// with the expected tensor files, by value or top-1, and prints the
 /// verdict; nullopt after an error (count mismatch, unreadable file).
-std::optional<bool>
-compareWithExpected(const RunOptions &options, mlir::MLIRContext *context,
-                    const std::vector<std::string> &expectedFiles,
-                    llvm::ArrayRef<llvm::SmallVector<reference::Tensor>>
-                        rankOutputs);
+std::optional<bool> compareWithExpected(
+    const RunOptions &options, mlir::MLIRContext *context,
+    const std::vector<std::string> &expectedFiles,
+    llvm::ArrayRef<llvm::SmallVector<reference::Tensor>> rankOutputs);
 
 } // namespace loom::runner
 

@@ -43,8 +43,9 @@ std::optional<llvm::StringRef> headerField(llvm::StringRef header,
   llvm::StringRef rest = header.drop_front(at + key.size() + 2).ltrim(" :");
   if (rest.starts_with("(")) {
     size_t end = rest.find(')');
-    return end == llvm::StringRef::npos ? std::nullopt
-                                        : std::optional(rest.take_front(end + 1));
+    return end == llvm::StringRef::npos
+               ? std::nullopt
+               : std::optional(rest.take_front(end + 1));
   }
   size_t end = rest.find_first_of(",}");
   return rest.take_front(end).trim();
@@ -116,8 +117,7 @@ std::string readTensorFile(llvm::StringRef path, mlir::MLIRContext *ctx,
   ONNXTensorData data;
   if (std::string error = readONNXTensorFile(path, ctx, data); !error.empty())
     return error;
-  std::optional<ElementKind> kind =
-      getElementKind(data.type.getElementType());
+  std::optional<ElementKind> kind = getElementKind(data.type.getElementType());
   std::optional<Tensor> t =
       kind ? tensorFromBytes(*kind, data.type.getShape(), data.bytes)
            : std::nullopt;

@@ -16,7 +16,6 @@
 #include <string>
 #include <vector>
 
-
 using loom::runtime::setError;
 
 namespace {
@@ -160,9 +159,9 @@ bool enterGroup(const char *what, int64_t ranks, int64_t n,
   for (position = 0; position < n; ++position)
     if (members[position] == me)
       return true;
-  record(setError(LOOM_ERROR_INTERNAL,
-                  std::string("rank ") + std::to_string(me) + " called " +
-                      what + " for a group it is not in"));
+  record(setError(LOOM_ERROR_INTERNAL, std::string("rank ") +
+                                           std::to_string(me) + " called " +
+                                           what + " for a group it is not in"));
   return false;
 }
 
@@ -253,8 +252,7 @@ void loom_rt_group_all_to_all(int64_t in, int64_t out, int64_t bytes,
     if (i != position && !sendTo(blocks + size * size_t(i), size, members[i]))
       return;
   for (int64_t i = 0; i < n; ++i)
-    if (i != position &&
-        !recvFrom(result + size * size_t(i), size, members[i]))
+    if (i != position && !recvFrom(result + size * size_t(i), size, members[i]))
       return;
 }
 

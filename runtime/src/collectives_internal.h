@@ -1,4 +1,5 @@
-//===- collectives_internal.h - The communicator of compiled code -*- C++ -*-===//
+//===- collectives_internal.h - The communicator of compiled code -*- C++
+//-*-===//
 
 #ifndef LOOM_RUNTIME_SRC_COLLECTIVES_INTERNAL_H
 #define LOOM_RUNTIME_SRC_COLLECTIVES_INTERNAL_H

@@ -42,10 +42,18 @@ template <typename T>
 static void reduceTyped(T *acc, const T *x, size_t count, loom_reduce_op op) {
   for (size_t i = 0; i < count; ++i) {
     switch (op) {
-    case LOOM_REDUCE_SUM: acc[i] += x[i]; break;
-    case LOOM_REDUCE_PROD: acc[i] *= x[i]; break;
-    case LOOM_REDUCE_MAX: acc[i] = acc[i] < x[i] ? x[i] : acc[i]; break;
-    case LOOM_REDUCE_MIN: acc[i] = x[i] < acc[i] ? x[i] : acc[i]; break;
+    case LOOM_REDUCE_SUM:
+      acc[i] += x[i];
+      break;
+    case LOOM_REDUCE_PROD:
+      acc[i] *= x[i];
+      break;
+    case LOOM_REDUCE_MAX:
+      acc[i] = acc[i] < x[i] ? x[i] : acc[i];
+      break;
+    case LOOM_REDUCE_MIN:
+      acc[i] = x[i] < acc[i] ? x[i] : acc[i];
+      break;
     }
   }
 }
@@ -84,10 +92,14 @@ loom_status resolveTimeout(const loom_comm_options *options,
 
 const char *reduceOpName(loom_reduce_op op) {
   switch (op) {
-  case LOOM_REDUCE_SUM: return "sum";
-  case LOOM_REDUCE_PROD: return "prod";
-  case LOOM_REDUCE_MAX: return "max";
-  case LOOM_REDUCE_MIN: return "min";
+  case LOOM_REDUCE_SUM:
+    return "sum";
+  case LOOM_REDUCE_PROD:
+    return "prod";
+  case LOOM_REDUCE_MAX:
+    return "max";
+  case LOOM_REDUCE_MIN:
+    return "min";
   }
   return "?";
 }
@@ -136,21 +148,23 @@ public:
     size_t bytes = count * element;
     // The result is computed into a copy, so that `recv` may be `send`.
     std::vector<char> result(bytes);
-    return collective("all_reduce", send, [&](const std::vector<const void *>
-                                                  &posts) {
-      std::memcpy(result.data(), posts[0], bytes);
-      for (int32_t r = 1; r < group->size; ++r)
-        loom::runtime::reduceInto(result.data(), posts[r], count, dtype, op);
-    }, [&] { std::memcpy(recv, result.data(), bytes); });
+    return collective(
+        "all_reduce", send,
+        [&](const std::vector<const void *> &posts) {
+          std::memcpy(result.data(), posts[0], bytes);
+          for (int32_t r = 1; r < group->size; ++r)
+            loom::runtime::reduceInto(result.data(), posts[r], count, dtype,
+                                      op);
+        },
+        [&] { std::memcpy(recv, result.data(), bytes); });
   }
 
   loom_status allGather(const void *send, void *recv, size_t bytes) override {
-    return collective("all_gather", send,
-                      [&](const std::vector<const void *> &posts) {
-                        for (int32_t r = 0; r < group->size; ++r)
-                          std::memcpy(static_cast<char *>(recv) + r * bytes,
-                                      posts[r], bytes);
-                      });
+    return collective(
+        "all_gather", send, [&](const std::vector<const void *> &posts) {
+          for (int32_t r = 0; r < group->size; ++r)
+            std::memcpy(static_cast<char *>(recv) + r * bytes, posts[r], bytes);
+        });
   }
 
   loom_status allToAll(const void *send, void *recv, size_t bytes) override {
@@ -167,15 +181,16 @@ public:
 
   loom_status broadcast(void *buffer, size_t bytes, int32_t root) override {
     if (root < 0 || root >= group->size)
-      return setError(LOOM_ERROR_INVALID_ARGUMENT,
-                      "broadcast root " + std::to_string(root) +
-                          " is out of range");
+      return setError(LOOM_ERROR_INVALID_ARGUMENT, "broadcast root " +
+                                                       std::to_string(root) +
+                                                       " is out of range");
     std::vector<char> copy(bytes);
-    return collective("broadcast", buffer,
-                      [&](const std::vector<const void *> &posts) {
-                        std::memcpy(copy.data(), posts[root], bytes);
-                      },
-                      [&] { std::memcpy(buffer, copy.data(), bytes); });
+    return collective(
+        "broadcast", buffer,
+        [&](const std::vector<const void *> &posts) {
+          std::memcpy(copy.data(), posts[root], bytes);
+        },
+        [&] { std::memcpy(buffer, copy.data(), bytes); });
   }
 
   loom_status barrier() override {
@@ -185,9 +200,9 @@ public:
 
   loom_status send(const void *data, size_t bytes, int32_t dest) override {
     if (dest < 0 || dest >= group->size)
-      return setError(LOOM_ERROR_INVALID_ARGUMENT,
-                      "send to rank " + std::to_string(dest) +
-                          " is out of range");
+      return setError(LOOM_ERROR_INVALID_ARGUMENT, "send to rank " +
+                                                       std::to_string(dest) +
+                                                       " is out of range");
     std::lock_guard<std::mutex> lock(group->mutex);
     if (!group->failure.empty())
       return poisoned("send");
@@ -199,9 +214,9 @@ public:
 
   loom_status recv(void *data, size_t bytes, int32_t source) override {
     if (source < 0 || source >= group->size)
-      return setError(LOOM_ERROR_INVALID_ARGUMENT,
-                      "recv from rank " + std::to_string(source) +
-                          " is out of range");
+      return setError(LOOM_ERROR_INVALID_ARGUMENT, "recv from rank " +
+                                                       std::to_string(source) +
+                                                       " is out of range");
     std::unique_lock<std::mutex> lock(group->mutex);
     auto &box = group->mail[{source, myRank}];
     if (loom_status s = wait(lock, "recv from rank " + std::to_string(source),
@@ -221,8 +236,8 @@ public:
 
   void abort(const char *reason) override {
     std::lock_guard<std::mutex> lock(group->mutex);
-    poison("rank " + std::to_string(myRank) + " failed: " +
-           (reason ? reason : "aborted"));
+    poison("rank " + std::to_string(myRank) +
+           " failed: " + (reason ? reason : "aborted"));
   }
 
 private:
@@ -234,9 +249,9 @@ private:
   }
 
   loom_status poisoned(const std::string &op) {
-    return setError(LOOM_ERROR_RANK_FAILED,
-                    "rank " + std::to_string(myRank) + " stopped in " + op +
-                        ": " + group->failure);
+    return setError(LOOM_ERROR_RANK_FAILED, "rank " + std::to_string(myRank) +
+                                                " stopped in " + op + ": " +
+                                                group->failure);
   }
 
   /// Waits until `ready()`, the group is poisoned, or the timeout.
@@ -341,15 +356,15 @@ int32_t loom_comm_size(const loom_comm *comm) { return comm->size(); }
   if (!(comm))                                                                 \
     return setError(LOOM_ERROR_INVALID_ARGUMENT, "null communicator");
 
-loom_status loom_comm_all_reduce(loom_comm *comm, const void *send,
-                                 void *recv, size_t count, loom_dtype dtype,
+loom_status loom_comm_all_reduce(loom_comm *comm, const void *send, void *recv,
+                                 size_t count, loom_dtype dtype,
                                  loom_reduce_op op) {
   LOOM_CHECK_COMM(comm)
   return comm->allReduce(send, recv, count, dtype, op);
 }
 
-loom_status loom_comm_all_gather(loom_comm *comm, const void *send,
-                                 void *recv, size_t bytes) {
+loom_status loom_comm_all_gather(loom_comm *comm, const void *send, void *recv,
+                                 size_t bytes) {
   LOOM_CHECK_COMM(comm)
   return comm->allGather(send, recv, bytes);
 }

@@ -16,8 +16,7 @@ struct loom_comm {
   virtual int32_t size() const = 0;
   virtual loom_status allReduce(const void *send, void *recv, size_t count,
                                 loom_dtype dtype, loom_reduce_op op) = 0;
-  virtual loom_status allGather(const void *send, void *recv,
-                                size_t bytes) = 0;
+  virtual loom_status allGather(const void *send, void *recv, size_t bytes) = 0;
   virtual loom_status allToAll(const void *send, void *recv, size_t bytes) = 0;
   virtual loom_status broadcast(void *buffer, size_t bytes, int32_t root) = 0;
   virtual loom_status send(const void *data, size_t bytes, int32_t dest) = 0;

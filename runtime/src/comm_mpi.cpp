@@ -33,20 +33,29 @@ using Clock = std::chrono::steady_clock;
 
 MPI_Datatype mpiType(loom_dtype dtype) {
   switch (dtype) {
-  case LOOM_DTYPE_F32: return MPI_FLOAT;
-  case LOOM_DTYPE_F64: return MPI_DOUBLE;
-  case LOOM_DTYPE_I32: return MPI_INT32_T;
-  case LOOM_DTYPE_I64: return MPI_INT64_T;
-  default: return MPI_DATATYPE_NULL;
+  case LOOM_DTYPE_F32:
+    return MPI_FLOAT;
+  case LOOM_DTYPE_F64:
+    return MPI_DOUBLE;
+  case LOOM_DTYPE_I32:
+    return MPI_INT32_T;
+  case LOOM_DTYPE_I64:
+    return MPI_INT64_T;
+  default:
+    return MPI_DATATYPE_NULL;
   }
 }
 
 MPI_Op mpiOp(loom_reduce_op op) {
   switch (op) {
-  case LOOM_REDUCE_SUM: return MPI_SUM;
-  case LOOM_REDUCE_PROD: return MPI_PROD;
-  case LOOM_REDUCE_MAX: return MPI_MAX;
-  case LOOM_REDUCE_MIN: return MPI_MIN;
+  case LOOM_REDUCE_SUM:
+    return MPI_SUM;
+  case LOOM_REDUCE_PROD:
+    return MPI_PROD;
+  case LOOM_REDUCE_MAX:
+    return MPI_MAX;
+  case LOOM_REDUCE_MIN:
+    return MPI_MIN;
   }
   return MPI_SUM;
 }
@@ -98,9 +107,9 @@ public:
 
   loom_status broadcast(void *buffer, size_t bytes, int32_t root) override {
     if (root < 0 || root >= mySize)
-      return setError(LOOM_ERROR_INVALID_ARGUMENT,
-                      "broadcast root " + std::to_string(root) +
-                          " is out of range");
+      return setError(LOOM_ERROR_INVALID_ARGUMENT, "broadcast root " +
+                                                       std::to_string(root) +
+                                                       " is out of range");
     MPI_Request request;
     MPI_Ibcast(buffer, (int)bytes, MPI_BYTE, root, MPI_COMM_WORLD, &request);
     return complete(request, "broadcast");
@@ -114,9 +123,9 @@ public:
 
   loom_status send(const void *data, size_t bytes, int32_t dest) override {
     if (dest < 0 || dest >= mySize)
-      return setError(LOOM_ERROR_INVALID_ARGUMENT,
-                      "send to rank " + std::to_string(dest) +
-                          " is out of range");
+      return setError(LOOM_ERROR_INVALID_ARGUMENT, "send to rank " +
+                                                       std::to_string(dest) +
+                                                       " is out of range");
     reap();
     pending.emplace_back();
     Pending &p = pending.back();
@@ -129,9 +138,9 @@ public:
 
   loom_status recv(void *data, size_t bytes, int32_t source) override {
     if (source < 0 || source >= mySize)
-      return setError(LOOM_ERROR_INVALID_ARGUMENT,
-                      "recv from rank " + std::to_string(source) +
-                          " is out of range");
+      return setError(LOOM_ERROR_INVALID_ARGUMENT, "recv from rank " +
+                                                       std::to_string(source) +
+                                                       " is out of range");
     MPI_Request request;
     MPI_Irecv(data, (int)bytes, MPI_BYTE, source, kTag, MPI_COMM_WORLD,
               &request);
@@ -172,8 +181,8 @@ private:
       if (done)
         break;
       if (Clock::now() > deadline) {
-        std::string why = "timed out after " +
-                          std::to_string(timeout.count()) + " ms in " + op;
+        std::string why = "timed out after " + std::to_string(timeout.count()) +
+                          " ms in " + op;
         abort(why.c_str());
       }
       std::this_thread::sleep_for(pause);

@@ -31,7 +31,8 @@ loom_status countCudaDevices(int32_t *count) {
   using InitFn = int (*)(unsigned);
   using CountFn = int (*)(int *);
   auto init = reinterpret_cast<InitFn>(dlsym(driver, "cuInit"));
-  auto deviceCount = reinterpret_cast<CountFn>(dlsym(driver, "cuDeviceGetCount"));
+  auto deviceCount =
+      reinterpret_cast<CountFn>(dlsym(driver, "cuDeviceGetCount"));
   if (!init || !deviceCount)
     return setError(LOOM_ERROR_NO_DEVICE,
                     "the CUDA driver lacks cuInit or cuDeviceGetCount");
@@ -55,8 +56,10 @@ extern "C" {
 
 const char *loom_device_kind_name(loom_device_kind kind) {
   switch (kind) {
-  case LOOM_DEVICE_CPU: return "cpu";
-  case LOOM_DEVICE_CUDA: return "cuda";
+  case LOOM_DEVICE_CPU:
+    return "cpu";
+  case LOOM_DEVICE_CUDA:
+    return "cuda";
   }
   return "unknown";
 }

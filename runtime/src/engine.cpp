@@ -32,10 +32,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
-#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -43,8 +43,7 @@
 #include <thread>
 #include <vector>
 
-static_assert(offsetof(loom_engine_header, sha256) ==
-                  LOOM_ENGINE_SHA256_OFFSET,
+static_assert(offsetof(loom_engine_header, sha256) == LOOM_ENGINE_SHA256_OFFSET,
               "the digest offset is part of the format");
 static_assert(sizeof(loom_engine_header) == 128, "the header is 128 bytes");
 static_assert(sizeof(loom_engine_section) == 24, "a section is 24 bytes");
@@ -62,12 +61,12 @@ struct DtypeInfo {
 };
 
 constexpr DtypeInfo kDtypes[] = {
-    {LOOM_DTYPE_F16, "f16", 2},   {LOOM_DTYPE_BF16, "bf16", 2},
-    {LOOM_DTYPE_F32, "f32", 4},   {LOOM_DTYPE_F64, "f64", 8},
-    {LOOM_DTYPE_BOOL, "i1", 1},   {LOOM_DTYPE_I8, "i8", 1},
-    {LOOM_DTYPE_I16, "i16", 2},   {LOOM_DTYPE_I32, "i32", 4},
-    {LOOM_DTYPE_I64, "i64", 8},   {LOOM_DTYPE_U8, "ui8", 1},
-    {LOOM_DTYPE_U16, "ui16", 2},  {LOOM_DTYPE_U32, "ui32", 4},
+    {LOOM_DTYPE_F16, "f16", 2},  {LOOM_DTYPE_BF16, "bf16", 2},
+    {LOOM_DTYPE_F32, "f32", 4},  {LOOM_DTYPE_F64, "f64", 8},
+    {LOOM_DTYPE_BOOL, "i1", 1},  {LOOM_DTYPE_I8, "i8", 1},
+    {LOOM_DTYPE_I16, "i16", 2},  {LOOM_DTYPE_I32, "i32", 4},
+    {LOOM_DTYPE_I64, "i64", 8},  {LOOM_DTYPE_U8, "ui8", 1},
+    {LOOM_DTYPE_U16, "ui16", 2}, {LOOM_DTYPE_U32, "ui32", 4},
     {LOOM_DTYPE_U64, "ui64", 8}};
 
 const DtypeInfo *findDtype(const std::string &name) {
@@ -288,7 +287,8 @@ loom_status loom_engine::parseManifest(const std::string &text,
       Rank *r = rankAt(f[1]);
       const DtypeInfo *dtype = findDtype(f[3]);
       std::vector<int64_t> dims;
-      if (!r || !dtype || !parseShape(f[4], dims) || dims.size() > LOOM_MAX_RANK)
+      if (!r || !dtype || !parseShape(f[4], dims) ||
+          dims.size() > LOOM_MAX_RANK)
         return bad("bad rank, dtype or shape");
       loom_tensor_desc desc{};
       names.push_back(std::make_unique<std::string>(percentDecode(f[2])));
@@ -362,8 +362,8 @@ loom_status loom_engine::parseManifest(const std::string &text,
 loom_status loom_engine::loadCode(const loom_engine_section &section) {
   Rank &rank = ranks[section.rank];
   if (rank.library)
-    return fail(LOOM_ERROR_CORRUPT, "two code sections for rank " +
-                                        std::to_string(section.rank));
+    return fail(LOOM_ERROR_CORRUPT,
+                "two code sections for rank " + std::to_string(section.rank));
   const char *bytes = static_cast<const char *>(mapping) + section.offset;
   std::string label = "loom-rank-" + std::to_string(section.rank);
   int fd = memfd_create(label.c_str(), MFD_CLOEXEC);
@@ -374,7 +374,8 @@ loom_status loom_engine::loadCode(const loom_engine_section &section) {
     ssize_t n = write(fd, bytes + written, section.size - written);
     if (n <= 0) {
       close(fd);
-      return fail(LOOM_ERROR_IO, std::string("writing code: ") + strerror(errno));
+      return fail(LOOM_ERROR_IO,
+                  std::string("writing code: ") + strerror(errno));
     }
     written += n;
   }
@@ -384,8 +385,8 @@ loom_status loom_engine::loadCode(const loom_engine_section &section) {
   if (!rank.library)
     return fail(LOOM_ERROR_CORRUPT, "rank " + std::to_string(section.rank) +
                                         "'s code does not load: " + dlerror());
-  rank.entry = reinterpret_cast<EntryFn>(
-      dlsym(rank.library, rank.entryName.c_str()));
+  rank.entry =
+      reinterpret_cast<EntryFn>(dlsym(rank.library, rank.entryName.c_str()));
   if (!rank.entry)
     return fail(LOOM_ERROR_CORRUPT, "rank " + std::to_string(section.rank) +
                                         "'s code has no symbol '" +
@@ -419,8 +420,7 @@ void loom_load_options_init(loom_load_options *options) {
   options->threads = 1;
 }
 
-loom_status loom_engine_load(const char *path,
-                             const loom_load_options *options,
+loom_status loom_engine_load(const char *path, const loom_load_options *options,
                              loom_engine **engine) {
   if (!path || !engine)
     return fail(LOOM_ERROR_INVALID_ARGUMENT, "null path or engine pointer");
@@ -469,8 +469,8 @@ loom_status loom_engine_load(const char *path,
   if (header.file_size != size)
     return fail(LOOM_ERROR_CORRUPT,
                 where + "truncated or extended: the header says " +
-                    std::to_string(header.file_size) +
-                    " bytes, the file has " + std::to_string(size));
+                    std::to_string(header.file_size) + " bytes, the file has " +
+                    std::to_string(size));
   if (options->verify_digest) {
     static const uint8_t zeros[32] = {0};
     loom_sha256_context ctx;
@@ -528,9 +528,9 @@ loom_status loom_engine_load(const char *path,
       // Used in place: the weights stay in the read-only mapping.
       Rank &rank = result->ranks[section.rank];
       if (rank.hasWeightsSection)
-        return fail(LOOM_ERROR_CORRUPT,
-                    where + "two weights sections for rank " +
-                        std::to_string(section.rank));
+        return fail(LOOM_ERROR_CORRUPT, where +
+                                            "two weights sections for rank " +
+                                            std::to_string(section.rank));
       rank.hasWeightsSection = true;
       for (const WeightPlace &place : rank.weightPlaces) {
         if (place.offset > section.size ||
@@ -543,21 +543,21 @@ loom_status loom_engine_load(const char *path,
             const_cast<uint8_t *>(bytes + section.offset + place.offset));
       }
     } else {
-      return fail(LOOM_ERROR_CORRUPT,
-                  where + "section " + std::to_string(i) + " has unknown kind " +
-                      std::to_string(section.kind));
+      return fail(LOOM_ERROR_CORRUPT, where + "section " + std::to_string(i) +
+                                          " has unknown kind " +
+                                          std::to_string(section.kind));
     }
   }
   for (size_t r = 0; r < result->ranks.size(); ++r) {
     if (!result->ranks[r].entry)
       return fail(LOOM_ERROR_CORRUPT,
                   where + "no code for rank " + std::to_string(r));
-    if (result->ranks[r].weights.size() !=
-        result->ranks[r].weightPlaces.size())
+    if (result->ranks[r].weights.size() != result->ranks[r].weightPlaces.size())
       return fail(LOOM_ERROR_CORRUPT,
                   where + "the manifest lists weights of rank " +
-                      std::to_string(r) + " but the file has no weights "
-                                          "section for it");
+                      std::to_string(r) +
+                      " but the file has no weights "
+                      "section for it");
   }
   *engine = result.release();
   return LOOM_OK;
@@ -676,9 +676,9 @@ static std::string checkInputShape(const loom_tensor_desc &desc,
   auto shapeString = [](const int64_t *dims, int32_t rank) {
     std::string s = "[";
     for (int32_t d = 0; d < rank; ++d)
-      s += (d ? "," : "") +
-           (dims[d] == LOOM_DYNAMIC_DIM ? std::string("?")
-                                        : std::to_string(dims[d]));
+      s += (d ? "," : "") + (dims[d] == LOOM_DYNAMIC_DIM
+                                 ? std::string("?")
+                                 : std::to_string(dims[d]));
     return s + "]";
   };
   if (shaped.rank != desc.rank || shaped.rank < 0 ||
@@ -690,9 +690,8 @@ static std::string checkInputShape(const loom_tensor_desc &desc,
   for (int32_t d = 0; d < desc.rank; ++d) {
     int64_t size = shaped.dims[d];
     if (desc.dims[d] != LOOM_DYNAMIC_DIM && size != desc.dims[d])
-      return "dimension " + std::to_string(d) + " is " +
-             std::to_string(size) + " but the engine takes " +
-             shapeString(desc.dims, desc.rank);
+      return "dimension " + std::to_string(d) + " is " + std::to_string(size) +
+             " but the engine takes " + shapeString(desc.dims, desc.rank);
     if (size < 0 || size > kMaxSize)
       return "dimension " + std::to_string(d) + " has size " +
              std::to_string(size) + " (0 to 2^31 - 1 allowed)";
@@ -742,16 +741,16 @@ static loom_status runRank(loom_engine *engine, int32_t rank,
           break;
         }
     if (!error.empty())
-      return fail(LOOM_ERROR_INVALID_ARGUMENT,
-                  "input " + std::to_string(i) + " ('" + desc.name +
-                      "'): " + error);
+      return fail(LOOM_ERROR_INVALID_ARGUMENT, "input " + std::to_string(i) +
+                                                   " ('" + desc.name +
+                                                   "'): " + error);
     for (int32_t d = 0; d < desc.rank; ++d)
       if (desc.dims[d] == LOOM_DYNAMIC_DIM)
         inputSizes.push_back(shaped->dims[d]);
     // An empty input's data may be null; the code reads nothing.
     static const int64_t kNoData = 0;
-    buffers.push_back(const_cast<void *>(shaped->data ? shaped->data
-                                                      : &kNoData));
+    buffers.push_back(
+        const_cast<void *>(shaped->data ? shaped->data : &kNoData));
   }
   // The code only reads its weights; the mapping is read-only.
   buffers.insert(buffers.end(), r->weights.begin(), r->weights.end());
@@ -864,9 +863,8 @@ namespace {
 /// the communicators aborted, so the engine drops the pool after one.
 class RankPool {
 public:
-  static std::unique_ptr<RankPool> create(loom_engine *engine,
-                                          int64_t timeoutMs,
-                                          loom_status &status) {
+  static std::unique_ptr<RankPool>
+  create(loom_engine *engine, int64_t timeoutMs, loom_status &status) {
     int32_t n = static_cast<int32_t>(engine->ranks.size());
     std::unique_ptr<RankPool> pool(new RankPool(engine, timeoutMs, n));
     loom_comm_options commOptions;

@@ -1,4 +1,5 @@
-//===- kernel_library.h - The interface of kernel library plugins -*- C++ -*-===//
+//===- kernel_library.h - The interface of kernel library plugins -*- C++
+//-*-===//
 //
 // A kernel library plugin (libloom_runtime_onednn.so) is a shared object
 // the runtime loads on first use with dlopen, so that neither the runtime
@@ -27,9 +28,9 @@ typedef const char *(*loom_kernel_library_version_fn)(void);
 /// message in `error` (`error_size` bytes).
 typedef int (*loom_kernel_conv2d_f32_fn)(const float *in, const float *filter,
                                          const float *bias, float *out,
-                                         const int64_t *desc,
-                                         int64_t *slot, int32_t threads,
-                                         char *error, size_t error_size);
+                                         const int64_t *desc, int64_t *slot,
+                                         int32_t threads, char *error,
+                                         size_t error_size);
 
 /// Frees what the library keeps for the slots in [begin, end): the code
 /// that holds them is being unloaded.

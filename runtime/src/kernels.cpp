@@ -16,13 +16,13 @@
 #include "loom/abi/outputs.h"
 #include "loom/device.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <link.h>
-#include <algorithm>
-#include <atomic>
 #include <string>
 
 using loom::runtime::setError;
@@ -152,9 +152,9 @@ extern "C" {
 
 loom_status loom_kernel_library(const char *name, const char **version) {
   if (!name || std::strcmp(name, "onednn") != 0)
-    return setError(LOOM_ERROR_TARGET,
-                    std::string("unknown kernel library '") +
-                        (name ? name : "(null)") + "' (known: onednn)");
+    return setError(LOOM_ERROR_TARGET, std::string("unknown kernel library '") +
+                                           (name ? name : "(null)") +
+                                           "' (known: onednn)");
   const KernelLibrary &library = oneDNN();
   if (!library.conv2d)
     return setError(LOOM_ERROR_TARGET, library.error);
@@ -211,9 +211,8 @@ int64_t loom_rt_copy_output(int64_t data, int64_t bytes) {
   void *copy = std::malloc(size);
   if (!copy) {
     if (!loom::runtime::callFailed())
-      kernelFailed(LOOM_ERROR_INTERNAL,
-                   "out of memory for an output of " + std::to_string(bytes) +
-                       " bytes");
+      kernelFailed(LOOM_ERROR_INTERNAL, "out of memory for an output of " +
+                                            std::to_string(bytes) + " bytes");
     return 0;
   }
   if (bytes > 0)

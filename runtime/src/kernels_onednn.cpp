@@ -141,11 +141,11 @@ std::unique_ptr<PreparedConv> prepare(const int64_t *d, const float *filter,
   p->plainBias = memory::desc({f}, f32, Tag::a);
   auto conv =
       (flags & LOOM_CONV_BIAS)
-          ? dnnl::convolution_forward::desc(
-                dnnl::prop_kind::forward_inference,
-                dnnl::algorithm::convolution_direct, anySource, anyFilter,
-                p->plainBias, anyDestination, strides, dilations, padLeft,
-                padRight)
+          ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                            dnnl::algorithm::convolution_direct,
+                                            anySource, anyFilter, p->plainBias,
+                                            anyDestination, strides, dilations,
+                                            padLeft, padRight)
           : dnnl::convolution_forward::desc(
                 dnnl::prop_kind::forward_inference,
                 dnnl::algorithm::convolution_direct, anySource, anyFilter,
@@ -165,15 +165,13 @@ std::unique_ptr<PreparedConv> prepare(const int64_t *d, const float *filter,
 
   if (p->pd.src_desc() != p->plainSource) {
     p->reorderSource = true;
-    p->sourceIn = dnnl::reorder(
-        dnnl::reorder::primitive_desc(engine, p->plainSource, engine,
-                                      p->pd.src_desc()));
+    p->sourceIn = dnnl::reorder(dnnl::reorder::primitive_desc(
+        engine, p->plainSource, engine, p->pd.src_desc()));
   }
   if (p->pd.weights_desc() != p->plainFilter) {
     p->reorderFilter = true;
-    p->filterIn = dnnl::reorder(
-        dnnl::reorder::primitive_desc(engine, p->plainFilter, engine,
-                                      p->pd.weights_desc()));
+    p->filterIn = dnnl::reorder(dnnl::reorder::primitive_desc(
+        engine, p->plainFilter, engine, p->pd.weights_desc()));
   }
   if (p->pd.dst_desc() != p->plainDestination) {
     p->reorderDestination = true;
@@ -195,10 +193,10 @@ std::unique_ptr<PreparedConv> prepare(const int64_t *d, const float *filter,
 
 /// The call site's prepared convolution, made on its first call (a race
 /// between threads leaves one, the others' are dropped).
-PreparedConv &prepared(const int64_t *desc, const float *filter,
-                       int64_t *slot, int32_t threads) {
-  auto *published = reinterpret_cast<PreparedConv *>(
-      __atomic_load_n(slot, __ATOMIC_ACQUIRE));
+PreparedConv &prepared(const int64_t *desc, const float *filter, int64_t *slot,
+                       int32_t threads) {
+  auto *published =
+      reinterpret_cast<PreparedConv *>(__atomic_load_n(slot, __ATOMIC_ACQUIRE));
   if (published)
     return *published;
   std::unique_ptr<PreparedConv> mine = prepare(desc, filter, threads);
@@ -247,22 +245,20 @@ void execute(const PreparedConv &p, const float *in, const float *filter,
       p.destinationIn.execute(stream, plainOut, destination);
   }
   memory scratchpad(p.pd.scratchpad_desc(), engine,
-                    context.scratchpad.get(
-                        std::max<size_t>(64, p.pd.scratchpad_desc().get_size())));
-  std::unordered_map<int, memory> arguments{
-      {DNNL_ARG_SRC, source},
-      {DNNL_ARG_WEIGHTS, weights},
-      {DNNL_ARG_DST, destination},
-      {DNNL_ARG_SCRATCHPAD, scratchpad}};
+                    context.scratchpad.get(std::max<size_t>(
+                        64, p.pd.scratchpad_desc().get_size())));
+  std::unordered_map<int, memory> arguments{{DNNL_ARG_SRC, source},
+                                            {DNNL_ARG_WEIGHTS, weights},
+                                            {DNNL_ARG_DST, destination},
+                                            {DNNL_ARG_SCRATCHPAD, scratchpad}};
   if (p.desc[LOOM_CONV_FLAGS] & LOOM_CONV_BIAS)
-    arguments.emplace(DNNL_ARG_BIAS, memory(p.plainBias, engine,
-                                            const_cast<float *>(bias)));
+    arguments.emplace(DNNL_ARG_BIAS,
+                      memory(p.plainBias, engine, const_cast<float *>(bias)));
   p.conv.execute(stream, arguments);
   if (p.reorderDestination)
     p.destinationOut.execute(stream, destination, plainOut);
   stream.wait();
 }
-
 
 void run(const float *in, const float *filter, const float *bias, float *out,
          const int64_t *desc, int64_t *slot, int32_t threads) {
@@ -295,10 +291,9 @@ __attribute__((visibility("default"))) const char *loom_onednn_version(void) {
 }
 
 __attribute__((visibility("default"))) int
-loom_onednn_conv2d_f32(const float *in, const float *filter,
-                       const float *bias, float *out, const int64_t *desc,
-                       int64_t *slot, int32_t threads, char *error,
-                       size_t error_size) {
+loom_onednn_conv2d_f32(const float *in, const float *filter, const float *bias,
+                       float *out, const int64_t *desc, int64_t *slot,
+                       int32_t threads, char *error, size_t error_size) {
   auto fail = [&](const char *what) {
     std::snprintf(error, error_size, "%s", what);
     return 1;

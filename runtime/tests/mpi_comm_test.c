@@ -19,7 +19,7 @@
   do {                                                                         \
     loom_status s_ = (call);                                                   \
     if (s_ != LOOM_OK) {                                                       \
-      fprintf(stderr, "rank %d: %s: %s\n", rank, loom_status_name(s_),        \
+      fprintf(stderr, "rank %d: %s: %s\n", rank, loom_status_name(s_),         \
               loom_last_error());                                              \
       return 1;                                                                \
     }                                                                          \
@@ -28,7 +28,7 @@
 #define EXPECT(cond)                                                           \
   do {                                                                         \
     if (!(cond)) {                                                             \
-      fprintf(stderr, "rank %d: check failed: %s\n", rank, #cond);            \
+      fprintf(stderr, "rank %d: check failed: %s\n", rank, #cond);             \
       return 1;                                                                \
     }                                                                          \
   } while (0)

@@ -159,8 +159,8 @@ TEST(LibraryConv, ConcurrentCallsAndReloads) {
     for (int t = 0; t < kThreads; ++t)
       threads.emplace_back([&, t] {
         for (int c = 0; c < kCalls && !errors[t]; ++c)
-          errors[t] = engine.execute({in.data()},
-                                     {outputs[t * kCalls + c].data()});
+          errors[t] =
+              engine.execute({in.data()}, {outputs[t * kCalls + c].data()});
       });
     for (std::thread &thread : threads)
       thread.join();
@@ -169,7 +169,8 @@ TEST(LibraryConv, ConcurrentCallsAndReloads) {
     for (const std::vector<float> &out : outputs) {
       EXPECT_EQ(out, outputs[0]);
       for (size_t i = 0; i < expected.size(); ++i)
-        EXPECT_NEAR(out[i], expected[i], 1e-4f * (1.0f + std::fabs(expected[i])))
+        EXPECT_NEAR(out[i], expected[i],
+                    1e-4f * (1.0f + std::fabs(expected[i])))
             << "load " << load << " output " << i;
     }
   }
@@ -253,8 +254,9 @@ TEST(SymbolicInputs, WrongShapesAreErrors) {
   null.data = nullptr;
   expectError(null, shaped(b, {3, 4}), "input 0 ('X'): its data is null");
   // Sizes that disagree inside the model: the code reports them.
-  expectError(shaped(a, {3, 4}), shaped(b, {2, 4}),
-              "operands have sizes known only at run time that do not broadcast");
+  expectError(
+      shaped(a, {3, 4}), shaped(b, {2, 4}),
+      "operands have sizes known only at run time that do not broadcast");
 }
 
 } // namespace

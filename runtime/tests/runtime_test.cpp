@@ -37,8 +37,7 @@ TEST(Sha256, KnownVectors) {
   loom_sha256("abc", 3, d);
   EXPECT_EQ(hex(d),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  const char *two =
-      "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+  const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
   loom_sha256(two, std::strlen(two), d);
   EXPECT_EQ(hex(d),
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
@@ -186,8 +185,9 @@ TEST(Runtime, NotAnEngine) {
 /// Runs `body(rank, comm)` on one thread per rank of a local communicator
 /// and returns each rank's status.
 template <typename Body>
-std::vector<loom_status> runRanks(int32_t size, int64_t timeoutMs, Body body,
-                                  std::vector<std::string> *messages = nullptr) {
+std::vector<loom_status>
+runRanks(int32_t size, int64_t timeoutMs, Body body,
+         std::vector<std::string> *messages = nullptr) {
   loom_comm_options options;
   loom_comm_options_init(&options);
   options.timeout_ms = timeoutMs;
@@ -211,52 +211,54 @@ std::vector<loom_status> runRanks(int32_t size, int64_t timeoutMs, Body body,
 }
 
 TEST(LocalComm, Collectives) {
-  std::vector<loom_status> status = runRanks(4, 5000, [](int32_t r, loom_comm *c) {
-    EXPECT_EQ(loom_comm_rank(c), r);
-    EXPECT_EQ(loom_comm_size(c), 4);
-    // Sum and max of [r, 10 r]; the sum in place.
-    float x[2] = {float(r), float(10 * r)};
-    if (loom_status s = loom_comm_all_reduce(c, x, x, 2, LOOM_DTYPE_F32,
-                                             LOOM_REDUCE_SUM))
-      return s;
-    EXPECT_EQ(x[0], 6.0f);
-    EXPECT_EQ(x[1], 60.0f);
-    int64_t v = 7 - r, m = 0;
-    if (loom_status s = loom_comm_all_reduce(c, &v, &m, 1, LOOM_DTYPE_I64,
-                                             LOOM_REDUCE_MAX))
-      return s;
-    EXPECT_EQ(m, 7);
-    // all_gather of one int per rank, in rank order.
-    int32_t mine = 100 + r, all[4] = {0};
-    if (loom_status s = loom_comm_all_gather(c, &mine, all, sizeof(mine)))
-      return s;
-    for (int i = 0; i < 4; ++i)
-      EXPECT_EQ(all[i], 100 + i);
-    // all_to_all: block j of rank r (10 * r + j) goes to rank j, which
-    // receives the blocks in rank order.
-    int32_t blocks[4], received[4] = {0};
-    for (int j = 0; j < 4; ++j)
-      blocks[j] = 10 * r + j;
-    if (loom_status s =
-            loom_comm_all_to_all(c, blocks, received, sizeof(int32_t)))
-      return s;
-    for (int i = 0; i < 4; ++i)
-      EXPECT_EQ(received[i], 10 * i + r);
-    // broadcast from rank 2.
-    double b = r == 2 ? 3.5 : 0.0;
-    if (loom_status s = loom_comm_broadcast(c, &b, sizeof(b), 2))
-      return s;
-    EXPECT_EQ(b, 3.5);
-    // A ring: every rank sends to the next, then receives from the
-    // previous (buffered sends: no deadlock).
-    int32_t token = r * r, got = -1;
-    if (loom_status s = loom_comm_send(c, &token, sizeof(token), (r + 1) % 4))
-      return s;
-    if (loom_status s = loom_comm_recv(c, &got, sizeof(got), (r + 3) % 4))
-      return s;
-    EXPECT_EQ(got, ((r + 3) % 4) * ((r + 3) % 4));
-    return loom_comm_barrier(c);
-  });
+  std::vector<loom_status> status =
+      runRanks(4, 5000, [](int32_t r, loom_comm *c) {
+        EXPECT_EQ(loom_comm_rank(c), r);
+        EXPECT_EQ(loom_comm_size(c), 4);
+        // Sum and max of [r, 10 r]; the sum in place.
+        float x[2] = {float(r), float(10 * r)};
+        if (loom_status s = loom_comm_all_reduce(c, x, x, 2, LOOM_DTYPE_F32,
+                                                 LOOM_REDUCE_SUM))
+          return s;
+        EXPECT_EQ(x[0], 6.0f);
+        EXPECT_EQ(x[1], 60.0f);
+        int64_t v = 7 - r, m = 0;
+        if (loom_status s = loom_comm_all_reduce(c, &v, &m, 1, LOOM_DTYPE_I64,
+                                                 LOOM_REDUCE_MAX))
+          return s;
+        EXPECT_EQ(m, 7);
+        // all_gather of one int per rank, in rank order.
+        int32_t mine = 100 + r, all[4] = {0};
+        if (loom_status s = loom_comm_all_gather(c, &mine, all, sizeof(mine)))
+          return s;
+        for (int i = 0; i < 4; ++i)
+          EXPECT_EQ(all[i], 100 + i);
+        // all_to_all: block j of rank r (10 * r + j) goes to rank j, which
+        // receives the blocks in rank order.
+        int32_t blocks[4], received[4] = {0};
+        for (int j = 0; j < 4; ++j)
+          blocks[j] = 10 * r + j;
+        if (loom_status s =
+                loom_comm_all_to_all(c, blocks, received, sizeof(int32_t)))
+          return s;
+        for (int i = 0; i < 4; ++i)
+          EXPECT_EQ(received[i], 10 * i + r);
+        // broadcast from rank 2.
+        double b = r == 2 ? 3.5 : 0.0;
+        if (loom_status s = loom_comm_broadcast(c, &b, sizeof(b), 2))
+          return s;
+        EXPECT_EQ(b, 3.5);
+        // A ring: every rank sends to the next, then receives from the
+        // previous (buffered sends: no deadlock).
+        int32_t token = r * r, got = -1;
+        if (loom_status s =
+                loom_comm_send(c, &token, sizeof(token), (r + 1) % 4))
+          return s;
+        if (loom_status s = loom_comm_recv(c, &got, sizeof(got), (r + 3) % 4))
+          return s;
+        EXPECT_EQ(got, ((r + 3) % 4) * ((r + 3) % 4));
+        return loom_comm_barrier(c);
+      });
   for (loom_status s : status)
     EXPECT_EQ(s, LOOM_OK) << loom_status_name(s);
 }
@@ -275,9 +277,9 @@ TEST(LocalComm, Timeout) {
                                     LOOM_REDUCE_SUM);
       },
       &messages);
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   EXPECT_EQ(status[0], LOOM_ERROR_RANK_FAILED);
   EXPECT_NE(messages[0].find("timed out after 200 ms in all_reduce"),
             std::string::npos)

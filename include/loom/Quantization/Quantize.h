@@ -45,9 +45,10 @@ loadCalibrationSamples(mlir::func::FuncOp func,
 /// Quantizes the contractions of `func` that `options` covers, with
 /// activation ranges observed on `samples`. Errors (a failing calibration
 /// run) are emitted at `func`.
-mlir::LogicalResult quantizeContractions(mlir::func::FuncOp func,
-                                         llvm::ArrayRef<CalibrationSample> samples,
-                                         const QuantizeOptions &options);
+mlir::LogicalResult
+quantizeContractions(mlir::func::FuncOp func,
+                     llvm::ArrayRef<CalibrationSample> samples,
+                     const QuantizeOptions &options);
 
 #define GEN_PASS_DECL
 #include "loom/Quantization/Passes.h.inc"

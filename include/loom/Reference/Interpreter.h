@@ -51,9 +51,8 @@ void registerUpstreamKernels(KernelRegistry &registry);
 
 /// The calling rank's coordinate along `axis` of `grid` (resolved from
 /// `op`); errors at `op` outside a rank or for an unknown grid or axis.
-mlir::FailureOr<int64_t> gridCoordinate(mlir::Operation *op,
-                                        mlir::FlatSymbolRefAttr grid,
-                                        int64_t axis);
+mlir::FailureOr<int64_t>
+gridCoordinate(mlir::Operation *op, mlir::FlatSymbolRefAttr grid, int64_t axis);
 
 /// The value of a constant attribute (dense or dense_resource).
 mlir::FailureOr<Tensor> tensorFromAttr(mlir::ElementsAttr attr,

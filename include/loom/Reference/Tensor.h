@@ -29,7 +29,20 @@ namespace loom::reference {
 
 /// Element types the executor supports.
 enum class ElementKind {
-  F8E4M3FN, F16, BF16, F32, F64, I1, I8, I16, I32, I64, U8, U16, U32, U64
+  F8E4M3FN,
+  F16,
+  BF16,
+  F32,
+  F64,
+  I1,
+  I8,
+  I16,
+  I32,
+  I64,
+  U8,
+  U16,
+  U32,
+  U64
 };
 
 /// The element kind of an MLIR type, or nullopt when unsupported.

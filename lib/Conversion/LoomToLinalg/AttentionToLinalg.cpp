@@ -412,8 +412,8 @@ public:
           AffineMap::get(5, 0, {dim(0), dim(1), dim(2), dim(3)}, ctx)};
       return linalg::GenericOp::create(
                  rewriter, loc, TypeRange{resultType}, ValueRange{lhs, rhs},
-                 ValueRange{zeroFilled(rewriter, loc, resultType, sizes)},
-                 maps, iterators,
+                 ValueRange{zeroFilled(rewriter, loc, resultType, sizes)}, maps,
+                 iterators,
                  [](B &b, L loc, V args) {
                    linalg::YieldOp::create(
                        b, loc,
@@ -526,7 +526,8 @@ public:
                                 indexDim(rewriter, loc, q, 2)))
                           : Value();
     scores = buildElementwise(
-        rewriter, loc, scoreType, maskInputs, [&](B &b, L loc, V x) -> Value {
+        rewriter, loc, scoreType, maskInputs,
+        [&](B &b, L loc, V x) -> Value {
           Value score = arith::MulFOp::create(
               b, loc, x[0], scalarConstant(b, loc, element, scale));
           Value minusInf = extremeValue(b, loc, element, /*lowest=*/true);

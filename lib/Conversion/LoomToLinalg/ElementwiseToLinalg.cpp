@@ -81,8 +81,8 @@ private:
 };
 
 template <typename OpTy>
-void addElementwise(RewritePatternSet &patterns,
-                    const TypeConverter &converter, ScalarFn<OpTy> scalar) {
+void addElementwise(RewritePatternSet &patterns, const TypeConverter &converter,
+                    ScalarFn<OpTy> scalar) {
   patterns.add<ElementwiseLowering<OpTy>>(converter, patterns.getContext(),
                                           std::move(scalar));
 }
@@ -90,11 +90,11 @@ void addElementwise(RewritePatternSet &patterns,
 /// A binary op with a float and an integer form.
 template <typename OpTy, typename FloatOp, typename IntOp>
 void addBinary(RewritePatternSet &patterns, const TypeConverter &converter) {
-  addElementwise<OpTy>(patterns, converter,
-                       [](OpTy, OpBuilder &b, Location loc, ValueRange x,
-                          Type) -> Value {
-                         return floatOrInt<FloatOp, IntOp>(b, loc, x[0], x[1]);
-                       });
+  addElementwise<OpTy>(
+      patterns, converter,
+      [](OpTy, OpBuilder &b, Location loc, ValueRange x, Type) -> Value {
+        return floatOrInt<FloatOp, IntOp>(b, loc, x[0], x[1]);
+      });
 }
 
 /// A float unary op that is one math op.
@@ -126,15 +126,13 @@ arith::CmpIPredicate unsignedPredicate(arith::CmpIPredicate predicate) {
 /// A binary op with float, signed and unsigned integer forms.
 template <typename OpTy, typename FloatOp, typename SignedOp,
           typename UnsignedOp>
-void addSignAware(RewritePatternSet &patterns,
-                  const TypeConverter &converter) {
-  addElementwise<OpTy>(patterns, converter,
-                       [](OpTy op, OpBuilder &b, Location loc, ValueRange x,
-                          Type) -> Value {
-                         return floatSignedOrUnsigned<FloatOp, SignedOp,
-                                                      UnsignedOp>(
-                             b, loc, isUnsigned(op.getLhs()), x[0], x[1]);
-                       });
+void addSignAware(RewritePatternSet &patterns, const TypeConverter &converter) {
+  addElementwise<OpTy>(
+      patterns, converter,
+      [](OpTy op, OpBuilder &b, Location loc, ValueRange x, Type) -> Value {
+        return floatSignedOrUnsigned<FloatOp, SignedOp, UnsignedOp>(
+            b, loc, isUnsigned(op.getLhs()), x[0], x[1]);
+      });
 }
 
 /// A comparison with its float and integer predicates.
@@ -142,19 +140,17 @@ template <typename OpTy>
 void addCompare(RewritePatternSet &patterns, const TypeConverter &converter,
                 arith::CmpFPredicate floatPredicate,
                 arith::CmpIPredicate intPredicate) {
-  addElementwise<OpTy>(patterns, converter,
-                       [=](OpTy op, OpBuilder &b, Location loc, ValueRange x,
-                           Type) -> Value {
-                         if (isa<FloatType>(x[0].getType()))
-                           return arith::CmpFOp::create(b, loc, floatPredicate,
-                                                        x[0], x[1]);
-                         return arith::CmpIOp::create(
-                             b, loc,
-                             isUnsigned(op.getLhs())
-                                 ? unsignedPredicate(intPredicate)
-                                 : intPredicate,
-                             x[0], x[1]);
-                       });
+  addElementwise<OpTy>(
+      patterns, converter,
+      [=](OpTy op, OpBuilder &b, Location loc, ValueRange x, Type) -> Value {
+        if (isa<FloatType>(x[0].getType()))
+          return arith::CmpFOp::create(b, loc, floatPredicate, x[0], x[1]);
+        return arith::CmpIOp::create(b, loc,
+                                     isUnsigned(op.getLhs())
+                                         ? unsignedPredicate(intPredicate)
+                                         : intPredicate,
+                                     x[0], x[1]);
+      });
 }
 
 Value constant(OpBuilder &b, Location loc, Value like, double value) {
@@ -169,8 +165,9 @@ Value sigmoid(OpBuilder &b, Location loc, Value x) {
 }
 
 /// `x > 0 ? x : negative(x)` for the exponential-linear family.
-Value selectPositive(OpBuilder &b, Location loc, Value x, Value negative,
-                     arith::CmpFPredicate predicate = arith::CmpFPredicate::OGT) {
+Value selectPositive(
+    OpBuilder &b, Location loc, Value x, Value negative,
+    arith::CmpFPredicate predicate = arith::CmpFPredicate::OGT) {
   Value positive =
       arith::CmpFOp::create(b, loc, predicate, x, constant(b, loc, x, 0));
   return arith::SelectOp::create(b, loc, positive, x, negative);
@@ -210,13 +207,12 @@ void populateUnaryPatterns(RewritePatternSet &patterns,
                             return math::AbsFOp::create(b, loc, x[0]);
                           return math::AbsIOp::create(b, loc, x[0]);
                         });
-  addElementwise<NegOp>(patterns, converter,
-                        [](NegOp, B &b, L loc, V x, Type) -> Value {
-                          if (isa<FloatType>(x[0].getType()))
-                            return arith::NegFOp::create(b, loc, x[0]);
-                          return arith::SubIOp::create(
-                              b, loc, constant(b, loc, x[0], 0), x[0]);
-                        });
+  addElementwise<NegOp>(
+      patterns, converter, [](NegOp, B &b, L loc, V x, Type) -> Value {
+        if (isa<FloatType>(x[0].getType()))
+          return arith::NegFOp::create(b, loc, x[0]);
+        return arith::SubIOp::create(b, loc, constant(b, loc, x[0], 0), x[0]);
+      });
   addElementwise<SignOp>(
       patterns, converter, [](SignOp op, B &b, L loc, V x, Type) -> Value {
         Value zero = constant(b, loc, x[0], 0);
@@ -224,21 +220,23 @@ void populateUnaryPatterns(RewritePatternSet &patterns,
         Value minusOne = constant(b, loc, x[0], -1);
         bool isFloat = isa<FloatType>(x[0].getType());
         Value positive =
-            isFloat ? Value(arith::CmpFOp::create(
-                          b, loc, arith::CmpFPredicate::OGT, x[0], zero))
-                    : Value(arith::CmpIOp::create(
-                          b, loc,
-                          isUnsigned(op.getInput()) ? arith::CmpIPredicate::ugt
-                                                    : arith::CmpIPredicate::sgt,
-                          x[0], zero));
+            isFloat
+                ? Value(arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                              x[0], zero))
+                : Value(arith::CmpIOp::create(b, loc,
+                                              isUnsigned(op.getInput())
+                                                  ? arith::CmpIPredicate::ugt
+                                                  : arith::CmpIPredicate::sgt,
+                                              x[0], zero));
         Value negative =
-            isFloat ? Value(arith::CmpFOp::create(
-                          b, loc, arith::CmpFPredicate::OLT, x[0], zero))
-                    : Value(arith::CmpIOp::create(
-                          b, loc,
-                          isUnsigned(op.getInput()) ? arith::CmpIPredicate::ult
-                                                    : arith::CmpIPredicate::slt,
-                          x[0], zero));
+            isFloat
+                ? Value(arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
+                                              x[0], zero))
+                : Value(arith::CmpIOp::create(b, loc,
+                                              isUnsigned(op.getInput())
+                                                  ? arith::CmpIPredicate::ult
+                                                  : arith::CmpIPredicate::slt,
+                                              x[0], zero));
         return arith::SelectOp::create(
             b, loc, positive, one,
             arith::SelectOp::create(b, loc, negative, minusOne, zero));
@@ -247,11 +245,10 @@ void populateUnaryPatterns(RewritePatternSet &patterns,
       patterns, converter, [](ReciprocalOp, B &b, L loc, V x, Type) -> Value {
         return arith::DivFOp::create(b, loc, constant(b, loc, x[0], 1), x[0]);
       });
-  addElementwise<NotOp>(patterns, converter,
-                        [](NotOp, B &b, L loc, V x, Type) -> Value {
-                          return arith::XOrIOp::create(
-                              b, loc, x[0], constant(b, loc, x[0], 1));
-                        });
+  addElementwise<NotOp>(
+      patterns, converter, [](NotOp, B &b, L loc, V x, Type) -> Value {
+        return arith::XOrIOp::create(b, loc, x[0], constant(b, loc, x[0], 1));
+      });
   addElementwise<BitwiseNotOp>(
       patterns, converter, [](BitwiseNotOp, B &b, L loc, V x, Type) -> Value {
         return arith::XOrIOp::create(b, loc, x[0], constant(b, loc, x[0], -1));
@@ -270,19 +267,19 @@ void populateUnaryPatterns(RewritePatternSet &patterns,
                             [](SigmoidOp, B &b, L loc, V x, Type) -> Value {
                               return sigmoid(b, loc, x[0]);
                             });
-  addElementwise<SiluOp>(patterns, converter,
-                         [](SiluOp, B &b, L loc, V x, Type) -> Value {
-                           return arith::MulFOp::create(
-                               b, loc, x[0], sigmoid(b, loc, x[0]));
-                         });
+  addElementwise<SiluOp>(
+      patterns, converter, [](SiluOp, B &b, L loc, V x, Type) -> Value {
+        return arith::MulFOp::create(b, loc, x[0], sigmoid(b, loc, x[0]));
+      });
   addElementwise<SoftplusOp>(
       patterns, converter, [](SoftplusOp, B &b, L loc, V x, Type) -> Value {
         return math::Log1pOp::create(b, loc, math::ExpOp::create(b, loc, x[0]));
       });
   addElementwise<SoftsignOp>(
       patterns, converter, [](SoftsignOp, B &b, L loc, V x, Type) -> Value {
-        Value denominator = arith::AddFOp::create(
-            b, loc, constant(b, loc, x[0], 1), math::AbsFOp::create(b, loc, x[0]));
+        Value denominator =
+            arith::AddFOp::create(b, loc, constant(b, loc, x[0], 1),
+                                  math::AbsFOp::create(b, loc, x[0]));
         return arith::DivFOp::create(b, loc, x[0], denominator);
       });
   addElementwise<LeakyReluOp>(
@@ -299,11 +296,10 @@ void populateUnaryPatterns(RewritePatternSet &patterns,
         b, loc, x,
         arith::MulFOp::create(b, loc, constant(b, loc, x, alpha), expm1));
   };
-  addElementwise<EluOp>(patterns, converter,
-                        [=](EluOp op, B &b, L loc, V x, Type) -> Value {
-                          return expLinear(b, loc, x[0],
-                                           op.getAlpha().convertToDouble());
-                        });
+  addElementwise<EluOp>(
+      patterns, converter, [=](EluOp op, B &b, L loc, V x, Type) -> Value {
+        return expLinear(b, loc, x[0], op.getAlpha().convertToDouble());
+      });
   addElementwise<SeluOp>(
       patterns, converter, [=](SeluOp op, B &b, L loc, V x, Type) -> Value {
         Value gamma = constant(b, loc, x[0], op.getGamma().convertToDouble());
@@ -317,8 +313,8 @@ void populateUnaryPatterns(RewritePatternSet &patterns,
         Value v = arith::AddFOp::create(
             b, loc,
             arith::MulFOp::create(
-                b, loc,
-                constant(b, loc, x[0], op.getAlpha().convertToDouble()), x[0]),
+                b, loc, constant(b, loc, x[0], op.getAlpha().convertToDouble()),
+                x[0]),
             constant(b, loc, x[0], op.getBeta().convertToDouble()));
         v = arith::MinimumFOp::create(b, loc, constant(b, loc, x[0], 1), v);
         return arith::MaximumFOp::create(b, loc, constant(b, loc, x[0], 0), v);
@@ -356,24 +352,22 @@ void populateUnaryPatterns(RewritePatternSet &patterns,
   addElementwise<IsInfOp>(
       patterns, converter, [](IsInfOp op, B &b, L loc, V x, Type) -> Value {
         Type type = x[0].getType();
-        Value positive = arith::CmpFOp::create(
-            b, loc, arith::CmpFPredicate::OEQ, x[0],
-            extremeValue(b, loc, type, /*lowest=*/false));
-        Value negative = arith::CmpFOp::create(
-            b, loc, arith::CmpFPredicate::OEQ, x[0],
-            extremeValue(b, loc, type, /*lowest=*/true));
+        Value positive =
+            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x[0],
+                                  extremeValue(b, loc, type, /*lowest=*/false));
+        Value negative =
+            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x[0],
+                                  extremeValue(b, loc, type, /*lowest=*/true));
         Value no = arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
-        return arith::OrIOp::create(
-            b, loc,
-            op.getDetectPositive() ? positive : no,
-            op.getDetectNegative() ? negative : no);
+        return arith::OrIOp::create(b, loc,
+                                    op.getDetectPositive() ? positive : no,
+                                    op.getDetectNegative() ? negative : no);
       });
-  addElementwise<CastOp>(patterns, converter,
-                         [](CastOp op, B &b, L loc, V x, Type to) -> Value {
-                           return castScalar(b, loc, x[0], to,
-                                             isUnsigned(op.getInput()),
-                                             isUnsigned(op.getResult()));
-                         });
+  addElementwise<CastOp>(
+      patterns, converter, [](CastOp op, B &b, L loc, V x, Type to) -> Value {
+        return castScalar(b, loc, x[0], to, isUnsigned(op.getInput()),
+                          isUnsigned(op.getResult()));
+      });
 }
 
 void populateBinaryPatterns(RewritePatternSet &patterns,
@@ -381,8 +375,8 @@ void populateBinaryPatterns(RewritePatternSet &patterns,
   addBinary<AddOp, arith::AddFOp, arith::AddIOp>(patterns, converter);
   addBinary<SubOp, arith::SubFOp, arith::SubIOp>(patterns, converter);
   addBinary<MulOp, arith::MulFOp, arith::MulIOp>(patterns, converter);
-  addSignAware<DivOp, arith::DivFOp, arith::DivSIOp, arith::DivUIOp>(
-      patterns, converter);
+  addSignAware<DivOp, arith::DivFOp, arith::DivSIOp, arith::DivUIOp>(patterns,
+                                                                     converter);
   addSignAware<MaxOp, arith::MaximumFOp, arith::MaxSIOp, arith::MaxUIOp>(
       patterns, converter);
   addSignAware<MinOp, arith::MinimumFOp, arith::MinSIOp, arith::MinUIOp>(
@@ -419,9 +413,8 @@ void populateBinaryPatterns(RewritePatternSet &patterns,
       patterns, converter,
       [](PowOp op, OpBuilder &b, Location loc, ValueRange x, Type to) -> Value {
         // The exponent may have another element type (ONNX Pow-12).
-        Value exponent =
-            castScalar(b, loc, x[1], to, isUnsigned(op.getRhs()),
-                       isUnsigned(op.getResult()));
+        Value exponent = castScalar(b, loc, x[1], to, isUnsigned(op.getRhs()),
+                                    isUnsigned(op.getResult()));
         if (isa<FloatType>(to))
           return math::PowFOp::create(b, loc, x[0], exponent);
         return math::IPowIOp::create(b, loc, x[0], exponent);
@@ -445,24 +438,24 @@ void populateBinaryPatterns(RewritePatternSet &patterns,
           return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, a, c);
         };
         Value nonZero =
-            isFloat ? Value(arith::CmpFOp::create(
-                          b, loc, arith::CmpFPredicate::ONE, remainder, zero))
-                    : Value(arith::CmpIOp::create(
-                          b, loc, arith::CmpIPredicate::ne, remainder, zero));
-        Value signsDiffer = arith::XOrIOp::create(
-            b, loc, less(remainder, zero), less(x[1], zero));
+            isFloat
+                ? Value(arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE,
+                                              remainder, zero))
+                : Value(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                              remainder, zero));
+        Value signsDiffer = arith::XOrIOp::create(b, loc, less(remainder, zero),
+                                                  less(x[1], zero));
         Value adjust = arith::AndIOp::create(b, loc, nonZero, signsDiffer);
         return arith::SelectOp::create(
             b, loc, adjust,
             floatOrInt<arith::AddFOp, arith::AddIOp>(b, loc, remainder, x[1]),
             remainder);
       });
-  addElementwise<WhereOp>(patterns, converter,
-                          [](WhereOp, OpBuilder &b, Location loc, ValueRange x,
-                             Type) -> Value {
-                            return arith::SelectOp::create(b, loc, x[0], x[1],
-                                                           x[2]);
-                          });
+  addElementwise<WhereOp>(
+      patterns, converter,
+      [](WhereOp, OpBuilder &b, Location loc, ValueRange x, Type) -> Value {
+        return arith::SelectOp::create(b, loc, x[0], x[1], x[2]);
+      });
 }
 
 //===----------------------------------------------------------------------===//
@@ -511,8 +504,8 @@ Value flattened(OpBuilder &b, Location loc, Value input) {
   ReassociationIndices all;
   for (int64_t d = 0; d < type.getRank(); ++d)
     all.push_back(d);
-  int64_t count = type.hasStaticShape() ? type.getNumElements()
-                                        : ShapedType::kDynamic;
+  int64_t count =
+      type.hasStaticShape() ? type.getNumElements() : ShapedType::kDynamic;
   return tensor::CollapseShapeOp::create(
       b, loc, RankedTensorType::get({count}, type.getElementType()), input,
       type.getRank() ? ArrayRef<ReassociationIndices>{all}
@@ -537,11 +530,11 @@ public:
     // Squeeze or unsqueeze of sizes known only at run time into a static
     // shape: the element count is checked.
     if (!inputType.hasStaticShape() && type.hasStaticShape()) {
-      Value flat = checkedCast(
-          rewriter, op.getLoc(), op,
-          flattened(rewriter, op.getLoc(), adaptor.getInput()),
-          RankedTensorType::get({type.getNumElements()},
-                                type.getElementType()));
+      Value flat =
+          checkedCast(rewriter, op.getLoc(), op,
+                      flattened(rewriter, op.getLoc(), adaptor.getInput()),
+                      RankedTensorType::get({type.getNumElements()},
+                                            type.getElementType()));
       rewriter.replaceOp(op, reshapeTo(rewriter, op.getLoc(), flat, type));
       return success();
     }
@@ -585,8 +578,8 @@ private:
         entry = arith::SelectOp::create(b, loc, zero,
                                         indexDim(b, loc, input, d), entry);
       }
-      Value isInferred = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::eq, entry, index(-1));
+      Value isInferred = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                               entry, index(-1));
       known = arith::MulIOp::create(
           b, loc, known,
           arith::SelectOp::create(b, loc, isInferred, index(1), entry));
@@ -600,15 +593,16 @@ private:
     Value statedDiffers =
         arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
     for (int64_t d = 0; d < rank; ++d) {
-      Value isInferred = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::eq, sizes[d], index(-1));
+      Value isInferred = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                               sizes[d], index(-1));
       Value size = arith::SelectOp::create(b, loc, isInferred, rest, sizes[d]);
       product = arith::MulIOp::create(b, loc, product, size);
-      shape.push_back(type.isDynamicDim(d) ? OpFoldResult(size)
-                                           : b.getIndexAttr(type.getDimSize(d)));
+      shape.push_back(type.isDynamicDim(d)
+                          ? OpFoldResult(size)
+                          : b.getIndexAttr(type.getDimSize(d)));
       if (!type.isDynamicDim(d)) {
-        Value differs = arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::ne, size, index(type.getDimSize(d)));
+        Value differs = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                              size, index(type.getDimSize(d)));
         checkCondition(b, loc, op, differs,
                        "the shape gives a size the model states otherwise");
         statedDiffers = arith::OrIOp::create(b, loc, statedDiffers, differs);
@@ -617,8 +611,8 @@ private:
     // A shape whose element count differs from the input's is reported;
     // the code goes on with every run-time size 0 (nothing read), so that
     // no view reaches past the input.
-    Value mismatch = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                           product, count);
+    Value mismatch =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, product, count);
     checkCondition(b, loc, op, mismatch,
                    "the shape's element count differs from the input's");
     mismatch = arith::OrIOp::create(b, loc, mismatch, statedDiffers);
@@ -646,9 +640,8 @@ private:
           ArrayRef<ReassociationIndices>{});
     if (rank == 1)
       return tensor::CastOp::create(b, loc, type, flat);
-    return tensor::ExpandShapeOp::create(b, loc, type, flat,
-                                         ArrayRef<ReassociationIndices>{all},
-                                         shape);
+    return tensor::ExpandShapeOp::create(
+        b, loc, type, flat, ArrayRef<ReassociationIndices>{all}, shape);
   }
 };
 
@@ -720,10 +713,10 @@ public:
     Value input = adaptor.getInput();
     auto inputType = cast<RankedTensorType>(input.getType());
     if (inputType.hasStaticShape() && type.hasStaticShape()) {
-      rewriter.replaceOp(op, buildElementwise(rewriter, op.getLoc(), type,
-                                              ValueRange{input},
-                                              [](OpBuilder &, Location,
-                                                 ValueRange x) { return x[0]; }));
+      rewriter.replaceOp(
+          op, buildElementwise(
+                  rewriter, op.getLoc(), type, ValueRange{input},
+                  [](OpBuilder &, Location, ValueRange x) { return x[0]; }));
       return success();
     }
     rewriter.replaceOp(op, runTimeExpand(rewriter, op, adaptor, type));
@@ -792,9 +785,8 @@ private:
 };
 
 SmallVector<OpFoldResult> indexAttrs(OpBuilder &b, ArrayRef<int64_t> values) {
-  return llvm::map_to_vector(values, [&](int64_t v) -> OpFoldResult {
-    return b.getIndexAttr(v);
-  });
+  return llvm::map_to_vector(
+      values, [&](int64_t v) -> OpFoldResult { return b.getIndexAttr(v); });
 }
 
 /// The append writes into the cache operand, which is the engine's cache
@@ -963,16 +955,16 @@ public:
       if (clipped)
         source = tensor::ExtractSliceOp::create(
             rewriter, loc, input,
-            SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(0)),
-            extents, strides);
+            SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(0)), extents,
+            strides);
       result = tensor::InsertSliceOp::create(rewriter, loc, source, result,
                                              offsets, extents, strides);
-      offset = arith::AddIOp::create(
-                   rewriter, loc,
-                   getValueOrCreateConstantIndexOp(rewriter, loc, offset),
-                   getValueOrCreateConstantIndexOp(rewriter, loc,
-                                                   extents[axis]))
-                   .getResult();
+      offset =
+          arith::AddIOp::create(
+              rewriter, loc,
+              getValueOrCreateConstantIndexOp(rewriter, loc, offset),
+              getValueOrCreateConstantIndexOp(rewriter, loc, extents[axis]))
+              .getResult();
     }
     rewriter.replaceOp(op, result);
     return success();
@@ -999,8 +991,7 @@ public:
         return failure();
       // The part's size along the axis: its type's, or the op's sizes.
       int64_t part = type.getDimSize(axis);
-      if (ShapedType::isDynamic(part) && splitSizes &&
-          i < splitSizes->size())
+      if (ShapedType::isDynamic(part) && splitSizes && i < splitSizes->size())
         part = (*splitSizes)[i];
       if (ShapedType::isDynamic(part))
         return rewriter.notifyMatchFailure(
@@ -1034,11 +1025,9 @@ std::optional<SmallVector<int64_t>> constantInts(Value value) {
   DenseIntElementsAttr attr;
   if (!value || !matchPattern(value, m_Constant(&attr)))
     return std::nullopt;
-  return llvm::map_to_vector(attr.getValues<APInt>(), [](const APInt &v) {
-    return v.getSExtValue();
-  });
+  return llvm::map_to_vector(attr.getValues<APInt>(),
+                             [](const APInt &v) { return v.getSExtValue(); });
 }
-
 
 class SliceLowering : public LoomLowering<SliceOp> {
 public:
@@ -1057,11 +1046,9 @@ public:
     if (!type)
       return failure();
     int64_t rank = inputType.getRank();
-    bool constantBounds = starts && (!op.getAxes() || axes) &&
-                          (!op.getSteps() || steps) &&
-                          (!steps || llvm::all_of(*steps, [](int64_t step) {
-                            return step > 0;
-                          }));
+    bool constantBounds =
+        starts && (!op.getAxes() || axes) && (!op.getSteps() || steps) &&
+        (!steps || llvm::all_of(*steps, [](int64_t step) { return step > 0; }));
     if (!constantBounds || !inputType.hasStaticShape() ||
         !type.hasStaticShape()) {
       rewriter.replaceOp(op, buildRuntimeSlice(rewriter, op, adaptor, type));
@@ -1123,8 +1110,8 @@ private:
             arith::AddIOp::create(b, loc, axis, index(rank)), axis);
         Value here = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                            axis, index(d));
-        Value stepI = adaptor.getSteps() ? read(adaptor.getSteps(), i)
-                                         : index(1);
+        Value stepI =
+            adaptor.getSteps() ? read(adaptor.getSteps(), i) : index(1);
         Value start = read(adaptor.getStarts(), i);
         Value negativeStart = arith::CmpIOp::create(
             b, loc, arith::CmpIPredicate::slt, start, index(0));
@@ -1163,8 +1150,8 @@ private:
         Value lowest = arith::SelectOp::create(b, loc, backwards,
                                                i64Of(index(-1)), zeroI64);
         Value highest = arith::SelectOp::create(
-            b, loc, backwards, i64Of(arith::SubIOp::create(b, loc, size, index(1))),
-            sizeI64);
+            b, loc, backwards,
+            i64Of(arith::SubIOp::create(b, loc, size, index(1))), sizeI64);
         end = arith::IndexCastOp::create(
             b, loc, b.getIndexType(),
             arith::MaxSIOp::create(
@@ -1196,8 +1183,8 @@ private:
           for (int64_t d = 0; d < rank; ++d)
             coords.push_back(arith::AddIOp::create(
                 b, loc, offsets[d],
-                arith::MulIOp::create(b, loc, linalg::IndexOp::create(b, loc, d),
-                                      steps[d])));
+                arith::MulIOp::create(
+                    b, loc, linalg::IndexOp::create(b, loc, d), steps[d])));
           return Value(tensor::ExtractOp::create(b, loc, input, coords));
         },
         sizes);
@@ -1219,8 +1206,9 @@ public:
     Value padValue;
     if (Value given = adaptor.getConstantValue()) {
       auto givenType = cast<RankedTensorType>(given.getType());
-      SmallVector<Value> zeros(givenType.getRank(),
-                               arith::ConstantIndexOp::create(rewriter, loc, 0));
+      SmallVector<Value> zeros(
+          givenType.getRank(),
+          arith::ConstantIndexOp::create(rewriter, loc, 0));
       padValue = tensor::ExtractOp::create(rewriter, loc, given, zeros);
     } else {
       padValue = scalarConstant(rewriter, loc, type.getElementType(), 0);
@@ -1252,12 +1240,12 @@ private:
     for (int64_t d = 0; d < rank; ++d)
       begins.push_back(arith::IndexCastOp::create(
           b, loc, b.getIndexType(), scalarOf(b, loc, adaptor.getPads(), d)));
-    Value padValue =
-        adaptor.getConstantValue()
-            ? scalarOf(b, loc, adaptor.getConstantValue())
-            : scalarConstant(b, loc, type.getElementType(), 0);
+    Value padValue = adaptor.getConstantValue()
+                         ? scalarOf(b, loc, adaptor.getConstantValue())
+                         : scalarConstant(b, loc, type.getElementType(), 0);
     return buildElementwise(
-        b, loc, type, ValueRange{}, [&](OpBuilder &b, Location loc, ValueRange) {
+        b, loc, type, ValueRange{},
+        [&](OpBuilder &b, Location loc, ValueRange) {
           SmallVector<Value> coords;
           Value inside = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
           for (int64_t d = 0; d < rank; ++d) {
@@ -1272,8 +1260,8 @@ private:
             if (mode == "reflect") {
               // -s below the start, 2 (size - 1) - s past the end.
               source = arith::SelectOp::create(
-                  b, loc, below, arith::SubIOp::create(b, loc, index(0), source),
-                  source);
+                  b, loc, below,
+                  arith::SubIOp::create(b, loc, index(0), source), source);
               source = arith::SelectOp::create(
                   b, loc, above,
                   arith::SubIOp::create(b, loc, index(2 * (size - 1)), source),
@@ -1293,7 +1281,8 @@ private:
           Value value = tensor::ExtractOp::create(b, loc, input, coords);
           if (mode != "constant")
             return value;
-          return Value(arith::SelectOp::create(b, loc, inside, value, padValue));
+          return Value(
+              arith::SelectOp::create(b, loc, inside, value, padValue));
         });
   }
 };
@@ -1323,12 +1312,11 @@ Value wrappedIndex(OpBuilder &b, Location loc, Value value, Value size) {
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index, zero);
   Value wrapped = arith::AddIOp::create(b, loc, index, size);
   Value inRange = arith::SelectOp::create(b, loc, negative, wrapped, index);
-  Value last = arith::SubIOp::create(
-      b, loc, size, arith::ConstantIndexOp::create(b, loc, 1));
+  Value last = arith::SubIOp::create(b, loc, size,
+                                     arith::ConstantIndexOp::create(b, loc, 1));
   return arith::MaxSIOp::create(
       b, loc, arith::MinSIOp::create(b, loc, inRange, last), zero);
 }
-
 
 /// out[d..., i..., e...] = data[d..., indices[i...], e...].
 class GatherLowering : public ResultTypedLowering<GatherOp> {
@@ -1366,7 +1354,8 @@ public:
       if (!type.isDynamicDim(d))
         continue;
       if (d >= axis && d < axis + indexRank) {
-        sizes.push_back(tensor::DimOp::create(rewriter, loc, indices, d - axis));
+        sizes.push_back(
+            tensor::DimOp::create(rewriter, loc, indices, d - axis));
         continue;
       }
       int64_t dataDim = d < axis ? d : d - indexRank + 1;
@@ -1375,11 +1364,10 @@ public:
     auto generic = linalg::GenericOp::create(
         rewriter, op.getLoc(), TypeRange{type}, ValueRange{indices},
         ValueRange{emptyTensor(rewriter, op.getLoc(), type, sizes)}, maps,
-        iterators,
-        [&](OpBuilder &b, Location loc, ValueRange args) {
+        iterators, [&](OpBuilder &b, Location loc, ValueRange args) {
           Value index = wrappedIndex(b, loc, args[0], axisLength);
-          SmallVector<Value> coords = coordsWith(
-              b, loc, dataType.getRank(), axis, index, indexRank - 1);
+          SmallVector<Value> coords = coordsWith(b, loc, dataType.getRank(),
+                                                 axis, index, indexRank - 1);
           linalg::YieldOp::create(
               b, loc, Value(tensor::ExtractOp::create(b, loc, data, coords)));
         });
@@ -1459,11 +1447,11 @@ public:
     if (!type || type.getRank() < 2)
       return failure();
     Location loc = op.getLoc();
-    Value k = adaptor.getK()
-                  ? castScalar(rewriter, loc, scalarOf(rewriter, loc,
-                                                       adaptor.getK()),
-                               rewriter.getI64Type())
-                  : scalarConstant(rewriter, loc, rewriter.getI64Type(), 0);
+    Value k =
+        adaptor.getK()
+            ? castScalar(rewriter, loc, scalarOf(rewriter, loc, adaptor.getK()),
+                         rewriter.getI64Type())
+            : scalarConstant(rewriter, loc, rewriter.getI64Type(), 0);
     int64_t rank = type.getRank();
     bool upper = op.getUpper();
     Value result = buildElementwise(
@@ -1473,10 +1461,10 @@ public:
           Value col = linalg::IndexOp::create(b, loc, rank - 1);
           Value diagonal = arith::IndexCastOp::create(
               b, loc, b.getI64Type(), arith::SubIOp::create(b, loc, col, row));
-          Value keep = arith::CmpIOp::create(
-              b, loc,
-              upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle,
-              diagonal, k);
+          Value keep = arith::CmpIOp::create(b, loc,
+                                             upper ? arith::CmpIPredicate::sge
+                                                   : arith::CmpIPredicate::sle,
+                                             diagonal, k);
           return arith::SelectOp::create(b, loc, keep, x[0],
                                          constant(b, loc, x[0], 0));
         });
@@ -1517,8 +1505,7 @@ public:
             rewriter, loc, rewriter.getIndexType(), runTimeDepth));
         continue;
       }
-      sizes.push_back(tensor::DimOp::create(rewriter, loc,
-                                            adaptor.getIndices(),
+      sizes.push_back(tensor::DimOp::create(rewriter, loc, adaptor.getIndices(),
                                             d < axis ? d : d - 1));
     }
     Value off = castScalar(rewriter, loc,
@@ -1543,15 +1530,15 @@ public:
                                    isUnsigned(op.getIndices()));
           Value position = arith::IndexCastOp::create(
               b, loc, b.getI64Type(), linalg::IndexOp::create(b, loc, axis));
-          Value depthValue = runTimeDepth
-                                 ? runTimeDepth
-                                 : scalarConstant(b, loc, b.getI64Type(), depth);
-          Value negative = arith::CmpIOp::create(
-              b, loc, arith::CmpIPredicate::slt, index,
-              scalarConstant(b, loc, b.getI64Type(), 0));
+          Value depthValue =
+              runTimeDepth ? runTimeDepth
+                           : scalarConstant(b, loc, b.getI64Type(), depth);
+          Value negative =
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index,
+                                    scalarConstant(b, loc, b.getI64Type(), 0));
           index = arith::SelectOp::create(
-              b, loc, negative, arith::AddIOp::create(b, loc, index, depthValue),
-              index);
+              b, loc, negative,
+              arith::AddIOp::create(b, loc, index, depthValue), index);
           Value hit = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                             index, position);
           linalg::YieldOp::create(
@@ -1576,12 +1563,12 @@ Value combineScatter(OpBuilder &b, Location loc, StringRef reduction,
     return floatOrInt<arith::MulFOp, arith::MulIOp>(b, loc, old, update);
   if (reduction == "max")
     return floatSignedOrUnsigned<arith::MaximumFOp, arith::MaxSIOp,
-                                 arith::MaxUIOp>(b, loc, isUnsignedElement,
-                                                 old, update);
+                                 arith::MaxUIOp>(b, loc, isUnsignedElement, old,
+                                                 update);
   if (reduction == "min")
     return floatSignedOrUnsigned<arith::MinimumFOp, arith::MinSIOp,
-                                 arith::MinUIOp>(b, loc, isUnsignedElement,
-                                                 old, update);
+                                 arith::MinUIOp>(b, loc, isUnsignedElement, old,
+                                                 update);
   return update;
 }
 
@@ -1591,8 +1578,8 @@ Value combineScatter(OpBuilder &b, Location loc, StringRef reduction,
 /// step extracts, combines and inserts one element. `target` maps the loop
 /// indices to the position written.
 Value buildScatter(
-    OpBuilder &b, Location loc, Value data, Value updates,
-    StringRef reduction, bool isUnsignedElement,
+    OpBuilder &b, Location loc, Value data, Value updates, StringRef reduction,
+    bool isUnsignedElement,
     function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)>
         target) {
   int64_t rank = cast<RankedTensorType>(updates.getType()).getRank();
@@ -1609,8 +1596,8 @@ Value buildScatter(
         SmallVector<Value> coords = target(b, loc, ivs);
         Value update = tensor::ExtractOp::create(b, loc, updates, ivs);
         Value old = tensor::ExtractOp::create(b, loc, carried[0], coords);
-        Value value = combineScatter(b, loc, reduction, isUnsignedElement,
-                                     old, update);
+        Value value =
+            combineScatter(b, loc, reduction, isUnsignedElement, old, update);
         return {tensor::InsertOp::create(b, loc, value, carried[0], coords)};
       });
   return nest.results.front();
@@ -1634,9 +1621,8 @@ public:
     checkIndices(rewriter, loc, op, indices, {type.getDimSize(axis)},
                  /*fromEnd=*/true, runTimeAxis);
     rewriter.replaceOp(
-        op, buildScatter(rewriter, loc, adaptor.getData(),
-                         adaptor.getUpdates(), op.getReduction(),
-                         isUnsigned(op.getData()),
+        op, buildScatter(rewriter, loc, adaptor.getData(), adaptor.getUpdates(),
+                         op.getReduction(), isUnsigned(op.getData()),
                          [&](OpBuilder &b, Location loc, ValueRange ivs) {
                            SmallVector<Value> coords(ivs);
                            coords[axis] = wrappedIndex(

@@ -46,9 +46,8 @@ public:
       return arith::MulFOp::create(b, loc, plusOne, f64((size - 1) / 2.0));
     return arith::DivFOp::create(
         b, loc,
-        arith::SubFOp::create(b, loc,
-                              arith::MulFOp::create(b, loc, plusOne, f64(size)),
-                              f64(1)),
+        arith::SubFOp::create(
+            b, loc, arith::MulFOp::create(b, loc, plusOne, f64(size)), f64(1)),
         f64(2));
   }
 
@@ -73,10 +72,10 @@ public:
           arith::SubFOp::create(b, loc, f64(to),
                                 arith::MulFOp::create(b, loc, f64(sign), r)));
     };
-    Value below = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x,
-                                        f64(lo()));
-    Value above = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x,
-                                        f64(hi()));
+    Value below =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, f64(lo()));
+    Value above =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, f64(hi()));
     Value fromLow =
         mirror(arith::SubFOp::create(b, loc, f64(lo()), x), lo(), hi());
     Value fromHigh =
@@ -105,8 +104,8 @@ public:
     Value clamped = arith::MaximumFOp::create(
         b, loc, arith::MinimumFOp::create(b, loc, i, f64(size - 1)), f64(0));
     if (padding == "zeros")
-      valid = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, i,
-                                    clamped);
+      valid =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, i, clamped);
     Value asIndex = arith::IndexCastOp::create(
         b, loc, b.getIndexType(),
         arith::FPToSIOp::create(b, loc, b.getI64Type(), clamped));
@@ -165,9 +164,8 @@ public:
     bool alignCorners = op.getAlignCorners();
     int64_t taps = mode == "nearest" ? 1 : mode == "bicubic" ? 4 : 2;
     Type element = type.getElementType();
-    Value window = tensor::EmptyOp::create(rewriter, loc,
-                                           ArrayRef<int64_t>{taps, taps},
-                                           element);
+    Value window = tensor::EmptyOp::create(
+        rewriter, loc, ArrayRef<int64_t>{taps, taps}, element);
     auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
     SmallVector<AffineMap> maps{
         AffineMap::get(6, 0, {dim(4), dim(5)}, ctx),
@@ -187,9 +185,9 @@ public:
               auto gridAt = [&](int64_t component) -> Value {
                 Value v = tensor::ExtractOp::create(
                     b, loc, grid,
-                    ValueRange{n, oy, ox,
-                               arith::ConstantIndexOp::create(b, loc,
-                                                              component)});
+                    ValueRange{
+                        n, oy, ox,
+                        arith::ConstantIndexOp::create(b, loc, component)});
                 return castScalar(b, loc, v, b.getF64Type());
               };
               GridAxisBuilder ax(b, loc, inputShape[3], alignCorners, padding);
@@ -218,8 +216,7 @@ public:
                       arith::IndexCastOp::create(
                           b, loc, b.getI64Type(),
                           linalg::IndexOp::create(b, loc, loopDim)));
-                  return taps == 4 ? arith::SubFOp::create(b, loc, k,
-                                                           ax.f64(1))
+                  return taps == 4 ? arith::SubFOp::create(b, loc, k, ax.f64(1))
                                          .getResult()
                                    : k;
                 };
@@ -228,14 +225,12 @@ public:
                 // The weight of this tap pair, selected among the taps.
                 auto axisWeight = [&](Value t, int64_t loopDim) -> Value {
                   Value k = linalg::IndexOp::create(b, loc, loopDim);
-                  Value w = taps == 4 ? cubicWeight(b, loc, t, 3)
-                                      : Value(t);
+                  Value w = taps == 4 ? cubicWeight(b, loc, t, 3) : Value(t);
                   for (int64_t tap = taps - 2; tap >= 0; --tap) {
-                    Value wt =
-                        taps == 4
-                            ? cubicWeight(b, loc, t, tap)
-                            : arith::SubFOp::create(b, loc, ax.f64(1), t)
-                                  .getResult();
+                    Value wt = taps == 4
+                                   ? cubicWeight(b, loc, t, tap)
+                                   : arith::SubFOp::create(b, loc, ax.f64(1), t)
+                                         .getResult();
                     Value here = arith::CmpIOp::create(
                         b, loc, arith::CmpIPredicate::eq, k,
                         arith::ConstantIndexOp::create(b, loc, tap));
@@ -249,18 +244,17 @@ public:
               auto [col, colValid] = ax.index(colF);
               auto [row, rowValid] = ay.index(rowF);
               Value valid = arith::AndIOp::create(b, loc, colValid, rowValid);
-              Value x = castScalar(
-                  b, loc,
-                  tensor::ExtractOp::create(b, loc, input,
-                                            ValueRange{n, ch, row, col}),
-                  b.getF64Type());
+              Value x =
+                  castScalar(b, loc,
+                             tensor::ExtractOp::create(
+                                 b, loc, input, ValueRange{n, ch, row, col}),
+                             b.getF64Type());
               Value term = arith::SelectOp::create(
                   b, loc, valid, arith::MulFOp::create(b, loc, weight, x),
                   ax.f64(0));
               Value sum = arith::AddFOp::create(
                   b, loc, castScalar(b, loc, args[1], b.getF64Type()), term);
-              linalg::YieldOp::create(b, loc,
-                                      castScalar(b, loc, sum, element));
+              linalg::YieldOp::create(b, loc, castScalar(b, loc, sum, element));
             })
             .getResult(0);
     rewriter.replaceOp(op, result);

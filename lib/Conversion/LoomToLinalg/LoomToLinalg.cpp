@@ -125,8 +125,8 @@ public:
     WalkResult unsupported = getOperation().walk([](Operation *op) {
       if (!isa<LoomDialect>(op->getDialect()))
         return WalkResult::advance();
-      for (auto [position, value] : llvm::enumerate(llvm::concat<Value>(
-               op->getOperands(), op->getResults()))) {
+      for (auto [position, value] : llvm::enumerate(
+               llvm::concat<Value>(op->getOperands(), op->getResults()))) {
         Type type = value.getType();
         auto tensor = dyn_cast<RankedTensorType>(type);
         bool isOperand = position < op->getNumOperands();
@@ -228,8 +228,8 @@ LoomToLinalgTypeConverter::LoomToLinalgTypeConverter() {
     // arith works on signless integers; ops whose meaning depends on the
     // sign read it from the original type.
     if (element.isUnsignedInteger())
-      return type.clone(IntegerType::get(type.getContext(),
-                                         element.getIntOrFloatBitWidth()));
+      return type.clone(
+          IntegerType::get(type.getContext(), element.getIntOrFloatBitWidth()));
     // LLVM has no 8-bit floats: f8E4M3FN values travel as their bits.
     if (isa<Float8E4M3FNType>(element))
       return type.clone(IntegerType::get(type.getContext(), 8));

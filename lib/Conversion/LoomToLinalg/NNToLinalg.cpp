@@ -145,11 +145,11 @@ private:
         continue;
       Value x = getValueOrCreateConstantIndexOp(b, loc, lhsSizes[l]);
       Value y = getValueOrCreateConstantIndexOp(b, loc, rhsSizes[r]);
-      checkCondition(b, loc, op,
-                     arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x,
-                                           y),
-                     "operands have sizes known only at run time that do "
-                     "not match");
+      checkCondition(
+          b, loc, op,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x, y),
+          "operands have sizes known only at run time that do "
+          "not match");
       Value smaller = arith::MinUIOp::create(b, loc, x, y);
       if (lhsType.isDynamicDim(l))
         lhsSizes[l] = smaller;
@@ -219,11 +219,13 @@ private:
       if (!type.isDynamicDim(j))
         continue;
       if (hasN && j == rank - 1) {
-        sizes.push_back(tensor::DimOp::create(b, loc, rhs, rhsShape.size() - 1));
+        sizes.push_back(
+            tensor::DimOp::create(b, loc, rhs, rhsShape.size() - 1));
         continue;
       }
       if (hasM && j == batch) {
-        sizes.push_back(tensor::DimOp::create(b, loc, lhs, lhsShape.size() - 2));
+        sizes.push_back(
+            tensor::DimOp::create(b, loc, lhs, lhsShape.size() - 2));
         continue;
       }
       Value size;
@@ -240,17 +242,17 @@ private:
         if (shape[d] != 1)
           broadcast = shape[d];
       }
-      sizes.push_back(size ? size
-                           : arith::ConstantIndexOp::create(b, loc, broadcast)
-                                 .getResult());
+      sizes.push_back(
+          size ? size
+               : arith::ConstantIndexOp::create(b, loc, broadcast).getResult());
     }
     return linalg::GenericOp::create(
                b, loc, TypeRange{type}, ValueRange{lhs, rhs},
                ValueRange{zeroFilled(b, loc, type, sizes)}, maps, iterators,
                [](B &b, L loc, V args) {
                  linalg::YieldOp::create(
-                     b, loc, multiplyAccumulate(b, loc, args[0], args[1],
-                                                args[2]));
+                     b, loc,
+                     multiplyAccumulate(b, loc, args[0], args[1], args[2]));
                })
         .getResult(0);
   }
@@ -358,8 +360,8 @@ public:
                   linalg::IndexOp::create(b, loc, cDim));
               SmallVector<Value> coords{linalg::IndexOp::create(b, loc, 0),
                                         channel};
-              Value valid = arith::ConstantOp::create(b, loc,
-                                                      b.getBoolAttr(true));
+              Value valid =
+                  arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
               for (int64_t i = 0; i < spatial; ++i) {
                 Value t = arith::SubIOp::create(
                     b, loc,
@@ -386,8 +388,7 @@ public:
                 Value position =
                     arith::DivSIOp::create(b, loc, t, index(strides[i]));
                 coords.push_back(arith::SelectOp::create(
-                    b, loc,
-                    arith::AndIOp::create(b, loc, nonNegative, within),
+                    b, loc, arith::AndIOp::create(b, loc, nonNegative, within),
                     position, index(0)));
               }
               Value x = tensor::ExtractOp::create(b, loc, input, coords);
@@ -457,8 +458,7 @@ PoolWindow buildPoolWindow(B &b, L loc, Value input, RankedTensorType type,
 /// Max pooling that also returns the flat index (over the whole unpadded
 /// input) of each maximum; the first of equal maxima wins. With
 /// storage_order 1 the spatial positions count column-major.
-class MaxPoolWithIndicesLowering
-    : public LoomLowering<MaxPoolWithIndicesOp> {
+class MaxPoolWithIndicesLowering : public LoomLowering<MaxPoolWithIndicesOp> {
 public:
   using LoomLowering::LoomLowering;
   LogicalResult
@@ -543,8 +543,7 @@ public:
 };
 
 /// Max and average pooling.
-template <typename OpTy>
-class PoolLowering : public ResultTypedLowering<OpTy> {
+template <typename OpTy> class PoolLowering : public ResultTypedLowering<OpTy> {
 public:
   using ResultTypedLowering<OpTy>::ResultTypedLowering;
   LogicalResult lower(OpTy op, typename OpTy::Adaptor adaptor,
@@ -572,23 +571,21 @@ public:
         linalg::GenericOp::create(
             rewriter, loc, TypeRange{type}, ValueRange{w.input, w.window},
             ValueRange{filledTensor(rewriter, loc, type, padValue, *sizes)},
-            w.maps,
-            w.iterators,
+            w.maps, w.iterators,
             [&](B &b, L loc, V args) {
-              Value v =
-                  isMax ? (isa<FloatType>(element)
-                               ? Value(arith::MaximumFOp::create(b, loc, args[0],
-                                                                 args[2]))
-                               : Value(arith::MaxSIOp::create(b, loc, args[0],
-                                                              args[2])))
-                        : floatOrInt<arith::AddFOp, arith::AddIOp>(
-                              b, loc, args[0], args[2]);
+              Value v = isMax ? (isa<FloatType>(element)
+                                     ? Value(arith::MaximumFOp::create(
+                                           b, loc, args[0], args[2]))
+                                     : Value(arith::MaxSIOp::create(
+                                           b, loc, args[0], args[2])))
+                              : floatOrInt<arith::AddFOp, arith::AddIOp>(
+                                    b, loc, args[0], args[2]);
               linalg::YieldOp::create(b, loc, v);
             })
             .getResult(0);
     if constexpr (!isMax)
-      result = divideByCount(rewriter, loc, op, result,
-                             inputShape.drop_front(2));
+      result =
+          divideByCount(rewriter, loc, op, result, inputShape.drop_front(2));
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -616,8 +613,9 @@ private:
                 index(strides[i]));
             Value end = arith::AddIOp::create(b, loc, start, index(kernel[i]));
             int64_t lo = includePad ? 0 : pads[i];
-            int64_t hi = includePad ? inputShape[i] + pads[i] + pads[spatial + i]
-                                    : pads[i] + inputShape[i];
+            int64_t hi = includePad
+                             ? inputShape[i] + pads[i] + pads[spatial + i]
+                             : pads[i] + inputShape[i];
             Value clippedEnd = arith::MinSIOp::create(b, loc, end, index(hi));
             Value clippedStart =
                 arith::MaxSIOp::create(b, loc, start, index(lo));
@@ -626,7 +624,8 @@ private:
                 arith::SubIOp::create(b, loc, clippedEnd, clippedStart));
           }
           Type element = x[0].getType();
-          Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), count);
+          Value asInt =
+              arith::IndexCastOp::create(b, loc, b.getI64Type(), count);
           return floatOrInt<arith::DivFOp, arith::DivSIOp>(
               b, loc, x[0], castScalar(b, loc, asInt, element));
         });
@@ -745,33 +744,30 @@ public:
           Value x = args[0], best = args[1], bestIndex = args[2];
           Value better;
           if (isa<FloatType>(element)) {
-            auto predicate =
-                isMax ? (last ? arith::CmpFPredicate::OGE
-                              : arith::CmpFPredicate::OGT)
-                      : (last ? arith::CmpFPredicate::OLE
-                              : arith::CmpFPredicate::OLT);
+            auto predicate = isMax ? (last ? arith::CmpFPredicate::OGE
+                                           : arith::CmpFPredicate::OGT)
+                                   : (last ? arith::CmpFPredicate::OLE
+                                           : arith::CmpFPredicate::OLT);
             better = arith::CmpFOp::create(b, loc, predicate, x, best);
           } else {
-            auto predicate =
-                isUnsignedInput
-                    ? (isMax ? (last ? arith::CmpIPredicate::uge
-                                     : arith::CmpIPredicate::ugt)
-                             : (last ? arith::CmpIPredicate::ule
-                                     : arith::CmpIPredicate::ult))
-                    : (isMax ? (last ? arith::CmpIPredicate::sge
-                                     : arith::CmpIPredicate::sgt)
-                             : (last ? arith::CmpIPredicate::sle
-                                     : arith::CmpIPredicate::slt));
+            auto predicate = isUnsignedInput
+                                 ? (isMax ? (last ? arith::CmpIPredicate::uge
+                                                  : arith::CmpIPredicate::ugt)
+                                          : (last ? arith::CmpIPredicate::ule
+                                                  : arith::CmpIPredicate::ult))
+                                 : (isMax ? (last ? arith::CmpIPredicate::sge
+                                                  : arith::CmpIPredicate::sgt)
+                                          : (last ? arith::CmpIPredicate::sle
+                                                  : arith::CmpIPredicate::slt));
             better = arith::CmpIOp::create(b, loc, predicate, x, best);
           }
           Value position = arith::IndexCastOp::create(
               b, loc, b.getI64Type(), linalg::IndexOp::create(b, loc, axis));
           linalg::YieldOp::create(
               b, loc,
-              ValueRange{
-                  arith::SelectOp::create(b, loc, better, x, best),
-                  arith::SelectOp::create(b, loc, better, position,
-                                          bestIndex)});
+              ValueRange{arith::SelectOp::create(b, loc, better, x, best),
+                         arith::SelectOp::create(b, loc, better, position,
+                                                 bestIndex)});
         });
     rewriter.replaceOp(op, generic.getResult(1));
     return success();
@@ -801,23 +797,21 @@ public:
                                                utils::IteratorType::parallel);
     iterators.push_back(utils::IteratorType::reduction);
     arith::CmpIPredicate predicate =
-        op.getReverse()
-            ? (op.getExclusive() ? arith::CmpIPredicate::sgt
-                                 : arith::CmpIPredicate::sge)
-            : (op.getExclusive() ? arith::CmpIPredicate::slt
-                                 : arith::CmpIPredicate::sle);
+        op.getReverse() ? (op.getExclusive() ? arith::CmpIPredicate::sgt
+                                             : arith::CmpIPredicate::sge)
+                        : (op.getExclusive() ? arith::CmpIPredicate::slt
+                                             : arith::CmpIPredicate::sle);
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{type}, ValueRange{adaptor.getInput()},
-        ValueRange{zeroFilled(rewriter, loc, type,
-                              sizesFrom(rewriter, loc, type,
-                                        ValueRange{adaptor.getInput()}))},
-        maps, iterators,
-        [&](B &b, L loc, V args) {
+        ValueRange{zeroFilled(
+            rewriter, loc, type,
+            sizesFrom(rewriter, loc, type, ValueRange{adaptor.getInput()}))},
+        maps, iterators, [&](B &b, L loc, V args) {
           Value k = linalg::IndexOp::create(b, loc, rank);
           Value i = linalg::IndexOp::create(b, loc, axis);
           Value counts = arith::CmpIOp::create(b, loc, predicate, k, i);
-          Value sum =
-              floatOrInt<arith::AddFOp, arith::AddIOp>(b, loc, args[1], args[0]);
+          Value sum = floatOrInt<arith::AddFOp, arith::AddIOp>(b, loc, args[1],
+                                                               args[0]);
           linalg::YieldOp::create(
               b, loc,
               Value(arith::SelectOp::create(b, loc, counts, sum, args[1])));
@@ -889,28 +883,27 @@ public:
               Value self = args[0], rival = args[1];
               Value beats, ties;
               if (isa<FloatType>(element)) {
-                beats = arith::CmpFOp::create(
-                    b, loc,
-                    largest ? arith::CmpFPredicate::OGT
-                            : arith::CmpFPredicate::OLT,
-                    rival, self);
+                beats =
+                    arith::CmpFOp::create(b, loc,
+                                          largest ? arith::CmpFPredicate::OGT
+                                                  : arith::CmpFPredicate::OLT,
+                                          rival, self);
                 ties = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                              rival, self);
               } else {
-                auto predicate = largest ? (unsignedInput
-                                                ? arith::CmpIPredicate::ugt
-                                                : arith::CmpIPredicate::sgt)
-                                         : (unsignedInput
-                                                ? arith::CmpIPredicate::ult
-                                                : arith::CmpIPredicate::slt);
+                auto predicate =
+                    largest ? (unsignedInput ? arith::CmpIPredicate::ugt
+                                             : arith::CmpIPredicate::sgt)
+                            : (unsignedInput ? arith::CmpIPredicate::ult
+                                             : arith::CmpIPredicate::slt);
                 beats = arith::CmpIOp::create(b, loc, predicate, rival, self);
                 ties = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                              rival, self);
               }
-              Value earlier = arith::CmpIOp::create(
-                  b, loc, arith::CmpIPredicate::slt,
-                  linalg::IndexOp::create(b, loc, rank),
-                  linalg::IndexOp::create(b, loc, axis));
+              Value earlier =
+                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                        linalg::IndexOp::create(b, loc, rank),
+                                        linalg::IndexOp::create(b, loc, axis));
               Value before = arith::OrIOp::create(
                   b, loc, beats, arith::AndIOp::create(b, loc, ties, earlier));
               Value count = arith::ExtUIOp::create(b, loc, i64, before);
@@ -932,9 +925,9 @@ public:
                                             args[1], position);
           linalg::YieldOp::create(
               b, loc,
-              ValueRange{arith::SelectOp::create(b, loc, hit, args[0], args[2]),
-                         arith::SelectOp::create(b, loc, hit, source,
-                                                 args[3])});
+              ValueRange{
+                  arith::SelectOp::create(b, loc, hit, args[0], args[2]),
+                  arith::SelectOp::create(b, loc, hit, source, args[3])});
         });
     rewriter.replaceOp(op, generic.getResults());
     return success();
@@ -948,10 +941,10 @@ public:
   LogicalResult lower(OpTy op, typename OpTy::Adaptor adaptor,
                       RankedTensorType type,
                       ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(
-        op, buildSoftmax(rewriter, op.getLoc(), adaptor.getInput(),
-                         axisIndex(op.getAxis(), type.getRank()),
-                         std::is_same_v<OpTy, LogSoftmaxOp>));
+    rewriter.replaceOp(op,
+                       buildSoftmax(rewriter, op.getLoc(), adaptor.getInput(),
+                                    axisIndex(op.getAxis(), type.getRank()),
+                                    std::is_same_v<OpTy, LogSoftmaxOp>));
     return success();
   }
 };
@@ -966,26 +959,24 @@ Value normalize(B &b, L loc, Value x, ArrayRef<int64_t> axes, double epsilon,
                 ValueRange params, ScalarBody affine) {
   auto type = cast<RankedTensorType>(x.getType());
   Value mean = buildMean(b, loc, x, axes, /*keepdims=*/true);
-  Value squares = buildElementwise(b, loc, type, ValueRange{x, mean},
-                                   [](B &b, L loc, V v) -> Value {
-                                     Value d =
-                                         arith::SubFOp::create(b, loc, v[0], v[1]);
-                                     return arith::MulFOp::create(b, loc, d, d);
-                                   });
+  Value squares = buildElementwise(
+      b, loc, type, ValueRange{x, mean}, [](B &b, L loc, V v) -> Value {
+        Value d = arith::SubFOp::create(b, loc, v[0], v[1]);
+        return arith::MulFOp::create(b, loc, d, d);
+      });
   Value variance = buildMean(b, loc, squares, axes, /*keepdims=*/true);
   SmallVector<Value> inputs{x, mean, variance};
   inputs.append(params.begin(), params.end());
-  return buildElementwise(
-      b, loc, type, inputs, [&](B &b, L loc, V v) -> Value {
-        Value eps = scalarConstant(b, loc, v[0].getType(), epsilon);
-        Value centered = arith::SubFOp::create(b, loc, v[0], v[1]);
-        Value inv = math::RsqrtOp::create(
-            b, loc, arith::AddFOp::create(b, loc, v[2], eps));
-        Value normalized = arith::MulFOp::create(b, loc, centered, inv);
-        SmallVector<Value> operands{normalized};
-        operands.append(v.begin() + 3, v.end());
-        return affine(b, loc, operands);
-      });
+  return buildElementwise(b, loc, type, inputs, [&](B &b, L loc, V v) -> Value {
+    Value eps = scalarConstant(b, loc, v[0].getType(), epsilon);
+    Value centered = arith::SubFOp::create(b, loc, v[0], v[1]);
+    Value inv =
+        math::RsqrtOp::create(b, loc, arith::AddFOp::create(b, loc, v[2], eps));
+    Value normalized = arith::MulFOp::create(b, loc, centered, inv);
+    SmallVector<Value> operands{normalized};
+    operands.append(v.begin() + 3, v.end());
+    return affine(b, loc, operands);
+  });
 }
 
 /// v[0] * v[1] + v[2] (the bias is optional).
@@ -1005,11 +996,11 @@ public:
     if (adaptor.getBias())
       params.push_back(adaptor.getBias());
     int64_t rank = type.getRank();
-    rewriter.replaceOp(
-        op, normalize(rewriter, op.getLoc(), adaptor.getInput(),
-                      axesFrom(axisIndex(op.getAxis(), rank), rank),
-                      op.getEpsilon().convertToDouble(), params,
-                      scaleAndShift));
+    rewriter.replaceOp(op,
+                       normalize(rewriter, op.getLoc(), adaptor.getInput(),
+                                 axesFrom(axisIndex(op.getAxis(), rank), rank),
+                                 op.getEpsilon().convertToDouble(), params,
+                                 scaleAndShift));
     return success();
   }
 };
@@ -1040,26 +1031,26 @@ public:
                       ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value x = adaptor.getInput();
-    Value squares = buildElementwise(rewriter, loc, type, ValueRange{x},
-                                     [](B &b, L loc, V v) -> Value {
-                                       return arith::MulFOp::create(b, loc, v[0],
-                                                                    v[0]);
-                                     });
+    Value squares = buildElementwise(
+        rewriter, loc, type, ValueRange{x}, [](B &b, L loc, V v) -> Value {
+          return arith::MulFOp::create(b, loc, v[0], v[0]);
+        });
     int64_t rank = type.getRank();
-    Value meanSquare = buildMean(
-        rewriter, loc, squares,
-        axesFrom(axisIndex(op.getAxis(), rank), rank), /*keepdims=*/true);
+    Value meanSquare = buildMean(rewriter, loc, squares,
+                                 axesFrom(axisIndex(op.getAxis(), rank), rank),
+                                 /*keepdims=*/true);
     double epsilon = op.getEpsilon().convertToDouble();
     rewriter.replaceOp(
-        op, buildElementwise(
-                rewriter, loc, type, ValueRange{x, meanSquare, adaptor.getScale()},
-                [&](B &b, L loc, V v) -> Value {
-                  Value eps = scalarConstant(b, loc, v[0].getType(), epsilon);
-                  Value inv = math::RsqrtOp::create(
-                      b, loc, arith::AddFOp::create(b, loc, v[1], eps));
-                  return arith::MulFOp::create(
-                      b, loc, arith::MulFOp::create(b, loc, v[0], inv), v[2]);
-                }));
+        op,
+        buildElementwise(
+            rewriter, loc, type, ValueRange{x, meanSquare, adaptor.getScale()},
+            [&](B &b, L loc, V v) -> Value {
+              Value eps = scalarConstant(b, loc, v[0].getType(), epsilon);
+              Value inv = math::RsqrtOp::create(
+                  b, loc, arith::AddFOp::create(b, loc, v[1], eps));
+              return arith::MulFOp::create(
+                  b, loc, arith::MulFOp::create(b, loc, v[0], inv), v[2]);
+            }));
     return success();
   }
 };
@@ -1114,8 +1105,7 @@ public:
     if (!type || type.getShape().back() % 2 != 0)
       return failure();
     MLIRContext *ctx = rewriter.getContext();
-    int64_t rank = type.getRank(), dim = type.getShape().back(),
-            half = dim / 2;
+    int64_t rank = type.getRank(), dim = type.getShape().back(), half = dim / 2;
     bool interleaved = op.getInterleaved();
     AffineExpr j = getAffineDimExpr(rank - 1, ctx);
     AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
@@ -1158,10 +1148,10 @@ public:
     auto generic = linalg::GenericOp::create(
         rewriter, opLoc, TypeRange{type},
         ValueRange{x, x, adaptor.getCos(), adaptor.getSin()},
-        ValueRange{emptyTensor(rewriter, opLoc, type,
-                               sizesFrom(rewriter, opLoc, type, ValueRange{x}))},
-        maps, iterators,
-        [&](B &b, L loc, V args) {
+        ValueRange{
+            emptyTensor(rewriter, opLoc, type,
+                        sizesFrom(rewriter, opLoc, type, ValueRange{x}))},
+        maps, iterators, [&](B &b, L loc, V args) {
           Value index = linalg::IndexOp::create(b, loc, rank - 1);
           Value first;
           if (interleaved) {
@@ -1261,11 +1251,10 @@ static Value buildRunTimeMatrixProduct(OpBuilder &b, Location loc, Value lhs,
     sizes.push_back(tensor::DimOp::create(b, loc, lhs2, 0));
   if (flatType.isDynamicDim(1))
     sizes.push_back(tensor::DimOp::create(b, loc, rhs, 1));
-  Value product =
-      linalg::MatmulOp::create(b, loc, TypeRange{flatType},
-                               ValueRange{lhs2, rhs},
-                               ValueRange{zeroFilled(b, loc, flatType, sizes)})
-          ->getResult(0);
+  Value product = linalg::MatmulOp::create(
+                      b, loc, TypeRange{flatType}, ValueRange{lhs2, rhs},
+                      ValueRange{zeroFilled(b, loc, flatType, sizes)})
+                      ->getResult(0);
   if (rank == 2)
     return tensor::CastOp::create(b, loc, type, product);
   ReassociationIndices rows, cols{rank - 1};
@@ -1296,9 +1285,9 @@ Value buildMatrixProduct(OpBuilder &b, Location loc, Value lhs, Value rhs,
       b, loc, lhs, RankedTensorType::get({rows, k}, lhsType.getElementType()));
   auto flatType = RankedTensorType::get({rows, rhsType.getDimSize(1)},
                                         type.getElementType());
-  auto matmul = linalg::MatmulOp::create(b, loc, TypeRange{flatType},
-                                         ValueRange{lhs2, rhs},
-                                         ValueRange{zeroFilled(b, loc, flatType)});
+  auto matmul = linalg::MatmulOp::create(
+      b, loc, TypeRange{flatType}, ValueRange{lhs2, rhs},
+      ValueRange{zeroFilled(b, loc, flatType)});
   return reshapeTo(b, loc, matmul->getResult(0), type);
 }
 

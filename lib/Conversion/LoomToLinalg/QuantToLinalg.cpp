@@ -336,8 +336,8 @@ public:
             q = arith::AddFOp::create(
                 b, loc, q, castScalar(b, loc, x[2], floatType, zpUnsigned));
           auto constant = [&](double v) -> Value {
-            return arith::ConstantOp::create(
-                b, loc, b.getFloatAttr(floatType, v));
+            return arith::ConstantOp::create(b, loc,
+                                             b.getFloatAttr(floatType, v));
           };
           q = arith::MaximumFOp::create(b, loc, q, constant(lo));
           q = arith::MinimumFOp::create(b, loc, q, constant(hi));

@@ -62,14 +62,13 @@ ResizeAxisTables buildRuntimeResizeTables(OpBuilder &b, Location loc,
   double ratio = static_cast<double>(outLen) / static_cast<double>(inLen);
   Value exact = arith::CmpFOp::create(
       b, loc, arith::CmpFPredicate::OEQ, scaleF32,
-      scalarConstant(b, loc, scaleF32.getType(),
-                     static_cast<float>(ratio)));
+      scalarConstant(b, loc, scaleF32.getType(), static_cast<float>(ratio)));
   Value scale = arith::SelectOp::create(
       b, loc, exact, c(ratio), arith::ExtFOp::create(b, loc, f64, scaleF32));
   Value roiStart = c(0), roiEnd = c(1);
   if (adaptor.getRoi()) {
-    int64_t rank = cast<RankedTensorType>(adaptor.getInput().getType())
-                       .getRank();
+    int64_t rank =
+        cast<RankedTensorType>(adaptor.getInput().getType()).getRank();
     roiStart = arith::ExtFOp::create(b, loc, f64,
                                      scalarOf(b, loc, adaptor.getRoi(), d));
     roiEnd = arith::ExtFOp::create(
@@ -148,8 +147,8 @@ ResizeAxisTables buildRuntimeResizeTables(OpBuilder &b, Location loc,
         Value integral = cmp(arith::CmpFPredicate::OEQ, coord, floorC);
         Value r = select(integral, c(1), sub(coord, floorC));
         // The first neighbour (before sliding) and the coefficients.
-        Value first = sub(floorC, select(integral, c(cubic ? 2 : 1),
-                                         c(cubic ? 1 : 0)));
+        Value first =
+            sub(floorC, select(integral, c(cubic ? 2 : 1), c(cubic ? 1 : 0)));
         SmallVector<Value> coeffs;
         Value right;
         if (nearest) {
@@ -167,9 +166,9 @@ ResizeAxisTables buildRuntimeResizeTables(OpBuilder &b, Location loc,
           double a = sampling.cubicA;
           Value r1 = add(r, c(1)), q = sub(c(1), r), q1 = sub(c(2), r);
           auto outer = [&](Value x) {
-            return sub(mul(add(mul(sub(mul(c(a), x), c(5 * a)), x), c(8 * a)),
-                           x),
-                       c(4 * a));
+            return sub(
+                mul(add(mul(sub(mul(c(a), x), c(5 * a)), x), c(8 * a)), x),
+                c(4 * a));
           };
           auto inner = [&](Value x) {
             return add(mul(sub(mul(c(a + 2), x), c(a + 3)), mul(x, x)), c(1));
@@ -212,8 +211,7 @@ ResizeAxisTables buildRuntimeResizeTables(OpBuilder &b, Location loc,
             total = add(total, w);
           }
           weight = kept.back();
-          for (int64_t i = static_cast<int64_t>(kept.size()) - 2; i >= 0;
-               --i) {
+          for (int64_t i = static_cast<int64_t>(kept.size()) - 2; i >= 0; --i) {
             Value here = arith::CmpIOp::create(
                 b, loc, arith::CmpIPredicate::eq, tap,
                 arith::ConstantIndexOp::create(b, loc, i));
@@ -224,11 +222,10 @@ ResizeAxisTables buildRuntimeResizeTables(OpBuilder &b, Location loc,
         }
         linalg::YieldOp::create(
             b, loc,
-            ValueRange{index, castScalar(b, loc, weight, weightType),
-                       outside});
+            ValueRange{index, castScalar(b, loc, weight, weightType), outside});
       });
-  ResizeAxisTables tables{d, taps, generic.getResult(0), nullptr,
-                          generic.getResult(2), true};
+  ResizeAxisTables tables{
+      d, taps, generic.getResult(0), nullptr, generic.getResult(2), true};
   if (!nearest)
     tables.weights = generic.getResult(1);
   return tables;
@@ -403,24 +400,23 @@ public:
       }
       flagMaps.push_back(rewriter.getMultiDimIdentityMap(rank));
       double extrapolation = op.getExtrapolationValue().convertToDouble();
-      result =
-          linalg::GenericOp::create(
-              rewriter, loc, TypeRange{type}, flags,
-              ValueRange{emptyTensor(rewriter, loc, type)}, flagMaps,
-              SmallVector<utils::IteratorType>(rank,
-                                               utils::IteratorType::parallel),
-              [&](B &b, L loc, V args) {
-                Value outside = args[1];
-                for (size_t i = 2; i + 1 < args.size(); ++i)
-                  outside = arith::OrIOp::create(b, loc, outside, args[i]);
-                linalg::YieldOp::create(
-                    b, loc,
-                    Value(arith::SelectOp::create(
-                        b, loc, outside,
-                        scalarConstant(b, loc, element, extrapolation),
-                        args[0])));
-              })
-              .getResult(0);
+      result = linalg::GenericOp::create(
+                   rewriter, loc, TypeRange{type}, flags,
+                   ValueRange{emptyTensor(rewriter, loc, type)}, flagMaps,
+                   SmallVector<utils::IteratorType>(
+                       rank, utils::IteratorType::parallel),
+                   [&](B &b, L loc, V args) {
+                     Value outside = args[1];
+                     for (size_t i = 2; i + 1 < args.size(); ++i)
+                       outside = arith::OrIOp::create(b, loc, outside, args[i]);
+                     linalg::YieldOp::create(
+                         b, loc,
+                         Value(arith::SelectOp::create(
+                             b, loc, outside,
+                             scalarConstant(b, loc, element, extrapolation),
+                             args[0])));
+                   })
+                   .getResult(0);
     }
     rewriter.replaceOp(op, result);
     return success();

@@ -86,8 +86,7 @@ public:
               };
               auto indexToF64 = [&](Value i) -> Value {
                 return arith::SIToFPOp::create(
-                    b, loc, f64,
-                    arith::IndexCastOp::create(b, loc, i64, i));
+                    b, loc, f64, arith::IndexCastOp::create(b, loc, i64, i));
               };
               Value r = linalg::IndexOp::create(b, loc, 0);
               Value ch = linalg::IndexOp::create(b, loc, 1);
@@ -95,18 +94,17 @@ public:
               Value pw = linalg::IndexOp::create(b, loc, 3);
               // The batch index, kept inside the input (the reference
               // rejects others).
-              Value batch =
-                  tensor::ExtractOp::create(b, loc, batchIndices, ValueRange{r});
+              Value batch = tensor::ExtractOp::create(b, loc, batchIndices,
+                                                      ValueRange{r});
               batch = arith::MinSIOp::create(
                   b, loc, arith::MaxSIOp::create(b, loc, batch, ci64(0)),
                   ci64(n - 1));
               batch = arith::IndexCastOp::create(b, loc, indexType, batch);
               auto coordinate = [&](int64_t k) -> Value {
-                Value v = castScalar(
-                    b, loc,
-                    tensor::ExtractOp::create(b, loc, rois,
-                                              ValueRange{r, ci(k)}),
-                    f64);
+                Value v = castScalar(b, loc,
+                                     tensor::ExtractOp::create(
+                                         b, loc, rois, ValueRange{r, ci(k)}),
+                                     f64);
                 return f.sub(f.mul(v, c(spatialScale)), c(offset));
               };
               Value startW = coordinate(0), startH = coordinate(1);
@@ -173,9 +171,9 @@ public:
               auto outer = scf::ForOp::create(
                   b, loc, ci(0), gridHI, ci(1), ValueRange{zero},
                   [&](OpBuilder &b, Location loc, Value iy, ValueRange acc) {
-                    Value yy = f.add(yBase, f.div(f.mul(f.add(indexToF64(iy), c(0.5)),
-                                                  binH),
-                                              gridHF));
+                    Value yy = f.add(
+                        yBase, f.div(f.mul(f.add(indexToF64(iy), c(0.5)), binH),
+                                     gridHF));
                     auto inner = scf::ForOp::create(
                         b, loc, ci(0), gridWI, ci(1), ValueRange{acc[0]},
                         [&](OpBuilder &b, Location loc, Value ix,
@@ -183,7 +181,7 @@ public:
                           Value xx = f.add(
                               xBase,
                               f.div(f.mul(f.add(indexToF64(ix), c(0.5)), binW),
-                                  gridWF));
+                                    gridWF));
                           // Inside [-1, H] x [-1, W] (NaN is outside).
                           auto inRange = [&](Value v, int64_t size) -> Value {
                             Value lo = arith::CmpFOp::create(
@@ -206,19 +204,20 @@ public:
                           Value cols[4] = {ax.low, ax.high, ax.low, ax.high};
                           Value products[4];
                           for (int corner = 0; corner < 4; ++corner) {
-                            Value weight = f.select(valid, weights[corner], zero);
+                            Value weight =
+                                f.select(valid, weights[corner], zero);
                             Value row = arith::IndexCastOp::create(
                                 b, loc, indexType,
                                 f.select(valid, rows[corner], ci64(0)));
                             Value col = arith::IndexCastOp::create(
                                 b, loc, indexType,
                                 f.select(valid, cols[corner], ci64(0)));
-                            Value x = castScalar(
-                                b, loc,
-                                tensor::ExtractOp::create(
-                                    b, loc, input,
-                                    ValueRange{batch, ch, row, col}),
-                                f64);
+                            Value x =
+                                castScalar(b, loc,
+                                           tensor::ExtractOp::create(
+                                               b, loc, input,
+                                               ValueRange{batch, ch, row, col}),
+                                           f64);
                             products[corner] = f.mul(weight, x);
                           }
                           Value v = acc[0];
@@ -230,12 +229,12 @@ public:
                               m = stdMax(m, products[corner]);
                             Value first = arith::AndIOp::create(
                                 b, loc,
-                                arith::CmpIOp::create(
-                                    b, loc, arith::CmpIPredicate::eq, iy,
-                                    ci(0)),
-                                arith::CmpIOp::create(
-                                    b, loc, arith::CmpIPredicate::eq, ix,
-                                    ci(0)));
+                                arith::CmpIOp::create(b, loc,
+                                                      arith::CmpIPredicate::eq,
+                                                      iy, ci(0)),
+                                arith::CmpIOp::create(b, loc,
+                                                      arith::CmpIPredicate::eq,
+                                                      ix, ci(0)));
                             v = f.select(first, m, stdMax(v, m));
                           } else {
                             for (int corner = 0; corner < 4; ++corner)

@@ -112,8 +112,7 @@ void checkIndices(OpBuilder &rewriter, Location loc, Operation *op,
   // (first offending index, its dimension's size); size 0: none found.
   auto pairType = RankedTensorType::get({2}, i64);
   Value init = arith::ConstantOp::create(
-      rewriter, loc,
-      DenseElementsAttr::get(pairType, ArrayRef<int64_t>{0, 0}));
+      rewriter, loc, DenseElementsAttr::get(pairType, ArrayRef<int64_t>{0, 0}));
   Value sizeTable;
   auto tableType = RankedTensorType::get({int64_t(sizes.size())}, i64);
   if (llvm::none_of(sizes, ShapedType::isDynamic)) {
@@ -131,12 +130,10 @@ void checkIndices(OpBuilder &rewriter, Location loc, Operation *op,
     sizeTable =
         tensor::FromElementsOp::create(rewriter, loc, tableType, elements);
   }
-  SmallVector<AffineMap> maps{AffineMap::getMultiDimIdentityMap(rank + 1, ctx)
-                                  .getSubMap(llvm::to_vector(
-                                      llvm::seq<unsigned>(0, rank))),
-                              AffineMap::get(rank + 1, 0,
-                                             {getAffineDimExpr(rank, ctx)},
-                                             ctx)};
+  SmallVector<AffineMap> maps{
+      AffineMap::getMultiDimIdentityMap(rank + 1, ctx)
+          .getSubMap(llvm::to_vector(llvm::seq<unsigned>(0, rank))),
+      AffineMap::get(rank + 1, 0, {getAffineDimExpr(rank, ctx)}, ctx)};
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::reduction);
   iterators.push_back(utils::IteratorType::parallel);
@@ -168,8 +165,8 @@ void checkIndices(OpBuilder &rewriter, Location loc, Operation *op,
             Value isIndexSlot = arith::CmpIOp::create(
                 b, loc, arith::CmpIPredicate::eq, slot,
                 arith::ConstantIndexOp::create(b, loc, 0));
-            Value mine = arith::SelectOp::create(b, loc, isIndexSlot, index,
-                                                 size);
+            Value mine =
+                arith::SelectOp::create(b, loc, isIndexSlot, index, size);
             // The slots are filled together, by the first bad index: the
             // accumulated size slot is 0 until then. Slot 0 cannot see
             // slot 1, so each slot tests `bad` and its own "already set".
@@ -190,9 +187,9 @@ void checkIndices(OpBuilder &rewriter, Location loc, Operation *op,
   Value oneIndex = arith::ConstantIndexOp::create(rewriter, loc, 1);
   Value index = tensor::ExtractOp::create(rewriter, loc, found, zeroIndex);
   Value size = tensor::ExtractOp::create(rewriter, loc, found, oneIndex);
-  Value bad = arith::CmpIOp::create(
-      rewriter, loc, arith::CmpIPredicate::ne, size,
-      arith::ConstantIntOp::create(rewriter, loc, 0, 64));
+  Value bad =
+      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne, size,
+                            arith::ConstantIntOp::create(rewriter, loc, 0, 64));
   reportIf(rewriter, loc, op, bad, kIndexErrorEntry, {index, size},
            siteDescription(op));
 }
@@ -214,17 +211,17 @@ Value checkedCast(OpBuilder &b, Location loc, Operation *op, Value value,
       continue;
     Value actual = tensor::DimOp::create(b, loc, value, d);
     Value stated = arith::ConstantIndexOp::create(b, loc, to.getDimSize(d));
-    Value differs = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                          actual, stated);
+    Value differs =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, actual, stated);
     reportIf(b, loc, op, differs, kShapeErrorEntry,
              {toI64(b, loc, actual), toI64(b, loc, stated),
               arith::ConstantIntOp::create(b, loc, d, 64)},
              site.empty() ? siteDescription(op) : site.str());
-    Value matches = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                          actual, stated);
-    allMatch = allMatch ? Value(arith::AndIOp::create(b, loc, allMatch,
-                                                      matches))
-                        : matches;
+    Value matches =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, actual, stated);
+    allMatch = allMatch
+                   ? Value(arith::AndIOp::create(b, loc, allMatch, matches))
+                   : matches;
   }
   if (!allMatch)
     return tensor::CastOp::create(b, loc, to, value);
@@ -234,8 +231,7 @@ Value checkedCast(OpBuilder &b, Location loc, Operation *op, Value value,
       b, loc, allMatch,
       [&](OpBuilder &nested, Location loc) {
         scf::YieldOp::create(
-            nested, loc,
-            Value(tensor::CastOp::create(nested, loc, to, value)));
+            nested, loc, Value(tensor::CastOp::create(nested, loc, to, value)));
       },
       [&](OpBuilder &nested, Location loc) {
         Value zero = arith::ConstantOp::create(

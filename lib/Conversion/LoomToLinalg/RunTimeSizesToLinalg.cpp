@@ -78,9 +78,9 @@ public:
     Value count;
     if (isa<FloatType>(element)) {
       Type f64 = rewriter.getF64Type();
-      Value difference = castScalar(
-          rewriter, loc, arith::SubFOp::create(rewriter, loc, limit, start),
-          f64);
+      Value difference =
+          castScalar(rewriter, loc,
+                     arith::SubFOp::create(rewriter, loc, limit, start), f64);
       Value step = castScalar(rewriter, loc, delta, f64);
       Value quotient = math::CeilOp::create(
           rewriter, loc,
@@ -94,18 +94,17 @@ public:
         Value wide = castScalar(rewriter, loc, x, f64);
         Value magnitude = math::AbsFOp::create(rewriter, loc, wide);
         // Unordered or infinite: NaN compares unordered.
-        return arith::CmpFOp::create(rewriter, loc,
-                                     arith::CmpFPredicate::UGE, magnitude,
-                                     infinity);
+        return arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::UGE,
+                                     magnitude, infinity);
       };
       Value bad = arith::OrIOp::create(
           rewriter, loc,
           arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OEQ, step,
                                 zero),
-          arith::OrIOp::create(
-              rewriter, loc, notFinite(start),
-              arith::OrIOp::create(rewriter, loc, notFinite(limit),
-                                   notFinite(delta))));
+          arith::OrIOp::create(rewriter, loc, notFinite(start),
+                               arith::OrIOp::create(rewriter, loc,
+                                                    notFinite(limit),
+                                                    notFinite(delta))));
       checkCondition(rewriter, loc, op, bad,
                      "range(start, limit, delta) is not a finite sequence "
                      "(a zero delta, or a NaN or infinite operand)");
@@ -116,14 +115,14 @@ public:
           rewriter, loc, arith::CmpFPredicate::OGT, quotient, zero);
       Value capped = arith::MinimumFOp::create(rewriter, loc, quotient, cap);
       count = arith::SelectOp::create(
-          rewriter, loc, arith::AndIOp::create(
-                             rewriter, loc, positive,
-                             arith::XOrIOp::create(
-                                 rewriter, loc, bad,
-                                 arith::ConstantOp::create(
-                                     rewriter, loc, rewriter.getBoolAttr(true)))),
-          arith::FPToSIOp::create(rewriter, loc, rewriter.getI64Type(),
-                                  capped),
+          rewriter, loc,
+          arith::AndIOp::create(
+              rewriter, loc, positive,
+              arith::XOrIOp::create(
+                  rewriter, loc, bad,
+                  arith::ConstantOp::create(rewriter, loc,
+                                            rewriter.getBoolAttr(true)))),
+          arith::FPToSIOp::create(rewriter, loc, rewriter.getI64Type(), capped),
           i64Constant(rewriter, loc, 0));
     } else {
       // Integers: the difference and the quotient exactly, in i64 (the
@@ -138,11 +137,11 @@ public:
                                            arith::CmpIPredicate::eq, d, zero);
       checkCondition(rewriter, loc, op, isZero, "range delta is zero");
       // Divide by 1 instead of 0 (the result is then empty).
-      Value divisor = arith::SelectOp::create(
-          rewriter, loc, isZero, i64Constant(rewriter, loc, 1), d);
+      Value divisor = arith::SelectOp::create(rewriter, loc, isZero,
+                                              i64Constant(rewriter, loc, 1), d);
       Value difference = arith::SubIOp::create(rewriter, loc, l, s);
-      Value quotient = arith::CeilDivSIOp::create(rewriter, loc, difference,
-                                                  divisor);
+      Value quotient =
+          arith::CeilDivSIOp::create(rewriter, loc, difference, divisor);
       count = arith::SelectOp::create(
           rewriter, loc, isZero, zero,
           arith::MaxSIOp::create(rewriter, loc, quotient, zero));
@@ -170,21 +169,20 @@ public:
                                           castScalar(b, loc, delta, f64))),
                 element);
           } else {
-            Value s = castScalar(b, loc, start, b.getI64Type(),
-                                 isUnsignedRange);
-            Value d = castScalar(b, loc, delta, b.getI64Type(),
-                                 isUnsignedRange);
+            Value s =
+                castScalar(b, loc, start, b.getI64Type(), isUnsignedRange);
+            Value d =
+                castScalar(b, loc, delta, b.getI64Type(), isUnsignedRange);
             value = castScalar(
                 b, loc,
-                arith::AddIOp::create(b, loc, s,
-                                      arith::MulIOp::create(b, loc, i64Index,
-                                                            d)),
+                arith::AddIOp::create(
+                    b, loc, s, arith::MulIOp::create(b, loc, i64Index, d)),
                 element);
           }
           linalg::YieldOp::create(b, loc, value);
         });
-    rewriter.replaceOp(op, checkedCast(rewriter, loc, op, generic.getResult(0),
-                                       type));
+    rewriter.replaceOp(
+        op, checkedCast(rewriter, loc, op, generic.getResult(0), type));
     return success();
   }
 };
@@ -202,9 +200,9 @@ public:
       Value size = castScalar(rewriter, loc,
                               scalarOf(rewriter, loc, adaptor.getShape(), d),
                               rewriter.getI64Type());
-      sizes.push_back(checkedSize(rewriter, loc, op, size,
-                                  "dimension " + std::to_string(d) +
-                                      " of the shape"));
+      sizes.push_back(
+          checkedSize(rewriter, loc, op, size,
+                      "dimension " + std::to_string(d) + " of the shape"));
     }
     TypedAttr value = op.getValue();
     Attribute fill;
@@ -258,17 +256,17 @@ public:
       inputSizes.push_back(indexDim(rewriter, loc, input, d));
       total = arith::MulIOp::create(rewriter, loc, total, inputSizes.back());
     }
-    Value flat = reshapeTo(
-        rewriter, loc, input,
-        RankedTensorType::get({inputType.hasStaticShape()
-                                   ? inputType.getNumElements()
-                                   : ShapedType::kDynamic},
-                              inputType.getElementType()));
+    Value flat =
+        reshapeTo(rewriter, loc, input,
+                  RankedTensorType::get({inputType.hasStaticShape()
+                                             ? inputType.getNumElements()
+                                             : ShapedType::kDynamic},
+                                        inputType.getElementType()));
     auto scalarType = RankedTensorType::get({}, i64);
-    Value zeroCount = linalg::FillOp::create(
-                          rewriter, loc, i64Constant(rewriter, loc, 0),
-                          emptyTensor(rewriter, loc, scalarType))
-                          .getResult(0);
+    Value zeroCount =
+        linalg::FillOp::create(rewriter, loc, i64Constant(rewriter, loc, 0),
+                               emptyTensor(rewriter, loc, scalarType))
+            .getResult(0);
     MLIRContext *ctx = rewriter.getContext();
     Value counted =
         linalg::GenericOp::create(
@@ -323,8 +321,8 @@ public:
               });
           scf::YieldOp::create(b, loc, branch.getResults());
         });
-    rewriter.replaceOp(
-        op, checkedCast(rewriter, loc, op, loop.getResult(0), type));
+    rewriter.replaceOp(op,
+                       checkedCast(rewriter, loc, op, loop.getResult(0), type));
     return success();
   }
 };

@@ -86,8 +86,8 @@ Value multiplyAccumulate(OpBuilder &b, Location loc, Value x, Value y,
   return floatOrInt<arith::AddFOp, arith::AddIOp>(b, loc, acc, product);
 }
 
-SmallVector<Value> sizesFrom(OpBuilder &b, Location loc,
-                             RankedTensorType type, ValueRange sources) {
+SmallVector<Value> sizesFrom(OpBuilder &b, Location loc, RankedTensorType type,
+                             ValueRange sources) {
   int64_t rank = type.getRank();
   SmallVector<Value> sizes;
   for (int64_t j = 0; j < rank; ++j) {
@@ -176,9 +176,8 @@ AffineMap broadcastMap(MLIRContext *ctx, ArrayRef<int64_t> operand,
   SmallVector<AffineExpr> exprs;
   for (auto [i, size] : llvm::enumerate(operand)) {
     int64_t j = offset + i;
-    exprs.push_back(size == 1 && result[j] != 1
-                        ? getAffineConstantExpr(0, ctx)
-                        : getAffineDimExpr(j, ctx));
+    exprs.push_back(size == 1 && result[j] != 1 ? getAffineConstantExpr(0, ctx)
+                                                : getAffineDimExpr(j, ctx));
   }
   return AffineMap::get(result.size(), 0, exprs, ctx);
 }
@@ -189,9 +188,9 @@ Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
   MLIRContext *ctx = b.getContext();
   SmallVector<AffineMap> maps;
   for (Value input : inputs)
-    maps.push_back(broadcastMap(
-        ctx, cast<RankedTensorType>(input.getType()).getShape(),
-        resultType.getShape()));
+    maps.push_back(
+        broadcastMap(ctx, cast<RankedTensorType>(input.getType()).getShape(),
+                     resultType.getShape()));
   maps.push_back(b.getMultiDimIdentityMap(resultType.getRank()));
   SmallVector<utils::IteratorType> iterators(resultType.getRank(),
                                              utils::IteratorType::parallel);
@@ -203,8 +202,7 @@ Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
     sizes = sizesFrom(b, loc, resultType, inputs);
   auto generic = linalg::GenericOp::create(
       b, loc, TypeRange{resultType}, inputs,
-      ValueRange{emptyTensor(b, loc, resultType, sizes)}, maps,
-      iterators,
+      ValueRange{emptyTensor(b, loc, resultType, sizes)}, maps, iterators,
       [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
         Value value = body(nested, nestedLoc, args.drop_back());
         linalg::YieldOp::create(nested, nestedLoc, value);
@@ -230,8 +228,8 @@ static Value broadcastCopy(OpBuilder &b, Location loc, Value input,
     if (at != dims.end()) {
       isOne[d] =
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, size, one);
-      size = arith::SelectOp::create(b, loc, isOne[d], targets[at - dims.begin()],
-                                     size);
+      size = arith::SelectOp::create(b, loc, isOne[d],
+                                     targets[at - dims.begin()], size);
     }
     sizes.push_back(size);
   }
@@ -243,25 +241,24 @@ static Value broadcastCopy(OpBuilder &b, Location loc, Value input,
              SmallVector<AffineMap>{b.getMultiDimIdentityMap(type.getRank())},
              iterators,
              [&](OpBuilder &nested, Location nestedLoc, ValueRange) {
-               Value zero = arith::ConstantIndexOp::create(nested, nestedLoc, 0);
+               Value zero =
+                   arith::ConstantIndexOp::create(nested, nestedLoc, 0);
                SmallVector<Value> coords;
                for (int64_t d = 0; d < type.getRank(); ++d) {
                  Value i = linalg::IndexOp::create(nested, nestedLoc, d);
-                 coords.push_back(isOne[d] ? Value(arith::SelectOp::create(
-                                                 nested, nestedLoc, isOne[d],
-                                                 zero, i))
-                                           : i);
+                 coords.push_back(
+                     isOne[d] ? Value(arith::SelectOp::create(
+                                    nested, nestedLoc, isOne[d], zero, i))
+                              : i);
                }
-               linalg::YieldOp::create(
-                   nested, nestedLoc,
-                   Value(tensor::ExtractOp::create(nested, nestedLoc, input,
-                                                   coords)));
+               linalg::YieldOp::create(nested, nestedLoc,
+                                       Value(tensor::ExtractOp::create(
+                                           nested, nestedLoc, input, coords)));
              })
       .getResult(0);
 }
 
-SmallVector<Value> alignRunTimeSizes(OpBuilder &b, Location loc,
-                                     Operation *op,
+SmallVector<Value> alignRunTimeSizes(OpBuilder &b, Location loc, Operation *op,
                                      RankedTensorType resultType,
                                      SmallVectorImpl<Value> &inputs) {
   int64_t rank = resultType.getRank();
@@ -375,9 +372,9 @@ SmallVector<Value> alignRunTimeSizes(OpBuilder &b, Location loc,
       auto ifOp = scf::IfOp::create(
           b, loc, stretch,
           [&](OpBuilder &then, Location thenLoc) {
-            scf::YieldOp::create(then, thenLoc,
-                                 broadcastCopy(then, thenLoc, original, dims,
-                                               dimTargets));
+            scf::YieldOp::create(
+                then, thenLoc,
+                broadcastCopy(then, thenLoc, original, dims, dimTargets));
           },
           [&](OpBuilder &otherwise, Location otherwiseLoc) {
             scf::YieldOp::create(otherwise, otherwiseLoc, original);
@@ -454,8 +451,7 @@ Value buildReduction(OpBuilder &b, Location loc, Value input,
   auto generic = linalg::GenericOp::create(
       b, loc, TypeRange{resultType}, ValueRange{input},
       ValueRange{filledTensor(b, loc, resultType, init, sizes)}, maps,
-      iterators,
-      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+      iterators, [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
         linalg::YieldOp::create(nested, nestedLoc,
                                 combine(nested, nestedLoc, args));
       });
@@ -480,9 +476,8 @@ Value buildMean(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
       continue;
     }
     Value size = tensor::DimOp::create(b, loc, input, axis);
-    runTimeCount = runTimeCount
-                       ? arith::MulIOp::create(b, loc, runTimeCount, size)
-                       : size;
+    runTimeCount =
+        runTimeCount ? arith::MulIOp::create(b, loc, runTimeCount, size) : size;
   }
   if (runTimeCount)
     runTimeCount = arith::IndexCastOp::create(
@@ -519,12 +514,12 @@ Value buildSoftmax(OpBuilder &b, Location loc, Value input, int64_t axis,
                               logarithm, zeroEmptyRows);
     return convert(wide, type);
   }
-  Value max = buildReduction(
-      b, loc, input, {axis}, /*keepdims=*/true,
-      extremeValue(b, loc, element, /*lowest=*/true),
-      [](OpBuilder &b, Location loc, ValueRange x) -> Value {
-        return arith::MaximumFOp::create(b, loc, x[0], x[1]);
-      });
+  Value max =
+      buildReduction(b, loc, input, {axis}, /*keepdims=*/true,
+                     extremeValue(b, loc, element, /*lowest=*/true),
+                     [](OpBuilder &b, Location loc, ValueRange x) -> Value {
+                       return arith::MaximumFOp::create(b, loc, x[0], x[1]);
+                     });
   Value exp = buildElementwise(
       b, loc, type, ValueRange{input, max},
       [&](OpBuilder &b, Location loc, ValueRange x) -> Value {
@@ -541,11 +536,12 @@ Value buildSoftmax(OpBuilder &b, Location loc, Value input, int64_t axis,
         return math::ExpOp::create(b, loc,
                                    arith::SubFOp::create(b, loc, x[0], base));
       });
-  Value sum = buildReduction(
-      b, loc, exp, {axis}, /*keepdims=*/true, scalarConstant(b, loc, element, 0),
-      [](OpBuilder &b, Location loc, ValueRange x) -> Value {
-        return arith::AddFOp::create(b, loc, x[0], x[1]);
-      });
+  Value sum =
+      buildReduction(b, loc, exp, {axis}, /*keepdims=*/true,
+                     scalarConstant(b, loc, element, 0),
+                     [](OpBuilder &b, Location loc, ValueRange x) -> Value {
+                       return arith::AddFOp::create(b, loc, x[0], x[1]);
+                     });
   if (!logarithm)
     return buildElementwise(
         b, loc, type, ValueRange{exp, sum},
@@ -595,9 +591,8 @@ static Value reshapeRunTimeSizes(OpBuilder &b, Location loc, Value value,
     shape.push_back(type.isDynamicDim(d) ? OpFoldResult(sizes[next++])
                                          : b.getIndexAttr(type.getDimSize(d)));
   }
-  return tensor::ExpandShapeOp::create(b, loc, type, flat,
-                                       ArrayRef<ReassociationIndices>{into},
-                                       shape);
+  return tensor::ExpandShapeOp::create(
+      b, loc, type, flat, ArrayRef<ReassociationIndices>{into}, shape);
 }
 
 Value reshapeTo(OpBuilder &b, Location loc, Value value,

@@ -1,4 +1,5 @@
-//===- Utils.h - Builders shared by the loom-to-linalg lowerings -*- C++ -*-===//
+//===- Utils.h - Builders shared by the loom-to-linalg lowerings -*- C++
+//-*-===//
 
 #ifndef LOOM_LIB_CONVERSION_LOOMTOLINALG_UTILS_H
 #define LOOM_LIB_CONVERSION_LOOMTOLINALG_UTILS_H
@@ -41,14 +42,15 @@ mlir::Value scalarConstant(mlir::OpBuilder &b, mlir::Location loc,
 /// The lowest (-inf, or the least integer) or the highest value of a type:
 /// the identity of max or of min.
 mlir::Value extremeValue(mlir::OpBuilder &b, mlir::Location loc,
-                         mlir::Type type, bool lowest,
-                         bool isUnsigned = false);
+                         mlir::Type type, bool lowest, bool isUnsigned = false);
 
 /// Whether a value's (or a type's) elements are unsigned integers: they
 /// lower to signless integers, and the ops whose meaning depends on the sign
 /// pick their unsigned forms from the original type.
 bool isUnsigned(mlir::Type type);
-inline bool isUnsigned(mlir::Value value) { return isUnsigned(value.getType()); }
+inline bool isUnsigned(mlir::Value value) {
+  return isUnsigned(value.getType());
+}
 
 /// `x` converted to the float or signless integer type `to` as loom.cast
 /// does: floats to integers truncate, non-zero becomes true. The flags say
@@ -59,14 +61,14 @@ mlir::Value castScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
 
 /// `value` padded with `padValue` by static amounts before and after each
 /// dimension.
-mlir::Value padStatic(mlir::OpBuilder &b, mlir::Location loc,
-                      mlir::Value value, llvm::ArrayRef<int64_t> low,
-                      llvm::ArrayRef<int64_t> high, mlir::Value padValue);
+mlir::Value padStatic(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
+                      llvm::ArrayRef<int64_t> low, llvm::ArrayRef<int64_t> high,
+                      mlir::Value padValue);
 
 /// Element `position` of a 1-D tensor (or the scalar of a one-element
 /// tensor), read at run time.
-mlir::Value scalarOf(mlir::OpBuilder &b, mlir::Location loc,
-                     mlir::Value tensor, int64_t position = 0);
+mlir::Value scalarOf(mlir::OpBuilder &b, mlir::Location loc, mlir::Value tensor,
+                     int64_t position = 0);
 
 /// A tensor of `type` filled with `value`; its dynamic dimensions of the
 /// sizes `dynamicSizes`.
@@ -97,8 +99,7 @@ inline mlir::Value indexDim(mlir::OpBuilder &b, mlir::Location loc,
 /// `sources`, right-aligned numpy-style: the first source whose dimension
 /// there is dynamic gives it, unchecked; none dynamic, their broadcast
 /// static size.
-llvm::SmallVector<mlir::Value> sizesFrom(mlir::OpBuilder &b,
-                                         mlir::Location loc,
+llvm::SmallVector<mlir::Value> sizesFrom(mlir::OpBuilder &b, mlir::Location loc,
                                          mlir::RankedTensorType type,
                                          mlir::ValueRange sources);
 
@@ -124,8 +125,8 @@ mlir::Value buildElementwise(mlir::OpBuilder &b, mlir::Location loc,
 /// dimension there is dynamic, the others checked against it. Inputs are
 /// updated in place; returns the result's dynamic sizes.
 llvm::SmallVector<mlir::Value>
-alignRunTimeSizes(mlir::OpBuilder &b, mlir::Location loc,
-                  mlir::Operation *op, mlir::RankedTensorType resultType,
+alignRunTimeSizes(mlir::OpBuilder &b, mlir::Location loc, mlir::Operation *op,
+                  mlir::RankedTensorType resultType,
                   llvm::SmallVectorImpl<mlir::Value> &inputs);
 
 /// A reduction of `input` over the sorted `axes` with dimensions of size 1
@@ -133,13 +134,11 @@ alignRunTimeSizes(mlir::OpBuilder &b, mlir::Location loc,
 /// `combine(b, loc, {element, accumulator})` updates it.
 mlir::Value buildReduction(mlir::OpBuilder &b, mlir::Location loc,
                            mlir::Value input, llvm::ArrayRef<int64_t> axes,
-                           bool keepdims, mlir::Value init,
-                           ScalarBody combine);
+                           bool keepdims, mlir::Value init, ScalarBody combine);
 
 /// The sum of `input` over `axes` divided by the number of elements summed.
-mlir::Value buildMean(mlir::OpBuilder &b, mlir::Location loc,
-                      mlir::Value input, llvm::ArrayRef<int64_t> axes,
-                      bool keepdims);
+mlir::Value buildMean(mlir::OpBuilder &b, mlir::Location loc, mlir::Value input,
+                      llvm::ArrayRef<int64_t> axes, bool keepdims);
 
 /// Softmax (or log-softmax) of `input` along `axis`. With `zeroEmptyRows`
 /// (softmax only), a row that is -inf everywhere (attention's fully masked
@@ -151,8 +150,8 @@ mlir::Value buildSoftmax(mlir::OpBuilder &b, mlir::Location loc,
 /// `value` reshaped to `type` (same number of elements) through
 /// collapse_shape/expand_shape views. With sizes known only at run time,
 /// the dynamic dimensions must correspond in order (squeeze, unsqueeze).
-mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc,
-                      mlir::Value value, mlir::RankedTensorType type);
+mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
+                      mlir::RankedTensorType type);
 
 /// `lhs` [..., M, K] times the matrix `rhs` [K, N] into `type` [..., M, N]:
 /// one linalg.matmul on the flattened rows, accumulated in `type`'s element
@@ -207,8 +206,7 @@ protected:
 /// A LoomLowering of ops whose result (and operand) types convert: the
 /// pattern fails to match ("unsupported types") when resultType(op) is
 /// null, and lower() rewrites the op given that type.
-template <typename OpTy>
-class ResultTypedLowering : public LoomLowering<OpTy> {
+template <typename OpTy> class ResultTypedLowering : public LoomLowering<OpTy> {
 public:
   using LoomLowering<OpTy>::LoomLowering;
   using OpAdaptor = typename OpTy::Adaptor;
@@ -297,9 +295,8 @@ void checkIndices(mlir::OpBuilder &rewriter, mlir::Location loc,
 /// When `failed` (an i1) holds at run time, the runtime reports "SITE:
 /// `problem`" (loom_rt_check_failed, loom/abi/checks.h). The code goes on:
 /// the caller makes sure it stays inside its tensors.
-void checkCondition(mlir::OpBuilder &b, mlir::Location loc,
-                    mlir::Operation *op, mlir::Value failed,
-                    llvm::StringRef problem);
+void checkCondition(mlir::OpBuilder &b, mlir::Location loc, mlir::Operation *op,
+                    mlir::Value failed, llvm::StringRef problem);
 
 /// `value` as `to`, a type with the same rank and element type whose
 /// static sizes the value must have: each dimension `to` states and the
@@ -308,8 +305,7 @@ void checkCondition(mlir::OpBuilder &b, mlir::Location loc,
 /// report names `site`, or `op` (siteDescription) when it is empty.
 mlir::Value checkedCast(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::Operation *op, mlir::Value value,
-                        mlir::RankedTensorType to,
-                        llvm::StringRef site = {});
+                        mlir::RankedTensorType to, llvm::StringRef site = {});
 
 } // namespace loom::lowering
 

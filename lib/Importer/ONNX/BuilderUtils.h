@@ -17,14 +17,14 @@ namespace loom::onnx_import {
 /// shape it cannot propagate in ONNX 1.12, e.g. Reshape by a computed shape),
 /// ops that infer their own result type still import.
 template <typename OpT>
-mlir::LogicalResult buildSimple(NodeBinder &b, mlir::ValueRange operands,
-                                llvm::ArrayRef<mlir::NamedAttribute> attrs = {}) {
+mlir::LogicalResult
+buildSimple(NodeBinder &b, mlir::ValueRange operands,
+            llvm::ArrayRef<mlir::NamedAttribute> attrs = {}) {
   for (mlir::Value v : operands)
     if (!v)
       return mlir::failure();
   mlir::RankedTensorType type = b.knownOutputType(0);
-  if constexpr (OpT::template hasTrait<
-                    mlir::InferTypeOpInterface::Trait>()) {
+  if constexpr (OpT::template hasTrait<mlir::InferTypeOpInterface::Trait>()) {
     if (!type) {
       auto op = OpT::create(b.builder(), b.loc(), operands, attrs);
       b.setOutput(0, op->getResult(0));
@@ -33,8 +33,8 @@ mlir::LogicalResult buildSimple(NodeBinder &b, mlir::ValueRange operands,
   }
   if (!type && !(type = b.outputType(0)))
     return mlir::failure();
-  auto op = OpT::create(b.builder(), b.loc(), mlir::TypeRange{type}, operands,
-                        attrs);
+  auto op =
+      OpT::create(b.builder(), b.loc(), mlir::TypeRange{type}, operands, attrs);
   b.setOutput(0, op->getResult(0));
   return mlir::success();
 }

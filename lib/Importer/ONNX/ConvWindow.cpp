@@ -22,8 +22,8 @@ std::optional<SmallVector<int64_t>> countedInts(NodeBinder &b, StringRef name,
   }
   for (int64_t x : *v)
     if (x < minValue) {
-      b.emitError() << "attribute '" << name << "' must hold values >= "
-                    << minValue << ", got " << x;
+      b.emitError() << "attribute '" << name
+                    << "' must hold values >= " << minValue << ", got " << x;
       return std::nullopt;
     }
   return v;
@@ -100,8 +100,8 @@ std::optional<std::string> readAutoPad(NodeBinder &b) {
   std::optional<std::string> autoPad = b.stringAttr("auto_pad", "NOTSET");
   if (!autoPad)
     return std::nullopt;
-  if (*autoPad != "NOTSET" && *autoPad != "VALID" &&
-      *autoPad != "SAME_UPPER" && *autoPad != "SAME_LOWER") {
+  if (*autoPad != "NOTSET" && *autoPad != "VALID" && *autoPad != "SAME_UPPER" &&
+      *autoPad != "SAME_LOWER") {
     b.emitError() << "attribute 'auto_pad' must be NOTSET, SAME_UPPER, "
                      "SAME_LOWER or VALID, got \""
                   << *autoPad << "\"";

@@ -1,4 +1,5 @@
-//===- ConvWindow.h - Window attributes of convolutions and pools -*- C++ -*-===//
+//===- ConvWindow.h - Window attributes of convolutions and pools -*- C++
+//-*-===//
 //
 // Reading the kernel, strides, dilations and pads of ONNX convolution and
 // pooling nodes, with `auto_pad` resolved to explicit pads. Shared by the NN
@@ -21,8 +22,8 @@ struct Window {
 /// Reads the ints attribute `name` with exactly `count` values, each at
 /// least `minValue`; `fallback` repeated when the attribute is absent.
 std::optional<llvm::SmallVector<int64_t>>
-countedInts(NodeBinder &b, llvm::StringRef name, size_t count,
-            int64_t fallback, int64_t minValue);
+countedInts(NodeBinder &b, llvm::StringRef name, size_t count, int64_t fallback,
+            int64_t minValue);
 
 /// Checks that `in` is `[N, C, D1..Dk]` with k >= 1 and returns k.
 std::optional<size_t> spatialRank(NodeBinder &b, mlir::RankedTensorType in);
@@ -44,8 +45,8 @@ std::optional<std::string> readAutoPad(NodeBinder &b);
 
 /// Resolves the pads of a forward window (convolution, pooling) over `in`:
 /// explicit `pads`, or `auto_pad` computed for static spatial sizes.
-mlir::LogicalResult resolveForwardPads(NodeBinder &b,
-                                       mlir::RankedTensorType in, Window &w);
+mlir::LogicalResult resolveForwardPads(NodeBinder &b, mlir::RankedTensorType in,
+                                       Window &w);
 
 /// The whole window of a forward convolution of `in` by `weight`.
 mlir::LogicalResult readConvWindow(NodeBinder &b, mlir::RankedTensorType in,

@@ -13,13 +13,11 @@ using namespace mlir;
 namespace loom::onnx_import {
 namespace {
 
-template <typename OpT>
-LogicalResult buildUnary(NodeBinder &b) {
+template <typename OpT> LogicalResult buildUnary(NodeBinder &b) {
   return buildSimple<OpT>(b, {b.input(0)});
 }
 
-template <typename OpT>
-LogicalResult buildBinary(NodeBinder &b) {
+template <typename OpT> LogicalResult buildBinary(NodeBinder &b) {
   return buildSimple<OpT>(b, {b.input(0), b.input(1)});
 }
 
@@ -28,12 +26,12 @@ LogicalResult buildBinary(NodeBinder &b) {
 /// re-exported to, and names the problem otherwise.
 LogicalResult rejectLegacyBroadcast(NodeBinder &b) {
   if (b.hasAttr("axis"))
-    return b.fail("legacy broadcasting with 'axis' (opset < 7) is not supported");
+    return b.fail(
+        "legacy broadcasting with 'axis' (opset < 7) is not supported");
   return success();
 }
 
-template <typename OpT>
-LogicalResult buildLegacyBinary(NodeBinder &b) {
+template <typename OpT> LogicalResult buildLegacyBinary(NodeBinder &b) {
   if (failed(rejectLegacyBroadcast(b)))
     return failure();
   return buildBinary<OpT>(b);
@@ -96,14 +94,16 @@ LogicalResult buildClip(NodeBinder &b) {
 }
 
 template <typename OpT>
-LogicalResult buildParamActivation(NodeBinder &b,
-                                   ArrayRef<std::pair<StringRef, float>> params) {
+LogicalResult
+buildParamActivation(NodeBinder &b,
+                     ArrayRef<std::pair<StringRef, float>> params) {
   SmallVector<NamedAttribute> attrs;
   for (auto [name, fallback] : params) {
     std::optional<float> v = b.floatAttr(name, fallback);
     if (!v)
       return failure();
-    attrs.push_back(b.builder().getNamedAttr(name, b.builder().getF32FloatAttr(*v)));
+    attrs.push_back(
+        b.builder().getNamedAttr(name, b.builder().getF32FloatAttr(*v)));
   }
   return buildSimple<OpT>(b, {b.input(0)}, attrs);
 }
@@ -117,7 +117,8 @@ LogicalResult buildPRelu(NodeBinder &b) {
   Value zero = b.scalar(type.getElementType(), 0);
   Value negative = createInferred<LessOp>(b, x, zero);
   Value scaled = createInferred<MulOp>(b, x, slope);
-  b.setOutput(0, WhereOp::create(b.builder(), b.loc(), type, negative, scaled, x));
+  b.setOutput(0,
+              WhereOp::create(b.builder(), b.loc(), type, negative, scaled, x));
   return success();
 }
 
@@ -128,7 +129,8 @@ LogicalResult buildThresholdedRelu(NodeBinder &b) {
   std::optional<float> alpha = b.floatAttr("alpha", 1.0f);
   if (!x || !type || !alpha)
     return failure();
-  Value above = createInferred<GreaterOp>(b, x, b.scalar(type.getElementType(), *alpha));
+  Value above =
+      createInferred<GreaterOp>(b, x, b.scalar(type.getElementType(), *alpha));
   Value zero = b.scalar(type.getElementType(), 0);
   b.setOutput(0, WhereOp::create(b.builder(), b.loc(), type, above, x, zero));
   return success();
@@ -161,8 +163,8 @@ LogicalResult buildShrink(NodeBinder &b) {
   Value lowered = createInferred<SubOp>(b, x, b.scalar(et, *bias));
   Value upper = WhereOp::create(b.builder(), b.loc(), type, above, lowered,
                                 b.splat(type, 0));
-  b.setOutput(0, WhereOp::create(b.builder(), b.loc(), type, below, raised,
-                                 upper));
+  b.setOutput(
+      0, WhereOp::create(b.builder(), b.loc(), type, below, raised, upper));
   return success();
 }
 
@@ -204,8 +206,10 @@ LogicalResult buildIsInf(NodeBinder &b) {
     return failure();
   return buildSimple<IsInfOp>(
       b, {b.input(0)},
-      {b.builder().getNamedAttr("detect_negative", b.builder().getBoolAttr(*neg)),
-       b.builder().getNamedAttr("detect_positive", b.builder().getBoolAttr(*pos))});
+      {b.builder().getNamedAttr("detect_negative",
+                                b.builder().getBoolAttr(*neg)),
+       b.builder().getNamedAttr("detect_positive",
+                                b.builder().getBoolAttr(*pos))});
 }
 
 } // namespace
@@ -258,7 +262,8 @@ void registerElementwiseBuilders(OpTable &t) {
             {"gamma", 1.05070102214813232421875f}});
   });
   t.add("", "HardSigmoid", 1, [](NodeBinder &b) {
-    return buildParamActivation<HardSigmoidOp>(b, {{"alpha", 0.2f}, {"beta", 0.5f}});
+    return buildParamActivation<HardSigmoidOp>(
+        b, {{"alpha", 0.2f}, {"beta", 0.5f}});
   });
   t.add("", "Gelu", 20, buildGelu);
   t.add("", "PRelu", 7, buildPRelu);
@@ -283,7 +288,8 @@ void registerElementwiseBuilders(OpTable &t) {
   t.add("", "Greater", 1, buildLegacyBinary<GreaterOp>);
   t.add("", "GreaterOrEqual", 12, buildBinary<GreaterEqualOp>);
   t.add("", "Sum", 1, [](NodeBinder &b) { return buildVariadic<AddOp>(b); });
-  t.add("", "Mean", 1, [](NodeBinder &b) { return buildVariadic<AddOp>(b, true); });
+  t.add("", "Mean", 1,
+        [](NodeBinder &b) { return buildVariadic<AddOp>(b, true); });
   t.add("", "Max", 1, [](NodeBinder &b) { return buildVariadic<MaxOp>(b); });
   t.add("", "Min", 1, [](NodeBinder &b) { return buildVariadic<MinOp>(b); });
 

@@ -10,9 +10,9 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
-#include "mlir/IR/BuiltinDialect.h"
 
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
@@ -89,7 +89,8 @@ GraphImporter::GraphImporter(ModuleOp module, const onnx::ModelProto &model,
       baseDir(std::move(baseDirectory)), options(options),
       opBuilder(module.getContext()) {
   const onnx::GraphProto &graph = model.graph();
-  for (const auto *list : {&graph.input(), &graph.value_info(), &graph.output()})
+  for (const auto *list :
+       {&graph.input(), &graph.value_info(), &graph.output()})
     for (const onnx::ValueInfoProto &vi : *list)
       if (vi.has_type())
         types[vi.name()] = &vi.type();
@@ -267,9 +268,8 @@ GraphImporter::inferNodeTypes(const onnx::NodeProto &node,
   return result;
 }
 
-RankedTensorType
-GraphImporter::refinedTypeOf(const std::string &name,
-                             RankedTensorType inferred) const {
+RankedTensorType GraphImporter::refinedTypeOf(const std::string &name,
+                                              RankedTensorType inferred) const {
   return mergeTypes(typeOf(name), inferred);
 }
 
@@ -403,8 +403,7 @@ Value GraphImporter::foldToConstant(Value value, int depth) {
       result.replaceAllUsesWith(
           constant.getType() == type
               ? constant
-              : tensor::CastOp::create(opBuilder, op->getLoc(), type,
-                                       constant)
+              : tensor::CastOp::create(opBuilder, op->getLoc(), type, constant)
                     .getResult());
   }
   op->erase();
@@ -431,7 +430,8 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   const OpBuilderFn *build =
       OpTable::get().lookup(node.domain(), node.op_type(), version);
   if (!build) {
-    int64_t oldest = OpTable::get().oldestVersion(node.domain(), node.op_type());
+    int64_t oldest =
+        OpTable::get().oldestVersion(node.domain(), node.op_type());
     if (oldest > version)
       return binder.fail("opset " + std::to_string(version) +
                          " of this op is not supported (supported from opset " +
@@ -486,8 +486,9 @@ LogicalResult GraphImporter::importMainGraph() {
   }
 
   opBuilder.setInsertionPointToEnd(module.getBody());
-  auto func = func::FuncOp::create(opBuilder, fileLoc, options.functionName,
-                                   FunctionType::get(ctx, argTypes, resultTypes));
+  auto func =
+      func::FuncOp::create(opBuilder, fileLoc, options.functionName,
+                           FunctionType::get(ctx, argTypes, resultTypes));
   Block *entry = func.addEntryBlock();
   for (auto [i, vi] : llvm::enumerate(args)) {
     func.setArgAttr(i, "onnx.name", StringAttr::get(ctx, vi->name()));
@@ -517,7 +518,8 @@ LogicalResult GraphImporter::importMainGraph() {
     if (v.getType() != resultTypes[i]) {
       // ONNX may know more (or less) about an output than inference did.
       auto have = cast<RankedTensorType>(v.getType());
-      if (!areRefinedTypesCompatible(TypeRange{have}, TypeRange{resultTypes[i]}))
+      if (!areRefinedTypesCompatible(TypeRange{have},
+                                     TypeRange{resultTypes[i]}))
         return emitError(fileLoc)
                << "graph output '" << out.name() << "' is declared "
                << resultTypes[i] << " but computed as " << have;

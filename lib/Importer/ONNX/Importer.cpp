@@ -47,7 +47,7 @@ OwningOpRef<ModuleOp> importONNXModelBuffer(llvm::StringRef buffer,
   int64_t exportedNodes = model.graph().node_size();
   auto hasBuilder = [](const onnx::NodeProto &node, int64_t version) {
     return onnx_import::OpTable::get().lookup(node.domain(), node.op_type(),
-                                             version) != nullptr;
+                                              version) != nullptr;
   };
   if (std::string e = onnx_import::prepareModel(model, hasBuilder, options);
       !e.empty())
@@ -59,9 +59,9 @@ OwningOpRef<ModuleOp> importONNXModelBuffer(llvm::StringRef buffer,
   if (failed(importer.importMainGraph()))
     return nullptr;
   if (auto func = module->lookupSymbol<func::FuncOp>(options.functionName))
-    func->setAttr("onnx.node_count",
-                  IntegerAttr::get(IntegerType::get(context, 64),
-                                   exportedNodes));
+    func->setAttr(
+        "onnx.node_count",
+        IntegerAttr::get(IntegerType::get(context, 64), exportedNodes));
   if (failed(verify(*module))) {
     emitError(fileLoc) << "the imported program does not verify";
     return nullptr;
@@ -120,8 +120,7 @@ struct ImportONNXCommandLine {
       llvm::cl::desc("Largest ONNX model file accepted, in bytes"),
       llvm::cl::init(defaults.maxModelBytes)};
   llvm::cl::opt<long long> maxNodes{
-      "onnx-max-nodes",
-      llvm::cl::desc("Most nodes accepted in the main graph"),
+      "onnx-max-nodes", llvm::cl::desc("Most nodes accepted in the main graph"),
       llvm::cl::init(defaults.maxNodes)};
   llvm::cl::opt<long long> maxRank{
       "onnx-max-rank", llvm::cl::desc("Highest tensor rank accepted"),
@@ -136,9 +135,8 @@ struct ImportONNXCommandLine {
       llvm::cl::init(defaults.maxInlineElements)};
 
   llvm::cl::list<std::string> inputShapes{
-      "input-shape",
-      llvm::cl::desc("Bind a graph input's symbolic dimensions: "
-                     "NAME=D0xD1x... (repeatable)")};
+      "input-shape", llvm::cl::desc("Bind a graph input's symbolic dimensions: "
+                                    "NAME=D0xD1x... (repeatable)")};
 
   /// The options; `error` says what is wrong with a malformed flag.
   ONNXImportOptions options(std::string &error) const {
@@ -160,8 +158,8 @@ void registerImportONNXTranslation() {
   static ImportONNXCommandLine commandLine;
   static TranslateToMLIRRegistration registration(
       "import-onnx", "Import an ONNX model (binary or text) into loom IR",
-      [](llvm::SourceMgr &sourceMgr, MLIRContext *context)
-          -> OwningOpRef<Operation *> {
+      [](llvm::SourceMgr &sourceMgr,
+         MLIRContext *context) -> OwningOpRef<Operation *> {
         const llvm::MemoryBuffer *buffer =
             sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
         llvm::StringRef name = buffer->getBufferIdentifier();
@@ -182,7 +180,8 @@ void registerImportONNXTranslation() {
                                      context, options);
       },
       [](DialectRegistry &registry) {
-        registry.insert<LoomDialect, func::FuncDialect, tensor::TensorDialect>();
+        registry
+            .insert<LoomDialect, func::FuncDialect, tensor::TensorDialect>();
       });
 }
 

@@ -53,7 +53,8 @@ std::string checkGraph(const onnx::GraphProto &graph,
              ", more than the limit of " + std::to_string(options.maxRank);
     return "";
   };
-  for (const auto *list : {&graph.input(), &graph.output(), &graph.value_info()})
+  for (const auto *list :
+       {&graph.input(), &graph.output(), &graph.value_info()})
     for (const onnx::ValueInfoProto &vi : *list)
       if (std::string e = checkValueInfo(vi); !e.empty())
         return e;
@@ -108,7 +109,8 @@ collectValueTypes(const onnx::GraphProto &graph) {
       shape->add_dim()->set_dim_value(d);
     types[t.name()] = type;
   }
-  for (const auto *list : {&graph.input(), &graph.value_info(), &graph.output()})
+  for (const auto *list :
+       {&graph.input(), &graph.value_info(), &graph.output()})
     for (const onnx::ValueInfoProto &vi : *list)
       if (vi.has_type())
         types[vi.name()] = vi.type();
@@ -118,7 +120,8 @@ collectValueTypes(const onnx::GraphProto &graph) {
 /// Replaces `node` by the nodes of `body`, renaming formal parameters to the
 /// node's actual values, internal values to fresh names, and attribute
 /// references to the node's attribute values.
-void inlineFunction(const onnx::NodeProto &node, const onnx::FunctionProto &body,
+void inlineFunction(const onnx::NodeProto &node,
+                    const onnx::FunctionProto &body,
                     const onnx::OpSchema &schema, int &uniqueCounter,
                     google::protobuf::RepeatedPtrField<onnx::NodeProto> &out) {
   std::unordered_map<std::string, std::string> rename;
@@ -208,7 +211,8 @@ int expandFunctions(onnx::ModelProto &model, const HasBuilderFn &hasBuilder,
       std::vector<onnx::TypeProto> inputTypes;
       for (const std::string &in : node.input()) {
         auto it = types.find(in);
-        inputTypes.push_back(it == types.end() ? onnx::TypeProto() : it->second);
+        inputTypes.push_back(it == types.end() ? onnx::TypeProto()
+                                               : it->second);
       }
       onnx::FunctionBodyBuildContextImpl ctx(node, inputTypes);
       haveBody = schema->BuildContextDependentFunction(ctx, body);
@@ -299,7 +303,8 @@ std::string parseModel(const std::string &buffer, onnx::ModelProto &model,
                                                static_cast<int>(buffer.size()));
     google::protobuf::io::CodedInputStream coded(&raw);
     coded.SetTotalBytesLimit(static_cast<int>(buffer.size()));
-    coded.SetRecursionLimit(static_cast<int>(4 * options.maxSubgraphDepth + 16));
+    coded.SetRecursionLimit(
+        static_cast<int>(4 * options.maxSubgraphDepth + 16));
     if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
       return "not a valid ONNX model: the protobuf is malformed or truncated";
     if (!model.has_graph())
@@ -370,9 +375,10 @@ static std::string bindInputShapes(onnx::ModelProto &model,
     if (!value.type().has_tensor_type() ||
         !value.type().tensor_type().has_shape())
       return;
-    for (onnx::TensorShapeProto_Dimension &dim :
-         *value.mutable_type()->mutable_tensor_type()->mutable_shape()
-              ->mutable_dim())
+    for (onnx::TensorShapeProto_Dimension &dim : *value.mutable_type()
+                                                      ->mutable_tensor_type()
+                                                      ->mutable_shape()
+                                                      ->mutable_dim())
       if (dim.has_dim_param())
         if (auto it = namedSizes.find(dim.dim_param()); it != namedSizes.end())
           dim.set_dim_value(it->second);
@@ -386,7 +392,8 @@ static std::string bindInputShapes(onnx::ModelProto &model,
   return "";
 }
 
-std::string prepareModel(onnx::ModelProto &model, const HasBuilderFn &hasBuilder,
+std::string prepareModel(onnx::ModelProto &model,
+                         const HasBuilderFn &hasBuilder,
                          const ONNXImportOptions &options) {
   if (std::string error = bindInputShapes(model, options); !error.empty())
     return error;
@@ -526,12 +533,14 @@ std::string readTensorBytes(const onnx::TensorProto &tensor,
     if (elementSize == 0 ||
         tensor.data_type() == onnx::TensorProto::COMPLEX64 ||
         tensor.data_type() == onnx::TensorProto::COMPLEX128)
-      return "tensor '" + tensor.name() + "' has an unsupported element type (" +
+      return "tensor '" + tensor.name() +
+             "' has an unsupported element type (" +
              onnx::TensorProto_DataType_Name(
                  static_cast<onnx::TensorProto_DataType>(tensor.data_type())) +
              ")";
     if (tensor.has_segment())
-      return "tensor '" + tensor.name() + "' is segmented, which is not supported";
+      return "tensor '" + tensor.name() +
+             "' is segmented, which is not supported";
     uint64_t count = 1;
     for (int64_t d : tensor.dims()) {
       if (d < 0)
@@ -613,7 +622,8 @@ std::string readTensorBytes(const onnx::TensorProto &tensor,
     }
     return error;
   } catch (const std::exception &e) {
-    return std::string("cannot read tensor '") + tensor.name() + "': " + e.what();
+    return std::string("cannot read tensor '") + tensor.name() +
+           "': " + e.what();
   }
 }
 

@@ -39,7 +39,8 @@ std::string checkModelBounds(const onnx::ModelProto &model,
 /// Expands function-defined ops without a builder into their bodies and runs
 /// ONNX shape inference (with data propagation) so that every value has a
 /// type. Repeats until no expandable node remains (bounded depth).
-std::string prepareModel(onnx::ModelProto &model, const HasBuilderFn &hasBuilder,
+std::string prepareModel(onnx::ModelProto &model,
+                         const HasBuilderFn &hasBuilder,
                          const ONNXImportOptions &options);
 
 /// The opset version the model imports for `domain` ("" and "ai.onnx" are

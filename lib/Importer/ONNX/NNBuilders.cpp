@@ -233,11 +233,10 @@ LogicalResult buildConvTranspose(NodeBinder &b) {
     for (size_t i = 0; i < k; ++i) {
       int64_t size = in.getDimSize(2 + i);
       if (ShapedType::isDynamic(size))
-        return b.emitError()
-               << (hasOutputShape ? "attribute 'output_shape'"
-                                  : "auto_pad=" + *autoPad)
-               << " needs static spatial sizes, but spatial axis " << i
-               << " of " << in << " is dynamic";
+        return b.emitError() << (hasOutputShape ? "attribute 'output_shape'"
+                                                : "auto_pad=" + *autoPad)
+                             << " needs static spatial sizes, but spatial axis "
+                             << i << " of " << in << " is dynamic";
       int64_t out = hasOutputShape ? target[i] : size * win.strides[i];
       int64_t total = win.strides[i] * (size - 1) + (*outputPadding)[i] +
                       (win.kernel[i] - 1) * win.dilations[i] + 1 - out;
@@ -294,9 +293,9 @@ LogicalResult buildMaxPool(NodeBinder &b) {
       failed(resolveForwardPads(b, in, win)))
     return failure();
   if (!b.hasOutput(1)) {
-    b.setOutput(0, MaxPoolOp::create(b.builder(), b.loc(), type, x,
-                                     win.kernel, win.strides, win.pads,
-                                     win.dilations, *ceilMode != 0));
+    b.setOutput(0, MaxPoolOp::create(b.builder(), b.loc(), type, x, win.kernel,
+                                     win.strides, win.pads, win.dilations,
+                                     *ceilMode != 0));
     return success();
   }
   RankedTensorType indicesType = b.outputType(1);
@@ -338,8 +337,7 @@ LogicalResult buildAveragePool(NodeBinder &b) {
 
 /// GlobalAveragePool / GlobalMaxPool: a reduction over the spatial axes
 /// that keeps them as size-1 dimensions.
-template <typename ReduceOpT>
-LogicalResult buildGlobalPool(NodeBinder &b) {
+template <typename ReduceOpT> LogicalResult buildGlobalPool(NodeBinder &b) {
   Value x = b.input(0);
   RankedTensorType type = b.outputType(0);
   if (!x || !type || !spatialRank(b, tensorType(x)))
@@ -347,8 +345,8 @@ LogicalResult buildGlobalPool(NodeBinder &b) {
   auto &builder = b.builder();
   return buildSimple<ReduceOpT>(
       b, {x},
-      {builder.getNamedAttr("axes", builder.getDenseI64ArrayAttr(iota(
-                                        2, tensorType(x).getRank()))),
+      {builder.getNamedAttr("axes", builder.getDenseI64ArrayAttr(
+                                        iota(2, tensorType(x).getRank()))),
        builder.getNamedAttr("keepdims", builder.getBoolAttr(true))});
 }
 
@@ -460,8 +458,8 @@ LogicalResult buildBatchNorm(NodeBinder &b) {
     auto cast = [&](Value v) { return castTo(b, v, elementType); };
     Value eps = b.scalar(elementType, *epsilon);
     Value centered = createInferred<SubOp>(b, x, cast(mean));
-    Value stddev = createInferred<SqrtOp>(
-        b, createInferred<AddOp>(b, cast(var), eps));
+    Value stddev =
+        createInferred<SqrtOp>(b, createInferred<AddOp>(b, cast(var), eps));
     Value y = createInferred<DivOp>(b, centered, stddev);
     y = createInferred<MulOp>(b, y, cast(scale));
     y = createInferred<AddOp>(b, y, cast(bias));
@@ -521,9 +519,9 @@ LogicalResult buildInstanceNorm(NodeBinder &b) {
     return failure();
   if (!spatialRank(b, tensorType(x)))
     return failure();
-  b.setOutput(0, InstanceNormOp::create(b.builder(), b.loc(), type, x, scale,
-                                        bias,
-                                        b.builder().getF32FloatAttr(*epsilon)));
+  b.setOutput(0,
+              InstanceNormOp::create(b.builder(), b.loc(), type, x, scale, bias,
+                                     b.builder().getF32FloatAttr(*epsilon)));
   return success();
 }
 
@@ -614,8 +612,7 @@ LogicalResult buildCoerced2D(NodeBinder &b, AlongAxisFn along) {
   return success();
 }
 
-template <typename OpT>
-LogicalResult buildSoftmax(NodeBinder &b) {
+template <typename OpT> LogicalResult buildSoftmax(NodeBinder &b) {
   auto along = [&](Value v, int64_t axis) -> Value {
     return OpT::create(b.builder(), b.loc(), v.getType(), v,
                        b.builder().getI64IntegerAttr(axis));
@@ -640,19 +637,19 @@ Value hardmaxAlong(NodeBinder &b, Value x, int64_t axis) {
   RankedTensorType t = tensorType(x);
   int64_t size = t.getDimSize(axis);
   if (ShapedType::isDynamic(size)) {
-    b.emitError() << "Hardmax needs a static size along axis " << axis
-                  << " of " << t;
+    b.emitError() << "Hardmax needs a static size along axis " << axis << " of "
+                  << t;
     return {};
   }
   auto &builder = b.builder();
   Type i64 = builder.getI64Type();
   SmallVector<int64_t> kept(t.getShape());
   kept[axis] = 1;
-  Value argmax = ArgMaxOp::create(builder, b.loc(),
-                                  RankedTensorType::get(kept, i64), x,
-                                  static_cast<uint64_t>(axis),
-                                  /*keepdims=*/true,
-                                  /*select_last_index=*/false);
+  Value argmax =
+      ArgMaxOp::create(builder, b.loc(), RankedTensorType::get(kept, i64), x,
+                       static_cast<uint64_t>(axis),
+                       /*keepdims=*/true,
+                       /*select_last_index=*/false);
   SmallVector<int64_t> positionsShape(t.getRank(), 1);
   positionsShape[axis] = size;
   SmallVector<int64_t> positions = iota(0, size);
@@ -746,8 +743,8 @@ LogicalResult emitResize(NodeBinder &b, Value x, const ResizeConfig &config) {
   if (config.roi) {
     RankedTensorType roiType = tensorType(config.roi);
     if (!roiType.isDynamicDim(0) && roiType.getDimSize(0) != 2 * rank)
-      return b.emitError() << "'roi' must hold " << 2 * rank
-                           << " values, got " << roiType.getDimSize(0);
+      return b.emitError() << "'roi' must hold " << 2 * rank << " values, got "
+                           << roiType.getDimSize(0);
   }
   if (!llvm::is_contained({"nearest", "linear", "cubic"}, config.mode))
     return b.emitError() << "attribute 'mode' must be \"nearest\", \"linear\" "
@@ -765,14 +762,14 @@ LogicalResult emitResize(NodeBinder &b, Value x, const ResizeConfig &config) {
     return b.emitError() << "attribute 'nearest_mode' = \""
                          << config.nearestMode << "\" is not supported";
   auto &builder = b.builder();
-  b.setOutput(0, ResizeOp::create(
-                     builder, b.loc(), type, x, config.scales, config.roi,
-                     builder.getStringAttr(config.mode),
-                     builder.getStringAttr(config.coordinateMode),
-                     builder.getStringAttr(config.nearestMode),
-                     builder.getF32FloatAttr(config.cubicCoeffA),
-                     builder.getBoolAttr(config.excludeOutside),
-                     builder.getF32FloatAttr(config.extrapolationValue)));
+  b.setOutput(
+      0, ResizeOp::create(builder, b.loc(), type, x, config.scales, config.roi,
+                          builder.getStringAttr(config.mode),
+                          builder.getStringAttr(config.coordinateMode),
+                          builder.getStringAttr(config.nearestMode),
+                          builder.getF32FloatAttr(config.cubicCoeffA),
+                          builder.getBoolAttr(config.excludeOutside),
+                          builder.getF32FloatAttr(config.extrapolationValue)));
   return success();
 }
 
@@ -921,8 +918,7 @@ LogicalResult buildResize(NodeBinder &b) {
         return b.emitError() << "'sizes' needs static, non-zero input sizes, "
                                 "but axis "
                              << i << " of " << in << " is not";
-      scales.push_back(static_cast<float>((*sizes)[i]) /
-                       static_cast<float>(d));
+      scales.push_back(static_cast<float>((*sizes)[i]) / static_cast<float>(d));
     }
     config.knownScales = scales;
     config.scales = f32Tensor(b, scales);
@@ -984,8 +980,9 @@ LogicalResult buildDepthToSpace(NodeBinder &b) {
   if (!block || !mode)
     return failure();
   if (*mode != "DCR" && *mode != "CRD")
-    return b.emitError() << "attribute 'mode' must be \"DCR\" or \"CRD\", got \""
-                         << *mode << "\"";
+    return b.emitError()
+           << "attribute 'mode' must be \"DCR\" or \"CRD\", got \"" << *mode
+           << "\"";
   int64_t bs = *block;
   int64_t n = in.getDimSize(0), c = in.getDimSize(1), h = in.getDimSize(2),
           w = in.getDimSize(3);
@@ -1060,9 +1057,9 @@ LogicalResult buildDropout(NodeBinder &b) {
       return b.fail("input 2 ('training_mode') must be a constant");
     if ((*training)[0] != 0) {
       std::optional<SmallVector<double>> ratio =
-          b.hasInput(1) ? b.constantFloats(1)
-                        : std::optional<SmallVector<double>>(
-                              SmallVector<double>{0.5});
+          b.hasInput(1)
+              ? b.constantFloats(1)
+              : std::optional<SmallVector<double>>(SmallVector<double>{0.5});
       if (!ratio || ratio->size() != 1)
         return b.fail("training-mode Dropout needs a constant 'ratio'");
       if ((*ratio)[0] != 0.0)
@@ -1086,8 +1083,9 @@ LogicalResult buildDropout(NodeBinder &b) {
     one = FloatAttr::get(f, 1.0);
   else
     one = IntegerAttr::get(maskElement, 1);
-  b.setOutput(1, ConstantOfShapeOp::create(b.builder(), b.loc(), maskType,
-                                           shapeOf(b, x), cast<TypedAttr>(one)));
+  b.setOutput(1,
+              ConstantOfShapeOp::create(b.builder(), b.loc(), maskType,
+                                        shapeOf(b, x), cast<TypedAttr>(one)));
   return success();
 }
 
@@ -1201,8 +1199,8 @@ LogicalResult buildGridSample(NodeBinder &b) {
       renamed ? oneOfAttr(b, "mode", "linear", {"linear", "nearest", "cubic"})
               : oneOfAttr(b, "mode", "bilinear",
                           {"bilinear", "nearest", "bicubic"});
-  std::optional<std::string> padding = oneOfAttr(
-      b, "padding_mode", "zeros", {"zeros", "border", "reflection"});
+  std::optional<std::string> padding =
+      oneOfAttr(b, "padding_mode", "zeros", {"zeros", "border", "reflection"});
   std::optional<bool> alignCorners = flagAttr(b, "align_corners");
   if (!mode || !padding || !alignCorners)
     return failure();
@@ -1240,10 +1238,10 @@ LogicalResult buildRoiAlign(NodeBinder &b) {
                          << indicesType;
   std::optional<std::string> mode = oneOfAttr(b, "mode", "avg", {"avg", "max"});
   std::optional<std::string> coordinateMode =
-      b.opset() < 16 ? std::optional<std::string>("output_half_pixel")
-                     : oneOfAttr(b, "coordinate_transformation_mode",
-                                 "half_pixel",
-                                 {"half_pixel", "output_half_pixel"});
+      b.opset() < 16
+          ? std::optional<std::string>("output_half_pixel")
+          : oneOfAttr(b, "coordinate_transformation_mode", "half_pixel",
+                      {"half_pixel", "output_half_pixel"});
   std::optional<int64_t> height = b.intAttr("output_height", 1);
   std::optional<int64_t> width = b.intAttr("output_width", 1);
   std::optional<int64_t> samplingRatio = b.intAttr("sampling_ratio", 0);
@@ -1262,13 +1260,12 @@ LogicalResult buildRoiAlign(NodeBinder &b) {
     return b.emitError() << "attribute 'spatial_scale' must be positive, got "
                          << *spatialScale;
   auto &builder = b.builder();
-  b.setOutput(0, RoiAlignOp::create(
-                     builder, b.loc(), type, x, rois,
-                     castTo(b, indices, builder.getI64Type()), *mode,
-                     static_cast<uint64_t>(*height),
-                     static_cast<uint64_t>(*width),
-                     static_cast<uint64_t>(*samplingRatio),
-                     APFloat(*spatialScale), *coordinateMode));
+  b.setOutput(0, RoiAlignOp::create(builder, b.loc(), type, x, rois,
+                                    castTo(b, indices, builder.getI64Type()),
+                                    *mode, static_cast<uint64_t>(*height),
+                                    static_cast<uint64_t>(*width),
+                                    static_cast<uint64_t>(*samplingRatio),
+                                    APFloat(*spatialScale), *coordinateMode));
   return success();
 }
 
@@ -1310,8 +1307,8 @@ LogicalResult buildNonMaxSuppression(NodeBinder &b) {
                             "[B, C, N] of one element type, got "
                          << boxesType << " and " << scoresType;
   auto &builder = b.builder();
-  FailureOr<Value> maxBoxes = nmsScalarInput(
-      b, 2, "max_output_boxes_per_class", builder.getI64Type());
+  FailureOr<Value> maxBoxes =
+      nmsScalarInput(b, 2, "max_output_boxes_per_class", builder.getI64Type());
   FailureOr<Value> iou =
       nmsScalarInput(b, 3, "iou_threshold", builder.getF32Type());
   FailureOr<Value> minScore =
@@ -1321,9 +1318,9 @@ LogicalResult buildNonMaxSuppression(NodeBinder &b) {
     return failure();
   auto resultType =
       RankedTensorType::get({ShapedType::kDynamic, 3}, builder.getI64Type());
-  Value selected = NonMaxSuppressionOp::create(
-      builder, b.loc(), resultType, boxes, scores, *maxBoxes, *iou, *minScore,
-      *centerPointBox);
+  Value selected =
+      NonMaxSuppressionOp::create(builder, b.loc(), resultType, boxes, scores,
+                                  *maxBoxes, *iou, *minScore, *centerPointBox);
   // Without an inferred type (ONNX always infers [?, 3]) the op's own type
   // is the best there is.
   if (!b.knownOutputType(0)) {

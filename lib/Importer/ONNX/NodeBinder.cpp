@@ -120,8 +120,7 @@ bool NodeBinder::hasAttr(llvm::StringRef name) const {
 bool NodeBinder::checkAttrType(const onnx::AttributeProto &attr,
                                onnx::AttributeProto::AttributeType expected) {
   // Old exporters leave `type` unset; then trust the field that is present.
-  if (attr.type() == onnx::AttributeProto::UNDEFINED ||
-      attr.type() == expected)
+  if (attr.type() == onnx::AttributeProto::UNDEFINED || attr.type() == expected)
     return true;
   emitError() << "attribute '" << attr.name() << "' must be "
               << onnx::AttributeProto_AttributeType_Name(expected) << ", not "
@@ -220,9 +219,9 @@ RankedTensorType NodeBinder::knownOutputType(size_t i) {
   // op's inference again with what is known now.
   if (!locallyInferred)
     locallyInferred = graph.inferNodeTypes(nodeProto, version);
-  return graph.refinedTypeOf(nodeProto.output(i),
-                             i < locallyInferred->size() ? (*locallyInferred)[i]
-                                                         : RankedTensorType());
+  return graph.refinedTypeOf(nodeProto.output(i), i < locallyInferred->size()
+                                                      ? (*locallyInferred)[i]
+                                                      : RankedTensorType());
 }
 
 RankedTensorType NodeBinder::outputType(size_t i) {

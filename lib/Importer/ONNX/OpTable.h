@@ -39,8 +39,7 @@ public:
   static const OpTable &get();
 
 private:
-  std::map<std::pair<std::string, std::string>,
-           std::map<int64_t, OpBuilderFn>>
+  std::map<std::pair<std::string, std::string>, std::map<int64_t, OpBuilderFn>>
       entries;
 };
 

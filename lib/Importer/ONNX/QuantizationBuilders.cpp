@@ -174,9 +174,9 @@ Value dequantize(NodeBinder &b, Value x, Value scale, Value zeroPoint) {
                   << typeOf(x).getElementType();
     return {};
   }
-  return DequantizeOp::create(
-      b.builder(), b.loc(),
-      typeOf(x).clone(typeOf(scale).getElementType()), x, scale, zeroPoint);
+  return DequantizeOp::create(b.builder(), b.loc(),
+                              typeOf(x).clone(typeOf(scale).getElementType()),
+                              x, scale, zeroPoint);
 }
 
 /// The integer type of a quantized result: the zero point's element type,

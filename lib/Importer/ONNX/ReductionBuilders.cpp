@@ -27,8 +27,8 @@ struct ReduceSpec {
 
 /// Normalizes `axes` against `rank` and sorts them; reports out-of-range
 /// and repeated axes (loom's verifier would reject both).
-LogicalResult normalizeAxes(NodeBinder &b, ArrayRef<int64_t> axes,
-                            int64_t rank, SmallVectorImpl<int64_t> &result) {
+LogicalResult normalizeAxes(NodeBinder &b, ArrayRef<int64_t> axes, int64_t rank,
+                            SmallVectorImpl<int64_t> &result) {
   for (int64_t axis : axes) {
     std::optional<int64_t> n = normalizeAxisOrFail(b, axis, rank);
     if (!n)
@@ -241,8 +241,7 @@ LogicalResult buildDecomposedReduce(NodeBinder &b, ReduceKind kind,
   return success();
 }
 
-template <typename OpT>
-LogicalResult buildArgReduce(NodeBinder &b) {
+template <typename OpT> LogicalResult buildArgReduce(NodeBinder &b) {
   if (failed(b.rejectUnknownAttrs({"axis", "keepdims", "select_last_index"})))
     return failure();
   Value x = b.input(0);
@@ -370,21 +369,16 @@ LogicalResult buildTopK(NodeBinder &b) {
 void registerReductionBuilders(OpTable &t) {
   // ReduceSum takes its axes as an input from opset 13, the others from
   // opset 18; one entry per op reads whichever form the opset uses.
-  t.add("", "ReduceSum", 1, [](NodeBinder &b) {
-    return buildReduce<ReduceSumOp>(b, 13);
-  });
-  t.add("", "ReduceMean", 1, [](NodeBinder &b) {
-    return buildReduce<ReduceMeanOp>(b, 18);
-  });
-  t.add("", "ReduceMax", 1, [](NodeBinder &b) {
-    return buildReduce<ReduceMaxOp>(b, 18);
-  });
-  t.add("", "ReduceMin", 1, [](NodeBinder &b) {
-    return buildReduce<ReduceMinOp>(b, 18);
-  });
-  t.add("", "ReduceProd", 1, [](NodeBinder &b) {
-    return buildReduce<ReduceProdOp>(b, 18);
-  });
+  t.add("", "ReduceSum", 1,
+        [](NodeBinder &b) { return buildReduce<ReduceSumOp>(b, 13); });
+  t.add("", "ReduceMean", 1,
+        [](NodeBinder &b) { return buildReduce<ReduceMeanOp>(b, 18); });
+  t.add("", "ReduceMax", 1,
+        [](NodeBinder &b) { return buildReduce<ReduceMaxOp>(b, 18); });
+  t.add("", "ReduceMin", 1,
+        [](NodeBinder &b) { return buildReduce<ReduceMinOp>(b, 18); });
+  t.add("", "ReduceProd", 1,
+        [](NodeBinder &b) { return buildReduce<ReduceProdOp>(b, 18); });
   t.add("", "ReduceL1", 1, [](NodeBinder &b) {
     return buildDecomposedReduce(b, ReduceKind::L1, 18);
   });

@@ -590,9 +590,9 @@ LogicalResult buildSlice(NodeBinder &b) {
   // and ends are unknown until then.
   RankedTensorType type = b.knownOutputType(0);
   if (!type)
-    type = RankedTensorType::get(
-        SmallVector<int64_t>(rank, ShapedType::kDynamic),
-        b.inputType(0).getElementType());
+    type =
+        RankedTensorType::get(SmallVector<int64_t>(rank, ShapedType::kDynamic),
+                              b.inputType(0).getElementType());
   Value starts, ends, axes, steps;
   std::optional<SmallVector<int64_t>> constAxes;
   if (b.opset() < 10) {
@@ -965,8 +965,8 @@ LogicalResult buildReverseSequence(NodeBinder &b) {
   auto lensType = RankedTensorType::get(lShape, i64);
   Value len = lens;
   if (cast<RankedTensorType>(lens.getType()).getElementType() != i64)
-    len = CastOp::create(builder, b.loc(),
-                         RankedTensorType::get({batch}, i64), len);
+    len = CastOp::create(builder, b.loc(), RankedTensorType::get({batch}, i64),
+                         len);
   len = ReshapeOp::create(builder, b.loc(), lensType, len, b.i64Tensor(lShape),
                           false);
   Value inside = createInferred<LessOp>(b, t, len);
@@ -976,9 +976,9 @@ LogicalResult buildReverseSequence(NodeBinder &b) {
   SmallVector<int64_t> gridShape(type.getRank(), 1);
   gridShape[0] = cast<RankedTensorType>(source.getType()).getDimSize(0);
   gridShape[1] = cast<RankedTensorType>(source.getType()).getDimSize(1);
-  Value grid = ReshapeOp::create(
-      builder, b.loc(), RankedTensorType::get(gridShape, i64), source,
-      b.i64Tensor(gridShape), false);
+  Value grid =
+      ReshapeOp::create(builder, b.loc(), RankedTensorType::get(gridShape, i64),
+                        source, b.i64Tensor(gridShape), false);
   auto indexType = RankedTensorType::get(type.getShape(), i64);
   Value indices = ExpandOp::create(builder, b.loc(), indexType, grid,
                                    b.i64Tensor(type.getShape()));

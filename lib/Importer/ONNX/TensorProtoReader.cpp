@@ -25,9 +25,8 @@ std::string readONNXTensorFile(llvm::StringRef path, mlir::MLIRContext *ctx,
   if (!elementType)
     return "'" + path.str() + "' holds an unsupported element type";
   ONNXImportOptions options;
-  if (std::string error =
-          onnx_import::readTensorBytes(proto, /*baseDirectory=*/"", options,
-                                       tensor.bytes);
+  if (std::string error = onnx_import::readTensorBytes(
+          proto, /*baseDirectory=*/"", options, tensor.bytes);
       !error.empty())
     return "'" + path.str() + "': " + error;
   tensor.name = proto.name();

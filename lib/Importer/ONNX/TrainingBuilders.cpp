@@ -46,9 +46,9 @@ std::optional<OptimizerInputs> readOptimizerInputs(NodeBinder &b,
       b.emitError() << "R and T must be scalars";
       return {};
     }
-    return type == target ? v
-                          : CastOp::create(b.builder(), b.loc(), target, v)
-                                .getResult();
+    return type == target
+               ? v
+               : CastOp::create(b.builder(), b.loc(), target, v).getResult();
   };
   Value rate = scalarOf(r), count = scalarOf(t);
   if (!rate || !count)
@@ -91,20 +91,22 @@ LogicalResult buildAdagrad(NodeBinder &b) {
   if (!in || !decay || !epsilon || !norm)
     return failure();
   Type ft = cast<RankedTensorType>(in->rate.getType()).getElementType();
-  Value denominator = createInferred<AddOp>(b, b.scalar(ft, 1.0),
-                                            scale(b, in->count, *decay));
+  Value denominator =
+      createInferred<AddOp>(b, b.scalar(ft, 1.0), scale(b, in->count, *decay));
   Value r = createInferred<DivOp>(b, in->rate, denominator);
   size_t n = in->numTensors;
   for (size_t i = 0; i < n; ++i) {
-    Value x = b.input(2 + i), g = b.input(2 + n + i), h = b.input(2 + 2 * n + i);
+    Value x = b.input(2 + i), g = b.input(2 + n + i),
+          h = b.input(2 + 2 * n + i);
     if (!x || !g || !h)
       return failure();
     Value greg = regularize(b, x, g, *norm);
-    Value hNew = createInferred<AddOp>(b, h, createInferred<MulOp>(b, greg, greg));
+    Value hNew =
+        createInferred<AddOp>(b, h, createInferred<MulOp>(b, greg, greg));
     Value adaptive = createInferred<AddOp>(b, createInferred<SqrtOp>(b, hNew),
                                            b.scalar(ft, *epsilon));
-    Value step = createInferred<DivOp>(b, createInferred<MulOp>(b, r, greg),
-                                       adaptive);
+    Value step =
+        createInferred<DivOp>(b, createInferred<MulOp>(b, r, greg), adaptive);
     if (failed(bind(b, i, createInferred<SubOp>(b, x, step))) ||
         failed(bind(b, n + i, hNew)))
       return failure();
@@ -139,7 +141,8 @@ LogicalResult buildMomentum(NodeBinder &b) {
                                                b.scalar(ft, 1.0));
   size_t n = in->numTensors;
   for (size_t i = 0; i < n; ++i) {
-    Value x = b.input(2 + i), g = b.input(2 + n + i), v = b.input(2 + 2 * n + i);
+    Value x = b.input(2 + i), g = b.input(2 + n + i),
+          v = b.input(2 + 2 * n + i);
     if (!x || !g || !v)
       return failure();
     Value greg = regularize(b, x, g, *norm);

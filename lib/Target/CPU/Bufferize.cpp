@@ -5,9 +5,9 @@
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotModuleBufferize.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
@@ -64,10 +64,10 @@ public:
             !func.getArgAttr(
                 argument.getArgNumber(),
                 bufferization::BufferizationDialect::kWritableAttrName))
-          func.setArgAttr(argument.getArgNumber(),
-                          bufferization::BufferizationDialect::
-                              kWritableAttrName,
-                          BoolAttr::get(ctx, false));
+          func.setArgAttr(
+              argument.getArgNumber(),
+              bufferization::BufferizationDialect::kWritableAttrName,
+              BoolAttr::get(ctx, false));
     }
     bufferization::OneShotBufferizationOptions options;
     options.bufferizeFunctionBoundaries = true;
@@ -78,8 +78,8 @@ public:
       return success();
     };
     bufferization::BufferizationState state;
-    if (failed(bufferization::runOneShotModuleBufferize(getOperation(),
-                                                        options, state)))
+    if (failed(bufferization::runOneShotModuleBufferize(getOperation(), options,
+                                                        state)))
       signalPassFailure();
   }
 };

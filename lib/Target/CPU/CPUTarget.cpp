@@ -121,9 +121,9 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm,
   // Integer powers have no LLVM intrinsic: they become small functions.
   pm.addPass(createConvertMathToFuncs());
   pm.addPass(createLowerAffinePass());
-  // The contractions' parallel tile loops and the chunk loops: OpenMP work-sharing loops, run
-  // by the OpenMP runtime's thread pool (as many threads as
-  // omp_set_num_threads asked for on the calling thread).
+  // The contractions' parallel tile loops and the chunk loops: OpenMP
+  // work-sharing loops, run by the OpenMP runtime's thread pool (as many
+  // threads as omp_set_num_threads asked for on the calling thread).
   pm.addPass(createConvertSCFToOpenMPPass());
   pm.addNestedPass<func::FuncOp>(createLoomCPUExpandRunTimeShapesPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
@@ -274,7 +274,8 @@ std::unique_ptr<llvm::TargetMachine> hostTargetMachine(unsigned optLevel,
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   llvm::Triple triple(llvm::sys::getProcessTriple());
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return nullptr;
   llvm::CodeGenOptLevel level = optLevel == 0   ? llvm::CodeGenOptLevel::None
@@ -353,8 +354,8 @@ std::string emitObject(llvm::Module &module, unsigned optLevel,
     return "no LLVM target for the host: " + error;
   module.setDataLayout(machine->createDataLayout());
   module.setTargetTriple(machine->getTargetTriple());
-  auto optimize = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
-                                            machine.get());
+  auto optimize =
+      makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, machine.get());
   if (llvm::Error err = optimize(&module))
     return "LLVM optimization failed: " + llvm::toString(std::move(err));
   llvm::raw_svector_ostream os(object);
@@ -408,9 +409,8 @@ LogicalResult lowerModule(ModuleOp module, Stage stopAfter,
     if (failed(weightLayouts.run(module)))
       return failure();
   }
-  if (weights &&
-      failed(externalizeWeights(module, options.externalWeightMinBytes,
-                                *weights)))
+  if (weights && failed(externalizeWeights(
+                     module, options.externalWeightMinBytes, *weights)))
     return failure();
   PassManager toLLVM(module.getContext());
   buildLinalgToLLVMPipeline(toLLVM, options);

@@ -71,11 +71,16 @@ int32_t dtypeOf(Type type) {
 /// The runtime's loom_reduce_op, or -1.
 int32_t reduceOpOf(shard::ReductionKind kind) {
   switch (kind) {
-  case shard::ReductionKind::Sum: return 0;
-  case shard::ReductionKind::Product: return 1;
-  case shard::ReductionKind::Max: return 2;
-  case shard::ReductionKind::Min: return 3;
-  default: return -1;
+  case shard::ReductionKind::Sum:
+    return 0;
+  case shard::ReductionKind::Product:
+    return 1;
+  case shard::ReductionKind::Max:
+    return 2;
+  case shard::ReductionKind::Min:
+    return 3;
+  default:
+    return -1;
   }
 }
 
@@ -237,7 +242,8 @@ LogicalResult keepOwnStages(ModuleOp module, const GridPlace &place) {
         auto type = cast<RankedTensorType>(result.getType());
         result.replaceAllUsesWith(ConstantOp::create(
             b, stage.getLoc(), type,
-            DenseElementsAttr::get(type, b.getZeroAttr(type.getElementType()))));
+            DenseElementsAttr::get(type,
+                                   b.getZeroAttr(type.getElementType()))));
       }
       stage.erase();
       continue;
@@ -326,8 +332,8 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
         for (int64_t d = 0; d < static_cast<int64_t>(place.shape.size()); ++d)
           axes.push_back(d);
       for (auto [result, axis] : llvm::zip(op->getResults(), axes))
-        result.replaceAllUsesWith(arith::ConstantIndexOp::create(
-            b, loc, place.coordinates[axis]));
+        result.replaceAllUsesWith(
+            arith::ConstantIndexOp::create(b, loc, place.coordinates[axis]));
     } else if (auto reduce = dyn_cast<shard::AllReduceOp>(op)) {
       auto type = cast<RankedTensorType>(reduce.getType());
       int32_t dtype = dtypeOf(type.getElementType());
@@ -350,10 +356,9 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
                                "supported in engines yet");
       Value reduced = allReduce(b, loc, scatter.getInput(), in, dtype, kind,
                                 place.group(scatter.getGridAxes()));
-      op->getResult(0).replaceAllUsesWith(
-          rankSlice(b, loc, reduced, out,
-                    scatter.getScatterAxis().getSExtValue(),
-                    place.position(scatter.getGridAxes())));
+      op->getResult(0).replaceAllUsesWith(rankSlice(
+          b, loc, reduced, out, scatter.getScatterAxis().getSExtValue(),
+          place.position(scatter.getGridAxes())));
     } else if (auto gather = dyn_cast<shard::AllGatherOp>(op)) {
       auto in = cast<RankedTensorType>(gather.getInput().getType());
       auto out = cast<RankedTensorType>(gather.getType());
@@ -403,9 +408,9 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
       Value in = addressOf(b, loc, readOnlyBuffer(b, loc, send.getInput()));
       int64_t destination =
           place.memberAt(send.getGridAxes(), send.getDestination());
-      func::CallOp::create(b, loc, callee,
-                           ValueRange{in, i64(b, loc, bytesOf(type)),
-                                      i64(b, loc, destination)});
+      func::CallOp::create(
+          b, loc, callee,
+          ValueRange{in, i64(b, loc, bytesOf(type)), i64(b, loc, destination)});
       op->getResult(0).replaceAllUsesWith(send.getInput());
     } else if (auto recv = dyn_cast<shard::RecvOp>(op)) {
       auto type = cast<RankedTensorType>(recv.getType());
@@ -458,9 +463,8 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
       }
       // Block j of dimension 0 is contiguous: it goes to member j as it is.
       CallBuffers c = prepare(b, loc, exchange.getInput(), out);
-      SmallVector<Value> args{
-          c.inAddress, c.outAddress,
-          i64(b, loc, in.getNumElements() / n * bits / 8)};
+      SmallVector<Value> args{c.inAddress, c.outAddress,
+                              i64(b, loc, in.getNumElements() / n * bits / 8)};
       callOnGroup(b, loc, kAllToAll, kGroupAllToAll, args, members);
       op->getResult(0).replaceAllUsesWith(finish(b, loc, c, out));
     } else {

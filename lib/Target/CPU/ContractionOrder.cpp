@@ -27,8 +27,7 @@ SmallVector<unsigned> contractionOrder(linalg::GenericOp op) {
   if (out.getNumResults() == 0)
     return {};
   auto inner = dyn_cast<AffineDimExpr>(out.getResults().back());
-  if (!inner ||
-      iterators[inner.getPosition()] != utils::IteratorType::parallel)
+  if (!inner || iterators[inner.getPosition()] != utils::IteratorType::parallel)
     return {};
   unsigned innerLoop = inner.getPosition();
   // Some input must walk along it too, or the new innermost loop would
@@ -42,8 +41,7 @@ SmallVector<unsigned> contractionOrder(linalg::GenericOp op) {
     return {};
   SmallVector<unsigned> order;
   for (unsigned loop = 0; loop < numLoops; ++loop)
-    if (loop != innerLoop &&
-        iterators[loop] == utils::IteratorType::parallel)
+    if (loop != innerLoop && iterators[loop] == utils::IteratorType::parallel)
       order.push_back(loop);
   for (unsigned loop = 0; loop < numLoops; ++loop)
     if (iterators[loop] == utils::IteratorType::reduction)

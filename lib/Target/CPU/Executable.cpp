@@ -30,9 +30,10 @@ std::string findLinker() {
 /// The C math library, recorded as a dependency of the shared object so
 /// that any process can load it (the code calls erff, tanhf, ...).
 std::string findLibm() {
-  for (const char *dir : {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
-                          "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
-                          "/lib64", "/usr/lib64"}) {
+  for (const char *dir :
+       {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+        "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/lib64",
+        "/usr/lib64"}) {
     std::string path = std::string(dir) + "/libm.so.6";
     if (llvm::sys::fs::exists(path))
       return path;
@@ -105,8 +106,8 @@ std::string linkSharedObject(llvm::ArrayRef<char> object,
     args.push_back(libomp);
   }
   std::string message;
-  int status = llvm::sys::ExecuteAndWait(linker, args, std::nullopt, {}, 0, 0,
-                                         &message);
+  int status =
+      llvm::sys::ExecuteAndWait(linker, args, std::nullopt, {}, 0, 0, &message);
   if (status != 0)
     return "linking the object failed: " +
            (message.empty() ? "status " + std::to_string(status) : message);

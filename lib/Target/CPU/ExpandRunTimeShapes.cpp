@@ -32,8 +32,8 @@ namespace {
 bool hasSeveralDynamicSizesInAGroup(memref::ExpandShapeOp op) {
   MemRefType type = op.getResultType();
   for (const ReassociationIndices &group : op.getReassociationIndices()) {
-    int64_t dynamic = llvm::count_if(
-        group, [&](int64_t d) { return type.isDynamicDim(d); });
+    int64_t dynamic =
+        llvm::count_if(group, [&](int64_t d) { return type.isDynamicDim(d); });
     if (dynamic > 1)
       return true;
   }

@@ -63,13 +63,13 @@ static ElementsAttr sliceOf(ElementsAttr whole, tensor::ExtractSliceOp slice) {
   SmallVector<int64_t> index(type.getRank(), 0);
   int64_t innermost = type.getRank() ? type.getShape().back() : 1;
   // Copy contiguous runs of the innermost dimension.
-  for (int64_t run = 0, runs = type.getNumElements() / std::max<int64_t>(
-                                   innermost, 1);
+  for (int64_t run = 0,
+               runs = type.getNumElements() / std::max<int64_t>(innermost, 1);
        run < runs; ++run) {
     int64_t at = 0;
     for (int64_t d = 0; d < type.getRank(); ++d)
-      at += (offsets[d] + (d + 1 == type.getRank() ? 0 : index[d])) *
-            strides[d];
+      at +=
+          (offsets[d] + (d + 1 == type.getRank() ? 0 : index[d])) * strides[d];
     to.insert(to.end(), from.begin() + at * element,
               from.begin() + (at + innermost) * element);
     // The next run: increment the index over all but the last dimension.
@@ -91,8 +91,7 @@ static bool onlySliced(arith::ConstantOp constant) {
            return slice && slice.hasUnitStride() &&
                   slice.getType().hasStaticShape() &&
                   !ShapedType::isDynamicShape(slice.getStaticOffsets()) &&
-                  slice.getSourceType().getRank() ==
-                      slice.getType().getRank();
+                  slice.getSourceType().getRank() == slice.getType().getRank();
          });
 }
 
@@ -152,8 +151,7 @@ LogicalResult externalizeWeights(ModuleOp module, int64_t minBytes,
       constant.erase();
       continue;
     }
-    FailureOr<BlockArgument> parameter =
-        parameterFor(attr, constant.getLoc());
+    FailureOr<BlockArgument> parameter = parameterFor(attr, constant.getLoc());
     if (failed(parameter))
       return failure();
     constant.replaceAllUsesWith(*parameter);

@@ -24,15 +24,16 @@ namespace {
 /// division.
 bool hasCheapBody(linalg::GenericOp producer) {
   return producer.getBody()
-      ->walk([](Operation *op) {
-        if (isa<math::MathDialect>(op->getDialect()) ||
-            isa<arith::DivFOp, arith::DivSIOp, arith::DivUIOp, arith::RemFOp,
-                arith::RemSIOp, arith::RemUIOp, arith::CeilDivSIOp,
-                arith::CeilDivUIOp, arith::FloorDivSIOp>(op))
-          return WalkResult::interrupt();
-        return WalkResult::advance();
-      })
-      .wasInterrupted() == false;
+             ->walk([](Operation *op) {
+               if (isa<math::MathDialect>(op->getDialect()) ||
+                   isa<arith::DivFOp, arith::DivSIOp, arith::DivUIOp,
+                       arith::RemFOp, arith::RemSIOp, arith::RemUIOp,
+                       arith::CeilDivSIOp, arith::CeilDivUIOp,
+                       arith::FloorDivSIOp>(op))
+                 return WalkResult::interrupt();
+               return WalkResult::advance();
+             })
+             .wasInterrupted() == false;
 }
 
 /// The fusion rule (see the pass description).

@@ -98,8 +98,8 @@ LogicalResult rewriteAsIm2Col(RewriterBase &rewriter,
     AffineExpr dn, dc, dkh, dkw, doh, dow;
     bindDims(ctx, dn, dc, dkh, dkw, doh, dow);
     auto colType = RankedTensorType::get({n, c, kh, kw, oh, ow}, element);
-    Value colInit = tensor::EmptyOp::create(rewriter, loc,
-                                            colType.getShape(), element);
+    Value colInit =
+        tensor::EmptyOp::create(rewriter, loc, colType.getShape(), element);
     SmallVector<AffineMap> copyMaps{
         AffineMap::get(6, 0,
                        {dn, dc, doh * strides[0] + dkh * dilations[0],
@@ -124,8 +124,7 @@ LogicalResult rewriteAsIm2Col(RewriterBase &rewriter,
   Value filter2 = tensor::CollapseShapeOp::create(
       rewriter, loc, filter, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
   SmallVector<ReassociationIndices> outGroups{{0}, {1}, {2, 3}};
-  Value init2 =
-      tensor::CollapseShapeOp::create(rewriter, loc, init, outGroups);
+  Value init2 = tensor::CollapseShapeOp::create(rewriter, loc, init, outGroups);
   AffineExpr mn, mf, mp, mk;
   bindDims(ctx, mn, mf, mp, mk);
   SmallVector<AffineMap> productMaps{AffineMap::get(4, 0, {mf, mk}, ctx),
@@ -273,8 +272,7 @@ public:
     getOperation().walk([&](linalg::Conv2DNchwFchwOp conv) {
       auto output = dyn_cast<RankedTensorType>(conv.getOutputs()[0].getType());
       if (!conv.hasPureTensorSemantics() || !output ||
-          conv->hasAttr(kLibraryAttr) ||
-          !output.hasStaticShape() ||
+          conv->hasAttr(kLibraryAttr) || !output.hasStaticShape() ||
           !(output.getElementType().isF32() ||
             output.getElementType().isInteger(32)))
         return;

@@ -49,9 +49,8 @@ struct Convolution {
 
 /// `e` as `d(out) * stride + d(kernel) * dilation`: the stride and the
 /// dilation, or failure.
-FailureOr<std::pair<int64_t, int64_t>> windowTerms(AffineExpr e, unsigned out,
-                                                   unsigned kernel,
-                                                   unsigned numDims) {
+FailureOr<std::pair<int64_t, int64_t>>
+windowTerms(AffineExpr e, unsigned out, unsigned kernel, unsigned numDims) {
   MLIRContext *ctx = e.getContext();
   auto valueAt = [&](unsigned dim) -> std::optional<int64_t> {
     SmallVector<AffineExpr> values(numDims, getAffineConstantExpr(0, ctx));
@@ -81,8 +80,8 @@ std::optional<Convolution> matchGroupedConvolution(linalg::GenericOp generic) {
   using utils::IteratorType;
   SmallVector<IteratorType> iterators = generic.getIteratorTypesArray();
   for (unsigned i = 0; i < 7; ++i)
-    if (iterators[i] != (i < 4 ? IteratorType::parallel
-                               : IteratorType::reduction))
+    if (iterators[i] !=
+        (i < 4 ? IteratorType::parallel : IteratorType::reduction))
       return std::nullopt;
   Convolution conv;
   conv.op = generic;
@@ -225,8 +224,7 @@ struct ZeroPadding {
 };
 
 bool isZero(Value value) {
-  return matchPattern(value, m_AnyZeroFloat()) ||
-         matchPattern(value, m_Zero());
+  return matchPattern(value, m_AnyZeroFloat()) || matchPattern(value, m_Zero());
 }
 
 /// Whether `op` writes zeros to all of `buffer`: a linalg.fill of zero, or
@@ -241,8 +239,8 @@ bool isZeroFill(Operation *op, Value buffer) {
       linalgOp.getDpsInitOperand(0)->get() != buffer ||
       linalgOp.getNumParallelLoops() != linalgOp.getNumLoops())
     return false;
-  auto yield = dyn_cast<linalg::YieldOp>(
-      linalgOp->getRegion(0).front().getTerminator());
+  auto yield =
+      dyn_cast<linalg::YieldOp>(linalgOp->getRegion(0).front().getTerminator());
   return yield && yield.getNumOperands() == 1 && isZero(yield.getOperand(0));
 }
 
@@ -269,8 +267,7 @@ std::optional<ZeroPadding> matchZeroPadding(Value buffer, Operation *conv) {
     }
   }
   if (!fill || !window || !window->hasOneUse() ||
-      fill->getBlock() != conv->getBlock() ||
-      !fill->isBeforeInBlock(conv))
+      fill->getBlock() != conv->getBlock() || !fill->isBeforeInBlock(conv))
     return std::nullopt;
   auto copy = dyn_cast<linalg::CopyOp>(*window->getUsers().begin());
   if (!copy || copy.getOutputs()[0] != window.getResult() ||
@@ -280,9 +277,9 @@ std::optional<ZeroPadding> matchZeroPadding(Value buffer, Operation *conv) {
   auto outer = cast<MemRefType>(buffer.getType());
   auto offsets = getConstantIntValues(window.getMixedOffsets());
   auto sizes = getConstantIntValues(window.getMixedSizes());
-  if (!offsets || !sizes || !window.hasUnitStride() ||
-      (*offsets)[0] != 0 || (*offsets)[1] != 0 ||
-      (*sizes)[0] != outer.getDimSize(0) || (*sizes)[1] != outer.getDimSize(1))
+  if (!offsets || !sizes || !window.hasUnitStride() || (*offsets)[0] != 0 ||
+      (*offsets)[1] != 0 || (*sizes)[0] != outer.getDimSize(0) ||
+      (*sizes)[1] != outer.getDimSize(1))
     return std::nullopt;
   padding.source = copy.getInputs()[0];
   if (!isDenseRowMajor(padding.source))
@@ -317,8 +314,7 @@ std::optional<std::tuple<Value, int64_t, int64_t>> arenaRange(Value buffer) {
   auto type = cast<MemRefType>(view.getType());
   if (!offset || !type.hasStaticShape())
     return std::nullopt;
-  int64_t bytes =
-      type.getNumElements() * type.getElementTypeBitWidth() / 8;
+  int64_t bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
   return std::make_tuple(view.getSource(), *offset, *offset + bytes);
 }
 
@@ -359,8 +355,7 @@ bool isReluOf(Value value, Value x) {
     return (max.getLhs() == x && isZero(max.getRhs())) ||
            (max.getRhs() == x && isZero(max.getLhs()));
   auto select = value.getDefiningOp<arith::SelectOp>();
-  if (!select || select.getTrueValue() != x ||
-      !isZero(select.getFalseValue()))
+  if (!select || select.getTrueValue() != x || !isZero(select.getFalseValue()))
     return false;
   auto compare = select.getCondition().getDefiningOp<arith::CmpFOp>();
   return compare && compare.getLhs() == x && isZero(compare.getRhs()) &&
@@ -391,8 +386,7 @@ std::optional<Epilogue> matchEpilogue(Operation *conv, Operation *zeroFill,
   epilogue.result = generic.getDpsInitOperand(0)->get();
   if (epilogue.result.getType() != output.getType() ||
       !isDenseRowMajor(epilogue.result) ||
-      generic.getMatchingIndexingMap(generic.getDpsInitOperand(0)) !=
-          identity)
+      generic.getMatchingIndexingMap(generic.getDpsInitOperand(0)) != identity)
     return std::nullopt;
   Block &body = generic.getRegion().front();
   Value convArgument, biasArgument;
@@ -406,10 +400,9 @@ std::optional<Epilogue> matchEpilogue(Operation *conv, Operation *zeroFill,
     // The bias: one value per channel, read by the channel loop alone.
     auto type = dyn_cast<MemRefType>(input->get().getType());
     unsigned dims = 0;
-    bool perChannel = type && type.hasStaticShape() &&
-                      type.getNumElements() == channels &&
-                      isDenseRowMajor(input->get()) &&
-                      type.getElementType().isF32();
+    bool perChannel =
+        type && type.hasStaticShape() && type.getNumElements() == channels &&
+        isDenseRowMajor(input->get()) && type.getElementType().isF32();
     for (AffineExpr e : map.getResults()) {
       if (auto dim = dyn_cast<AffineDimExpr>(e))
         perChannel &= dim.getPosition() == 1 && ++dims == 1;
@@ -427,10 +420,9 @@ std::optional<Epilogue> matchEpilogue(Operation *conv, Operation *zeroFill,
   Value yielded = body.getTerminator()->getOperand(0);
   auto isBiasAdd = [&](Value v) {
     auto add = v.getDefiningOp<arith::AddFOp>();
-    return add && ((add.getLhs() == convArgument &&
-                    add.getRhs() == biasArgument) ||
-                   (add.getLhs() == biasArgument &&
-                    add.getRhs() == convArgument));
+    return add &&
+           ((add.getLhs() == convArgument && add.getRhs() == biasArgument) ||
+            (add.getLhs() == biasArgument && add.getRhs() == convArgument));
   };
   if (isBiasAdd(yielded))
     return epilogue;
@@ -574,9 +566,9 @@ private:
     Value slotBuffer = memref::GetGlobalOp::create(b, loc, slotType, slotName);
     func::FuncOp callee = declareRuntimeFunction(
         module, kConvEntry, SmallVector<Type>(6, moduleBuilder.getI64Type()));
-    Value bias = epilogue ? addressOf(b, loc, epilogue->bias)
-                          : arith::ConstantIntOp::create(b, loc, 0, 64)
-                                .getResult();
+    Value bias = epilogue
+                     ? addressOf(b, loc, epilogue->bias)
+                     : arith::ConstantIntOp::create(b, loc, 0, 64).getResult();
     func::CallOp::create(b, loc, callee,
                          ValueRange{addressOf(b, loc, source),
                                     addressOf(b, loc, filter), bias,

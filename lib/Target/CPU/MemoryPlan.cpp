@@ -36,7 +36,9 @@ struct Buffer {
   int64_t offset = -1;
 };
 
-int64_t alignUp(int64_t v) { return (v + kAlignment - 1) / kAlignment * kAlignment; }
+int64_t alignUp(int64_t v) {
+  return (v + kAlignment - 1) / kAlignment * kAlignment;
+}
 
 /// The last position (in `body`) where `value` or a value that may alias
 /// it (any memref result of an op using it) is used; nullopt when its
@@ -93,9 +95,9 @@ struct LoomCPUMemoryPlanPass
         continue;
       Buffer b;
       b.alloc = alloc;
-      b.bytes = alignUp(type.getNumElements() *
-                        std::max<int64_t>(
-                            1, (type.getElementTypeBitWidth() + 7) / 8));
+      b.bytes = alignUp(
+          type.getNumElements() *
+          std::max<int64_t>(1, (type.getElementTypeBitWidth() + 7) / 8));
       b.first = position[&op];
       b.last = std::max(*last, b.first);
       buffers.push_back(b);
@@ -134,16 +136,16 @@ struct LoomCPUMemoryPlanPass
     OpBuilder builder(&body, body.begin());
     Location loc = func.getLoc();
     auto arenaType = MemRefType::get({arena}, builder.getI8Type());
-    Value arenaBuffer = memref::AllocOp::create(
-        builder, loc, arenaType, ValueRange{},
-        builder.getI64IntegerAttr(kAlignment));
+    Value arenaBuffer =
+        memref::AllocOp::create(builder, loc, arenaType, ValueRange{},
+                                builder.getI64IntegerAttr(kAlignment));
     for (Buffer &b : buffers) {
       builder.setInsertionPoint(b.alloc);
-      Value offset = arith::ConstantIndexOp::create(builder, b.alloc.getLoc(),
-                                                    b.offset);
-      Value view = memref::ViewOp::create(builder, b.alloc.getLoc(),
-                                          b.alloc.getType(), arenaBuffer,
-                                          offset, ValueRange{});
+      Value offset =
+          arith::ConstantIndexOp::create(builder, b.alloc.getLoc(), b.offset);
+      Value view =
+          memref::ViewOp::create(builder, b.alloc.getLoc(), b.alloc.getType(),
+                                 arenaBuffer, offset, ValueRange{});
       b.alloc.replaceAllUsesWith(view);
       b.alloc.erase();
     }

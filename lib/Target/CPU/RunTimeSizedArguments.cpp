@@ -80,7 +80,8 @@ struct LoomCPURunTimeSizedArgumentsPass
           continue;
         }
         Value size = memref::LoadOp::create(
-            b, loc, sizes, ValueRange{arith::ConstantIndexOp::create(b, loc, next++)});
+            b, loc, sizes,
+            ValueRange{arith::ConstantIndexOp::create(b, loc, next++)});
         dims.push_back(
             arith::IndexCastOp::create(b, loc, b.getIndexType(), size)
                 .getResult());

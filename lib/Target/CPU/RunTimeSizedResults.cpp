@@ -32,8 +32,7 @@ namespace {
 constexpr llvm::StringLiteral kCopyOutput = "loom_rt_copy_output";
 
 struct LoomCPURunTimeSizedResultsPass
-    : impl::LoomCPURunTimeSizedResultsPassBase<
-          LoomCPURunTimeSizedResultsPass> {
+    : impl::LoomCPURunTimeSizedResultsPassBase<LoomCPURunTimeSizedResultsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     for (auto func : module.getOps<func::FuncOp>()) {
@@ -73,7 +72,8 @@ struct LoomCPURunTimeSizedResultsPass
       auto type = dyn_cast<MemRefType>(value.getType());
       if (!type || type.hasStaticShape())
         continue;
-      if (!type.getLayout().isIdentity() || !type.getElementType().isIntOrFloat())
+      if (!type.getLayout().isIdentity() ||
+          !type.getElementType().isIntOrFloat())
         return func.emitError("result ")
                << i << " has sizes known only at run time and a layout or "
                << "element type the runtime cannot copy: " << type;
@@ -91,10 +91,10 @@ struct LoomCPURunTimeSizedResultsPass
             b, loc, size, record,
             ValueRange{arith::ConstantIndexOp::create(b, loc, 1 + d)});
       }
-      Value copy = func::CallOp::create(b, loc, kCopyOutput, TypeRange{i64},
-                                        ValueRange{addressOf(b, loc, value),
-                                                   bytes})
-                       .getResult(0);
+      Value copy =
+          func::CallOp::create(b, loc, kCopyOutput, TypeRange{i64},
+                               ValueRange{addressOf(b, loc, value), bytes})
+              .getResult(0);
       memref::StoreOp::create(
           b, loc, copy, record,
           ValueRange{arith::ConstantIndexOp::create(b, loc, 0)});
@@ -102,8 +102,7 @@ struct LoomCPURunTimeSizedResultsPass
       results[i] = recordType;
     }
     ret->setOperands(operands);
-    func.setFunctionType(
-        b.getFunctionType(func.getArgumentTypes(), results));
+    func.setFunctionType(b.getFunctionType(func.getArgumentTypes(), results));
     return success();
   }
 };

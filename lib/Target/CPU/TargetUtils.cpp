@@ -53,8 +53,7 @@ Value contiguousView(OpBuilder &b, Location loc, MemRefType type, Value base,
 }
 
 Value addressOf(OpBuilder &b, Location loc, Value buffer) {
-  Value index =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+  Value index = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
   return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
 }
 

@@ -1,4 +1,5 @@
-//===- TargetUtils.h - Helpers shared by the CPU target's passes -*- C++ -*-===//
+//===- TargetUtils.h - Helpers shared by the CPU target's passes -*- C++
+//-*-===//
 //
 // Small queries and builders more than one pass of lib/Target/CPU needs:
 // runtime calls (collectives, library kernels) and contraction matching.

@@ -330,9 +330,8 @@ private:
     if (std::optional<int64_t> cst = getConstantIntValue(base))
       if (*cst == 0)
         return iv;
-    return arith::AddIOp::create(b, loc(),
-                                 getValueOrCreateConstantIndexOp(b, loc(), base),
-                                 iv)
+    return arith::AddIOp::create(
+               b, loc(), getValueOrCreateConstantIndexOp(b, loc(), base), iv)
         .getResult();
   }
 
@@ -402,30 +401,33 @@ private:
   void emitBlocks(OpBuilder &b) {
     forBlocks(b, c.ranges[c.nv], nLength(),
               [&](OpBuilder &b, Value nBase, int64_t nb) {
-      forBlocks(b, c.ranges[c.kv], kLength(),
-                [&](OpBuilder &b, Value kBase, int64_t kb) {
-        if (pack) {
-          // B's panel, copied once for every row tile to read.
-          offsets[c.nv] = nBase;
-          offsets[c.kv] = kBase;
-          sizes[c.nv] = nb;
-          sizes[c.kv] = kb;
-          Value panel = view(b, c.op.getDpsInputs()[1], c.maps[1], offsets,
-                             {c.kv, c.nv})
-                            .first;
-          Value target = packBuffer;
-          if (nb != nLength() || kb != kLength())
-            target = memref::SubViewOp::create(
-                b, loc(), packBuffer, ArrayRef<int64_t>{0, 0},
-                ArrayRef<int64_t>{kb, nb}, ArrayRef<int64_t>{1, 1});
-          linalg::CopyOp::create(b, loc(), panel, target);
-        }
-        bool wasInside = insidePanel;
-        insidePanel = true;
-        emitRows(b, nBase, nb, kBase, kb);
-        insidePanel = wasInside;
-      }, /*parallel=*/false);
-    });
+                forBlocks(
+                    b, c.ranges[c.kv], kLength(),
+                    [&](OpBuilder &b, Value kBase, int64_t kb) {
+                      if (pack) {
+                        // B's panel, copied once for every row tile to read.
+                        offsets[c.nv] = nBase;
+                        offsets[c.kv] = kBase;
+                        sizes[c.nv] = nb;
+                        sizes[c.kv] = kb;
+                        Value panel = view(b, c.op.getDpsInputs()[1], c.maps[1],
+                                           offsets, {c.kv, c.nv})
+                                          .first;
+                        Value target = packBuffer;
+                        if (nb != nLength() || kb != kLength())
+                          target = memref::SubViewOp::create(
+                              b, loc(), packBuffer, ArrayRef<int64_t>{0, 0},
+                              ArrayRef<int64_t>{kb, nb},
+                              ArrayRef<int64_t>{1, 1});
+                        linalg::CopyOp::create(b, loc(), panel, target);
+                      }
+                      bool wasInside = insidePanel;
+                      insidePanel = true;
+                      emitRows(b, nBase, nb, kBase, kb);
+                      insidePanel = wasInside;
+                    },
+                    /*parallel=*/false);
+              });
   }
 
   void emitRows(OpBuilder &b, Value nBase, int64_t nLen, Value kBase,

@@ -52,8 +52,8 @@ bool isRowCopy(linalg::LinalgOp op) {
     if (expr.isFunctionOfDim(inner))
       return false;
   AffineExpr last = inMap.getResults().back();
-  AffineExpr rest = simplifyAffineExpr(
-      last - getAffineDimExpr(inner, ctx), inMap.getNumDims(), 0);
+  AffineExpr rest = simplifyAffineExpr(last - getAffineDimExpr(inner, ctx),
+                                       inMap.getNumDims(), 0);
   return last.isFunctionOfDim(inner) && !rest.isFunctionOfDim(inner);
 }
 
@@ -63,8 +63,8 @@ public:
   using LoomCPUVectorizeCopiesPassBase::LoomCPUVectorizeCopiesPassBase;
 
   void runOnOperation() override {
-    unsigned bits = vectorBits ? unsigned(vectorBits)
-                               : hostVectorRegisters().first;
+    unsigned bits =
+        vectorBits ? unsigned(vectorBits) : hostVectorRegisters().first;
     SmallVector<linalg::LinalgOp> copies;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (isRowCopy(op))
@@ -105,8 +105,8 @@ private:
         return;
       if (hi - lo <= step)
         return body(b, index(b, lo));
-      auto loop =
-          scf::ForOp::create(b, loc, index(b, lo), index(b, hi), index(b, step));
+      auto loop = scf::ForOp::create(b, loc, index(b, lo), index(b, hi),
+                                     index(b, step));
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(loop.getBody()->getTerminator());
       body(b, loop.getInductionVar());
@@ -114,8 +114,8 @@ private:
     auto piece = [&](OpBuilder &b, int64_t w) {
       SmallVector<Value> inIndices;
       for (unsigned i = 0; i < inMap.getNumResults(); ++i)
-        inIndices.push_back(affine::AffineApplyOp::create(
-            b, loc, inMap.getSubMap({i}), ivs));
+        inIndices.push_back(
+            affine::AffineApplyOp::create(b, loc, inMap.getSubMap({i}), ivs));
       auto type = VectorType::get({w}, element);
       Value row = vector::TransferReadOp::create(
           b, loc, type, in, inIndices, /*padding=*/std::nullopt,

@@ -28,8 +28,6 @@
 extern "C" {
 #endif
 
-
-
 typedef enum loom_reduce_op {
   LOOM_REDUCE_SUM = 0,
   LOOM_REDUCE_PROD = 1,
@@ -65,14 +63,14 @@ int32_t loom_comm_size(const loom_comm *comm);
 /* Element-wise reduction of `count` elements over all ranks; every rank
    gets the result in `recv` (which may equal `send`). Supported dtypes:
    f32, f64, i32, i64. */
-loom_status loom_comm_all_reduce(loom_comm *comm, const void *send,
-                                 void *recv, size_t count, loom_dtype dtype,
+loom_status loom_comm_all_reduce(loom_comm *comm, const void *send, void *recv,
+                                 size_t count, loom_dtype dtype,
                                  loom_reduce_op op);
 
 /* Every rank contributes `bytes` bytes; `recv` gets all contributions in
    rank order (size * bytes). */
-loom_status loom_comm_all_gather(loom_comm *comm, const void *send,
-                                 void *recv, size_t bytes);
+loom_status loom_comm_all_gather(loom_comm *comm, const void *send, void *recv,
+                                 size_t bytes);
 
 /* Every rank's `send` holds size blocks of `bytes` bytes; block j goes to
    rank j, and `recv` gets the blocks sent to this rank in rank order

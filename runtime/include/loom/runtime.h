@@ -155,8 +155,7 @@ void loom_load_options_init(loom_load_options *options);
 
 /* Loads the engine at `path` (`options` may be null: the defaults). On
    success *engine is the caller's, to release with loom_engine_free. */
-loom_status loom_engine_load(const char *path,
-                             const loom_load_options *options,
+loom_status loom_engine_load(const char *path, const loom_load_options *options,
                              loom_engine **engine);
 void loom_engine_free(loom_engine *engine);
 

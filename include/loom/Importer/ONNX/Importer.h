@@ -49,8 +49,9 @@ struct ONNXImportOptions {
 
 /// Parses `name=2x64` (one input's shape) into `shapes`. Returns an empty
 /// string on success, else what is wrong.
-std::string parseInputShape(llvm::StringRef spec,
-                            std::map<std::string, std::vector<int64_t>> &shapes);
+std::string
+parseInputShape(llvm::StringRef spec,
+                std::map<std::string, std::vector<int64_t>> &shapes);
 
 /// Imports the model at `path`. The format is detected from the content:
 /// text when it starts with `<` or `#` after white space, binary otherwise.

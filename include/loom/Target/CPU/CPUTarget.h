@@ -1,4 +1,5 @@
-//===- CPUTarget.h - Compiling loom programs to host object code -*- C++ -*-===//
+//===- CPUTarget.h - Compiling loom programs to host object code -*- C++
+//-*-===//
 //
 // The CPU pipeline, stage by stage: loom (graph) -> linalg on tensors ->
 // LLVM dialect (bufferized, loops) -> LLVM IR -> object code for the host.

@@ -11,8 +11,8 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
-#include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace loom;
@@ -67,7 +67,8 @@ OpFoldResult foldBinary(Type resultType, Attribute lhsAttr, Attribute rhsAttr,
     return {};
   auto type = cast<RankedTensorType>(resultType);
   ArrayRef<int64_t> shape = type.getShape();
-  ArrayRef<int64_t> ls = lhs.getType().getShape(), rs = rhs.getType().getShape();
+  ArrayRef<int64_t> ls = lhs.getType().getShape(),
+                    rs = rhs.getType().getShape();
   int64_t n = type.getNumElements();
   Type elementType = lhs.getElementType();
   if (isa<IntegerType>(elementType) && intFn) {
@@ -88,8 +89,9 @@ OpFoldResult foldBinary(Type resultType, Attribute lhsAttr, Attribute rhsAttr,
     auto rv = llvm::to_vector(rhs.getValues<APFloat>());
     SmallVector<APFloat> out;
     for (int64_t i = 0; i < n; ++i) {
-      std::optional<APFloat> v = floatFn(lv[broadcastSourceIndex(shape, ls, i)],
-                                         rv[broadcastSourceIndex(shape, rs, i)]);
+      std::optional<APFloat> v =
+          floatFn(lv[broadcastSourceIndex(shape, ls, i)],
+                  rv[broadcastSourceIndex(shape, rs, i)]);
       if (!v)
         return {};
       out.push_back(*v);
@@ -129,7 +131,9 @@ OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
     return r;
   return foldBinary(
       getType(), adaptor.getLhs(), adaptor.getRhs(),
-      [](const APInt &a, const APInt &b) -> std::optional<APInt> { return a + b; },
+      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        return a + b;
+      },
       [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
         return a + b;
       });
@@ -140,7 +144,9 @@ OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
     return r;
   return foldBinary(
       getType(), adaptor.getLhs(), adaptor.getRhs(),
-      [](const APInt &a, const APInt &b) -> std::optional<APInt> { return a - b; },
+      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        return a - b;
+      },
       [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
         return a - b;
       });
@@ -151,7 +157,9 @@ OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
     return r;
   return foldBinary(
       getType(), adaptor.getLhs(), adaptor.getRhs(),
-      [](const APInt &a, const APInt &b) -> std::optional<APInt> { return a * b; },
+      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        return a * b;
+      },
       [](const APFloat &a, const APFloat &b) -> std::optional<APFloat> {
         return a * b;
       });
@@ -214,8 +222,7 @@ OpFoldResult DequantizeOp::fold(FoldAdaptor adaptor) {
   DenseElementsAttr scale = smallConstant(adaptor.getScale());
   DenseElementsAttr zeroPoint = smallConstant(adaptor.getZeroPoint());
   if (!input || !scale || (getZeroPoint() && !zeroPoint) ||
-      !isa<IntegerType>(input.getElementType()) ||
-      !isFoldableResult(getType()))
+      !isa<IntegerType>(input.getElementType()) || !isFoldableResult(getType()))
     return {};
   auto type = cast<RankedTensorType>(getType());
   ArrayRef<int64_t> shape = type.getShape();
@@ -237,10 +244,10 @@ OpFoldResult DequantizeOp::fold(FoldAdaptor adaptor) {
                           : 0.0;
     // (x - zp) is exact in double; one rounding to the result type, as the
     // reference executor computes it.
-    double v = (asDouble(values[i]) - zp) *
-               scales[broadcastSourceIndex(shape, scale.getType().getShape(),
-                                           i)]
-                   .convertToDouble();
+    double v =
+        (asDouble(values[i]) - zp) *
+        scales[broadcastSourceIndex(shape, scale.getType().getShape(), i)]
+            .convertToDouble();
     APFloat f(v);
     bool lost;
     f.convert(semantics, APFloat::rmNearestTiesToEven, &lost);

@@ -5,8 +5,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
-#include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -39,8 +39,7 @@ LogicalResult verifyOneOf(Operation *op, StringRef name, StringRef value,
                           ArrayRef<StringRef> allowed) {
   if (llvm::is_contained(allowed, value))
     return success();
-  InFlightDiagnostic diag = op->emitOpError()
-                            << name << " must be one of ";
+  InFlightDiagnostic diag = op->emitOpError() << name << " must be one of ";
   llvm::interleaveComma(allowed, diag,
                         [&](StringRef s) { diag << '"' << s << '"'; });
   return diag << ", got \"" << value << '"';
@@ -194,8 +193,8 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *ctx,
     bs.push_back(1);
   int64_t k1 = as.back(), k2 = bs[bs.size() - 2];
   if (!isDynamicOr(k1, k2))
-    return emitOptionalError(loc, "contracting dimensions differ: ", k1,
-                             " vs ", k2);
+    return emitOptionalError(loc, "contracting dimensions differ: ", k1, " vs ",
+                             k2);
   auto batch = broadcastShapes(ArrayRef<int64_t>(as).drop_back(2),
                                ArrayRef<int64_t>(bs).drop_back(2));
   if (failed(batch))
@@ -236,7 +235,8 @@ static LogicalResult inferConvResult(ConvLike op, const ShapeError &error,
   int64_t group = op.getGroup();
   if (group <= 0)
     return error("group must be positive");
-  int64_t c = in.getDimSize(1), m = w.getDimSize(0), cPerGroup = w.getDimSize(1);
+  int64_t c = in.getDimSize(1), m = w.getDimSize(0),
+          cPerGroup = w.getDimSize(1);
   if (!ShapedType::isDynamic(c) && !ShapedType::isDynamic(cPerGroup) &&
       c != cPerGroup * group)
     return error("input has ", c, " channels but weight expects ", cPerGroup,
@@ -302,9 +302,8 @@ static LogicalResult inferConvTransposeResult(ConvLike op,
     return error("group must be positive");
   if (!isDynamicOr(in.getDimSize(1), w.getDimSize(0)))
     return error("input channels must equal weight dimension 0");
-  int64_t m = ShapedType::isDynamic(w.getDimSize(1))
-                  ? ShapedType::kDynamic
-                  : w.getDimSize(1) * group;
+  int64_t m = ShapedType::isDynamic(w.getDimSize(1)) ? ShapedType::kDynamic
+                                                     : w.getDimSize(1) * group;
   SmallVector<int64_t> shape{in.getDimSize(0), m};
   size_t spatial = in.getRank() - 2;
   for (size_t i = 0; i < spatial; ++i) {
@@ -674,9 +673,9 @@ LogicalResult ResizeOp::verify() {
                          {"half_pixel", "half_pixel_symmetric",
                           "pytorch_half_pixel", "align_corners", "asymmetric",
                           "tf_half_pixel_for_nn", "tf_crop_and_resize"})) ||
-      failed(verifyOneOf(*this, "nearest_mode", getNearestMode(),
-                         {"round_prefer_floor", "round_prefer_ceil", "floor",
-                          "ceil"})))
+      failed(verifyOneOf(
+          *this, "nearest_mode", getNearestMode(),
+          {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"})))
     return failure();
   if (getCoordinateTransformationMode() == "tf_crop_and_resize" && !getRoi())
     return emitOpError("tf_crop_and_resize requires a roi operand");
@@ -810,7 +809,8 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
   if (adaptor.getInputs().empty())
     return emitOptionalError(loc, "concat needs at least one operand");
   auto first = cast<RankedTensorType>(adaptor.getInputs()[0].getType());
-  std::optional<int64_t> axis = normalizeAxis(adaptor.getAxis(), first.getRank());
+  std::optional<int64_t> axis =
+      normalizeAxis(adaptor.getAxis(), first.getRank());
   if (!axis)
     return emitOptionalError(loc, "axis is out of range");
   SmallVector<int64_t> shape(first.getShape());
@@ -819,7 +819,8 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
     auto t = cast<RankedTensorType>(v.getType());
     if (t.getRank() != first.getRank() ||
         t.getElementType() != first.getElementType())
-      return emitOptionalError(loc, "operands must share rank and element type");
+      return emitOptionalError(loc,
+                               "operands must share rank and element type");
     for (int64_t i = 0; i < t.getRank(); ++i) {
       int64_t d = t.getDimSize(i);
       if (i == *axis) {
@@ -1093,8 +1094,10 @@ LogicalResult ScatterElementsOp::verify() {
   if (failed(verifyAxis(*this, getAxis(), data.getRank())))
     return failure();
   if (idx.getRank() != data.getRank() ||
-      !areShapesCompatible(idx.getShape(), tensorTypeOf(getUpdates()).getShape()))
-    return emitOpError("indices and updates must have one shape of data's rank");
+      !areShapesCompatible(idx.getShape(),
+                           tensorTypeOf(getUpdates()).getShape()))
+    return emitOpError(
+        "indices and updates must have one shape of data's rank");
   if (failed(verifySameElementType(*this, getData(), getUpdates(), "updates")))
     return failure();
   return verifyReduction(*this, getReduction());
@@ -1447,8 +1450,8 @@ LogicalResult NonMaxSuppressionOp::verify() {
   if (failed(verifyScalarOperand(*this, getMaxOutputBoxesPerClass(),
                                  "max_output_boxes_per_class")) ||
       failed(verifyScalarOperand(*this, getIouThreshold(), "iou_threshold")) ||
-      failed(verifyScalarOperand(*this, getScoreThreshold(),
-                                 "score_threshold")))
+      failed(
+          verifyScalarOperand(*this, getScoreThreshold(), "score_threshold")))
     return failure();
   // How many boxes survive is data-dependent; a static count would be a
   // claim the op cannot check.
@@ -1565,10 +1568,10 @@ LogicalResult QConvOp::verify() {
   if (failed(inferConvResult(*this, ShapeError(getOperation()), types,
                              /*quantized=*/true)))
     return failure();
-  if (failed(verifyQuantContraction(
-          *this, getInput(), getWeight(), getInputScale(), getWeightScale(),
-          getInputZeroPoint(), getWeightZeroPoint(),
-          tensorTypeOf(getWeight()).getDimSize(0))))
+  if (failed(verifyQuantContraction(*this, getInput(), getWeight(),
+                                    getInputScale(), getWeightScale(),
+                                    getInputZeroPoint(), getWeightZeroPoint(),
+                                    tensorTypeOf(getWeight()).getDimSize(0))))
     return failure();
   if (!areRefinedTypesCompatible(types, TypeRange{getResult().getType()}))
     return emitOpError("result type must be ") << types.front();
@@ -1598,9 +1601,9 @@ static LogicalResult verifyInputsAndYield(Operation *op, ValueRange inputs,
   if (!yield)
     return op->emitOpError("body must end with loom.yield");
   if (yield.getValues().size() != results.size())
-    return op->emitOpError("yields ") << yield.getValues().size()
-                                      << " values for " << results.size()
-                                      << " results";
+    return op->emitOpError("yields ")
+           << yield.getValues().size() << " values for " << results.size()
+           << " results";
   for (auto [i, value, result] : llvm::enumerate(yield.getValues(), results))
     if (value.getType() != result)
       return op->emitOpError("yielded value ")
@@ -1642,9 +1645,8 @@ PipelineStageOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
            << getGridAxisIndex() << " is not an axis of " << getGridAttr();
   int64_t stages = shape[getGridAxisIndex()];
   if (!ShapedType::isDynamic(stages) && getStageIndex() >= stages)
-    return emitOpError("stage ")
-           << getStageIndex() << " is outside grid axis " << getGridAxisIndex()
-           << " of size " << stages;
+    return emitOpError("stage ") << getStageIndex() << " is outside grid axis "
+                                 << getGridAxisIndex() << " of size " << stages;
   return success();
 }
 

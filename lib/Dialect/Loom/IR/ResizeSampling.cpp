@@ -50,7 +50,7 @@ double sourceCoordinate(StringRef mode, double x, double scale, int64_t inLen,
 /// stay inside that padding, and exclude_outside drops (and renormalizes
 /// away) neighbours outside the input.
 ResizeSample resizeSample(StringRef mode, StringRef nearestMode, double coord,
-                    int64_t inLen, double cubicA, bool excludeOutside) {
+                          int64_t inLen, double cubicA, bool excludeOutside) {
   ResizeSample s;
   double floorC = std::floor(coord);
   bool integral = coord == floorC;
@@ -136,9 +136,8 @@ SmallVector<ResizeSample> resizeAxisSamples(const ResizeSampling &sampling,
     scale = ratio;
   bool excludeOutside = sampling.excludeOutside && sampling.mode != "nearest";
   for (int64_t o = 0; o < outLen; ++o) {
-    double c = sourceCoordinate(sampling.coordinateMode,
-                                static_cast<double>(o), scale, inLen, outLen,
-                                roiStart, roiEnd);
+    double c = sourceCoordinate(sampling.coordinateMode, static_cast<double>(o),
+                                scale, inLen, outLen, roiStart, roiEnd);
     if (sampling.crop && (c < 0 || c > static_cast<double>(inLen - 1))) {
       ResizeSample s;
       s.outside = true;

@@ -55,12 +55,12 @@ public:
   std::pair<Value, Value> route(MoEOp moe, Value scores, Type element) {
     auto scoreType = cast<RankedTensorType>(scores.getType());
     int64_t tokens = scoreType.getDimSize(0), k = moe.getKAttr().getInt();
-    auto topk = TopKOp::create(
-        b, loc,
-        TypeRange{type({tokens, k}, scoreType.getElementType()),
-                  type({tokens, k}, b.getI64Type())},
-        ValueRange{scores, i64Constant({1}, {k})},
-        {b.getNamedAttr("axis", b.getI64IntegerAttr(1))});
+    auto topk =
+        TopKOp::create(b, loc,
+                       TypeRange{type({tokens, k}, scoreType.getElementType()),
+                                 type({tokens, k}, b.getI64Type())},
+                       ValueRange{scores, i64Constant({1}, {k})},
+                       {b.getNamedAttr("axis", b.getI64IntegerAttr(1))});
     Value weights = topk.getValues();
     if (moe.getNormalize())
       weights = make<DivOp>(weights.getType(),
@@ -194,8 +194,7 @@ loom::buildMoEDispatchCombine(OpBuilder &builder, MoEOp moe, Value input,
 
   // Assignments in priority order: every token's first choice, then every
   // token's second choice, ... ([k * T], choice-major).
-  Value chosen =
-      m.reshape(m.transpose(chosenExperts, {1, 0}), {assignments});
+  Value chosen = m.reshape(m.transpose(chosenExperts, {1, 0}), {assignments});
   Value chosenWeights = m.reshape(m.transpose(weights, {1, 0}), {k, tokens, 1});
   Value expertMask = m.oneHot(chosen, experts, element); // [kT, E]
   // Slot of each assignment in its expert's queue: how many assignments

@@ -53,7 +53,6 @@ int64_t elementsOf(Type type) {
   return shaped.hasStaticShape() ? shaped.getNumElements() : 0;
 }
 
-
 /// Ops that only move data: no arithmetic to estimate.
 bool movesDataOnly(Operation *op) {
   return isa<ConstantOp, ReshapeOp, TransposeOp, ConcatOp, SplitOp, SliceOp,
@@ -82,8 +81,7 @@ struct Boundary {
 /// One function being cut into stages.
 class StageCutter {
 public:
-  StageCutter(func::FuncOp func, int64_t stages)
-      : func(func), stages(stages) {}
+  StageCutter(func::FuncOp func, int64_t stages) : func(func), stages(stages) {}
 
   /// Splits the ops into recomputable ones and the ones stages own, and
   /// chooses the cuts.
@@ -122,19 +120,18 @@ LogicalResult StageCutter::plan() {
   for (BlockArgument arg : body.getArguments())
     recomputable.insert(arg);
   for (Operation &op : body.without_terminator()) {
-    if (isRecomputable(&op) &&
-        llvm::all_of(op.getOperands(),
-                     [&](Value v) { return recomputable.contains(v); }))
+    if (isRecomputable(&op) && llvm::all_of(op.getOperands(), [&](Value v) {
+          return recomputable.contains(v);
+        }))
       recomputable.insert(op.result_begin(), op.result_end());
     else
       owned.push_back(&op);
   }
   int64_t n = owned.size();
   if (n < stages)
-    return func.emitError()
-           << "pp=" << stages << " needs at least " << stages
-           << " ops that compute on activations; '" << func.getSymName()
-           << "' has " << n;
+    return func.emitError() << "pp=" << stages << " needs at least " << stages
+                            << " ops that compute on activations; '"
+                            << func.getSymName() << "' has " << n;
 
   llvm::DenseMap<Operation *, int64_t> position;
   for (auto [i, op] : llvm::enumerate(owned))
@@ -246,8 +243,8 @@ LogicalResult StageCutter::build(int64_t axis, int64_t microBatches,
 
   newBody = new Block();
   func.getBody().push_back(newBody);
-  for (auto [type, arg] : llvm::zip(batches.wholeBatchType.getInputs(),
-                                    oldBody.getArguments()))
+  for (auto [type, arg] :
+       llvm::zip(batches.wholeBatchType.getInputs(), oldBody.getArguments()))
     newBody->addArgument(type, arg.getLoc());
   OpBuilder b = OpBuilder::atBlockEnd(newBody);
 
@@ -283,9 +280,8 @@ LogicalResult StageCutter::build(int64_t axis, int64_t microBatches,
       if (s > 0)
         for (Value value : boundaries[s - 1].values) {
           auto type = cast<RankedTensorType>(value.getType());
-          Value buffer = tensor::EmptyOp::create(in, value.getLoc(),
-                                                 type.getShape(),
-                                                 type.getElementType());
+          Value buffer = tensor::EmptyOp::create(
+              in, value.getLoc(), type.getShape(), type.getElementType());
           inside.map(value, shard::RecvOp::create(
                                 in, value.getLoc(), type, grid, axes, buffer,
                                 b.getDenseI64ArrayAttr({s - 1}), ValueRange())
@@ -295,17 +291,15 @@ LogicalResult StageCutter::build(int64_t axis, int64_t microBatches,
         if (stageOf[op] != s)
           continue;
         for (Value operand : op->getOperands())
-          materialize(operand, in, inside, operands, region,
-                      microBatchArgs[m]);
+          materialize(operand, in, inside, operands, region, microBatchArgs[m]);
         in.clone(*op, inside);
       }
       SmallVector<Value> yielded;
       if (!last)
         for (Value value : boundaries[s].values)
-          shard::SendOp::create(in, value.getLoc(), value.getType(), grid,
-                                axes,
-                                materialize(value, in, inside, operands,
-                                            region, microBatchArgs[m]),
+          shard::SendOp::create(in, value.getLoc(), value.getType(), grid, axes,
+                                materialize(value, in, inside, operands, region,
+                                            microBatchArgs[m]),
                                 b.getDenseI64ArrayAttr({s + 1}), ValueRange());
       else
         for (Value value : ret.getOperands())
@@ -314,8 +308,8 @@ LogicalResult StageCutter::build(int64_t axis, int64_t microBatches,
       YieldOp::create(in, loc, yielded);
       stage->setOperands(operands);
       if (last)
-        microBatchResults.push_back(
-            SmallVector<Value>(stage.getResults().begin(), stage.getResults().end()));
+        microBatchResults.push_back(SmallVector<Value>(
+            stage.getResults().begin(), stage.getResults().end()));
     }
   }
 
@@ -331,10 +325,9 @@ LogicalResult StageCutter::build(int64_t axis, int64_t microBatches,
                                b.getI64IntegerAttr(*batches.resultAxes[i]));
     }
     if (isa<RankedTensorType>(whole.getType()))
-      whole = shard::BroadcastOp::create(b, loc, whole.getType(), grid, axes,
-                                         whole,
-                                         b.getDenseI64ArrayAttr({stages - 1}),
-                                         ValueRange());
+      whole = shard::BroadcastOp::create(
+          b, loc, whole.getType(), grid, axes, whole,
+          b.getDenseI64ArrayAttr({stages - 1}), ValueRange());
     results.push_back(whole);
   }
   func::ReturnOp::create(b, ret.getLoc(), results);
@@ -346,8 +339,7 @@ LogicalResult StageCutter::build(int64_t axis, int64_t microBatches,
 
   InFlightDiagnostic remark = emitRemark(loc);
   remark << "pipeline for '" << func.getSymName() << "': " << stages
-         << " stages x " << microBatches
-         << " micro-batches (per micro-batch)";
+         << " stages x " << microBatches << " micro-batches (per micro-batch)";
   for (int64_t s = 0; s < stages; ++s) {
     remark << "\n  stage " << s << ": "
            << llvm::formatv("{0:F3}", stageFlops[s] / 1e6).str() << " MFLOP";
@@ -376,8 +368,7 @@ double loom::estimateFlops(Operation *op) {
   if (auto attention = dyn_cast<AttentionOp>(op)) {
     auto key = cast<RankedTensorType>(attention.getKey().getType());
     // Q K^T and the weighted sum of V.
-    return 4.0 * elementsOf(attention.getQuery().getType()) *
-           key.getDimSize(2);
+    return 4.0 * elementsOf(attention.getQuery().getType()) * key.getDimSize(2);
   }
   if (auto moe = dyn_cast<MoEOp>(op)) {
     // Each expert's two products on its capacity of token slots (every
@@ -385,8 +376,8 @@ double loom::estimateFlops(Operation *op) {
     auto input = cast<RankedTensorType>(moe.getInput().getType());
     auto wIn = cast<RankedTensorType>(moe.getWIn().getType());
     int64_t tokens = input.getDimSize(0);
-    return 4.0 * input.getDimSize(1) * wIn.getDimSize(2) *
-           moe.getNumExperts() * moe.getCapacity(tokens);
+    return 4.0 * input.getDimSize(1) * wIn.getDimSize(2) * moe.getNumExperts() *
+           moe.getCapacity(tokens);
   }
   if (auto conv = dyn_cast<ConvOp>(op)) {
     auto weight = cast<RankedTensorType>(conv.getWeight().getType());
@@ -404,9 +395,9 @@ double loom::estimateFlops(Operation *op) {
   return flops;
 }
 
-FailureOr<llvm::StringMap<MicroBatchPlan>> loom::splitIntoMicroBatches(
-    ModuleOp module, int64_t microBatches,
-    function_ref<LogicalResult(ModuleOp)> splitBatch) {
+FailureOr<llvm::StringMap<MicroBatchPlan>>
+loom::splitIntoMicroBatches(ModuleOp module, int64_t microBatches,
+                            function_ref<LogicalResult(ModuleOp)> splitBatch) {
   llvm::StringMap<MicroBatchPlan> plans;
   for (func::FuncOp func : module.getOps<func::FuncOp>()) {
     if (func.isExternal())
@@ -429,9 +420,8 @@ FailureOr<llvm::StringMap<MicroBatchPlan>> loom::splitIntoMicroBatches(
                << "micro-batches=" << microBatches
                << " does not divide the batch dimension ("
                << (ShapedType::isDynamic(batch) ? std::string("?")
-                                                 : std::to_string(batch))
-               << ") of argument " << i << " of '" << func.getSymName()
-               << "'";
+                                                : std::to_string(batch))
+               << ") of argument " << i << " of '" << func.getSymName() << "'";
     }
   OwningOpRef<ModuleOp> copy = module.clone();
   if (failed(splitBatch(*copy)))
@@ -479,9 +469,8 @@ FailureOr<llvm::StringMap<MicroBatchPlan>> loom::splitIntoMicroBatches(
     });
     if (walk.wasInterrupted())
       return failure();
-    split.setType(FunctionType::get(module.getContext(),
-                                    body.getArgumentTypes(),
-                                    ret->getOperandTypes()));
+    split.setType(FunctionType::get(
+        module.getContext(), body.getArgumentTypes(), ret->getOperandTypes()));
     auto original = module.lookupSymbol<func::FuncOp>(split.getSymName());
     original.getBody().takeBody(split.getBody());
     original.setType(split.getFunctionType());
@@ -489,16 +478,17 @@ FailureOr<llvm::StringMap<MicroBatchPlan>> loom::splitIntoMicroBatches(
   return plans;
 }
 
-LogicalResult loom::buildPipeline(ModuleOp module, int64_t axis,
-                                  int64_t stages, int64_t microBatches,
-                                  const llvm::StringMap<MicroBatchPlan> &plans) {
+LogicalResult
+loom::buildPipeline(ModuleOp module, int64_t axis, int64_t stages,
+                    int64_t microBatches,
+                    const llvm::StringMap<MicroBatchPlan> &plans) {
   for (func::FuncOp func : llvm::to_vector(module.getOps<func::FuncOp>())) {
     if (func.isExternal())
       continue;
     StageCutter cutter(func, stages);
     if (failed(cutter.plan()) ||
-        failed(cutter.build(axis, microBatches,
-                            plans.lookup(func.getSymName()))))
+        failed(
+            cutter.build(axis, microBatches, plans.lookup(func.getSymName()))))
       return failure();
   }
   return success();

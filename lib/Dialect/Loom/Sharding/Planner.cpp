@@ -15,9 +15,9 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
-#include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -45,34 +45,34 @@ SmallVector<PartitionOptions> loom::candidatePlans(int64_t devices,
     return d;
   };
   for (int64_t ep : experts ? divisors(devices) : SmallVector<int64_t>{1})
-  for (int64_t pp : divisors(devices / ep))
-    for (int64_t dp : divisors(devices / ep / pp))
-      for (int64_t cp : divisors(devices / ep / pp / dp)) {
-        int64_t tp = devices / ep / pp / dp / cp;
-        PartitionOptions options;
-        for (auto [name, degree] :
-             {std::make_pair("dp", dp), std::make_pair("cp", cp),
-              std::make_pair("tp", tp), std::make_pair("pp", pp),
-              std::make_pair("ep", ep)})
-          if (degree > 1)
-            options.axes.push_back({name, degree});
-        if (options.axes.empty())
-          options.axes.push_back({"dp", 1});
-        // A pipeline with one micro-batch, and with one per stage (GPipe's
-        // bubble shrinks with more).
-        SmallVector<int64_t> microBatches{1};
-        if (pp > 1)
-          microBatches.push_back(pp);
-        for (int64_t m : microBatches) {
-          options.microBatches = m;
-          options.sequenceParallel = false;
-          plans.push_back(options);
-          if (tp > 1) {
-            options.sequenceParallel = true;
+    for (int64_t pp : divisors(devices / ep))
+      for (int64_t dp : divisors(devices / ep / pp))
+        for (int64_t cp : divisors(devices / ep / pp / dp)) {
+          int64_t tp = devices / ep / pp / dp / cp;
+          PartitionOptions options;
+          for (auto [name, degree] :
+               {std::make_pair("dp", dp), std::make_pair("cp", cp),
+                std::make_pair("tp", tp), std::make_pair("pp", pp),
+                std::make_pair("ep", ep)})
+            if (degree > 1)
+              options.axes.push_back({name, degree});
+          if (options.axes.empty())
+            options.axes.push_back({"dp", 1});
+          // A pipeline with one micro-batch, and with one per stage (GPipe's
+          // bubble shrinks with more).
+          SmallVector<int64_t> microBatches{1};
+          if (pp > 1)
+            microBatches.push_back(pp);
+          for (int64_t m : microBatches) {
+            options.microBatches = m;
+            options.sequenceParallel = false;
             plans.push_back(options);
+            if (tp > 1) {
+              options.sequenceParallel = true;
+              plans.push_back(options);
+            }
           }
         }
-      }
   return plans;
 }
 
@@ -231,8 +231,8 @@ PlanCost loom::measurePartitioned(ModuleOp module, const CostModel &model) {
     });
     for (auto func : module.getOps<func::FuncOp>())
       if (!func.getBody().empty())
-        cost.activationBytes =
-            std::max(cost.activationBytes, peakLiveBytes(func.getBody().front()));
+        cost.activationBytes = std::max(cost.activationBytes,
+                                        peakLiveBytes(func.getBody().front()));
     cost.seconds = cost.flops / (model.deviceGflops * 1e9) + commSeconds +
                    cost.collectives * model.collectiveLatencyUs * 1e-6;
     return cost;
@@ -318,10 +318,9 @@ SmallVector<PlanCandidate> loom::evaluatePlans(
       if (axis.name == "tp")
         tp = axis.size;
     if (tp > model.devicesPerNode) {
-      candidate.reason = "tensor parallelism would span nodes (tp=" +
-                         std::to_string(tp) + ", " +
-                         std::to_string(model.devicesPerNode) +
-                         " devices per node)";
+      candidate.reason =
+          "tensor parallelism would span nodes (tp=" + std::to_string(tp) +
+          ", " + std::to_string(model.devicesPerNode) + " devices per node)";
       candidates.push_back(std::move(candidate));
       continue;
     }

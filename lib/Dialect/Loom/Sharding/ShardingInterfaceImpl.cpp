@@ -824,9 +824,9 @@ LogicalResult partitionLoopNest(Operation *op, const LoopNest &nest,
   if (llvm::any_of(results, [](const Sharding &s) { return !s; }))
     builder.clone(*op, localMap);
   else
-    shard::partitionTriviallyShardableOperation(*op, operands,
-                                                operandShardings, results,
-                                                localMap, symbolTable, builder);
+    shard::partitionTriviallyShardableOperation(*op, operands, operandShardings,
+                                                results, localMap, symbolTable,
+                                                builder);
   for (Value result : op->getResults())
     partitionMap.map(result, localMap.lookup(result));
   if (op->getNumResults() == 0)
@@ -864,10 +864,10 @@ LogicalResult partitionLoopNest(Operation *op, const LoopNest &nest,
     shape.resize(lookedType.getRank(), 1);
     Value mask = validRows;
     if (!axes.empty())
-      mask = UnsqueezeOp::create(
-          builder, op->getLoc(),
-          RankedTensorType::get(shape, builder.getI1Type()), validRows,
-          builder.getDenseI64ArrayAttr(axes));
+      mask =
+          UnsqueezeOp::create(builder, op->getLoc(),
+                              RankedTensorType::get(shape, builder.getI1Type()),
+                              validRows, builder.getDenseI64ArrayAttr(axes));
     Value masked = WhereOp::create(
         builder, op->getLoc(), mask, looked,
         scalarConstant(builder, op->getLoc(), lookedType.getElementType(), 0));

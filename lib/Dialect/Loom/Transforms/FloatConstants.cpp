@@ -64,9 +64,8 @@ std::optional<SmallVector<double>> loom::readFloatConstant(ElementsAttr attr) {
 
 /// A resource blob of `type` holding the low `bytes` bytes of each of
 /// `bits` (little-endian), named after `like`'s blob plus `suffix`.
-static ElementsAttr makeResource(RankedTensorType type,
-                                 ArrayRef<uint64_t> bits, size_t bytes,
-                                 DenseResourceElementsAttr like,
+static ElementsAttr makeResource(RankedTensorType type, ArrayRef<uint64_t> bits,
+                                 size_t bytes, DenseResourceElementsAttr like,
                                  StringRef suffix) {
   std::vector<char> data(bits.size() * bytes);
   for (auto [i, value] : llvm::enumerate(bits))
@@ -107,8 +106,8 @@ ElementsAttr loom::makeFloatConstant(RankedTensorType type,
 }
 
 ElementsAttr loom::makeIntegerConstant(RankedTensorType type,
-                                       ArrayRef<int64_t> values,
-                                       Attribute like, StringRef suffix) {
+                                       ArrayRef<int64_t> values, Attribute like,
+                                       StringRef suffix) {
   unsigned width = type.getElementType().getIntOrFloatBitWidth();
   auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(like);
   if (!resource) {
@@ -129,4 +128,3 @@ bool loom::isFoldableFloat(Type type) {
   return floatType && floatType.getWidth() % 8 == 0 &&
          floatType.getWidth() <= 64;
 }
-

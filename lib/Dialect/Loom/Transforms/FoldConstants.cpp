@@ -100,8 +100,8 @@ std::optional<int64_t> resultBound(Operation *op,
     SmallVector<int64_t> dims(rank, 1);
     for (size_t i = 0; i < rank; ++i) {
       int64_t a = i + in.size() >= rank ? in[i + in.size() - rank] : 1;
-      int64_t b = i + shape->size() >= rank ? (*shape)[i + shape->size() - rank]
-                                            : 1;
+      int64_t b =
+          i + shape->size() >= rank ? (*shape)[i + shape->size() - rank] : 1;
       dims[i] = std::max(a, b);
     }
     return boundedProduct(dims);
@@ -219,8 +219,8 @@ public:
     // Program order: a value is folded before its users are visited.
     GreedyRewriteConfig config;
     config.setUseTopDownTraversal(true);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config)))
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       signalPassFailure();
   }
 };

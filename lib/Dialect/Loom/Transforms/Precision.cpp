@@ -166,7 +166,6 @@ struct FoldConstantCast : OpRewritePattern<CastOp> {
 // Casts
 //===----------------------------------------------------------------------===//
 
-
 struct LoomPrecisionPass
     : loom::impl::LoomPrecisionPassBase<LoomPrecisionPass> {
   using LoomPrecisionPassBase::LoomPrecisionPassBase;

@@ -1438,7 +1438,8 @@ struct MoEPattern : OpRewritePattern<ReduceSumOp> {
         isSingleAxis(unsqueeze.getAxes(), 0, 3))
       tokens = unsqueeze.getInput();
     auto xType = dyn_cast<RankedTensorType>(tokens.getType());
-    if (!xType || xType != root.getType() || !areExpertWeights(xType, wIn, wOut))
+    if (!xType || xType != root.getType() ||
+        !areExpertWeights(xType, wIn, wOut))
       return fail("experts are not [E, D, H] and [E, H, D] on tokens [T, D]");
     StringRef activation = hidden->activation;
     int64_t experts = cast<RankedTensorType>(wIn.getType()).getDimSize(0);
@@ -1543,7 +1544,8 @@ struct MoEGatherPattern : OpRewritePattern<ReduceSumOp> {
     Value wGate = gatherGate ? gatherGate.getData() : Value();
     StringRef activation = hidden->activation;
     auto xType = dyn_cast<RankedTensorType>(x.getType());
-    if (!xType || xType != root.getType() || !areExpertWeights(xType, wIn, wOut))
+    if (!xType || xType != root.getType() ||
+        !areExpertWeights(xType, wIn, wOut))
       return fail("experts are not [E, D, H] and [E, H, D] on tokens [T, D]");
     int64_t experts = cast<RankedTensorType>(wIn.getType()).getDimSize(0);
     std::optional<TopKRouting> routing = matchTopKRouting(

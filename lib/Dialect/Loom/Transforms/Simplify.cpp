@@ -123,9 +123,9 @@ struct FoldConvBatchNorm : OpRewritePattern<BatchNormOp> {
     if (convBias)
       matchPattern(convBias, m_Constant(&biasAttr));
     Location loc = rewriter.getFusedLoc({conv.getLoc(), bn.getLoc()});
-    Value foldedWeight =
-        ConstantOp::create(rewriter, weight.getLoc(),
-                           makeFloatConstant(weightType, newW, weightAttr, "_bn"));
+    Value foldedWeight = ConstantOp::create(
+        rewriter, weight.getLoc(),
+        makeFloatConstant(weightType, newW, weightAttr, "_bn"));
     Value foldedBias =
         ConstantOp::create(rewriter, convBias ? convBias.getLoc() : loc,
                            makeFloatConstant(biasType, newB, biasAttr, "_bn"));

@@ -39,10 +39,10 @@ SmallVector<Type> provableTypes(Operation *op) {
   if (!infer)
     return {};
   SmallVector<Type> types;
-  if (failed(infer.inferReturnTypes(
-          op->getContext(), op->getLoc(), op->getOperands(),
-          op->getAttrDictionary(), op->getPropertiesStorage(),
-          op->getRegions(), types)))
+  if (failed(infer.inferReturnTypes(op->getContext(), op->getLoc(),
+                                    op->getOperands(), op->getAttrDictionary(),
+                                    op->getPropertiesStorage(),
+                                    op->getRegions(), types)))
     return {};
   return types;
 }

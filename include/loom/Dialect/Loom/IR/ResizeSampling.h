@@ -27,7 +27,7 @@ struct ResizeSample {
 
 /// The attributes of loom.resize that decide the sampling.
 struct ResizeSampling {
-  llvm::StringRef mode;        // nearest, linear, cubic
+  llvm::StringRef mode; // nearest, linear, cubic
   llvm::StringRef coordinateMode;
   llvm::StringRef nearestMode;
   double cubicA = -0.75;

@@ -34,20 +34,21 @@ bool areShapesCompatible(llvm::ArrayRef<int64_t> lhs,
                          llvm::ArrayRef<int64_t> rhs);
 
 /// Result type of a broadcasting binary op: the lhs element type (or i1).
-mlir::LogicalResult inferBroadcastResult(
-    mlir::MLIRContext *ctx, std::optional<mlir::Location> loc, mlir::Type lhs,
-    mlir::Type rhs, bool boolResult,
-    llvm::SmallVectorImpl<mlir::Type> &inferredTypes);
+mlir::LogicalResult
+inferBroadcastResult(mlir::MLIRContext *ctx, std::optional<mlir::Location> loc,
+                     mlir::Type lhs, mlir::Type rhs, bool boolResult,
+                     llvm::SmallVectorImpl<mlir::Type> &inferredTypes);
 
 /// Verifies that both operands of a broadcasting op have one element type
 /// and shapes that broadcast to the result's.
 mlir::LogicalResult verifyBroadcastOperands(mlir::Operation *op);
 
 /// Result type of a reduction over `axes` (all axes when empty).
-mlir::LogicalResult inferReductionResult(
-    mlir::MLIRContext *ctx, std::optional<mlir::Location> loc, mlir::Type input,
-    llvm::ArrayRef<int64_t> axes, bool keepdims, mlir::Type resultElementType,
-    llvm::SmallVectorImpl<mlir::Type> &inferredTypes);
+mlir::LogicalResult
+inferReductionResult(mlir::MLIRContext *ctx, std::optional<mlir::Location> loc,
+                     mlir::Type input, llvm::ArrayRef<int64_t> axes,
+                     bool keepdims, mlir::Type resultElementType,
+                     llvm::SmallVectorImpl<mlir::Type> &inferredTypes);
 
 /// Checks that reduction axes are in range and unique.
 mlir::LogicalResult verifyReductionAxes(mlir::Operation *op,

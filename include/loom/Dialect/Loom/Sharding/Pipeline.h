@@ -48,10 +48,9 @@ mlir::FailureOr<llvm::StringMap<MicroBatchPlan>> splitIntoMicroBatches(
 /// reassembles the micro-batches' results with `plans` (whole-batch
 /// interface again) and broadcasts them from the last stage along `axis`.
 /// Reports the stages as a remark.
-mlir::LogicalResult
-buildPipeline(mlir::ModuleOp module, int64_t axis, int64_t stages,
-              int64_t microBatches,
-              const llvm::StringMap<MicroBatchPlan> &plans);
+mlir::LogicalResult buildPipeline(mlir::ModuleOp module, int64_t axis,
+                                  int64_t stages, int64_t microBatches,
+                                  const llvm::StringMap<MicroBatchPlan> &plans);
 
 /// The bytes of a statically shaped tensor type (whole bytes per element),
 /// 0 for anything else.
