@@ -200,14 +200,23 @@ LogicalResult finish(NodeBinder &b, size_t i, Value value) {
 
 /// The `axis` of QuantizeLinear/DequantizeLinear: per-axis parameters exist
 /// from opset 13 (default axis 1); before, only scalars are allowed.
-FailureOr<std::optional<int64_t>> readQuantAxis(NodeBinder &b) {
+/// QuantizeLinear-19's `saturate` applies to float8 outputs only, and its
+/// outputs here are integers, so any value is accepted and has no effect
+/// (`allowSaturate`).
+FailureOr<std::optional<int64_t>> readQuantAxis(NodeBinder &b,
+                                                bool allowSaturate = false) {
   if (b.opset() < 13) {
     if (failed(b.rejectUnknownAttrs({})))
       return failure();
     return std::optional<int64_t>();
   }
-  if (failed(b.rejectUnknownAttrs({"axis"})))
+  if (allowSaturate && b.opset() >= 19) {
+    if (failed(b.rejectUnknownAttrs({"axis", "saturate"})) ||
+        !b.intAttr("saturate", 1))
+      return failure();
+  } else if (failed(b.rejectUnknownAttrs({"axis"}))) {
     return failure();
+  }
   std::optional<int64_t> axis = b.intAttr("axis", 1);
   if (!axis)
     return failure();
@@ -215,7 +224,8 @@ FailureOr<std::optional<int64_t>> readQuantAxis(NodeBinder &b) {
 }
 
 LogicalResult buildQuantizeLinear(NodeBinder &b) {
-  FailureOr<std::optional<int64_t>> axis = readQuantAxis(b);
+  FailureOr<std::optional<int64_t>> axis =
+      readQuantAxis(b, /*allowSaturate=*/true);
   Value x = b.input(0), scale = b.input(1), zeroPoint = b.optionalInput(2);
   if (failed(axis) || !x || !scale)
     return failure();
