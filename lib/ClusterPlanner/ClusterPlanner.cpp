@@ -324,8 +324,13 @@ Group link(const Cluster &cluster, int64_t stride, int64_t size) {
   return {cluster.gpu.interNodeBandwidth, cluster.gpu.interNodeLatency};
 }
 
+/// The checks training and serving share; `product` names the axes whose
+/// sizes multiply to the GPUs.
 std::string checkCommon(const ModelShape &model, const Cluster &cluster,
-                        const Config &c) {
+                        const Config &c, const char *product) {
+  if (c.gpus() != cluster.gpus)
+    return std::string(product) + " = " + std::to_string(c.gpus()) +
+           ", not the " + std::to_string(cluster.gpus) + " GPUs";
   if (c.tp > 1 && model.heads % c.tp)
     return "tp=" + std::to_string(c.tp) + " does not divide the " +
            std::to_string(model.heads) + " attention heads";
@@ -354,10 +359,8 @@ Prediction evaluateTraining(const ModelShape &model, const Cluster &cluster,
     p.invalid = std::move(why);
     return p;
   };
-  if (c.gpus() != cluster.gpus)
-    return invalid("dp*tp*pp*cp = " + std::to_string(c.gpus()) + ", not the " +
-                   std::to_string(cluster.gpus) + " GPUs");
-  if (std::string why = checkCommon(model, cluster, c); !why.empty())
+  if (std::string why = checkCommon(model, cluster, c, "dp*tp*pp*cp");
+      !why.empty())
     return invalid(why);
   if (c.ep > 1 && (!model.isMoE() || model.experts % c.ep))
     return invalid("ep=" + std::to_string(c.ep) +
@@ -598,13 +601,11 @@ Prediction evaluateServing(const ModelShape &model, const Cluster &cluster,
     p.invalid = std::move(why);
     return p;
   };
-  if (c.gpus() != cluster.gpus)
-    return invalid("dp*tp*pp = " + std::to_string(c.gpus()) + ", not the " +
-                   std::to_string(cluster.gpus) + " GPUs");
+  if (std::string why = checkCommon(model, cluster, c, "dp*tp*pp");
+      !why.empty())
+    return invalid(why);
   if (c.cp != 1 || c.ep != 1 || c.zero != 0)
     return invalid("serving plans replicas (dp) of tp x pp GPUs");
-  if (std::string why = checkCommon(model, cluster, c); !why.empty())
-    return invalid(why);
 
   const double h = model.hidden, f = model.intermediate;
   const double qWidth = double(model.heads) * model.headDim;
@@ -798,22 +799,23 @@ std::string explain(const Prediction &best, const Prediction &other,
   if (ratio < 1.005)
     os << " (a tie within 0.5 %: the plan with fewer GPUs per model copy, "
           "then the shorter step, wins)";
-  // The two parts of the step that differ most.
-  std::vector<std::pair<double, std::string>> differences;
-  for (auto [i, part] : llvm::enumerate(best.time)) {
-    double mine = part.second, theirs = other.time[i].second;
-    if (mine != theirs)
-      differences.push_back({std::fabs(theirs - mine), part.first});
-  }
-  llvm::sort(differences, [](auto &a, auto &b) { return a.first > b.first; });
-  for (size_t i = 0; i < std::min<size_t>(2, differences.size()); ++i) {
-    const std::string &name = differences[i].second;
-    double mine = 0, theirs = 0;
-    for (auto [j, part] : llvm::enumerate(best.time))
-      if (part.first == name)
-        mine = part.second, theirs = other.time[j].second;
-    os << (i ? "; " : ": ") << name << " "
-       << llvm::format("%.3f s against %.3f s", mine, theirs);
+  // The two parts of the step that differ most (both predictions list the
+  // same parts in the same order).
+  std::vector<size_t> differing;
+  for (size_t i = 0; i < best.time.size(); ++i)
+    if (best.time[i].second != other.time[i].second)
+      differing.push_back(i);
+  auto gap = [&](size_t i) {
+    return std::fabs(other.time[i].second - best.time[i].second);
+  };
+  llvm::sort(differing, [&](size_t a, size_t b) {
+    return gap(a) != gap(b) ? gap(a) > gap(b) : a < b;
+  });
+  for (size_t k = 0; k < std::min<size_t>(2, differing.size()); ++k) {
+    size_t i = differing[k];
+    os << (k ? "; " : ": ") << best.time[i].first << " "
+       << llvm::format("%.3f s against %.3f s", best.time[i].second,
+                       other.time[i].second);
   }
   return s;
 }

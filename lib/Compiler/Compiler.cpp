@@ -240,13 +240,9 @@ int compile(CompileRequest request) {
   if (request.partition || request.autoPlan) {
     Clock::time_point partitionStart = Clock::now();
     PassManager pm(&context);
-    // Static types first, as for one rank (buildDefaultGraphPipeline): the
-    // plan splits static shapes, and a rank's outputs must be static.
-    pm.addNestedPass<func::FuncOp>(createLoomFoldConstantsPass());
-    pm.addNestedPass<func::FuncOp>(createLoomStaticShapesPass());
-    GraphOptimizationOptions graph;
-    graph.precision = request.options.precision;
-    buildGraphOptimizationPipeline(pm, graph);
+    // Static types first, as for one rank: the plan splits static shapes,
+    // and a rank's outputs must be static. Kernels are formed per rank.
+    buildDefaultGraphPipeline(pm, request.options, /*formKernels=*/false);
     if (failed(pm.run(*module)))
       return 1;
     if (request.autoPlan) {

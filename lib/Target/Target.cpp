@@ -16,8 +16,8 @@ namespace loom {
 
 Target::~Target() = default;
 
-void buildDefaultGraphPipeline(OpPassManager &pm,
-                               const CompileOptions &options) {
+void buildDefaultGraphPipeline(OpPassManager &pm, const CompileOptions &options,
+                               bool formKernels) {
   // Static types first: the graph passes and kernel formation see them.
   // Shape arithmetic on constants is evaluated before, so shapes computed
   // in the graph (ONNX function bodies) become constants first.
@@ -25,7 +25,7 @@ void buildDefaultGraphPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createLoomStaticShapesPass());
   GraphOptimizationOptions graph;
   graph.precision = options.precision;
-  graph.formKernels = true;
+  graph.formKernels = formKernels;
   graph.reportKernels = options.reportKernels;
   buildGraphOptimizationPipeline(pm, graph);
 }

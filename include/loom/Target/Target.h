@@ -121,9 +121,12 @@ public:
 };
 
 /// The graph pipeline targets share: constants folded, shapes made static,
-/// then loom-graph-optimize with the shared kernel-formation policy.
+/// then loom-graph-optimize, with the shared kernel-formation policy when
+/// `formKernels` (without it: the program partitioning takes, or a target
+/// that forms no kernels).
 void buildDefaultGraphPipeline(mlir::OpPassManager &pm,
-                               const CompileOptions &options);
+                               const CompileOptions &options,
+                               bool formKernels = true);
 
 /// Runs `target`'s graph pipeline on `module` when `options.optimizeGraph`
 /// (reporting the phase to `options.onPhase`). What comes after it (the

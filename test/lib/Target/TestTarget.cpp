@@ -10,7 +10,6 @@
 
 #include "TestTarget.h"
 
-#include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/Engine/EngineWriter.h"
 #include "loom/Target/Target.h"
 
@@ -63,12 +62,7 @@ public:
   void buildGraphPipeline(OpPassManager &pm,
                           const CompileOptions &options) const override {
     // This target's policy: no kernel formation.
-    pm.addNestedPass<func::FuncOp>(createLoomFoldConstantsPass());
-    pm.addNestedPass<func::FuncOp>(createLoomStaticShapesPass());
-    GraphOptimizationOptions graph;
-    graph.precision = options.precision;
-    graph.formKernels = false;
-    buildGraphOptimizationPipeline(pm, graph);
+    buildDefaultGraphPipeline(pm, options, /*formKernels=*/false);
   }
 
   LogicalResult specializeForRank(ModuleOp module,
