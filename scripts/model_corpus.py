@@ -159,7 +159,7 @@ def run_paths(name, args, info):
                     results[path] = why
                     continue
                 results[path] = run_engine(step, bin_, engine, sets[0], threads,
-                                           quantized)
+                                           quantized, figures, path + "_max_error")
         if "tp2" in args.paths and info.get("is_transformer"):
             tp_engine = os.path.join(tmp, "tp2.engine")
             ok, why, _ = step.run([os.path.join(bin_, "loomc"), model, "-o", tp_engine,
@@ -220,15 +220,25 @@ def run_paths(name, args, info):
     return name, results, figures
 
 
-def run_engine(step, bin_, engine, data, threads, quantized):
+def max_error(proc):
+    """The largest "max abs error" loom-run printed, or None."""
+    values = [float(m) for m in re.findall(r"^max abs error (\S+)$",
+                                           proc.stdout if proc else "", re.M)]
+    return max(values) if values else None
+
+
+def run_engine(step, bin_, engine, data, threads, quantized, figures=None,
+               key=None):
     # Int8 engines: bit for bit the stored outputs, which the reference
     # executor also computes bit for bit.
     expected = data
     tolerances = ["--rtol", "0", "--atol", "0"] if quantized else F32_TOLERANCES
-    ok, why, _ = step.run([os.path.join(bin_, "loom-run"), engine, "--inputs", data,
-                           "--expected", expected, "--print-values", "0",
-                           "--num-threads", threads] + tolerances,
-                          "engine (%s thread%s)" % (threads, "" if threads == "1" else "s"))
+    ok, why, proc = step.run([os.path.join(bin_, "loom-run"), engine, "--inputs", data,
+                              "--expected", expected, "--print-values", "0",
+                              "--num-threads", threads] + tolerances,
+                             "engine (%s thread%s)" % (threads, "" if threads == "1" else "s"))
+    if ok and figures is not None and max_error(proc) is not None:
+        figures[key] = max_error(proc)
     return why
 
 
@@ -255,7 +265,10 @@ def write_expectations(path, failures, old):
 
 def write_markdown(path, manifest, outcomes, paths):
     rows = []
-    header = ["model", "exporter", "opset", "nodes"] + paths + ["compile s"]
+    # The engine's largest difference from onnxruntime's outputs (1 thread).
+    errors = "engine" in paths
+    header = ["model", "exporter", "opset", "nodes"] + paths + \
+        (["max abs error (engine)"] if errors else []) + ["compile s"]
     rows.append("| " + " | ".join(header) + " |")
     rows.append("|" + "---|" * len(header))
     for name in sorted(outcomes):
@@ -268,6 +281,9 @@ def write_markdown(path, manifest, outcomes, paths):
                 cells.append("–")
             else:
                 cells.append("pass" if not results[p] else "FAIL")
+        if errors:
+            cells.append("%.1e" % figures["engine_max_error"]
+                         if "engine_max_error" in figures else "")
         cells.append("%.1f" % figures["compile_s"] if "compile_s" in figures else "")
         rows.append("| " + " | ".join(cells) + " |")
     with open(path, "w") as f:
