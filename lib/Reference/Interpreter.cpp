@@ -33,6 +33,8 @@ static LogicalResult runFusion(Operation *op, ArrayRef<const Tensor *> operands,
 static LogicalResult runPipelineStage(Operation *op,
                                       ArrayRef<const Tensor *> operands,
                                       SmallVectorImpl<Tensor> &results);
+static LogicalResult runIf(Operation *op, ArrayRef<const Tensor *> operands,
+                           SmallVectorImpl<Tensor> &results);
 
 const KernelRegistry &KernelRegistry::get() {
   static const KernelRegistry registry = [] {
@@ -46,6 +48,7 @@ const KernelRegistry &KernelRegistry::get() {
     registerUpstreamKernels(r);
     r.add("loom.fusion", runFusion);
     r.add("loom.pipeline_stage", runPipelineStage);
+    r.add("loom.if", runIf);
     return r;
   }();
   return registry;
@@ -201,14 +204,15 @@ runBlock(Block &block, llvm::DenseMap<Value, Tensor> &values) {
                  : "body has no terminator");
 }
 
-/// loom.fusion: its region runs like a function body whose arguments are
-/// the fusion's operands (the region is isolated from above, so nothing
-/// else is visible).
-static LogicalResult runFusion(Operation *op, ArrayRef<const Tensor *> operands,
-                               SmallVectorImpl<Tensor> &results) {
-  if (op->getNumRegions() != 1 || op->getRegion(0).empty())
+/// Runs the one block of `region` with `operands` as its arguments (the
+/// region is isolated from above, so nothing else is visible), appending
+/// what its loom.yield gives to `results`.
+static LogicalResult runIsolatedRegion(Operation *op, Region &region,
+                                       ArrayRef<const Tensor *> operands,
+                                       SmallVectorImpl<Tensor> &results) {
+  if (region.empty())
     return op->emitError() << "has no body to run";
-  Block &body = op->getRegion(0).front();
+  Block &body = region.front();
   if (body.getNumArguments() != operands.size())
     return op->emitError() << "has " << operands.size() << " operands for "
                            << body.getNumArguments() << " block arguments";
@@ -221,6 +225,29 @@ static LogicalResult runFusion(Operation *op, ArrayRef<const Tensor *> operands,
   results.append(std::make_move_iterator(yielded->begin()),
                  std::make_move_iterator(yielded->end()));
   return success();
+}
+
+/// loom.fusion: its region runs like a function body whose arguments are
+/// the fusion's operands.
+static LogicalResult runFusion(Operation *op, ArrayRef<const Tensor *> operands,
+                               SmallVectorImpl<Tensor> &results) {
+  if (op->getNumRegions() != 1)
+    return op->emitError() << "has no body to run";
+  return runIsolatedRegion(op, op->getRegion(0), operands, results);
+}
+
+/// loom.if: the branch the condition selects runs on the inputs (the
+/// operands after the condition).
+static LogicalResult runIf(Operation *op, ArrayRef<const Tensor *> operands,
+                           SmallVectorImpl<Tensor> &results) {
+  auto ifOp = cast<loom::IfOp>(op);
+  const Tensor &condition = *operands.front();
+  if (condition.numElements() != 1)
+    return op->emitError() << "condition holds " << condition.numElements()
+                           << " elements at run time, not one";
+  Region &branch =
+      condition.getInt(0) != 0 ? ifOp.getThenRegion() : ifOp.getElseRegion();
+  return runIsolatedRegion(op, branch, operands.drop_front(), results);
 }
 
 /// loom.pipeline_stage: the ranks of the stage run the region like a

@@ -38,6 +38,56 @@ public:
   }
 };
 
+/// loom.if becomes scf.if on the condition's one element. Each branch's
+/// block moves into the scf.if, its arguments replaced by the op's inputs
+/// (scf.if's regions read the enclosing values directly); its ops lower on
+/// their own, and its loom.yield becomes scf.yield (BranchYieldLowering),
+/// once the values it yields have their lowered types.
+class IfLowering : public OpConversionPattern<IfOp> {
+public:
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(IfOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    SmallVector<Type> resultTypes;
+    if (failed(
+            getTypeConverter()->convertTypes(op.getResultTypes(), resultTypes)))
+      return rewriter.notifyMatchFailure(op, "result type not converted");
+    Location loc = op.getLoc();
+    Value condition = adaptor.getCondition();
+    auto conditionType = cast<RankedTensorType>(condition.getType());
+    SmallVector<Value> origin(conditionType.getRank(),
+                              arith::ConstantIndexOp::create(rewriter, loc, 0));
+    Value flag = tensor::ExtractOp::create(rewriter, loc, condition, origin);
+    auto lowered = scf::IfOp::create(rewriter, loc, resultTypes, flag,
+                                     /*addThenBlock=*/false,
+                                     /*addElseBlock=*/false);
+    for (auto [from, to] : {std::pair<Region *, Region *>{
+                                &op.getThenRegion(), &lowered.getThenRegion()},
+                            {&op.getElseRegion(), &lowered.getElseRegion()}}) {
+      Block *block = rewriter.createBlock(to);
+      rewriter.inlineBlockBefore(&from->front(), block, block->end(),
+                                 adaptor.getInputs());
+    }
+    rewriter.replaceOp(op, lowered.getResults());
+    return success();
+  }
+};
+
+/// The loom.yield of a branch that IfLowering moved into an scf.if.
+class BranchYieldLowering : public OpConversionPattern<YieldOp> {
+public:
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(YieldOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!isa<scf::IfOp>(op->getParentOp()))
+      return rewriter.notifyMatchFailure(op, "not in a lowered branch");
+    rewriter.replaceOpWithNewOp<scf::YieldOp>(op, adaptor.getValues());
+    return success();
+  }
+};
+
 bool isSupportedElement(Type type) {
   return isa<FloatType>(type) || type.isSignlessInteger() ||
          type.isUnsignedInteger();
@@ -49,7 +99,7 @@ bool isSupportedElement(Type type) {
 bool acceptsF8(Operation *op) {
   return isa<QuantizeOp, DequantizeOp, QMatMulOp, QConvOp, ConstantOp,
              ReshapeOp, SqueezeOp, UnsqueezeOp, TransposeOp, ExpandOp, ConcatOp,
-             SplitOp, SliceOp, TileOp, GatherOp, FusionOp, YieldOp>(op);
+             SplitOp, SliceOp, TileOp, GatherOp, FusionOp, YieldOp, IfOp>(op);
 }
 
 /// Whether `op`'s result sizes come from the values of its operands.
@@ -67,7 +117,7 @@ bool lowersRunTimeSizes(Operation *op) {
   return isa<
       AddOp, SubOp, MulOp, DivOp, PowOp, ModOp, MaxOp, MinOp, AndOp, OrOp,
       XorOp, BitShiftOp, EqualOp, GreaterOp, GreaterEqualOp, LessOp,
-      LessEqualOp, WhereOp, SqueezeOp, UnsqueezeOp, FusionOp, YieldOp,
+      LessEqualOp, WhereOp, SqueezeOp, UnsqueezeOp, FusionOp, YieldOp, IfOp,
       // Shapes and data movement.
       ShapeOp, SizeOp, ReshapeOp, TransposeOp, ExpandOp, ConcatOp,
       CacheAppendOp, SplitOp, SliceOp, GatherOp, GatherElementsOp, GatherNDOp,
@@ -86,9 +136,9 @@ bool acceptsRunTimeSizesOf(Operation *op, Type type, bool isOperand,
                            unsigned position) {
 
   // The ops whose results depend on data read small static operands;
-  // non_zero takes any input.
+  // non_zero and non_max_suppression take any input.
   if (producesRunTimeSizes(op))
-    return !isOperand || isa<NonZeroOp>(op);
+    return !isOperand || isa<NonZeroOp, NonMaxSuppressionOp>(op);
   return lowersRunTimeSizes(op);
 }
 
@@ -266,7 +316,8 @@ void populateLoomToLinalgPatterns(const TypeConverter &converter,
   populateLoomQuantToLinalgPatterns(converter, patterns);
   populateLoomRunTimeSizesToLinalgPatterns(converter, patterns);
   populateLoomNonMaxSuppressionToLinalgPatterns(converter, patterns);
-  patterns.add<FusionLowering>(converter, patterns.getContext());
+  patterns.add<FusionLowering, IfLowering, BranchYieldLowering>(
+      converter, patterns.getContext());
   populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                  converter);
   populateReturnOpTypeConversionPattern(patterns, converter);

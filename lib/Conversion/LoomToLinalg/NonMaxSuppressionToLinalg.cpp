@@ -4,8 +4,9 @@
 // (nonMaxSuppressionKernel, lib/Reference/NNKernels.cpp), in its order:
 //
 //  - The result has at most B * C * N rows (every box of every class of
-//    every batch), a static bound: the rows are written into a
-//    tensor<(B*C*N)x3xi64> by an scf.for nest over batch and class, the
+//    every batch; sizes known only at run time are read then): the rows
+//    are written into a tensor<(B*C*N)x3xi64> by an scf.for nest over
+//    batch and class, the
 //    number written so far carried as an index, and the result is the
 //    first `count` rows (tensor.extract_slice to tensor<?x3xi64>).
 //  - Per class, a mask marks the candidates (score above score_threshold,
@@ -46,20 +47,18 @@ public:
   matchAndRewrite(NonMaxSuppressionOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     // The result's row count is dynamic by definition; only its operands
-    // must convert (and have static shapes, which bound the result).
+    // must convert. Their sizes may be known only at run time (boxes that
+    // survived a score filter): the loops and the bound take them as
+    // values.
     for (Value operand : op->getOperands())
       if (!convertedType(operand))
         return rewriter.notifyMatchFailure(op, "operand type not converted");
     Value boxes = adaptor.getBoxes(), scores = adaptor.getScores();
     auto boxesType = cast<RankedTensorType>(boxes.getType());
     auto scoresType = cast<RankedTensorType>(scores.getType());
-    if (!boxesType.hasStaticShape() || !scoresType.hasStaticShape() ||
-        boxesType.getRank() != 3 || scoresType.getRank() != 3)
-      return rewriter.notifyMatchFailure(op, "needs static boxes and scores");
-    int64_t numBatches = boxesType.getDimSize(0);
-    int64_t numBoxes = boxesType.getDimSize(1);
-    int64_t numClasses = scoresType.getDimSize(1);
-    int64_t bound = numBatches * numClasses * numBoxes;
+    if (boxesType.getRank() != 3 || scoresType.getRank() != 3)
+      return rewriter.notifyMatchFailure(op,
+                                         "needs boxes and scores of rank 3");
     auto resultType = cast<RankedTensorType>(op.getResult().getType());
     if (resultType.getRank() != 2 || !resultType.getElementType().isInteger(64))
       return failure();
@@ -71,6 +70,27 @@ public:
     auto ci = [&](OpBuilder &b, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
+    auto sizeOf = [&](Value tensor, int64_t dim) -> Value {
+      auto type = cast<RankedTensorType>(tensor.getType());
+      if (!type.isDynamicDim(dim))
+        return ci(b, type.getDimSize(dim));
+      return tensor::DimOp::create(b, loc, tensor, dim);
+    };
+    Value numBatches = sizeOf(boxes, 0), numBoxes = sizeOf(boxes, 1);
+    Value numClasses = sizeOf(scores, 1);
+    // Every box of every class of every batch: the most rows there can be,
+    // a static size when the operands' sizes are.
+    int64_t staticBound = ShapedType::kDynamic;
+    if (boxesType.hasStaticShape() && scoresType.hasStaticShape())
+      staticBound = boxesType.getDimSize(0) * scoresType.getDimSize(1) *
+                    boxesType.getDimSize(1);
+    SmallVector<Value> boundSize, maskSize;
+    if (ShapedType::isDynamic(staticBound))
+      boundSize.push_back(arith::MulIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, numBatches, numClasses),
+          numBoxes));
+    if (boxesType.isDynamicDim(1))
+      maskSize.push_back(numBoxes);
     auto toI64 = [&](OpBuilder &b, Value index) -> Value {
       return arith::IndexCastOp::create(b, loc, i64, index);
     };
@@ -159,17 +179,18 @@ public:
       return both(valid, above);
     };
 
-    auto rowsType = RankedTensorType::get({bound, 3}, i64);
-    Value rows = emptyTensor(b, loc, rowsType);
-    Value mask = emptyTensor(b, loc, RankedTensorType::get({numBoxes}, i1));
+    auto rowsType = RankedTensorType::get({staticBound, 3}, i64);
+    Value rows = emptyTensor(b, loc, rowsType, boundSize);
+    Value mask = emptyTensor(
+        b, loc, RankedTensorType::get({boxesType.getDimSize(1)}, i1), maskSize);
     Value zeroIndex = ci(b, 0), oneIndex = ci(b, 1);
 
     auto batchLoop = scf::ForOp::create(
-        b, loc, zeroIndex, ci(b, numBatches), oneIndex,
+        b, loc, zeroIndex, numBatches, oneIndex,
         ValueRange{rows, zeroIndex, mask},
         [&](OpBuilder &b, Location loc, Value batch, ValueRange state) {
           auto classLoop = scf::ForOp::create(
-              b, loc, ci(b, 0), ci(b, numClasses), ci(b, 1), state,
+              b, loc, ci(b, 0), numClasses, ci(b, 1), state,
               [&](OpBuilder &b, Location loc, Value cls, ValueRange state) {
                 Value rows = state[0], start = state[1], mask = state[2];
                 auto score = [&](OpBuilder &b, Value box) -> Value {
@@ -178,7 +199,7 @@ public:
                 };
                 // The candidates: mask and count.
                 auto candidates = scf::ForOp::create(
-                    b, loc, ci(b, 0), ci(b, numBoxes), ci(b, 1),
+                    b, loc, ci(b, 0), numBoxes, ci(b, 1),
                     ValueRange{mask, ci(b, 0)},
                     [&](OpBuilder &b, Location loc, Value box, ValueRange acc) {
                       Value keep = boolean(b, true);
@@ -216,7 +237,7 @@ public:
                             Value anyScore =
                                 scalarConstant(b, loc, element, 0.0);
                             auto best = scf::ForOp::create(
-                                b, loc, ci(b, 0), ci(b, numBoxes), ci(b, 1),
+                                b, loc, ci(b, 0), numBoxes, ci(b, 1),
                                 ValueRange{boolean(b, false), ci(b, 0),
                                            anyScore},
                                 [&](OpBuilder &b, Location loc, Value box,

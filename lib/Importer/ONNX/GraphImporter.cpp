@@ -13,6 +13,7 @@
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/ScopeExit.h"
 
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
@@ -343,9 +344,11 @@ static bool isShapeArithmetic(Operation *op) {
 }
 
 /// The constants `op`'s results fold to: its folder, else its reference
-/// kernel on constant operands. Each has the static type of its value,
-/// which may refine the result's type.
-static FailureOr<SmallVector<ElementsAttr>> foldOp(Operation *op) {
+/// kernel on constant operands (for shape arithmetic, or any small value
+/// that shape arithmetic reads: `feedsShapes`). Each has the static type of
+/// its value, which may refine the result's type.
+static FailureOr<SmallVector<ElementsAttr>> foldOp(Operation *op,
+                                                   bool feedsShapes) {
   SmallVector<Attribute> operands;
   bool allConstant = true;
   for (Value operand : op->getOperands()) {
@@ -366,7 +369,7 @@ static FailureOr<SmallVector<ElementsAttr>> foldOp(Operation *op) {
     if (attrs.size() == op->getNumResults())
       return attrs;
   }
-  if (!isShapeArithmetic(op))
+  if (!feedsShapes && !isShapeArithmetic(op))
     return failure();
   FailureOr<SmallVector<DenseElementsAttr>> evaluated =
       evaluateOnConstants(op, kImportFoldingLimits);
@@ -375,15 +378,19 @@ static FailureOr<SmallVector<ElementsAttr>> foldOp(Operation *op) {
   return SmallVector<ElementsAttr>(evaluated->begin(), evaluated->end());
 }
 
-Value GraphImporter::foldToConstant(Value value, int depth) {
+Value GraphImporter::foldToConstant(Value value, int depth, bool feedsShapes) {
   Operation *op = value.getDefiningOp();
   if (!op || op->hasTrait<OpTrait::ConstantLike>() || depth > 8)
     return value;
   // A decomposition's intermediate ops fold first (in operand order), so
-  // that its last op sees constants.
+  // that its last op sees constants. What shape arithmetic reads is shape
+  // arithmetic too, whatever its type: exporters compute sizes in floats
+  // (torchvision's image batching takes the ceiling of a float division
+  // and casts it back), and those values stay small.
+  bool operandsFeedShapes = feedsShapes || isShapeArithmetic(op);
   for (Value operand : op->getOperands())
-    foldToConstant(operand, depth + 1);
-  FailureOr<SmallVector<ElementsAttr>> attrs = foldOp(op);
+    foldToConstant(operand, depth + 1, operandsFeedShapes);
+  FailureOr<SmallVector<ElementsAttr>> attrs = foldOp(op, feedsShapes);
   if (failed(attrs))
     return value;
   for (auto [result, attr] : llvm::zip(op->getResults(), *attrs))
@@ -398,6 +405,15 @@ Value GraphImporter::foldToConstant(Value value, int depth) {
     Value constant = ConstantOp::create(opBuilder, op->getLoc(), attr);
     if (result == value)
       replacement = constant;
+    // Names bound to the result (an operand folded for its user, another
+    // result of the same node) take the constant: the op is erased below.
+    // The scopes of enclosing graphs, saved while a subgraph imports, too.
+    SmallVector<llvm::StringMap<Value> *> scopes(enclosingScopes);
+    scopes.push_back(&values);
+    for (llvm::StringMap<Value> *scope : scopes)
+      for (auto &binding : *scope)
+        if (binding.second == result)
+          binding.second = constant;
     // Users built with the old type keep it through a cast.
     if (!result.use_empty())
       result.replaceAllUsesWith(
@@ -452,6 +468,113 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   return success();
 }
 
+/// Adds the names `graph` reads but does not define to `outer` (once each,
+/// in order), `defined` holding the names visible as its own.
+static void collectOuterNames(const onnx::GraphProto &graph,
+                              llvm::StringSet<> defined,
+                              llvm::StringSet<> &seen,
+                              SmallVectorImpl<std::string> &outer) {
+  auto use = [&](const std::string &name) {
+    if (!name.empty() && !defined.contains(name) && seen.insert(name).second)
+      outer.push_back(name);
+  };
+  for (const onnx::ValueInfoProto &in : graph.input())
+    defined.insert(in.name());
+  for (const onnx::TensorProto &t : graph.initializer())
+    defined.insert(t.name());
+  for (const onnx::NodeProto &node : graph.node()) {
+    for (const std::string &in : node.input())
+      use(in);
+    // A nested subgraph sees what is defined so far; what it reads from
+    // further out is read from further out by this graph too.
+    for (const onnx::AttributeProto &attr : node.attribute()) {
+      SmallVector<const onnx::GraphProto *> nested;
+      if (attr.has_g())
+        nested.push_back(&attr.g());
+      for (const onnx::GraphProto &g : attr.graphs())
+        nested.push_back(&g);
+      for (const onnx::GraphProto *g : nested) {
+        SmallVector<std::string> inner;
+        llvm::StringSet<> innerSeen;
+        collectOuterNames(*g, llvm::StringSet<>(), innerSeen, inner);
+        for (const std::string &name : inner)
+          use(name);
+      }
+    }
+    for (const std::string &out : node.output())
+      defined.insert(out);
+  }
+  for (const onnx::ValueInfoProto &out : graph.output())
+    use(out.name());
+}
+
+LogicalResult GraphImporter::importBody(const onnx::GraphProto &graph) {
+  MLIRContext *ctx = module.getContext();
+  Location fileLoc = FileLineColLoc::get(ctx, file, 0, 0);
+  for (const onnx::TensorProto &t : graph.initializer()) {
+    Location loc = NameLoc::get(StringAttr::get(ctx, t.name()), fileLoc);
+    Value v = importTensor(t, loc);
+    if (!v)
+      return failure();
+    bind(t.name(), v);
+  }
+  for (auto [index, node] : llvm::enumerate(graph.node()))
+    if (failed(importNode(node, index)))
+      return failure();
+  return success();
+}
+
+SmallVector<std::string>
+GraphImporter::outerNames(const onnx::GraphProto &graph) {
+  SmallVector<std::string> outer;
+  llvm::StringSet<> seen;
+  collectOuterNames(graph, llvm::StringSet<>(), seen, outer);
+  return outer;
+}
+
+LogicalResult
+GraphImporter::importSubgraph(const onnx::GraphProto &graph, ValueRange inputs,
+                              const llvm::StringMap<Value> &captures,
+                              bool isolated, SmallVectorImpl<Value> &outputs) {
+  MLIRContext *ctx = module.getContext();
+  Location fileLoc = FileLineColLoc::get(ctx, file, 0, 0);
+  if (static_cast<int64_t>(inputs.size()) != graph.input_size())
+    return emitError(fileLoc)
+           << "subgraph '" << graph.name() << "' has " << graph.input_size()
+           << " inputs, given " << inputs.size();
+  // The enclosing scope comes back when the subgraph is done.
+  llvm::StringMap<Value> enclosingValues = values;
+  llvm::StringMap<const onnx::TypeProto *> enclosingTypes = types;
+  enclosingScopes.push_back(&enclosingValues);
+  llvm::scope_exit restore([&] {
+    enclosingScopes.pop_back();
+    values = std::move(enclosingValues);
+    types = std::move(enclosingTypes);
+  });
+  if (isolated)
+    values.clear();
+  for (const auto &[name, value] : captures)
+    values[name] = value;
+  for (const auto *list :
+       {&graph.input(), &graph.value_info(), &graph.output()})
+    for (const onnx::ValueInfoProto &vi : *list)
+      if (vi.has_type())
+        types[vi.name()] = &vi.type();
+  for (auto [in, value] : llvm::zip(graph.input(), inputs))
+    bind(in.name(), value);
+  if (failed(importBody(graph)))
+    return failure();
+  for (const onnx::ValueInfoProto &out : graph.output()) {
+    Value v = lookup(out.name());
+    if (!v)
+      return emitError(fileLoc)
+             << "output '" << out.name() << "' of subgraph '" << graph.name()
+             << "' is not produced by any node";
+    outputs.push_back(v);
+  }
+  return success();
+}
+
 LogicalResult GraphImporter::importMainGraph() {
   MLIRContext *ctx = module.getContext();
   const onnx::GraphProto &graph = model.graph();
@@ -498,16 +621,8 @@ LogicalResult GraphImporter::importMainGraph() {
     func.setResultAttr(i, "onnx.name", StringAttr::get(ctx, out.name()));
 
   opBuilder.setInsertionPointToEnd(entry);
-  for (const onnx::TensorProto &t : graph.initializer()) {
-    Location loc = NameLoc::get(StringAttr::get(ctx, t.name()), fileLoc);
-    Value v = importTensor(t, loc);
-    if (!v)
-      return failure();
-    bind(t.name(), v);
-  }
-  for (auto [index, node] : llvm::enumerate(graph.node()))
-    if (failed(importNode(node, index)))
-      return failure();
+  if (failed(importBody(graph)))
+    return failure();
 
   SmallVector<Value> results;
   for (auto [i, out] : llvm::enumerate(graph.output())) {

@@ -50,13 +50,36 @@ public:
   /// Folds the defining op of `value` (and, first, the ops before it that
   /// computed its operands, `depth` levels at most) into constants when
   /// their operands are constants: by the op's folder or its reference
-  /// kernel, for small values. Returns the (possibly replaced) value, whose
-  /// type may be more static than before.
-  mlir::Value foldToConstant(mlir::Value value, int depth = 0);
+  /// kernel, for small values. Float and small-integer values fold only
+  /// where shape arithmetic reads them (`feedsShapes`). Returns the
+  /// (possibly replaced) value, whose type may be more static than before.
+  mlir::Value foldToConstant(mlir::Value value, int depth = 0,
+                             bool feedsShapes = false);
+
+  //===--- Subgraphs (If branches) ----------------------------------------===//
+
+  /// The names `graph` (or a subgraph nested in it) reads from the graphs
+  /// enclosing it, in order of first use.
+  static llvm::SmallVector<std::string>
+  outerNames(const onnx::GraphProto &graph);
+
+  /// Imports the initializers and nodes of a subgraph at the builder's
+  /// insertion point and returns the values of its outputs. `inputs` bind
+  /// its formal inputs in order and `captures` bind names of enclosing
+  /// graphs. With `isolated`, nothing else of the enclosing graphs is
+  /// visible (the subgraph becomes a region isolated from above); without,
+  /// every enclosing name is. Names the subgraph defines are forgotten
+  /// afterwards, so they never leak into the enclosing graph.
+  mlir::LogicalResult
+  importSubgraph(const onnx::GraphProto &graph, mlir::ValueRange inputs,
+                 const llvm::StringMap<mlir::Value> &captures, bool isolated,
+                 llvm::SmallVectorImpl<mlir::Value> &outputs);
 
 private:
   mlir::RankedTensorType convertType(const onnx::TypeProto &type) const;
   mlir::LogicalResult importNode(const onnx::NodeProto &node, size_t index);
+  /// Imports a graph's initializers, then its nodes, at the insertion point.
+  mlir::LogicalResult importBody(const onnx::GraphProto &graph);
 
   mutable mlir::ModuleOp module;
   const onnx::ModelProto &model;
@@ -65,6 +88,9 @@ private:
   const ONNXImportOptions &options;
   mlir::OpBuilder opBuilder;
   llvm::StringMap<mlir::Value> values;
+  /// The bindings of the enclosing graphs while a subgraph imports (they
+  /// come back when it is done); folding keeps them current.
+  llvm::SmallVector<llvm::StringMap<mlir::Value> *> enclosingScopes;
   llvm::StringMap<const onnx::TypeProto *> types;
 };
 

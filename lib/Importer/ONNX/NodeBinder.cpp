@@ -185,6 +185,17 @@ const onnx::TensorProto *NodeBinder::tensorAttr(llvm::StringRef name) {
   return &attr->t();
 }
 
+const onnx::GraphProto *NodeBinder::graphAttr(llvm::StringRef name) {
+  const onnx::AttributeProto *attr = findAttr(name);
+  if (!attr) {
+    emitError() << "attribute '" << name << "' (a graph) is missing";
+    return nullptr;
+  }
+  if (!checkAttrType(*attr, onnx::AttributeProto::GRAPH))
+    return nullptr;
+  return &attr->g();
+}
+
 LogicalResult NodeBinder::rejectUnknownAttrs(ArrayRef<llvm::StringRef> known) {
   for (const onnx::AttributeProto &attr : nodeProto.attribute())
     if (!llvm::is_contained(known, attr.name()))

@@ -32,6 +32,8 @@ public:
              std::string displayName, int64_t opsetVersion, mlir::Location loc);
 
   mlir::OpBuilder &builder();
+  /// The importer of the graph the node is in (for ops with subgraphs).
+  GraphImporter &importer() { return graph; }
   mlir::Location loc() const { return location; }
   mlir::MLIRContext *context();
   const onnx::NodeProto &node() const { return nodeProto; }
@@ -81,6 +83,9 @@ public:
   floatsAttr(llvm::StringRef name, llvm::ArrayRef<float> fallback = {});
   /// A tensor attribute as an elements attribute (null + error if invalid).
   const onnx::TensorProto *tensorAttr(llvm::StringRef name);
+  /// A required graph attribute (a subgraph); null + error when absent or
+  /// of another type.
+  const onnx::GraphProto *graphAttr(llvm::StringRef name);
   /// Reports every attribute not in `known` as unsupported.
   mlir::LogicalResult rejectUnknownAttrs(llvm::ArrayRef<llvm::StringRef> known);
   /// Reports an error when attribute `name` is present and not `expected`.

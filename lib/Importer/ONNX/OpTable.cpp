@@ -45,6 +45,7 @@ const OpTable &OpTable::get() {
     registerSequenceModelBuilders(t);
     registerEinsumBuilders(t);
     registerCompressBuilders(t);
+    registerControlFlowBuilders(t);
     registerTrainingBuilders(t);
     registerTransformerBuilders(t);
     return t;

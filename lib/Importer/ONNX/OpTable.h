@@ -52,6 +52,7 @@ void registerQuantizationBuilders(OpTable &table);
 void registerSequenceModelBuilders(OpTable &table);
 void registerEinsumBuilders(OpTable &table);
 void registerCompressBuilders(OpTable &table);
+void registerControlFlowBuilders(OpTable &table);
 void registerTrainingBuilders(OpTable &table);
 void registerTransformerBuilders(OpTable &table);
 

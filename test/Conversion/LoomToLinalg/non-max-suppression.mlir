@@ -95,3 +95,21 @@ func.func @no_limit(%boxes: tensor<1x3x4xf32>, %scores: tensor<1x1x3xf32>) -> te
   %c = tensor.cast %sel : tensor<?x3xi64> to tensor<0x3xi64>
   return %c : tensor<0x3xi64>
 }
+
+// -----
+
+// Boxes counted at run time (those a score filter kept): the bound on the
+// rows, the candidate mask and the loops take the sizes from tensor.dim.
+// CHECK-LABEL: func.func @run_time_boxes
+// CHECK-SAME: (%[[BOXES:.+]]: tensor<1x?x4xf32>, %[[SCORES:.+]]: tensor<1x2x?xf32>
+// CHECK-DAG: %[[N:[^ ,:]+]] = tensor.dim %[[BOXES]], %{{.+}} : tensor<1x?x4xf32>
+// CHECK-DAG: %[[BC:[^ ,:]+]] = arith.muli %{{.+}}, %{{.+}} : index
+// CHECK: %[[BOUND:[^ ,:]+]] = arith.muli %[[BC]], %[[N]] : index
+// CHECK: tensor.empty(%[[BOUND]]) : tensor<?x3xi64>
+// CHECK: tensor.empty(%[[N]]) : tensor<?xi1>
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[N]] step
+// CHECK: tensor.extract_slice %{{.+}}[0, 0] [%{{.+}}, 3] [1, 1] : tensor<?x3xi64> to tensor<?x3xi64>
+func.func @run_time_boxes(%boxes: tensor<1x?x4xf32>, %scores: tensor<1x2x?xf32>, %k: tensor<1xi64>) -> tensor<?x3xi64> {
+  %sel = loom.non_max_suppression %boxes, %scores max_output_boxes_per_class %k : (tensor<1x?x4xf32>, tensor<1x2x?xf32>, tensor<1xi64>) -> tensor<?x3xi64>
+  return %sel : tensor<?x3xi64>
+}

@@ -1583,32 +1583,34 @@ LogicalResult QConvOp::verify() {
 //===----------------------------------------------------------------------===//
 
 /// The block of a region op that stands for its operands (one block
-/// argument per input) and ends in a loom.yield of its results.
+/// argument per input) and ends in a loom.yield of its results. `where`
+/// names the region in messages when the op has several ("then branch: ").
 static LogicalResult verifyInputsAndYield(Operation *op, ValueRange inputs,
-                                          Block &body, TypeRange results) {
+                                          Block &body, TypeRange results,
+                                          StringRef where = "") {
   if (body.getNumArguments() != inputs.size())
-    return op->emitOpError("has ")
-           << inputs.size() << " inputs but its block has "
+    return op->emitOpError(where)
+           << "has " << inputs.size() << " inputs but its block has "
            << body.getNumArguments() << " arguments";
   for (auto [i, input, arg] : llvm::enumerate(inputs, body.getArguments()))
     if (input.getType() != arg.getType())
-      return op->emitOpError("block argument ")
-             << i << " has type " << arg.getType() << ", but input " << i
-             << " has type " << input.getType();
+      return op->emitOpError(where)
+             << "block argument " << i << " has type " << arg.getType()
+             << ", but input " << i << " has type " << input.getType();
   // The ops of the region are verified after this verifier, so the block
   // may still end in any op (or be empty).
   auto yield = dyn_cast_or_null<YieldOp>(body.empty() ? nullptr : &body.back());
   if (!yield)
-    return op->emitOpError("body must end with loom.yield");
+    return op->emitOpError(where) << "body must end with loom.yield";
   if (yield.getValues().size() != results.size())
-    return op->emitOpError("yields ")
-           << yield.getValues().size() << " values for " << results.size()
-           << " results";
+    return op->emitOpError(where)
+           << "yields " << yield.getValues().size() << " values for "
+           << results.size() << " results";
   for (auto [i, value, result] : llvm::enumerate(yield.getValues(), results))
     if (value.getType() != result)
-      return op->emitOpError("yielded value ")
-             << i << " has type " << value.getType() << ", but result " << i
-             << " has type " << result;
+      return op->emitOpError(where)
+             << "yielded value " << i << " has type " << value.getType()
+             << ", but result " << i << " has type " << result;
   return success();
 }
 
@@ -1648,6 +1650,22 @@ PipelineStageOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     return emitOpError("stage ") << getStageIndex() << " is outside grid axis "
                                  << getGridAxisIndex() << " of size " << stages;
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// IfOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult IfOp::verify() {
+  auto condition = cast<RankedTensorType>(getCondition().getType());
+  if (condition.hasStaticShape() && condition.getNumElements() != 1)
+    return emitOpError("condition must hold one element, not ")
+           << condition.getNumElements();
+  if (failed(verifyInputsAndYield(*this, getInputs(), getThenRegion().front(),
+                                  getResultTypes(), "then branch: ")))
+    return failure();
+  return verifyInputsAndYield(*this, getInputs(), getElseRegion().front(),
+                              getResultTypes(), "else branch: ");
 }
 
 #define GET_OP_CLASSES

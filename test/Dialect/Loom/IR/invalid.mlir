@@ -1286,7 +1286,7 @@ func.func @fusion_isolated(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @yield_outside_fusion(%x: tensor<4xf32>) {
-  // expected-error @+1 {{expects parent op to be one of 'loom.fusion, loom.pipeline_stage'}}
+  // expected-error @+1 {{expects parent op to be one of 'loom.fusion, loom.pipeline_stage, loom.if'}}
   loom.yield %x : tensor<4xf32>
 }
 
@@ -1526,4 +1526,60 @@ func.func @cache_append_static_length(%c: tensor<1x2x8x4xf32>, %u: tensor<1x2x1x
   // expected-error @+1 {{expects the result's length along the axis to be dynamic}}
   %0 = loom.cache_append %c, %u, %n {axis = 2 : i64} : (tensor<1x2x8x4xf32>, tensor<1x2x1x4xf32>, tensor<i64>) -> tensor<1x2x8x4xf32>
   return
+}
+
+// -----
+
+func.func @if_condition_of_two(%c: tensor<2xi1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{condition must hold one element, not 2}}
+  %0 = loom.if %c : tensor<2xi1> ins(%x : tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    loom.yield %a : tensor<4xf32>
+  } else {
+  ^bb0(%a: tensor<4xf32>):
+    loom.yield %a : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @if_branch_arguments(%c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{else branch: has 1 inputs but its block has 0 arguments}}
+  %0 = loom.if %c : tensor<i1> ins(%x : tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    loom.yield %a : tensor<4xf32>
+  } else {
+    %b = loom.constant dense<0.0> : tensor<4xf32>
+    loom.yield %b : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @if_yield_type(%c: tensor<i1>, %x: tensor<4xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{then branch: yielded value 0 has type 'tensor<4xf32>', but result 0 has type 'tensor<?xf32>'}}
+  %0 = loom.if %c : tensor<i1> ins(%x : tensor<4xf32>) -> tensor<?xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    loom.yield %a : tensor<4xf32>
+  } else {
+  ^bb0(%a: tensor<4xf32>):
+    %b = tensor.cast %a : tensor<4xf32> to tensor<?xf32>
+    loom.yield %b : tensor<?xf32>
+  }
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @if_isolated(%c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-note @+1 {{required by region isolation constraints}}
+  %0 = loom.if %c : tensor<i1> -> tensor<4xf32> {
+    // expected-error @+1 {{using value defined outside the region}}
+    loom.yield %x : tensor<4xf32>
+  } else {
+    loom.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
 }

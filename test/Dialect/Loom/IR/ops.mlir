@@ -419,3 +419,22 @@ func.func @moe(%x: tensor<6x16xf32>, %p: tensor<6x4xf32>, %w1: tensor<4x16x32xf3
   %2 = loom.moe %x, %p, %w1, %w2 gate %w1 {k = 2 : i64, activation = "silu"} : (tensor<6x16xf32>, tensor<6x4xf32>, tensor<4x16x32xf32>, tensor<4x32x16xf32>, tensor<4x16x32xf32>) -> tensor<6x16xf32>
   return
 }
+
+// CHECK-LABEL: func.func @if_branches
+// CHECK:       loom.if %{{.*}} : tensor<1xi1> ins(%{{.*}} : tensor<4xf32>) -> tensor<?xf32> {
+// CHECK:         loom.yield %{{.*}} : tensor<?xf32>
+// CHECK:       } else {
+// CHECK:         loom.yield %{{.*}} : tensor<?xf32>
+func.func @if_branches(%c: tensor<1xi1>, %x: tensor<4xf32>) -> tensor<?xf32> {
+  %0 = loom.if %c : tensor<1xi1> ins(%x : tensor<4xf32>) -> tensor<?xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %1 = tensor.cast %a : tensor<4xf32> to tensor<?xf32>
+    loom.yield %1 : tensor<?xf32>
+  } else {
+  ^bb0(%a: tensor<4xf32>):
+    %1 = loom.constant dense<> : tensor<0xf32>
+    %2 = tensor.cast %1 : tensor<0xf32> to tensor<?xf32>
+    loom.yield %2 : tensor<?xf32>
+  }
+  return %0 : tensor<?xf32>
+}

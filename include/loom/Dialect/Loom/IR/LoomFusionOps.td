@@ -52,8 +52,8 @@ def Loom_FusionOp : Loom_Op<"fusion", [IsolatedFromAbove, SingleBlock,
 }
 
 def Loom_YieldOp : Loom_Op<"yield", [Pure, Terminator, ReturnLike,
-    ParentOneOf<["FusionOp", "PipelineStageOp"]>]> {
-  let summary = "Ends a loom.fusion or loom.pipeline_stage and gives its results";
+    ParentOneOf<["FusionOp", "PipelineStageOp", "IfOp"]>]> {
+  let summary = "Ends a loom region op (fusion, stage, branch) with its results";
   let description = [{
     Example:
 

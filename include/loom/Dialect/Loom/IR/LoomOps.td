@@ -7,6 +7,7 @@
 #ifndef LOOM_DIALECT_LOOM_IR_LOOMOPS_TD
 #define LOOM_DIALECT_LOOM_IR_LOOMOPS_TD
 
+include "loom/Dialect/Loom/IR/LoomControlFlowOps.td"
 include "loom/Dialect/Loom/IR/LoomElementwiseOps.td"
 include "loom/Dialect/Loom/IR/LoomFusionOps.td"
 include "loom/Dialect/Loom/IR/LoomNNOps.td"
