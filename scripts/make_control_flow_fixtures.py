@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Data sets for test/fixtures/control_flow/*/model.onnxtxt, with onnxruntime's outputs.
 
-Each model holds If nodes (see the comment at the top of each model). The
-data sets take every branch: for filtered_nms, a threshold that keeps no
-box (the empty then branch) and thresholds that keep some (the
-NonMaxSuppression branch, row counts the data decides); for branches, the
-condition true and false. Reference outputs come from onnxruntime, never
+Each model holds If or Loop nodes (see the comment at the top of each
+model). The data sets take every branch: for filtered_nms, a threshold
+that keeps no box (the empty then branch) and thresholds that keep some
+(the NonMaxSuppression branch, row counts the data decides); for branches,
+the condition true and false; for loops, a trip count that the body's
+condition cuts short, one that it does not, and zero iterations. Reference outputs come from onnxruntime, never
 from Loom.
 
     /opt/corpus-venv/bin/python scripts/make_control_flow_fixtures.py test/fixtures/control_flow
@@ -59,6 +60,25 @@ def branches(root):
         write(root, n, inputs, run.run(None, dict(zip(names, inputs))))
 
 
+def loops(root):
+    run, names = session(root)
+    # Debian's ONNX 1.12 cannot parse an empty input in the text syntax
+    # (Loop without a trip count): the tests read the binary model.
+    with open(os.path.join(root, "model.onnxtxt")) as f:
+        model = parser.parse_model(f.read())
+    with open(os.path.join(root, "model.onnx"), "wb") as f:
+        f.write(model.SerializeToString())
+    rng = np.random.default_rng(13)
+    # A trip count the limit cuts short, one it does not, and none at all.
+    for n, (trips, limit) in enumerate([(6, 10.0), (3, 100.0), (0, 5.0)]):
+        inputs = [np.array(trips, np.int64),
+                  rng.random(3).astype(np.float32) + 0.5,
+                  np.array(limit, np.float32),
+                  rng.integers(0, 250, 4).astype(np.uint8)]
+        write(root, n, inputs, run.run(None, dict(zip(names, inputs))))
+
+
 root = sys.argv[1]
 filtered_nms(os.path.join(root, "filtered_nms"))
 branches(os.path.join(root, "branches"))
+loops(os.path.join(root, "loops"))

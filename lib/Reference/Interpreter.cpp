@@ -35,6 +35,8 @@ static LogicalResult runPipelineStage(Operation *op,
                                       SmallVectorImpl<Tensor> &results);
 static LogicalResult runIf(Operation *op, ArrayRef<const Tensor *> operands,
                            SmallVectorImpl<Tensor> &results);
+static LogicalResult runLoop(Operation *op, ArrayRef<const Tensor *> operands,
+                             SmallVectorImpl<Tensor> &results);
 
 const KernelRegistry &KernelRegistry::get() {
   static const KernelRegistry registry = [] {
@@ -49,6 +51,7 @@ const KernelRegistry &KernelRegistry::get() {
     r.add("loom.fusion", runFusion);
     r.add("loom.pipeline_stage", runPipelineStage);
     r.add("loom.if", runIf);
+    r.add("loom.loop", runLoop);
     return r;
   }();
   return registry;
@@ -248,6 +251,91 @@ static LogicalResult runIf(Operation *op, ArrayRef<const Tensor *> operands,
   Region &branch =
       condition.getInt(0) != 0 ? ifOp.getThenRegion() : ifOp.getElseRegion();
   return runIsolatedRegion(op, branch, operands.drop_front(), results);
+}
+
+/// loom.loop: the body runs while the iteration number is below the trip
+/// count and the condition holds; the carried values pass from one
+/// iteration to the next and the scan outputs are stacked.
+static LogicalResult runLoop(Operation *op, ArrayRef<const Tensor *> operands,
+                             SmallVectorImpl<Tensor> &results) {
+  auto loop = cast<loom::LoopOp>(op);
+  size_t numCarried = loop.getCarried().size();
+  size_t numScans = loop.getNumScanOutputs();
+  const Tensor &tripCount = *operands[0], &condition = *operands[1];
+  if (tripCount.numElements() != 1 || condition.numElements() != 1)
+    return op->emitError() << "trip count and condition must hold one "
+                              "element each at run time";
+  int64_t trips = tripCount.getInt(0);
+  bool running = condition.getInt(0) != 0;
+  SmallVector<Tensor> carried;
+  for (const Tensor *value : operands.slice(2, numCarried))
+    carried.push_back(*value);
+  ArrayRef<const Tensor *> inputs = operands.drop_front(2 + numCarried);
+  std::vector<std::vector<Tensor>> scans(numScans);
+  Block &body = loop.getBody().front();
+  for (int64_t iteration = 0; running && iteration < trips; ++iteration) {
+    llvm::DenseMap<Value, Tensor> values;
+    Tensor number(ElementKind::I64, {}), go(ElementKind::I1, {});
+    number.setInt(0, iteration);
+    go.setInt(0, 1);
+    values[body.getArgument(0)] = std::move(number);
+    values[body.getArgument(1)] = std::move(go);
+    for (auto [i, value] : llvm::enumerate(carried))
+      values[body.getArgument(2 + i)] = std::move(value);
+    for (auto [i, input] : llvm::enumerate(inputs))
+      values[body.getArgument(2 + numCarried + i)] = *input;
+    FailureOr<SmallVector<Tensor>> yielded = runBlock(body, values);
+    if (failed(yielded))
+      return failure();
+    if ((*yielded)[0].numElements() != 1)
+      return op->emitError()
+             << "body yields a condition of " << (*yielded)[0].numElements()
+             << " elements at iteration " << iteration;
+    running = (*yielded)[0].getInt(0) != 0;
+    for (size_t i = 0; i < numCarried; ++i)
+      carried[i] = std::move((*yielded)[1 + i]);
+    for (size_t k = 0; k < numScans; ++k)
+      scans[k].push_back(std::move((*yielded)[1 + numCarried + k]));
+  }
+  results.append(std::make_move_iterator(carried.begin()),
+                 std::make_move_iterator(carried.end()));
+  for (auto [k, values] : llvm::enumerate(scans)) {
+    auto type = cast<RankedTensorType>(op->getResult(numCarried + k).getType());
+    std::optional<ElementKind> kind = getElementKind(type.getElementType());
+    if (!kind)
+      return op->emitError() << "unsupported scan output type " << type;
+    SmallVector<int64_t> shape{static_cast<int64_t>(values.size())};
+    if (values.empty()) {
+      // No iteration ran: the per-iteration shape comes from the type.
+      if (llvm::any_of(type.getShape().drop_front(), ShapedType::isDynamic))
+        return op->emitError()
+               << "no iteration ran, and scan output " << k
+               << " has no static per-iteration shape (" << type << ")";
+      llvm::append_range(shape, type.getShape().drop_front());
+      results.push_back(Tensor(*kind, shape));
+      continue;
+    }
+    llvm::append_range(shape, values.front().shape());
+    Tensor stacked(*kind, shape);
+    int64_t each = values.front().numElements();
+    for (auto [iteration, value] : llvm::enumerate(values)) {
+      if (value.shape() != values.front().shape())
+        return op->emitError()
+               << "scan output " << k << " is " << value.typeString()
+               << " at iteration " << iteration << " but "
+               << values.front().typeString()
+               << " at iteration 0; ONNX stacks values of one shape";
+      for (int64_t e = 0; e < each; ++e) {
+        int64_t at = static_cast<int64_t>(iteration) * each + e;
+        if (stacked.isFloat())
+          stacked.setDouble(at, value.getDouble(e));
+        else
+          stacked.setInt(at, value.getInt(e));
+      }
+    }
+    results.push_back(std::move(stacked));
+  }
+  return success();
 }
 
 /// loom.pipeline_stage: the ranks of the stage run the region like a

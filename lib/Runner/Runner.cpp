@@ -347,10 +347,10 @@ compareWithExpected(const RunOptions &options, MLIRContext *context,
       std::string name = std::to_string(i);
       if (rank > 0)
         name += " of rank " + std::to_string(rank);
-      ok &= options.compareTop1 ? compareTop1(name, output, expected)
-                                : compareTensors(name, output, expected,
-                                                 options.rtol, options.atol,
-                                                 maxAbsError);
+      ok &= options.compareTop1
+                ? compareTop1(name, output, expected)
+                : compareTensors(name, output, expected, options.rtol,
+                                 options.atol, maxAbsError);
     }
   }
   // The largest difference over every compared element (finite ones): the

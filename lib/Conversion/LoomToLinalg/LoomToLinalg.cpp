@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
 
 namespace loom {
 #define GEN_PASS_DEF_CONVERTLOOMTOLINALGPASS
@@ -84,6 +85,23 @@ public:
     if (!isa<scf::IfOp>(op->getParentOp()))
       return rewriter.notifyMatchFailure(op, "not in a lowered branch");
     rewriter.replaceOpWithNewOp<scf::YieldOp>(op, adaptor.getValues());
+    return success();
+  }
+};
+
+/// A tensor.cast between tensors whose element type lowers to another
+/// (the importer's casts of unsigned tensors, a loop's growing scan
+/// output): the same cast on the lowered types.
+class TensorCastTypeConversion : public OpConversionPattern<tensor::CastOp> {
+public:
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tensor::CastOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type type = getTypeConverter()->convertType(op.getType());
+    if (!type)
+      return rewriter.notifyMatchFailure(op, "result type not converted");
+    rewriter.replaceOpWithNewOp<tensor::CastOp>(op, type, adaptor.getSource());
     return success();
   }
 };
@@ -170,6 +188,9 @@ class ConvertLoomToLinalgPass
     : public impl::ConvertLoomToLinalgPassBase<ConvertLoomToLinalgPass> {
 public:
   void runOnOperation() override {
+    // Loops first: their bodies' loom ops then lower like any others.
+    if (failed(lowerLoopsToWhile(getOperation())))
+      return signalPassFailure();
     // Say which op stops the lowering and why, rather than leaving only the
     // driver's generic "failed to legalize".
     WalkResult unsupported = getOperation().walk([](Operation *op) {
@@ -217,6 +238,9 @@ public:
     configureLoomToLinalgTarget(target, converter);
     RewritePatternSet patterns(&getContext());
     populateLoomToLinalgPatterns(converter, patterns);
+    // Loops carrying unsigned tensors take their lowered types.
+    scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
+                                                         target);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       return signalPassFailure();
@@ -303,6 +327,8 @@ void configureLoomToLinalgTarget(ConversionTarget &target,
   });
   target.addDynamicallyLegalOp<func::ReturnOp>(
       [&](func::ReturnOp op) { return converter.isLegal(op); });
+  target.addDynamicallyLegalOp<tensor::CastOp>(
+      [&](tensor::CastOp op) { return converter.isLegal(op.getOperation()); });
 }
 
 void populateLoomToLinalgPatterns(const TypeConverter &converter,
@@ -316,8 +342,8 @@ void populateLoomToLinalgPatterns(const TypeConverter &converter,
   populateLoomQuantToLinalgPatterns(converter, patterns);
   populateLoomRunTimeSizesToLinalgPatterns(converter, patterns);
   populateLoomNonMaxSuppressionToLinalgPatterns(converter, patterns);
-  patterns.add<FusionLowering, IfLowering, BranchYieldLowering>(
-      converter, patterns.getContext());
+  patterns.add<FusionLowering, IfLowering, BranchYieldLowering,
+               TensorCastTypeConversion>(converter, patterns.getContext());
   populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                  converter);
   populateReturnOpTypeConversionPattern(patterns, converter);

@@ -71,6 +71,10 @@ public:
     }
     bufferization::OneShotBufferizationOptions options;
     options.bufferizeFunctionBoundaries = true;
+    // A loop (ONNX Loop's scf.while) may carry a new buffer into the next
+    // iteration, a scan output that grew by a row: buffer deallocation
+    // frees the one it replaces.
+    options.allowReturnAllocsFromLoops = true;
     options.setFunctionBoundaryTypeConversion(
         bufferization::LayoutMapOption::IdentityLayoutMap);
     options.memCpyFn = [](OpBuilder &b, Location loc, Value from, Value to) {

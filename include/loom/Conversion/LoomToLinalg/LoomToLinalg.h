@@ -59,6 +59,11 @@ void populateLoomRunTimeSizesToLinalgPatterns(
 void populateLoomNonMaxSuppressionToLinalgPatterns(
     const mlir::TypeConverter &converter, mlir::RewritePatternSet &patterns);
 
+/// Rewrites every loom.loop under `root` into an scf.while on tensors whose
+/// body keeps its loom ops (the conversion lowers them afterwards); fails,
+/// reported, on a loop the CPU target cannot run.
+mlir::LogicalResult lowerLoopsToWhile(mlir::Operation *root);
+
 /// All of the above plus the inlining of `loom.fusion` regions and the
 /// conversion of function signatures (unsigned tensors become signless).
 void populateLoomToLinalgPatterns(const mlir::TypeConverter &converter,

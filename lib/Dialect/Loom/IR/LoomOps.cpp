@@ -1668,5 +1668,90 @@ LogicalResult IfOp::verify() {
                               getResultTypes(), "else branch: ");
 }
 
+//===----------------------------------------------------------------------===//
+// LoopOp
+//===----------------------------------------------------------------------===//
+
+/// Whether `type` is a tensor of `element` with one element (any rank, so
+/// that ONNX's [1]-shaped scalars are accepted too).
+static bool isOneElementOf(Type type, Type element) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getElementType() == element &&
+         (!tensor.hasStaticShape() || tensor.getNumElements() == 1);
+}
+
+LogicalResult LoopOp::verify() {
+  Builder b(getContext());
+  Type i64 = b.getI64Type(), i1 = b.getI1Type();
+  if (!isOneElementOf(getTripCount().getType(), i64))
+    return emitOpError("trip count must be one i64, not ")
+           << getTripCount().getType();
+  if (!isOneElementOf(getCondition().getType(), i1))
+    return emitOpError("condition must be one i1, not ")
+           << getCondition().getType();
+  unsigned numCarried = getCarried().size();
+  if (getNumResults() < numCarried)
+    return emitOpError("has ") << numCarried << " carried values but only "
+                               << getNumResults() << " results";
+  Block &body = getBody().front();
+  unsigned expectedArgs = 2 + numCarried + getInputs().size();
+  if (body.getNumArguments() != expectedArgs)
+    return emitOpError("body must take the iteration number, the condition, "
+                       "the carried values and the inputs (")
+           << expectedArgs << " arguments), not " << body.getNumArguments();
+  auto scalarOf = [](Type element) {
+    return RankedTensorType::get({}, element);
+  };
+  if (body.getArgument(0).getType() != scalarOf(i64) ||
+      body.getArgument(1).getType() != scalarOf(i1))
+    return emitOpError("body's first arguments must be tensor<i64> (the "
+                       "iteration number) and tensor<i1> (the condition)");
+  for (auto [i, carried] : llvm::enumerate(getCarried())) {
+    Type result = getResult(i).getType();
+    if (carried.getType() != result ||
+        body.getArgument(2 + i).getType() != result)
+      return emitOpError("carried value ")
+             << i << " must have its result's type " << result
+             << " as operand and as body argument";
+  }
+  for (auto [i, input] : llvm::enumerate(getInputs()))
+    if (body.getArgument(2 + numCarried + i).getType() != input.getType())
+      return emitOpError("body argument for input ")
+             << i << " has type "
+             << body.getArgument(2 + numCarried + i).getType()
+             << ", but the input has type " << input.getType();
+  auto yield = dyn_cast_or_null<YieldOp>(body.empty() ? nullptr : &body.back());
+  if (!yield)
+    return emitOpError("body must end with loom.yield");
+  if (yield.getValues().size() != 1 + getNumResults())
+    return emitOpError("body yields ")
+           << yield.getValues().size()
+           << " values; it must yield the condition and one value per result ("
+           << 1 + getNumResults() << ")";
+  if (!isOneElementOf(yield.getValues()[0].getType(), i1))
+    return emitOpError("body must yield the condition (one i1) first");
+  for (auto [i, result] : llvm::enumerate(getResults())) {
+    Type yielded = yield.getValues()[1 + i].getType();
+    if (i < numCarried) {
+      if (yielded != result.getType())
+        return emitOpError("body yields ")
+               << yielded << " for carried value " << i << " of type "
+               << result.getType();
+      continue;
+    }
+    // A scan output stacks the per-iteration values.
+    auto element = dyn_cast<RankedTensorType>(yielded);
+    auto stacked = dyn_cast<RankedTensorType>(result.getType());
+    if (!element || !stacked || stacked.getRank() != element.getRank() + 1 ||
+        stacked.getElementType() != element.getElementType() ||
+        failed(verifyCompatibleShape(stacked.getShape().drop_front(),
+                                     element.getShape())))
+      return emitOpError("scan output ")
+             << i - numCarried << " has type " << result.getType()
+             << ", which does not stack the body's " << yielded;
+  }
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "loom/Dialect/Loom/IR/LoomOps.cpp.inc"

@@ -1286,7 +1286,7 @@ func.func @fusion_isolated(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @yield_outside_fusion(%x: tensor<4xf32>) {
-  // expected-error @+1 {{expects parent op to be one of 'loom.fusion, loom.pipeline_stage, loom.if'}}
+  // expected-error @+1 {{expects parent op to be one of 'loom.fusion, loom.pipeline_stage, loom.if, loom.loop'}}
   loom.yield %x : tensor<4xf32>
 }
 
@@ -1582,4 +1582,49 @@ func.func @if_isolated(%c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
     loom.yield %x : tensor<4xf32>
   }
   return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @loop_arguments(%n: tensor<i64>, %c: tensor<i1>, %y0: tensor<1xf32>) -> tensor<1xf32> {
+  // expected-error @+1 {{body must take the iteration number, the condition, the carried values and the inputs (3 arguments), not 2}}
+  %y = loom.loop %n, %c : tensor<i64>, tensor<i1> carried(%y0 : tensor<1xf32>) -> tensor<1xf32> {
+  ^bb0(%i: tensor<i64>, %go: tensor<i1>):
+    loom.yield %go, %y0 : tensor<i1>, tensor<1xf32>
+  }
+  return %y : tensor<1xf32>
+}
+
+// -----
+
+func.func @loop_carried_type(%n: tensor<i64>, %c: tensor<i1>, %y0: tensor<1xf32>) -> tensor<1xf32> {
+  // expected-error @+1 {{body yields 'tensor<2xf32>' for carried value 0 of type 'tensor<1xf32>'}}
+  %y = loom.loop %n, %c : tensor<i64>, tensor<i1> carried(%y0 : tensor<1xf32>) -> tensor<1xf32> {
+  ^bb0(%i: tensor<i64>, %go: tensor<i1>, %y: tensor<1xf32>):
+    %0 = loom.concat %y, %y {axis = 0 : i64} : (tensor<1xf32>, tensor<1xf32>) -> tensor<2xf32>
+    loom.yield %go, %0 : tensor<i1>, tensor<2xf32>
+  }
+  return %y : tensor<1xf32>
+}
+
+// -----
+
+func.func @loop_scan_type(%n: tensor<i64>, %c: tensor<i1>, %y0: tensor<1xf32>) -> tensor<?x2xf32> {
+  // expected-error @+1 {{scan output 0 has type 'tensor<?x2xf32>', which does not stack the body's 'tensor<1xf32>'}}
+  %y, %s = loom.loop %n, %c : tensor<i64>, tensor<i1> carried(%y0 : tensor<1xf32>) -> tensor<1xf32>, tensor<?x2xf32> {
+  ^bb0(%i: tensor<i64>, %go: tensor<i1>, %y: tensor<1xf32>):
+    loom.yield %go, %y, %y : tensor<i1>, tensor<1xf32>, tensor<1xf32>
+  }
+  return %s : tensor<?x2xf32>
+}
+
+// -----
+
+func.func @loop_condition(%n: tensor<i64>, %c: tensor<i1>, %y0: tensor<1xf32>) -> tensor<1xf32> {
+  // expected-error @+1 {{body must yield the condition (one i1) first}}
+  %y = loom.loop %n, %c : tensor<i64>, tensor<i1> carried(%y0 : tensor<1xf32>) -> tensor<1xf32> {
+  ^bb0(%i: tensor<i64>, %go: tensor<i1>, %y: tensor<1xf32>):
+    loom.yield %i, %y : tensor<i64>, tensor<1xf32>
+  }
+  return %y : tensor<1xf32>
 }

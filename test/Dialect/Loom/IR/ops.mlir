@@ -438,3 +438,15 @@ func.func @if_branches(%c: tensor<1xi1>, %x: tensor<4xf32>) -> tensor<?xf32> {
   }
   return %0 : tensor<?xf32>
 }
+
+// CHECK-LABEL: func.func @loop_scan
+// CHECK:       loom.loop %{{.*}}, %{{.*}} : tensor<i64>, tensor<i1> carried(%{{.*}} : tensor<1xf32>) ins(%{{.*}} : tensor<5xf32>) -> tensor<1xf32>, tensor<?x1xf32> {
+// CHECK:         loom.yield %{{.*}}, %{{.*}}, %{{.*}} : tensor<i1>, tensor<1xf32>, tensor<1xf32>
+func.func @loop_scan(%n: tensor<i64>, %c: tensor<i1>, %y0: tensor<1xf32>, %x: tensor<5xf32>) -> (tensor<1xf32>, tensor<?x1xf32>) {
+  %y, %s = loom.loop %n, %c : tensor<i64>, tensor<i1> carried(%y0 : tensor<1xf32>) ins(%x : tensor<5xf32>) -> tensor<1xf32>, tensor<?x1xf32> {
+  ^bb0(%i: tensor<i64>, %go: tensor<i1>, %y: tensor<1xf32>, %a: tensor<5xf32>):
+    %0 = loom.add %y, %y : tensor<1xf32>, tensor<1xf32> -> tensor<1xf32>
+    loom.yield %go, %0, %0 : tensor<i1>, tensor<1xf32>, tensor<1xf32>
+  }
+  return %y, %s : tensor<1xf32>, tensor<?x1xf32>
+}

@@ -52,8 +52,8 @@ def Loom_FusionOp : Loom_Op<"fusion", [IsolatedFromAbove, SingleBlock,
 }
 
 def Loom_YieldOp : Loom_Op<"yield", [Pure, Terminator, ReturnLike,
-    ParentOneOf<["FusionOp", "PipelineStageOp", "IfOp"]>]> {
-  let summary = "Ends a loom region op (fusion, stage, branch) with its results";
+    ParentOneOf<["FusionOp", "PipelineStageOp", "IfOp", "LoopOp"]>]> {
+  let summary = "Ends a loom region op (fusion, stage, branch, loop body)";
   let description = [{
     Example:
 
