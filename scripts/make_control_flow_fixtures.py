@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Data sets for test/fixtures/control_flow/*/model.onnxtxt, with onnxruntime's outputs.
 
-Each model holds If or Loop nodes (see the comment at the top of each
+Each model holds If, Loop or Scan nodes (see the comment at the top of each
 model). The data sets take every branch: for filtered_nms, a threshold
 that keeps no box (the empty then branch) and thresholds that keep some
 (the NonMaxSuppression branch, row counts the data decides); for branches,
@@ -78,7 +78,18 @@ def loops(root):
         write(root, n, inputs, run.run(None, dict(zip(names, inputs))))
 
 
+def scans(root):
+    run, names = session(root)
+    rng = np.random.default_rng(17)
+    for n in range(2):
+        inputs = [rng.standard_normal((2, 4, 3)).astype(np.float32),
+                  rng.standard_normal((3, 4)).astype(np.float32),
+                  rng.standard_normal(3).astype(np.float32)]
+        write(root, n, inputs, run.run(None, dict(zip(names, inputs))))
+
+
 root = sys.argv[1]
 filtered_nms(os.path.join(root, "filtered_nms"))
 branches(os.path.join(root, "branches"))
 loops(os.path.join(root, "loops"))
+scans(os.path.join(root, "scans"))

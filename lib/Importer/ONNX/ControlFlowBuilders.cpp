@@ -1,7 +1,7 @@
-//===- ControlFlowBuilders.cpp - If and Loop ------------------------------===//
+//===- ControlFlowBuilders.cpp - If, Loop and Scan ------------------------===//
 //
-// If becomes loom.if and Loop loom.loop, whose regions are isolated from
-// above: the values a subgraph reads from the enclosing graphs become
+// If becomes loom.if, Loop and Scan loom.loop, whose regions are isolated
+// from above: the values a subgraph reads from the enclosing graphs become
 // operands of the op (constants are copied into the region instead, so
 // that folding inside it still sees them). An If whose condition is known
 // at import time makes no op: the branch it selects is imported in place.
@@ -342,6 +342,240 @@ LogicalResult buildLoop(NodeBinder &b) {
   return success();
 }
 
+/// Scan (opset 9 and later) as a loom.loop: one iteration per element of
+/// the scan axis, the states carried, each scan input captured whole and
+/// the iteration's slice gathered in the body (from the end when its
+/// direction is 1); the scan outputs the loop stacks along a first axis,
+/// then reversed and moved to their axes as the attributes ask.
+LogicalResult buildScan(NodeBinder &b) {
+  if (failed(b.rejectUnknownAttrs({"body", "num_scan_inputs", "scan_input_axes",
+                                   "scan_input_directions", "scan_output_axes",
+                                   "scan_output_directions"})))
+    return failure();
+  const onnx::GraphProto *body = b.graphAttr("body");
+  std::optional<int64_t> numScanInputs = b.intAttr("num_scan_inputs", -1);
+  if (!body || !numScanInputs)
+    return failure();
+  int64_t numInputs = static_cast<int64_t>(b.numInputs());
+  if (*numScanInputs < 1 || *numScanInputs > numInputs)
+    return b.fail("num_scan_inputs must be between 1 and the number of "
+                  "inputs (" +
+                  Twine(numInputs) + "), not " + Twine(*numScanInputs));
+  int64_t numStates = numInputs - *numScanInputs;
+  int64_t numScanOutputs = static_cast<int64_t>(b.numOutputs()) - numStates;
+  if (body->input_size() != numInputs || numScanOutputs < 0 ||
+      body->output_size() != static_cast<int>(b.numOutputs()))
+    return b.fail("the body must take the " + Twine(numStates) +
+                  " states and one slice per scan input, and give the states "
+                  "and one slice per scan output (it takes " +
+                  Twine(body->input_size()) + " and gives " +
+                  Twine(body->output_size()) + ")");
+  auto readAxes = [&](StringRef name, int64_t count,
+                      bool isDirection) -> std::optional<SmallVector<int64_t>> {
+    std::optional<SmallVector<int64_t>> values =
+        b.intsAttr(name, SmallVector<int64_t>(count, 0));
+    if (!values)
+      return std::nullopt;
+    if (static_cast<int64_t>(values->size()) != count) {
+      (void)b.fail("attribute '" + name + "' must have " + Twine(count) +
+                   " values");
+      return std::nullopt;
+    }
+    if (isDirection &&
+        llvm::any_of(*values, [](int64_t d) { return d != 0 && d != 1; })) {
+      (void)b.fail("attribute '" + name +
+                   "' holds 0 (forward) or 1 "
+                   "(reverse) per value");
+      return std::nullopt;
+    }
+    return values;
+  };
+  std::optional<SmallVector<int64_t>> inputAxes =
+      readAxes("scan_input_axes", *numScanInputs, false);
+  std::optional<SmallVector<int64_t>> inputDirections =
+      readAxes("scan_input_directions", *numScanInputs, true);
+  std::optional<SmallVector<int64_t>> outputAxes =
+      readAxes("scan_output_axes", numScanOutputs, false);
+  std::optional<SmallVector<int64_t>> outputDirections =
+      readAxes("scan_output_directions", numScanOutputs, true);
+  if (!inputAxes || !inputDirections || !outputAxes || !outputDirections)
+    return failure();
+
+  OpBuilder &builder = b.builder();
+  Location loc = b.loc();
+  Type i64 = builder.getI64Type(), i1 = builder.getI1Type();
+  auto scalarType = [](Type element) {
+    return RankedTensorType::get({}, element);
+  };
+  auto i64Scalar = [&](int64_t v) -> Value {
+    return ConstantOp::create(
+        builder, loc, DenseElementsAttr::get(scalarType(i64), APInt(64, v)));
+  };
+  SmallVector<Value> states, scanInputs;
+  for (int64_t i = 0; i < numInputs; ++i) {
+    Value value = b.input(i);
+    if (!value)
+      return failure();
+    (i < numStates ? states : scanInputs).push_back(value);
+  }
+  // Every scan input's axis, normalized; their common length.
+  int64_t staticLength = ShapedType::kDynamic;
+  for (auto [j, input] : llvm::enumerate(scanInputs)) {
+    auto type = cast<RankedTensorType>(input.getType());
+    std::optional<int64_t> axis =
+        normalizeAxisOrFail(b, (*inputAxes)[j], type.getRank());
+    if (!axis)
+      return failure();
+    (*inputAxes)[j] = *axis;
+    int64_t length = type.getDimSize(*axis);
+    if (!ShapedType::isDynamic(length)) {
+      if (!ShapedType::isDynamic(staticLength) && staticLength != length)
+        return b.fail("scan input " + Twine(j) + " has " + Twine(length) +
+                      " elements along its scan axis, but scan input 0 has " +
+                      Twine(staticLength));
+      staticLength = length;
+    }
+  }
+  // The length of scan input `j` along its axis, as a tensor<i64>.
+  auto lengthOf = [&](Value input, int64_t axis) -> Value {
+    auto type = cast<RankedTensorType>(input.getType());
+    if (!type.isDynamicDim(axis))
+      return i64Scalar(type.getDimSize(axis));
+    Value dims = ShapeOp::create(builder, loc, RankedTensorType::get({1}, i64),
+                                 input, builder.getI64IntegerAttr(axis),
+                                 builder.getI64IntegerAttr(axis + 1));
+    return ReshapeOp::create(builder, loc, scalarType(i64), dims,
+                             b.i64Tensor({}), false);
+  };
+  Value tripCount = lengthOf(scanInputs[0], (*inputAxes)[0]);
+  Value always = ConstantOp::create(
+      builder, loc, DenseElementsAttr::get(scalarType(i1), true));
+
+  Captures captures;
+  if (failed(captures.collect(b, {body})))
+    return failure();
+  // The loop's inputs: the scan inputs, then what the body reads.
+  SmallVector<Value> loopInputs(scanInputs);
+  llvm::append_range(loopInputs, captures.values);
+
+  auto block = std::make_unique<Block>();
+  block->addArgument(scalarType(i64), loc);
+  block->addArgument(scalarType(i1), loc);
+  for (Value state : states)
+    block->addArgument(state.getType(), loc);
+  for (Value input : loopInputs)
+    block->addArgument(input.getType(), loc);
+  SmallVector<Value> outputs;
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToEnd(block.get());
+    Value iteration = block->getArgument(0);
+    SmallVector<Value> bodyInputs(block->getArguments().slice(2, numStates));
+    for (int64_t j = 0; j < *numScanInputs; ++j) {
+      Value whole = block->getArgument(2 + numStates + j);
+      auto type = cast<RankedTensorType>(whole.getType());
+      int64_t axis = (*inputAxes)[j];
+      Value index = iteration;
+      if ((*inputDirections)[j] == 1) {
+        // From the end: length - 1 - iteration.
+        Value last = SubOp::create(builder, loc, scalarType(i64),
+                                   lengthOf(whole, axis), i64Scalar(1));
+        index = SubOp::create(builder, loc, scalarType(i64), last, iteration);
+      }
+      SmallVector<int64_t> sliceShape(type.getShape());
+      sliceShape.erase(sliceShape.begin() + axis);
+      bodyInputs.push_back(GatherOp::create(
+          builder, loc,
+          RankedTensorType::get(sliceShape, type.getElementType()), whole,
+          index, builder.getI64IntegerAttr(axis)));
+    }
+    if (failed(b.importer().importSubgraph(
+            *body, bodyInputs,
+            captures.bind(builder, *block,
+                          2 + numStates +
+                              static_cast<unsigned>(*numScanInputs)),
+            /*isolated=*/true, outputs)))
+      return failure();
+    SmallVector<Value> yielded{block->getArgument(1)};
+    for (auto [i, state] : llvm::enumerate(states)) {
+      auto want = cast<RankedTensorType>(state.getType());
+      auto have = dyn_cast<RankedTensorType>(outputs[i].getType());
+      if (!have || !castsTo(have, want))
+        return b.emitError() << "state " << i << " is " << want
+                             << " before the scan but the body gives "
+                             << outputs[i].getType();
+      yielded.push_back(castTo(builder, loc, outputs[i], want));
+    }
+    for (Value slice : ArrayRef<Value>(outputs).drop_front(numStates)) {
+      if (!isa<RankedTensorType>(slice.getType()))
+        return b.emitError() << "a scan output is " << slice.getType()
+                             << ", not a ranked tensor";
+      yielded.push_back(slice);
+    }
+    YieldOp::create(builder, loc, yielded);
+  }
+
+  SmallVector<Type> resultTypes =
+      llvm::to_vector(ValueRange(states).getTypes());
+  for (Value slice : ArrayRef<Value>(outputs).drop_front(numStates)) {
+    auto type = cast<RankedTensorType>(slice.getType());
+    SmallVector<int64_t> shape{ShapedType::kDynamic};
+    llvm::append_range(shape, type.getShape());
+    resultTypes.push_back(RankedTensorType::get(shape, type.getElementType()));
+  }
+  auto loop = LoopOp::create(builder, loc, resultTypes, tripCount, always,
+                             states, loopInputs);
+  loop.getBody().push_back(block.release());
+
+  for (int64_t i = 0; i < numStates; ++i)
+    if (b.hasOutput(i))
+      b.setOutput(i, loop.getResult(i));
+  for (int64_t k = 0; k < numScanOutputs; ++k) {
+    Value stacked = loop.getResult(numStates + k);
+    auto type = cast<RankedTensorType>(stacked.getType());
+    if (!ShapedType::isDynamic(staticLength)) {
+      SmallVector<int64_t> shape(type.getShape());
+      shape[0] = staticLength;
+      type = RankedTensorType::get(shape, type.getElementType());
+      stacked = tensor::CastOp::create(builder, loc, type, stacked);
+    }
+    if ((*outputDirections)[k] == 1) {
+      // The rows in reverse order: gather at length - 1 - r.
+      if (ShapedType::isDynamic(staticLength))
+        return b.fail("scan output " + Twine(k) +
+                      " runs in reverse over a scan axis whose length is "
+                      "known only at run time, which is not supported yet");
+      SmallVector<int64_t> reversed;
+      for (int64_t r = staticLength - 1; r >= 0; --r)
+        reversed.push_back(r);
+      stacked =
+          GatherOp::create(builder, loc, type, stacked, b.i64Tensor(reversed),
+                           builder.getI64IntegerAttr(0));
+    }
+    std::optional<int64_t> axis =
+        normalizeAxisOrFail(b, (*outputAxes)[k], type.getRank());
+    if (!axis)
+      return failure();
+    if (*axis != 0) {
+      // Move the stacking axis to `axis`.
+      SmallVector<int64_t> perm, shape;
+      for (int64_t d = 1; d <= *axis; ++d)
+        perm.push_back(d);
+      perm.push_back(0);
+      for (int64_t d = *axis + 1; d < type.getRank(); ++d)
+        perm.push_back(d);
+      for (int64_t d : perm)
+        shape.push_back(type.getDimSize(d));
+      stacked = TransposeOp::create(
+          builder, loc, RankedTensorType::get(shape, type.getElementType()),
+          stacked, builder.getDenseI64ArrayAttr(perm));
+    }
+    if (b.hasOutput(numStates + k))
+      b.setOutput(numStates + k, stacked);
+  }
+  return success();
+}
+
 } // namespace
 
 void registerControlFlowBuilders(OpTable &t) {
@@ -354,6 +588,10 @@ void registerControlFlowBuilders(OpTable &t) {
   // later widen the types to sequences and optionals (tensors only here).
   for (int64_t version : {1, 11, 13, 16, 19, 21, 23, 24})
     t.add("", "Loop", version, buildLoop);
+  // Scan-8 has a batch axis and sequence lengths, which Scan-9 dropped;
+  // only Scan-9 and later are served.
+  for (int64_t version : {9, 11, 16, 19, 21, 23, 24})
+    t.add("", "Scan", version, buildScan);
 }
 
 } // namespace loom::onnx_import
