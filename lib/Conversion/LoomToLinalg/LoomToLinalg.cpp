@@ -55,11 +55,7 @@ public:
             getTypeConverter()->convertTypes(op.getResultTypes(), resultTypes)))
       return rewriter.notifyMatchFailure(op, "result type not converted");
     Location loc = op.getLoc();
-    Value condition = adaptor.getCondition();
-    auto conditionType = cast<RankedTensorType>(condition.getType());
-    SmallVector<Value> origin(conditionType.getRank(),
-                              arith::ConstantIndexOp::create(rewriter, loc, 0));
-    Value flag = tensor::ExtractOp::create(rewriter, loc, condition, origin);
+    Value flag = lowering::scalarOf(rewriter, loc, adaptor.getCondition());
     auto lowered = scf::IfOp::create(rewriter, loc, resultTypes, flag,
                                      /*addThenBlock=*/false,
                                      /*addElseBlock=*/false);

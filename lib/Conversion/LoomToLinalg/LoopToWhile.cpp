@@ -25,23 +25,18 @@
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
+#include "Utils.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
+using namespace loom::lowering;
 
 namespace loom {
 namespace {
-
-/// The one element of a tensor holding one (any rank).
-Value extractOnly(OpBuilder &b, Location loc, Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  SmallVector<Value> origin(type.getRank(),
-                            arith::ConstantIndexOp::create(b, loc, 0));
-  return tensor::ExtractOp::create(b, loc, tensor, origin);
-}
 
 LogicalResult lowerLoop(LoopOp loop) {
   Location loc = loop.getLoc();
@@ -74,9 +69,9 @@ LogicalResult lowerLoop(LoopOp loop) {
     scanTypes.push_back(stackedType);
   }
 
-  Value tripCount = extractOnly(rewriter, loc, loop.getTripCount());
+  Value tripCount = scalarOf(rewriter, loc, loop.getTripCount());
   SmallVector<Value> state{arith::ConstantIntOp::create(rewriter, loc, i64, 0),
-                           extractOnly(rewriter, loc, loop.getCondition())};
+                           scalarOf(rewriter, loc, loop.getCondition())};
   llvm::append_range(state, loop.getCarried());
   llvm::append_range(state, scansInitial);
   SmallVector<Type> stateTypes = llvm::to_vector(ValueRange(state).getTypes());
@@ -107,7 +102,7 @@ LogicalResult lowerLoop(LoopOp loop) {
       arith::AddIOp::create(
           rewriter, loc, after->getArgument(0),
           arith::ConstantIntOp::create(rewriter, loc, i64, 1)),
-      extractOnly(rewriter, loc, yield.getValues()[0])};
+      scalarOf(rewriter, loc, yield.getValues()[0])};
   llvm::append_range(next, yield.getValues().slice(1, numCarried));
   for (auto [k, type] : llvm::enumerate(scanTypes)) {
     Value row = yield.getValues()[1 + numCarried + k];
