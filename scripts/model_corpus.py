@@ -36,14 +36,20 @@ With --expectations FILE and --check the run fails on any failure that is
 not listed (a regression) and on any listed failure that passes (an
 unexpected pass), so the list only shrinks; --update rewrites it.
 
-With --markdown FILE it writes the status table of docs/models.md (the
-latencies against onnxruntime come from bench/compare_onnxruntime.py).
+With --markdown FILE it writes the table of docs/models.md: every path's
+status, the engine's largest difference from onnxruntime's outputs and
+loomc's wall time. With --latency (needs onnxruntime and numpy, e.g. the
+corpus venv) the same run then times every engine that passed and
+onnxruntime on the same model and data set 0, one model at a time after
+every check is done, at 1 thread (bench/compare_onnxruntime.py's timing:
+--latency-rounds alternations, each one's fastest median), and the table
+gains both latencies and their ratio.
 
 usage: python3 scripts/model_corpus.py --bin build/bin [--models test/models]
            [--paths import,reference,engine,engine2,tp2,checked,symbolic,generate]
            [--jobs 2]
            [--expectations test/models/expectations.txt --check | --update]
-           [--match REGEX] [--markdown FILE] [NAME ...]
+           [--match REGEX] [--markdown FILE] [--latency] [NAME ...]
 """
 
 import argparse
@@ -160,6 +166,12 @@ def run_paths(name, args, info):
                     continue
                 results[path] = run_engine(step, bin_, engine, sets[0], threads,
                                            quantized, figures, path + "_max_error")
+            # Timed after every check is done (--latency), not while other
+            # models compete for the cores.
+            if args.latency and ok and not results.get("engine"):
+                kept = os.path.join(args.latency_dir, name + ".engine")
+                shutil.copyfile(engine, kept)
+                figures["timed_engine"] = kept
         if "tp2" in args.paths and info.get("is_transformer"):
             tp_engine = os.path.join(tmp, "tp2.engine")
             ok, why, _ = step.run([os.path.join(bin_, "loomc"), model, "-o", tp_engine,
@@ -263,12 +275,13 @@ def write_expectations(path, failures, old):
             f.write("%s %s\n" % (key, old.get(key) or failures[key]))
 
 
-def write_markdown(path, manifest, outcomes, paths):
+def write_markdown(path, manifest, outcomes, paths, latency):
     rows = []
     # The engine's largest difference from onnxruntime's outputs (1 thread).
     errors = "engine" in paths
     header = ["model", "exporter", "opset", "nodes"] + paths + \
-        (["max abs error (engine)"] if errors else []) + ["compile s"]
+        (["max abs error (engine)"] if errors else []) + ["compile s"] + \
+        (["Loom ms", "onnxruntime ms", "speedup"] if latency else [])
     rows.append("| " + " | ".join(header) + " |")
     rows.append("|" + "---|" * len(header))
     for name in sorted(outcomes):
@@ -285,6 +298,12 @@ def write_markdown(path, manifest, outcomes, paths):
             cells.append("%.1e" % figures["engine_max_error"]
                          if "engine_max_error" in figures else "")
         cells.append("%.1f" % figures["compile_s"] if "compile_s" in figures else "")
+        if latency:
+            if "loom_ms" in figures:
+                cells += ["%.3f" % figures["loom_ms"], "%.3f" % figures["ort_ms"],
+                          "%.2f" % (figures["ort_ms"] / figures["loom_ms"])]
+            else:
+                cells += ["", "", ""]
         rows.append("| " + " | ".join(cells) + " |")
     with open(path, "w") as f:
         f.write("\n".join(rows) + "\n")
@@ -304,6 +323,12 @@ def main():
     ap.add_argument("--update", action="store_true")
     ap.add_argument("--markdown")
     ap.add_argument("--match", help="only models whose name matches this regex")
+    ap.add_argument("--latency", action="store_true",
+                    help="then time each engine that passed against onnxruntime "
+                         "(1 thread, data set 0)")
+    ap.add_argument("--latency-iterations", type=int, default=100)
+    ap.add_argument("--latency-warmup", type=int, default=10)
+    ap.add_argument("--latency-rounds", type=int, default=2)
     ap.add_argument("names", nargs="*")
     args = ap.parse_args()
     args.paths = [p for p in args.paths.split(",") if p]
@@ -319,6 +344,20 @@ def main():
     for n in names:
         if n not in manifest:
             ap.error("no corpus model %r" % n)
+
+    if args.latency:
+        if "engine" not in args.paths:
+            ap.error("--latency times the engines of the engine path")
+        # bench/compare_onnxruntime.py's timing, so that both tables measure
+        # alike; it imports onnxruntime.
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                        "..", "bench"))
+        try:
+            import compare_onnxruntime as timing
+        except ImportError as e:
+            ap.error("--latency needs onnxruntime and numpy (%s)" % e)
+    latency_dir = tempfile.TemporaryDirectory(prefix="loom-corpus-latency-")
+    args.latency_dir = latency_dir.name
 
     outcomes = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
@@ -340,8 +379,28 @@ def main():
     print("corpus: %d models, %d runs: %d passed, %d failed" %
           (len(outcomes), runs, runs - len(failures), len(failures)))
 
+    if args.latency:
+        print("latency p50 in ms, 1 thread, data set 0, onnxruntime %s (default "
+              "session options), best median of %d round(s) of %d iterations "
+              "after %d warm-up runs; speedup = onnxruntime / Loom (> 1: Loom "
+              "faster)" % (timing.ort.__version__, args.latency_rounds,
+                           args.latency_iterations, args.latency_warmup), flush=True)
+        for name in sorted(outcomes):
+            figures = outcomes[name][1]
+            if "timed_engine" not in figures:
+                continue
+            data = data_sets(os.path.join(args.models, name))[0]
+            figures["loom_ms"], figures["ort_ms"] = timing.best_medians(
+                os.path.join(args.bin, "loom-run"), figures["timed_engine"],
+                os.path.join(args.models, name, "model.onnx"), data,
+                args.latency_iterations, args.latency_warmup, 1, args.latency_rounds)
+            print("%-28s Loom %.3f ms, onnxruntime %.3f ms, speedup %.2f" % (
+                name, figures["loom_ms"], figures["ort_ms"],
+                figures["ort_ms"] / figures["loom_ms"]), flush=True)
+    latency_dir.cleanup()
+
     if args.markdown:
-        write_markdown(args.markdown, manifest, outcomes, args.paths)
+        write_markdown(args.markdown, manifest, outcomes, args.paths, args.latency)
 
     expected = read_expectations(args.expectations)
     if args.update:

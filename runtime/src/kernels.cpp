@@ -237,4 +237,9 @@ void loom_rt_check_fatal(int64_t message) {
   std::abort();
 }
 
+void loom_rt_check_or_abort(int32_t ok, int64_t message) {
+  if (!ok)
+    loom_rt_check_fatal(message);
+}
+
 } // extern "C"

@@ -113,6 +113,11 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm,
   // loops it lowers to are then in bounds by construction).
   if (options.runtimeChecks) {
     pm.addPass(createGenerateRuntimeVerificationPass());
+    // With static shapes most checks compare constants: folded away here,
+    // they cost neither compile time nor run time (densenet121 compiles in
+    // under a minute instead of minutes and gigabytes).
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
     pm.addPass(createLoomCPUReportFailedChecksPass());
   }
   pm.addPass(createConvertLinalgToLoopsPass());
@@ -137,7 +142,13 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm,
   FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
   memrefOptions.useGenericFunctions = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
-  pm.addPass(createSCFToControlFlowPass());
+  // Without rollback the conversion keeps no record of the ops each
+  // block split moves: with thousands of branches in one function the
+  // records grew quadratically (densenet121: 7 s and 2 GB in this pass
+  // alone, 1.7 s and 0.3 GB without).
+  SCFToControlFlowPassOptions scfToCF;
+  scfToCF.allowPatternRollback = false;
+  pm.addPass(createSCFToControlFlowPass(scfToCF));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());

@@ -150,11 +150,11 @@ public:
       return;
     declareRuntimeFunction(module, kBeginEntry, {i64});
     declareRuntimeFunction(module, kEndEntry, {i64, i64, i64, i64});
+    StringGlobals strings(module, "__loom_kernel_label_");
     unsigned index = 0;
     for (Operation *op : kernels) {
       Location loc = op->getLoc();
-      memref::GlobalOp label =
-          stringGlobal(b, module, "__loom_kernel_label_", labelOf(op));
+      memref::GlobalOp label = strings.get(b, labelOf(op));
       b.setInsertionPoint(op);
       Value id = arith::ConstantIntOp::create(b, loc, i64, index);
       func::CallOp::create(b, loc, kBeginEntry, TypeRange{}, ValueRange{id});

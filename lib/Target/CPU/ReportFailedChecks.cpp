@@ -7,7 +7,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace loom::cpu {
 #define GEN_PASS_DEF_LOOMCPUREPORTFAILEDCHECKSPASS
@@ -19,7 +18,7 @@ using namespace mlir;
 namespace loom::cpu {
 namespace {
 
-constexpr llvm::StringLiteral kFatalCheckEntry = "loom_rt_check_fatal";
+constexpr llvm::StringLiteral kCheckEntry = "loom_rt_check_or_abort";
 
 class LoomCPUReportFailedChecksPass
     : public impl::LoomCPUReportFailedChecksPassBase<
@@ -32,22 +31,21 @@ public:
     if (asserts.empty())
       return;
     OpBuilder b(module.getContext());
-    declareRuntimeFunction(module, kFatalCheckEntry, {b.getI64Type()});
+    Type i32 = b.getI32Type();
+    declareRuntimeFunction(module, kCheckEntry, {i32, b.getI64Type()});
+    StringGlobals strings(module, "__loom_failed_check_");
     for (cf::AssertOp op : asserts) {
+      // The outcome goes to the runtime as an argument: no branch per
+      // check (a branch each would split the enclosing block at every
+      // check, which is quadratic in the lowering to control flow).
       Location loc = op.getLoc();
-      memref::GlobalOp global =
-          stringGlobal(b, module, "__loom_failed_check_", op.getMsg());
+      memref::GlobalOp global = strings.get(b, op.getMsg());
       b.setInsertionPoint(op);
-      Value ok = op.getArg();
-      Value failed = arith::XOrIOp::create(
-          b, loc, ok, arith::ConstantIntOp::create(b, loc, 1, 1));
-      scf::IfOp::create(b, loc, failed, [&](OpBuilder &nested, Location loc) {
-        Value text = memref::GetGlobalOp::create(nested, loc, global.getType(),
-                                                 global.getSymName());
-        func::CallOp::create(nested, loc, kFatalCheckEntry, TypeRange{},
-                             ValueRange{addressOf(nested, loc, text)});
-        scf::YieldOp::create(nested, loc);
-      });
+      Value ok = arith::ExtUIOp::create(b, loc, i32, op.getArg());
+      Value text = memref::GetGlobalOp::create(b, loc, global.getType(),
+                                               global.getSymName());
+      func::CallOp::create(b, loc, kCheckEntry, TypeRange{},
+                           ValueRange{ok, addressOf(b, loc, text)});
       op.erase();
     }
   }

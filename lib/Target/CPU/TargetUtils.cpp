@@ -113,24 +113,30 @@ ArrayRef<char> denseBytes(ElementsAttr attr) {
   return int64_t(bytes.size()) == size ? bytes : ArrayRef<char>();
 }
 
-memref::GlobalOp stringGlobal(OpBuilder &b, ModuleOp module, StringRef prefix,
-                              StringRef text) {
+StringGlobals::StringGlobals(ModuleOp module, StringRef prefix)
+    : module(module), symbols(module), prefix(prefix.str()) {}
+
+memref::GlobalOp StringGlobals::get(OpBuilder &b, StringRef text) {
+  memref::GlobalOp &global = byText[text];
+  if (global)
+    return global;
   std::string name;
-  unsigned counter = 0;
   do
-    name = (prefix + std::to_string(counter++)).str();
-  while (module.lookupSymbol(name));
+    name = prefix + std::to_string(nextNumber++);
+  while (symbols.lookup(name));
   SmallVector<int8_t> bytes(text.begin(), text.end());
   bytes.push_back(0);
   auto tensorType =
       RankedTensorType::get({int64_t(bytes.size())}, b.getI8Type());
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(module.getBody());
-  return memref::GlobalOp::create(
+  global = memref::GlobalOp::create(
       b, module.getLoc(), name, b.getStringAttr("private"),
       MemRefType::get(tensorType.getShape(), b.getI8Type()),
       DenseElementsAttr::get(tensorType, ArrayRef<int8_t>(bytes)),
       /*constant=*/true, /*alignment=*/nullptr);
+  symbols.insert(global);
+  return global;
 }
 
 bool innermostContiguous(Type type, bool allowScalar) {

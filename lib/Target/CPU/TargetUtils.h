@@ -13,6 +13,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace loom::cpu {
 
@@ -42,12 +44,26 @@ mlir::Value viewedBuffer(mlir::Value value);
 /// floats, or integers (the quantized contractions' exact i32 sums).
 bool isMultiplyAccumulate(mlir::linalg::LinalgOp op);
 
-/// A private constant global holding `text` and a NUL, named `prefix`
-/// followed by the first free number (strings the code passes to the
-/// runtime by address: check messages, kernel labels).
-mlir::memref::GlobalOp stringGlobal(mlir::OpBuilder &b, mlir::ModuleOp module,
-                                    llvm::StringRef prefix,
-                                    llvm::StringRef text);
+/// Private constant globals holding strings and a NUL, which the code
+/// passes to the runtime by address (check messages, kernel labels): one
+/// global per distinct text, named `prefix` followed by the first free
+/// number. Names are looked up in a symbol table built once, so a pass can
+/// add one global per op of a large model (densenet121 under
+/// `--runtime-checks` has tens of thousands of checks) in linear time.
+class StringGlobals {
+public:
+  StringGlobals(mlir::ModuleOp module, llvm::StringRef prefix);
+
+  /// The global holding `text`, created at the module's start on first use.
+  mlir::memref::GlobalOp get(mlir::OpBuilder &b, llvm::StringRef text);
+
+private:
+  mlir::ModuleOp module;
+  mlir::SymbolTable symbols;
+  std::string prefix;
+  unsigned nextNumber = 0;
+  llvm::StringMap<mlir::memref::GlobalOp> byText;
+};
 
 /// Whether `type` is a memref whose innermost dimension is contiguous
 /// (stride 1); a rank-0 memref counts as contiguous when `allowScalar`.

@@ -44,6 +44,13 @@ void loom_rt_check_failed(int64_t message);
    goes to standard error and the process aborts. */
 void loom_rt_check_fatal(int64_t message);
 
+/* The same check with its outcome as an argument: aborts as
+   loom_rt_check_fatal does when `ok` is 0, returns otherwise. Checked
+   code calls it straight, without a branch around the call: a large model
+   has tens of thousands of checks, and one branch each makes lowering
+   and LLVM's optimizer take minutes and gigabytes. */
+void loom_rt_check_or_abort(int32_t ok, int64_t message);
+
 #ifdef __cplusplus
 }
 #endif
