@@ -302,6 +302,8 @@ def write_markdown(path, manifest, outcomes, paths, latency):
             if "loom_ms" in figures:
                 cells += ["%.3f" % figures["loom_ms"], "%.3f" % figures["ort_ms"],
                           "%.2f" % (figures["ort_ms"] / figures["loom_ms"])]
+            elif "latency_error" in figures:
+                cells += ["(not timed: see the run's output)", "", ""]
             else:
                 cells += ["", "", ""]
         rows.append("| " + " | ".join(cells) + " |")
@@ -390,10 +392,17 @@ def main():
             if "timed_engine" not in figures:
                 continue
             data = data_sets(os.path.join(args.models, name))[0]
-            figures["loom_ms"], figures["ort_ms"] = timing.best_medians(
-                os.path.join(args.bin, "loom-run"), figures["timed_engine"],
-                os.path.join(args.models, name, "model.onnx"), data,
-                args.latency_iterations, args.latency_warmup, 1, args.latency_rounds)
+            try:
+                figures["loom_ms"], figures["ort_ms"] = timing.best_medians(
+                    os.path.join(args.bin, "loom-run"), figures["timed_engine"],
+                    os.path.join(args.models, name, "model.onnx"), data,
+                    args.latency_iterations, args.latency_warmup, 1,
+                    args.latency_rounds)
+            except Exception as e:  # onnxruntime refusing a model, say
+                figures["latency_error"] = str(e).strip().splitlines()[-1]
+                print("%-28s not timed: %s" % (name, figures["latency_error"]),
+                      flush=True)
+                continue
             print("%-28s Loom %.3f ms, onnxruntime %.3f ms, speedup %.2f" % (
                 name, figures["loom_ms"], figures["ort_ms"],
                 figures["ort_ms"] / figures["loom_ms"]), flush=True)
