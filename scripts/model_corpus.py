@@ -311,6 +311,35 @@ def write_markdown(path, manifest, outcomes, paths, latency):
         f.write("\n".join(rows) + "\n")
 
 
+def time_engines(args, outcomes, timing):
+    """--latency: each engine kept by the engine path against onnxruntime,
+    one model at a time; the figures go into the model's outcome."""
+    print("latency p50 in ms, 1 thread, data set 0, onnxruntime %s (default "
+          "session options), best median of %d round(s) of %d iterations "
+          "after %d warm-up runs; speedup = onnxruntime / Loom (> 1: Loom "
+          "faster)" % (timing.ort.__version__, args.latency_rounds,
+                       args.latency_iterations, args.latency_warmup), flush=True)
+    for name in sorted(outcomes):
+        figures = outcomes[name][1]
+        if "timed_engine" not in figures:
+            continue
+        data = data_sets(os.path.join(args.models, name))[0]
+        try:
+            figures["loom_ms"], figures["ort_ms"] = timing.best_medians(
+                os.path.join(args.bin, "loom-run"), figures["timed_engine"],
+                os.path.join(args.models, name, "model.onnx"), data,
+                args.latency_iterations, args.latency_warmup, 1,
+                args.latency_rounds)
+        except Exception as e:  # onnxruntime refusing a model, say
+            figures["latency_error"] = str(e).strip().splitlines()[-1]
+            print("%-28s not timed: %s" % (name, figures["latency_error"]),
+                  flush=True)
+            continue
+        print("%-28s Loom %.3f ms, onnxruntime %.3f ms, speedup %.2f" % (
+            name, figures["loom_ms"], figures["ort_ms"],
+            figures["ort_ms"] / figures["loom_ms"]), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -347,6 +376,8 @@ def main():
         if n not in manifest:
             ap.error("no corpus model %r" % n)
 
+    timing = None
+    latency_dir = None
     if args.latency:
         if "engine" not in args.paths:
             ap.error("--latency times the engines of the engine path")
@@ -358,8 +389,8 @@ def main():
             import compare_onnxruntime as timing
         except ImportError as e:
             ap.error("--latency needs onnxruntime and numpy (%s)" % e)
-    latency_dir = tempfile.TemporaryDirectory(prefix="loom-corpus-latency-")
-    args.latency_dir = latency_dir.name
+        latency_dir = tempfile.TemporaryDirectory(prefix="loom-corpus-latency-")
+    args.latency_dir = latency_dir.name if latency_dir else None
 
     outcomes = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
@@ -381,32 +412,9 @@ def main():
     print("corpus: %d models, %d runs: %d passed, %d failed" %
           (len(outcomes), runs, runs - len(failures), len(failures)))
 
-    if args.latency:
-        print("latency p50 in ms, 1 thread, data set 0, onnxruntime %s (default "
-              "session options), best median of %d round(s) of %d iterations "
-              "after %d warm-up runs; speedup = onnxruntime / Loom (> 1: Loom "
-              "faster)" % (timing.ort.__version__, args.latency_rounds,
-                           args.latency_iterations, args.latency_warmup), flush=True)
-        for name in sorted(outcomes):
-            figures = outcomes[name][1]
-            if "timed_engine" not in figures:
-                continue
-            data = data_sets(os.path.join(args.models, name))[0]
-            try:
-                figures["loom_ms"], figures["ort_ms"] = timing.best_medians(
-                    os.path.join(args.bin, "loom-run"), figures["timed_engine"],
-                    os.path.join(args.models, name, "model.onnx"), data,
-                    args.latency_iterations, args.latency_warmup, 1,
-                    args.latency_rounds)
-            except Exception as e:  # onnxruntime refusing a model, say
-                figures["latency_error"] = str(e).strip().splitlines()[-1]
-                print("%-28s not timed: %s" % (name, figures["latency_error"]),
-                      flush=True)
-                continue
-            print("%-28s Loom %.3f ms, onnxruntime %.3f ms, speedup %.2f" % (
-                name, figures["loom_ms"], figures["ort_ms"],
-                figures["ort_ms"] / figures["loom_ms"]), flush=True)
-    latency_dir.cleanup()
+    if latency_dir:
+        time_engines(args, outcomes, timing)
+        latency_dir.cleanup()
 
     if args.markdown:
         write_markdown(args.markdown, manifest, outcomes, args.paths, args.latency)
