@@ -1222,10 +1222,13 @@ public:
   }
 
 private:
-  /// Pads read at run time, negative pads, edge and reflect modes: a
-  /// generic maps each output position o to the source position o - begin
-  /// per dimension, then clamps it (edge), mirrors it (reflect) or, out of
-  /// bounds in constant mode, yields the pad value.
+  /// Pads read at run time, negative pads, and the edge, reflect and wrap
+  /// modes. Negative pads crop first, as in the reference executor: along
+  /// each dimension the input is narrowed to a window [cropBegin, size -
+  /// cropEnd) of m elements, and an output position o reads window
+  /// position c = o - padBegin. Outside the window, c is clamped (edge),
+  /// mirrored with period 2 (m - 1) (reflect), taken modulo m (wrap) or,
+  /// in constant mode, replaced by the pad value.
   static Value buildGeneral(OpBuilder &b, PadOp op, OpAdaptor adaptor,
                             RankedTensorType type) {
     Location loc = op.getLoc();
@@ -1236,10 +1239,26 @@ private:
     auto index = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
-    SmallVector<Value> begins;
-    for (int64_t d = 0; d < rank; ++d)
-      begins.push_back(arith::IndexCastOp::create(
-          b, loc, b.getIndexType(), scalarOf(b, loc, adaptor.getPads(), d)));
+    auto padAt = [&](int64_t i) -> Value {
+      return arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                        scalarOf(b, loc, adaptor.getPads(), i));
+    };
+    Value zero = index(0);
+    SmallVector<Value> padBegins, cropBegins, windows;
+    for (int64_t d = 0; d < rank; ++d) {
+      Value begin = padAt(d), end = padAt(rank + d);
+      Value size = inputType.isDynamicDim(d)
+                       ? Value(tensor::DimOp::create(b, loc, input, d))
+                       : index(inputType.getDimSize(d));
+      Value cropBegin = arith::MaxSIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, zero, begin), zero);
+      Value cropEnd = arith::MaxSIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, zero, end), zero);
+      padBegins.push_back(arith::MaxSIOp::create(b, loc, begin, zero));
+      cropBegins.push_back(cropBegin);
+      windows.push_back(arith::SubIOp::create(
+          b, loc, size, arith::AddIOp::create(b, loc, cropBegin, cropEnd)));
+    }
     Value padValue = adaptor.getConstantValue()
                          ? scalarOf(b, loc, adaptor.getConstantValue())
                          : scalarConstant(b, loc, type.getElementType(), 0);
@@ -1248,35 +1267,44 @@ private:
         [&](OpBuilder &b, Location loc, ValueRange) {
           SmallVector<Value> coords;
           Value inside = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+          auto lessThan = [&](Value x, Value y) -> Value {
+            return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x,
+                                         y);
+          };
+          // ((x rem m) + m) rem m: remsi keeps the sign of x.
+          auto modulo = [&](Value x, Value m) -> Value {
+            Value r = arith::RemSIOp::create(b, loc, x, m);
+            return arith::SelectOp::create(b, loc, lessThan(r, zero),
+                                           arith::AddIOp::create(b, loc, r, m),
+                                           r);
+          };
           for (int64_t d = 0; d < rank; ++d) {
-            int64_t size = inputType.getDimSize(d);
-            Value last = index(size - 1);
-            Value source = arith::SubIOp::create(
-                b, loc, linalg::IndexOp::create(b, loc, d), begins[d]);
-            Value below = arith::CmpIOp::create(
-                b, loc, arith::CmpIPredicate::slt, source, index(0));
-            Value above = arith::CmpIOp::create(
-                b, loc, arith::CmpIPredicate::sgt, source, last);
+            Value window = windows[d];
+            Value last = arith::SubIOp::create(b, loc, window, index(1));
+            Value c = arith::SubIOp::create(
+                b, loc, linalg::IndexOp::create(b, loc, d), padBegins[d]);
             if (mode == "reflect") {
-              // -s below the start, 2 (size - 1) - s past the end.
-              source = arith::SelectOp::create(
-                  b, loc, below,
-                  arith::SubIOp::create(b, loc, index(0), source), source);
-              source = arith::SelectOp::create(
-                  b, loc, above,
-                  arith::SubIOp::create(b, loc, index(2 * (size - 1)), source),
-                  source);
+              Value period = arith::MaxSIOp::create(
+                  b, loc, arith::AddIOp::create(b, loc, last, last), index(1));
+              c = modulo(c, period);
+              c = arith::SelectOp::create(
+                  b, loc, lessThan(last, c),
+                  arith::SubIOp::create(b, loc, period, c), c);
+            } else if (mode == "wrap") {
+              c = modulo(c, arith::MaxSIOp::create(b, loc, window, index(1)));
             } else if (mode == "constant") {
+              Value outside = arith::OrIOp::create(b, loc, lessThan(c, zero),
+                                                   lessThan(last, c));
               inside = arith::AndIOp::create(
                   b, loc, inside,
                   arith::XOrIOp::create(
-                      b, loc, arith::OrIOp::create(b, loc, below, above),
+                      b, loc, outside,
                       arith::ConstantOp::create(b, loc, b.getBoolAttr(true))));
             }
-            // Edge mode, and a safe address for the other two.
-            source = arith::MaxSIOp::create(
-                b, loc, arith::MinSIOp::create(b, loc, source, last), index(0));
-            coords.push_back(source);
+            // Edge mode, and a safe address for the others.
+            c = arith::MaxSIOp::create(
+                b, loc, arith::MinSIOp::create(b, loc, c, last), zero);
+            coords.push_back(arith::AddIOp::create(b, loc, cropBegins[d], c));
           }
           Value value = tensor::ExtractOp::create(b, loc, input, coords);
           if (mode != "constant")

@@ -29,6 +29,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/Transforms/Utils/ModuleUtils.h"
 
 #include <chrono>
 
@@ -133,6 +134,8 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createLoomCPUExpandRunTimeShapesPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  if (!hostConvertsBFloat16())
+    pm.addNestedPass<func::FuncOp>(createLoomCPUExpandBFloat16Pass());
   pm.addPass(createConvertVectorToLLVMPass());
   // Before scf-to-cf: each parallel loop's body is a memref.alloca_scope,
   // whose region must stay a single block until it becomes LLVM's stack
@@ -260,6 +263,38 @@ void describeAllocator(llvm::Module &module) {
   }
 }
 
+/// Defines `__truncsfbf2` (f32 to bf16, round to nearest even, NaN kept
+/// quiet) in the module, hidden. Without a bf16 conversion instruction,
+/// LLVM's X86 backend legalizes bf16 vector operations - broadcasts,
+/// selects - through f32 and calls this compiler-runtime function for
+/// each element; Debian 12's libgcc does not define it, so an engine that
+/// relied on the process to provide it would not load.
+void defineBFloat16Truncation(llvm::Module &module) {
+  llvm::LLVMContext &context = module.getContext();
+  auto *i16 = llvm::Type::getInt16Ty(context);
+  auto *i32 = llvm::Type::getInt32Ty(context);
+  auto *type = llvm::FunctionType::get(llvm::Type::getBFloatTy(context),
+                                       {llvm::Type::getFloatTy(context)},
+                                       /*isVarArg=*/false);
+  auto *fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage,
+                                    "__truncsfbf2", module);
+  fn->setVisibility(llvm::GlobalValue::HiddenVisibility);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", fn));
+  llvm::Value *x = fn->getArg(0);
+  llvm::Value *bits = b.CreateBitCast(x, i32);
+  llvm::Value *odd = b.CreateAnd(b.CreateLShr(bits, 16), 1);
+  llvm::Value *rounded =
+      b.CreateLShr(b.CreateAdd(bits, b.CreateAdd(odd, b.getInt32(0x7fff))), 16);
+  llvm::Value *quietNaN = b.CreateOr(b.CreateLShr(bits, 16), 0x40);
+  llvm::Value *isNaN = b.CreateFCmpUNO(x, x);
+  llvm::Value *result =
+      b.CreateTrunc(b.CreateSelect(isNaN, quietNaN, rounded), i16);
+  b.CreateRet(b.CreateBitCast(result, llvm::Type::getBFloatTy(context)));
+  // Referenced only by the code generator: kept through optimization.
+  llvm::appendToCompilerUsed(module, {fn});
+}
+
 /// void loom_entry(void **buffers) { loom_main(buffers[0], buffers[1], ...); }
 LogicalResult addPackedEntry(llvm::Module &module) {
   llvm::Function *main = module.getFunction(kMainSymbol);
@@ -340,6 +375,8 @@ std::unique_ptr<llvm::Module> translateToLLVMIR(ModuleOp module,
   if (!llvmModule)
     return nullptr;
   describeAllocator(*llvmModule);
+  if (!hostConvertsBFloat16() && !llvmModule->getFunction("__truncsfbf2"))
+    defineBFloat16Truncation(*llvmModule);
   if (failed(addPackedEntry(*llvmModule))) {
     module.emitError("the module has no @") << kMainSymbol << " function";
     return nullptr;
@@ -354,6 +391,11 @@ std::string hostCPUFeatures() {
   for (const auto &feature : llvm::sys::getHostCPUFeatures())
     features.AddFeature(feature.getKey(), feature.getValue());
   return features.getString();
+}
+
+bool hostConvertsBFloat16() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  return features.lookup("avx512bf16") || features.lookup("avxneconvert");
 }
 
 std::string emitObject(llvm::Module &module, unsigned optLevel,

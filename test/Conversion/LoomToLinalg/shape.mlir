@@ -209,25 +209,6 @@ func.func @runtime_slice(%x: tensor<8xf32>, %s: tensor<1xi64>, %e: tensor<1xi64>
 
 // -----
 
-// Reflect: -s before the start, 2 (size - 1) - s past the end.
-// CHECK-LABEL: func.func @reflect_pad
-// CHECK: linalg.generic
-// CHECK: %[[SRC:.+]] = arith.subi %{{.+}}, %{{.+}} : index
-// CHECK: %[[BELOW:.+]] = arith.cmpi slt, %[[SRC]]
-// CHECK: %[[ABOVE:.+]] = arith.cmpi sgt, %[[SRC]]
-// CHECK: %[[NEG:.+]] = arith.subi %{{.+}}, %[[SRC]] : index
-// CHECK: %[[R1:.+]] = arith.select %[[BELOW]], %[[NEG]], %[[SRC]]
-// CHECK: %[[MIRROR:.+]] = arith.subi %{{.+}}, %[[R1]] : index
-// CHECK: arith.select %[[ABOVE]], %[[MIRROR]], %[[R1]]
-// CHECK: tensor.extract
-func.func @reflect_pad(%x: tensor<4xf32>) -> tensor<7xf32> {
-  %p = loom.constant dense<[2, 1]> : tensor<2xi64>
-  %y = loom.pad %x, %p {mode = "reflect"} : (tensor<4xf32>, tensor<2xi64>) -> tensor<7xf32>
-  return %y : tensor<7xf32>
-}
-
-// -----
-
 // Scatter applies updates in order: a loop nest over the updates carries
 // the result, starting from the data.
 // CHECK-LABEL: func.func @scatter_elements

@@ -121,6 +121,10 @@ std::unique_ptr<llvm::Module> translateToLLVMIR(mlir::ModuleOp module,
 /// The host's CPU name and LLVM feature string (`+avx2,...`).
 std::string hostCPUName();
 std::string hostCPUFeatures();
+/// Whether the host converts f32 to bf16 in one instruction (AVX512-BF16
+/// or AVX-NE-CONVERT); without, LLVM calls `__truncsfbf2` for each element
+/// and the pipeline expands the conversions itself.
+bool hostConvertsBFloat16();
 
 /// Optimizes `module` at `optLevel` and emits a relocatable,
 /// position-independent object for the host CPU into `object`. Returns an

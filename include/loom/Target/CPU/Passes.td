@@ -350,6 +350,23 @@ def LoomCPUApproximateMathPass
                            "::mlir::vector::VectorDialect"];
 }
 
+def LoomCPUExpandBFloat16Pass
+    : Pass<"loom-cpu-expand-bf16", "::mlir::func::FuncOp"> {
+  let summary = "bf16 conversions as integer arithmetic, for hosts without "
+                "a bf16 conversion instruction";
+  let description = [{
+    Without AVX512-BF16 or AVX-NE-CONVERT, LLVM lowers each f32 to bf16
+    truncation - vectors element by element - to a call to
+    `__truncsfbf2`, which only newer compiler runtimes define (Debian 12's
+    libgcc does not, so such an engine would not load). Upstream's bf16
+    expansion patterns rewrite `arith.truncf` to bf16 (round to nearest
+    even, NaN kept quiet) and `arith.extf` from bf16 as shifts and masks
+    on i32 that vectorize like any other arithmetic. The CPU pipeline runs
+    this pass only when the host has no such instruction.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def LoomCPUKernelTimersPass
     : Pass<"loom-cpu-kernel-timers", "::mlir::ModuleOp"> {
   let summary = "Call the runtime's kernel timers around each kernel "

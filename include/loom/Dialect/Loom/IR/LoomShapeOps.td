@@ -225,12 +225,13 @@ def Loom_ScatterNDOp : Loom_Op<"scatter_nd", [Pure,
 }
 
 def Loom_PadOp : Loom_Op<"pad", [Pure]> {
-  let summary = "Pad with a constant, by reflection or by edge replication";
+  let summary =
+      "Pad with a constant, by reflection, edge replication or wrapping";
   let description = Loom_OpDoc<[{
     `pads` is a 1-D i64 tensor holding the begin pads of every axis, then the
-    end pads; negative pads crop. `mode` is "constant", "reflect" or "edge";
-    `constant_value` is a scalar tensor (zero when absent). The result type
-    is stated: it depends on the values of `pads`.}],
+    end pads; negative pads crop. `mode` is "constant", "reflect", "edge" or
+    "wrap"; `constant_value` is a scalar tensor (zero when absent). The result
+    type is stated: it depends on the values of `pads`.}],
     "Pad (opset 2-13)",
     "%y = loom.pad %x, %p : (tensor<2x3xf32>, tensor<4xi64>) -> tensor<4x7xf32>">.text;
   let arguments = (ins Loom_Tensor:$input, Loom_ShapeTensor:$pads,
