@@ -100,7 +100,8 @@ public:
             ? type.clone(rewriter.getF32Type())
             : type;
     Value product =
-        lhsType.getRank() >= 2 && rhsType.getRank() == 2
+        lhsType.getRank() >= 2 && rhsType.getRank() == 2 &&
+                !isColumn(rhsType, type)
             ? buildMatrixProduct(rewriter, loc, lhs, rhs, accumulated)
             : buildBatched(rewriter, loc, lhs, rhs, accumulated);
     if (accumulated != type)
@@ -174,14 +175,36 @@ private:
   }
 
   /// numpy.matmul as one generic: result dimensions, then K.
+  /// Whether the right operand is one column ([..., K, 1]): a
+  /// matrix-vector product per batch, A's rows dotted with it.
+  static bool isColumn(RankedTensorType rhsType, RankedTensorType type) {
+    return rhsType.getRank() >= 2 && rhsType.getShape().back() == 1 &&
+           type.getShape().back() == 1;
+  }
+
   static Value buildBatched(B &b, L loc, Value lhs, Value rhs,
                             RankedTensorType type) {
     MLIRContext *ctx = b.getContext();
     auto lhsShape = cast<RankedTensorType>(lhs.getType()).getShape();
-    auto rhsShape = cast<RankedTensorType>(rhs.getType()).getShape();
+    auto rhsType = cast<RankedTensorType>(rhs.getType());
+    auto rhsShape = rhsType.getShape();
     int64_t rank = type.getRank(), kDim = rank;
     bool hasM = lhsShape.size() >= 2, hasN = rhsShape.size() >= 2;
     int64_t batch = rank - hasM - hasN;
+    // A single column is read as a vector along K: the generic's innermost
+    // loop (K) then walks both operands contiguously, and the product is
+    // a row-dot reduction that the elementwise vectorizer takes, instead of
+    // a register-tiled contraction whose N tiles would be one column wide.
+    bool column = isColumn(rhsType, type);
+    Value rhsOperand = rhs;
+    if (column) {
+      SmallVector<ReassociationIndices> groups;
+      int64_t rhsRank = rhsShape.size();
+      for (int64_t d = 0; d < rhsRank - 2; ++d)
+        groups.push_back({d});
+      groups.push_back({rhsRank - 2, rhsRank - 1});
+      rhsOperand = tensor::CollapseShapeOp::create(b, loc, rhs, groups);
+    }
     auto batchExprs = [&](ArrayRef<int64_t> shape) {
       SmallVector<AffineExpr> exprs;
       int64_t operandBatch = shape.size() - 2;
@@ -202,7 +225,7 @@ private:
     if (hasN)
       rhsExprs = batchExprs(rhsShape);
     rhsExprs.push_back(getAffineDimExpr(kDim, ctx));
-    if (hasN)
+    if (hasN && !column)
       rhsExprs.push_back(getAffineDimExpr(batch + hasM, ctx));
     for (int64_t d = 0; d < rank; ++d)
       outExprs.push_back(getAffineDimExpr(d, ctx));
@@ -247,7 +270,7 @@ private:
                : arith::ConstantIndexOp::create(b, loc, broadcast).getResult());
     }
     return linalg::GenericOp::create(
-               b, loc, TypeRange{type}, ValueRange{lhs, rhs},
+               b, loc, TypeRange{type}, ValueRange{lhs, rhsOperand},
                ValueRange{zeroFilled(b, loc, type, sizes)}, maps, iterators,
                [](B &b, L loc, V args) {
                  linalg::YieldOp::create(

@@ -89,6 +89,11 @@ struct Plan {
   SmallVector<Access> access;
   SmallVector<Reduction> reductions;
   int64_t width;
+  /// Body ops whose operands the innermost loop changes nowhere (a
+  /// gather's index arithmetic, loads at such indices): computed once per
+  /// row as scalars, before its pieces, and broadcast where a vector op
+  /// uses them.
+  llvm::DenseSet<Operation *> rowUniform;
 };
 
 bool isScalar(Type type) { return type.isIntOrIndexOrFloat(); }
@@ -171,10 +176,26 @@ std::optional<Plan> planFor(linalg::GenericOp op, unsigned vectorBits) {
   for (OpOperand &operand : op->getOpOperands())
     if (plan.access[operand.getOperandNumber()] == Access::Contiguous)
       varying.insert(op.getMatchingBlockArgument(&operand));
+  // Values known before a row's pieces: from above the op, the block
+  // arguments of inputs read once per row (not a reduction's outputs,
+  // which the pieces carry), outer loop indices, and ops of those.
+  auto knownPerRow = [&](Value v) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg)
+      return v.getParentBlock() != body ||
+             plan.rowUniform.contains(v.getDefiningOp());
+    if (arg.getOwner() != body)
+      return true;
+    OpOperand *operand = op.getMatchingOpOperand(arg);
+    return plan.access[operand->getOperandNumber()] == Access::Invariant &&
+           !(plan.reduces && op.isDpsInit(operand));
+  };
   for (Operation &inner : body->without_terminator()) {
     if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
       if (index.getDim() == plan.innermost)
         varying.insert(index.getResult());
+      else
+        plan.rowUniform.insert(&inner);
       continue;
     }
     bool anyVarying = llvm::any_of(
@@ -183,6 +204,13 @@ std::optional<Plan> planFor(linalg::GenericOp op, unsigned vectorBits) {
       varying.insert(inner.getResults().begin(), inner.getResults().end());
     if (isa<arith::ConstantOp>(inner))
       continue;
+    bool perRow = inner.getNumRegions() == 0 && inner.getNumResults() > 0 &&
+                  llvm::all_of(inner.getResultTypes(), isScalar) &&
+                  llvm::all_of(inner.getOperands(), knownPerRow);
+    if (perRow && isPure(&inner)) {
+      plan.rowUniform.insert(&inner);
+      continue;
+    }
     if (auto load = dyn_cast<memref::LoadOp>(inner)) {
       Value table = load.getMemRef();
       // Not a buffer the op writes: its rows would be read ahead of the
@@ -205,6 +233,8 @@ std::optional<Plan> planFor(linalg::GenericOp op, unsigned vectorBits) {
       if (!load.getType().isIndex() && varying.contains(load.getResult()))
         widestBits =
             std::max(widestBits, load.getType().getIntOrFloatBitWidth());
+      if (perRow)
+        plan.rowUniform.insert(&inner);
       continue;
     }
     if (!OpTrait::hasElementwiseMappableTraits(&inner) ||
@@ -363,6 +393,7 @@ private:
       invariantScalars[operand.getOperandNumber()] = memref::LoadOp::create(
           b, loc, operand.get(), operandIndices(&operand));
     }
+    rowScalars();
     OpFoldResult size = ranges[plan.innermost].size;
     std::optional<int64_t> staticSize = getConstantIntValue(size);
     // Reductions: one vector accumulator per output, full pieces only;
@@ -408,6 +439,25 @@ private:
     }
   }
 
+  /// The body's row-uniform ops as scalars, once per row: outer loop
+  /// indices are the loops' variables, inputs read once per row their
+  /// loaded scalars.
+  void rowScalars() {
+    perRow.clear();
+    for (auto [number, scalar] : invariantScalars)
+      perRow.map(op.getMatchingBlockArgument(&op->getOpOperand(number)),
+                 scalar);
+    for (Operation &inner : op.getBody()->without_terminator()) {
+      if (!plan.rowUniform.contains(&inner))
+        continue;
+      if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+        perRow.map(index.getResult(), ivs[index.getDim()]);
+        continue;
+      }
+      b.clone(inner, perRow);
+    }
+  }
+
   /// The vector accumulators reduced to scalars; the remainder pieces
   /// combine into those.
   void reduceAccumulators() {
@@ -442,11 +492,12 @@ private:
   }
 
   /// A value the innermost loop does not change, as a scalar: itself
-  /// when defined outside the body, else lane 0 of its vector.
+  /// when defined outside the body, its row scalar when row-uniform, else
+  /// lane 0 of its vector.
   Value uniformScalar(IRMapping &mapping, Value value) {
     Value mapped = mapping.lookupOrNull(value);
     if (!mapped)
-      return value;
+      return perRow.lookupOrDefault(value);
     return vector::ExtractOp::create(b, loc, mapped, ArrayRef<int64_t>{0});
   }
 
@@ -487,6 +538,9 @@ private:
       mapping.map(arg, value);
     }
     for (Operation &inner : body->without_terminator()) {
+      // Computed before the row's pieces; broadcast where used.
+      if (plan.rowUniform.contains(&inner))
+        continue;
       if (auto constant = dyn_cast<arith::ConstantOp>(inner)) {
         auto type = vectorOf(constant.getType());
         mapping.map(constant.getResult(),
@@ -542,9 +596,11 @@ private:
           operands.push_back(mapped);
           continue;
         }
-        // Defined above the op: the same scalar in every lane.
-        operands.push_back(vector::BroadcastOp::create(
-            b, loc, vectorOf(operand.getType()), operand));
+        // Defined above the op or row-uniform: the same scalar in every
+        // lane.
+        operands.push_back(
+            vector::BroadcastOp::create(b, loc, vectorOf(operand.getType()),
+                                        perRow.lookupOrDefault(operand)));
       }
       OperationState state(loc, inner.getName());
       state.addOperands(operands);
@@ -558,7 +614,7 @@ private:
       if (Value mapped = mapping.lookupOrNull(scalar))
         return mapped;
       return vector::BroadcastOp::create(b, loc, vectorOf(scalar.getType()),
-                                         scalar);
+                                         perRow.lookupOrDefault(scalar));
     };
     if (plan.reduces) {
       for (auto [i, r] : llvm::enumerate(plan.reductions)) {
@@ -604,6 +660,8 @@ private:
   /// Per operand number: the scalar of an operand the innermost loop does
   /// not walk, loaded once per row.
   llvm::DenseMap<unsigned, Value> invariantScalars;
+  /// The row-uniform body values of the current row, as scalars.
+  IRMapping perRow;
 };
 
 class LoomCPUVectorizeElementwisePass

@@ -51,6 +51,23 @@ func.func @matvec(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4xf32> {
 
 // -----
 
+// A single column on the right ([batch, K, 1], as a mixture-of-experts
+// export multiplies each token's gathered expert weights with it): the
+// column is collapsed to a vector along K, so that K, the innermost loop,
+// walks both operands contiguously (a row-dot reduction).
+// CHECK-DAG: #[[LHS:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[RHS:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d3)>
+// CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @matmul_column
+// CHECK: %[[V:.+]] = tensor.collapse_shape %{{.+}} {{\[}}[0], [1, 2]] : tensor<6x8x1xf32> into tensor<6x8xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[LHS]], #[[RHS]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.+}}, %[[V]] : tensor<6x4x8xf32>, tensor<6x8xf32>)
+func.func @matmul_column(%a: tensor<6x4x8xf32>, %b: tensor<6x8x1xf32>) -> tensor<6x4x1xf32> {
+  %0 = loom.matmul %a, %b : tensor<6x4x8xf32>, tensor<6x8x1xf32> -> tensor<6x4x1xf32>
+  return %0 : tensor<6x4x1xf32>
+}
+
+// -----
+
 // 16-bit floats accumulate in f32; the sum is rounded to f16 once.
 // CHECK-LABEL: func.func @matmul_f16_accumulates_in_f32
 // CHECK: %[[MM:.+]] = linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<4x8xf16>, tensor<8x16xf16>) outs(%{{.+}} : tensor<4x16xf32>)

@@ -3,20 +3,22 @@
 // LayerNorm's last step on [2, 16, 64]: loops over the rows, and the
 // 64 columns as 4 vectors of 16. The per-row mean and variance (which do
 // not walk the innermost loop) are loaded once per row, before the
-// column loop, and broadcast; gamma walks it contiguously.
+// column loop, and what the body computes from them alone (the variance
+// plus epsilon, its square root) is computed there too, as scalars, and
+// broadcast; gamma walks the columns contiguously.
 // CHECK-LABEL: func.func @normalize
 // CHECK: scf.for %[[I:.+]] = %c0 to %c2 step %c1
 // CHECK-NEXT: scf.for %[[J:.+]] = %c0 to %c16 step %c1
 // CHECK-NEXT: %[[MEAN:.+]] = memref.load %arg1[%[[I]], %[[J]], %c0] : memref<2x16x1xf32>
 // CHECK-NEXT: %[[VAR:.+]] = memref.load %arg2[%[[I]], %[[J]], %c0] : memref<2x16x1xf32>
+// CHECK-NEXT: %[[VE:.+]] = arith.addf %[[VAR]], %{{.+}} : f32
+// CHECK-NEXT: %[[SQRT:.+]] = math.sqrt %[[VE]] : f32
 // CHECK-NEXT: scf.for %[[K:.+]] = %c0 to %c64 step %c16
 // CHECK-NEXT: %[[X:.+]] = vector.transfer_read %arg0[%[[I]], %[[J]], %[[K]]], %{{.+}} {in_bounds = [true]} : memref<2x16x64xf32>, vector<16xf32>
 // CHECK-NEXT: %[[M:.+]] = vector.broadcast %[[MEAN]] : f32 to vector<16xf32>
-// CHECK-NEXT: %[[V:.+]] = vector.broadcast %[[VAR]] : f32 to vector<16xf32>
 // CHECK-NEXT: %[[G:.+]] = vector.transfer_read %arg3[%[[K]]], %{{.+}} {in_bounds = [true]} : memref<64xf32>, vector<16xf32>
 // CHECK-NEXT: %[[D:.+]] = arith.subf %[[X]], %[[M]] : vector<16xf32>
-// CHECK-NEXT: %[[VE:.+]] = arith.addf %[[V]], %{{.+}} : vector<16xf32>
-// CHECK-NEXT: %[[S:.+]] = math.sqrt %[[VE]] : vector<16xf32>
+// CHECK-NEXT: %[[S:.+]] = vector.broadcast %[[SQRT]] : f32 to vector<16xf32>
 // CHECK-NEXT: %[[N:.+]] = arith.divf %[[D]], %[[S]] : vector<16xf32>
 // CHECK-NEXT: %[[R:.+]] = arith.mulf %[[N]], %[[G]] : vector<16xf32>
 // CHECK-NEXT: vector.transfer_write %[[R]], %arg4[%[[I]], %[[J]], %[[K]]] {in_bounds = [true]} : vector<16xf32>, memref<2x16x64xf32>
@@ -110,17 +112,16 @@ func.func @run_time(%x: memref<?x?xf32>, %out: memref<?x?xf32>) {
 
 // -----
 
-// A gather of rows (an embedding lookup): the index is read once per row,
-// and the table's row is read as vectors at [index, j] (the body's load
-// whose last index is the innermost loop's).
+// A gather of rows (an embedding lookup): the index is read and converted
+// once per row, and the table's row is read as vectors at [index, j] (the
+// body's load whose last index is the innermost loop's).
 // CHECK-LABEL: func.func @gather_rows
 // CHECK: scf.for %[[T:.+]] = %c0 to %c5 step %c1
 // CHECK-NEXT: %[[ID:.+]] = memref.load %arg0[%[[T]]] : memref<5xi64>
+// CHECK-NEXT: %[[ROW:.+]] = arith.index_cast %[[ID]] : i64 to index
 // CHECK-NEXT: scf.for %[[J:.+]] = %c0 to %c32 step %c16
-// CHECK: %[[ROWS:.+]] = arith.index_cast %{{.+}} : vector<16xi64> to vector<16xindex>
-// CHECK: %[[ROW:.+]] = vector.extract %[[ROWS]][0] : index from vector<16xindex>
-// CHECK: %[[V:.+]] = vector.transfer_read %arg1[%[[ROW]], %[[J]]], %{{.+}} {in_bounds = [true]} : memref<100x32xf32>, vector<16xf32>
-// CHECK: vector.transfer_write %[[V]], %arg2[%[[T]], %[[J]]]
+// CHECK-NEXT: %[[V:.+]] = vector.transfer_read %arg1[%[[ROW]], %[[J]]], %{{.+}} {in_bounds = [true]} : memref<100x32xf32>, vector<16xf32>
+// CHECK-NEXT: vector.transfer_write %[[V]], %arg2[%[[T]], %[[J]]]
 func.func @gather_rows(%ids: memref<5xi64>, %table: memref<100x32xf32>, %out: memref<5x32xf32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%ids : memref<5xi64>) outs(%out : memref<5x32xf32>) {
   ^bb0(%id: i64, %o: f32):
@@ -136,18 +137,17 @@ func.func @gather_rows(%ids: memref<5xi64>, %table: memref<100x32xf32>, %out: me
 
 // A fused softmax step (elementwise fusion keeps the producer's own
 // result, broadcast along the row, as a second output): the new row
-// maximum does not vary along the innermost loop, so it is computed from
-// the row's values (loaded once) and stored as a scalar; the
+// maximum does not vary along the innermost loop, so it is computed once
+// per row from the row's values, as a scalar, and stored as one; the
 // exponentials are vectors.
 // CHECK-LABEL: func.func @row_output
 // CHECK: scf.for %[[I:.+]] = %c0 to %c4 step %c1
 // CHECK-NEXT: %[[M:.+]] = memref.load %arg1[%[[I]], %c0]
 // CHECK-NEXT: %[[OLD:.+]] = memref.load %arg2[%[[I]], %c0]
+// CHECK-NEXT: %[[NEW:.+]] = arith.maximumf %[[M]], %[[OLD]] : f32
 // CHECK-NEXT: scf.for %[[J:.+]] = %c0 to %c32 step %c16
-// CHECK: %[[NEW:.+]] = arith.maximumf {{.*}} : vector<16xf32>
 // CHECK: %[[E:.+]] = math.exp %{{.+}} : vector<16xf32>
-// CHECK: %[[S:.+]] = vector.extract %[[NEW]][0]
-// CHECK: memref.store %[[S]], %arg2[%[[I]], %c0]
+// CHECK: memref.store %[[NEW]], %arg2[%[[I]], %c0]
 // CHECK: vector.transfer_write %[[E]], %arg3[%[[I]], %[[J]]]
 func.func @row_output(%x: memref<4x32xf32>, %m: memref<4x1xf32>, %old: memref<4x1xf32>, %out: memref<4x32xf32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>, affine_map<(d0, d1) -> (d0, 0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %m : memref<4x32xf32>, memref<4x1xf32>) outs(%old, %out : memref<4x1xf32>, memref<4x32xf32>) {
@@ -186,6 +186,43 @@ func.func @not_taken(%x: memref<8x16xf32>, %y: memref<16x8xf32>, %b: memref<16x8
     %v = memref.load %z[%j, %c0] : memref<16x8xf32>
     %s = arith.addf %a, %v : f32
     linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A chunk of a gather_nd (loom-cpu-parallelize-loops' view of its rows,
+// the row offset an affine.apply): the index arithmetic has no vector
+// form but depends on the outer loops alone, so it is computed once per
+// row and the rows are copied as vectors.
+// CHECK-LABEL: func.func @gather_nd_chunk
+// CHECK: scf.for %[[E:.+]] = %c0 to %c2 step %c1
+// CHECK-NEXT: %[[R:.+]] = affine.apply #{{.+}}()[%[[E]], %arg0]
+// CHECK-NEXT: %[[ID:.+]] = memref.load %arg1[%[[R]], %c0] : memref<8x1xi64>
+// CHECK-NEXT: %[[IDX:.+]] = arith.index_cast %[[ID]] : i64 to index
+// CHECK: %[[ROW:.+]] = arith.maxsi %{{.+}}, %c0 : index
+// CHECK: scf.for %[[J:.+]] = %c0 to %c64 step %c16
+// CHECK-NEXT: %[[V:.+]] = vector.transfer_read %arg2[%[[ROW]], %[[J]]], %{{.+}} {in_bounds = [true]} : memref<4x64xf32>, vector<16xf32>
+// CHECK-NEXT: vector.transfer_write %[[V]], %arg3[%[[E]], %[[J]]]
+func.func @gather_nd_chunk(%start: index, %indices: memref<8x1xi64>, %data: memref<4x64xf32>, %out: memref<2x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%out : memref<2x64xf32>) {
+  ^bb0(%o: f32):
+    %e = linalg.index 0 : index
+    %r = affine.apply affine_map<(d0)[s0] -> (d0 + s0)>(%start)[%e]
+    %id = memref.load %indices[%r, %c0] : memref<8x1xi64>
+    %i = arith.index_cast %id : i64 to index
+    %neg = arith.cmpi slt, %i, %c0 : index
+    %up = arith.addi %i, %c4 : index
+    %w = arith.select %neg, %up, %i : index
+    %lo = arith.minsi %w, %c3 : index
+    %row = arith.maxsi %lo, %c0 : index
+    %j = linalg.index 1 : index
+    %v = memref.load %data[%row, %j] : memref<4x64xf32>
+    linalg.yield %v : f32
   }
   return
 }
