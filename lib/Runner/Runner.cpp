@@ -84,7 +84,7 @@ void printTensor(llvm::raw_ostream &os, const Tensor &t, int count) {
       os << t.getInt(i);
   }
   if (n > count)
-    os << ", ...";
+    os << (count > 0 ? ", ..." : "...");
   double sum = 0;
   for (int64_t i = 0; i < n; ++i)
     sum += t.getDouble(i);
@@ -313,6 +313,12 @@ bool writeOutput(const RunOptions &options, size_t rank, size_t index,
   std::string file = "output_" + std::to_string(index) + ".npy";
   if (rank > 0)
     file = "rank" + std::to_string(rank) + "_" + file;
+  if (std::error_code ec =
+          llvm::sys::fs::create_directories(options.outputDirectory)) {
+    llvm::errs() << "error: cannot create the output directory '"
+                 << options.outputDirectory << "': " << ec.message() << "\n";
+    return false;
+  }
   if (std::string error = writeNpyFile(options.outputDirectory + "/" + file, t);
       !error.empty()) {
     llvm::errs() << "error: " << error << "\n";
