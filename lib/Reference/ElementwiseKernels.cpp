@@ -114,11 +114,13 @@ Kernel comparison(bool (*floatCmp)(double, double),
   });
 }
 
-Kernel logic(bool (*fn)(bool, bool)) {
+/// And/or/xor: bitwise on the integers' bits, which on booleans (0 or 1)
+/// is the logical operation.
+Kernel logic(int64_t (*fn)(int64_t, int64_t)) {
   return broadcastBinary([=](Operation *, const Tensor &a, int64_t ia,
                              const Tensor &b, int64_t ib, Tensor &y,
                              int64_t i) -> LogicalResult {
-    y.setInt(i, fn(a.getInt(ia) != 0, b.getInt(ib) != 0));
+    y.setInt(i, fn(a.getInt(ia), b.getInt(ib)));
     return success();
   });
 }
@@ -327,9 +329,9 @@ void registerElementwiseKernels(KernelRegistry &r) {
           y.setInt(i, int64_t(v));
           return success();
         }));
-  r.add("loom.and", logic([](bool a, bool b) { return a && b; }));
-  r.add("loom.or", logic([](bool a, bool b) { return a || b; }));
-  r.add("loom.xor", logic([](bool a, bool b) { return a != b; }));
+  r.add("loom.and", logic([](int64_t a, int64_t b) { return a & b; }));
+  r.add("loom.or", logic([](int64_t a, int64_t b) { return a | b; }));
+  r.add("loom.xor", logic([](int64_t a, int64_t b) { return a ^ b; }));
   r.add("loom.equal",
         comparison([](double a, double b) { return a == b; },
                    [](int64_t a, int64_t b) { return a == b; },

@@ -282,6 +282,9 @@ void registerElementwiseBuilders(OpTable &t) {
   t.add("", "And", 1, buildLegacyBinary<AndOp>);
   t.add("", "Or", 1, buildLegacyBinary<OrOp>);
   t.add("", "Xor", 1, buildLegacyBinary<XorOp>);
+  t.add("", "BitwiseAnd", 18, buildBinary<AndOp>);
+  t.add("", "BitwiseOr", 18, buildBinary<OrOp>);
+  t.add("", "BitwiseXor", 18, buildBinary<XorOp>);
   t.add("", "Equal", 1, buildLegacyBinary<EqualOp>);
   t.add("", "Less", 1, buildLegacyBinary<LessOp>);
   t.add("", "LessOrEqual", 12, buildBinary<LessEqualOp>);

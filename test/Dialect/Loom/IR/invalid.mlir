@@ -755,7 +755,7 @@ func.func @mod_broadcast(%a: tensor<4x3xf32>, %b: tensor<2xf32>) {
 // -----
 
 func.func @and_float(%a: tensor<4xf32>) {
-  // expected-error @+1 {{must be ranked tensor of 1-bit signless integer values}}
+  // expected-error @+1 {{must be ranked tensor of signless integer or unsigned integer values}}
   %0 = loom.and %a, %a : tensor<4xf32>, tensor<4xf32> -> tensor<4xi1>
   return
 }
@@ -763,7 +763,7 @@ func.func @and_float(%a: tensor<4xf32>) {
 // -----
 
 func.func @or_float(%a: tensor<4xf32>) {
-  // expected-error @+1 {{must be ranked tensor of 1-bit signless integer values}}
+  // expected-error @+1 {{must be ranked tensor of signless integer or unsigned integer values}}
   %0 = loom.or %a, %a : tensor<4xf32>, tensor<4xf32> -> tensor<4xi1>
   return
 }
@@ -771,7 +771,7 @@ func.func @or_float(%a: tensor<4xf32>) {
 // -----
 
 func.func @xor_float(%a: tensor<4xf32>) {
-  // expected-error @+1 {{must be ranked tensor of 1-bit signless integer values}}
+  // expected-error @+1 {{must be ranked tensor of signless integer or unsigned integer values}}
   %0 = loom.xor %a, %a : tensor<4xf32>, tensor<4xf32> -> tensor<4xi1>
   return
 }

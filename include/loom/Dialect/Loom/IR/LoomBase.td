@@ -100,10 +100,12 @@ class Loom_ArithBinaryOp<string mnemonic, string onnx, string what,
     : Loom_BroadcastBinaryOp<mnemonic, onnx, what, Loom_NumericTensor,
                              Loom_NumericTensor, 0, traits>;
 
+/// Logical on booleans (i1), bitwise on wider integers: the two coincide
+/// on i1, so ONNX's And/Or/Xor and BitwiseAnd/Or/Xor are one op each.
 class Loom_LogicBinaryOp<string mnemonic, string onnx, string what,
                          list<Trait> traits = []>
-    : Loom_BroadcastBinaryOp<mnemonic, onnx, what, Loom_BoolTensor,
-                             Loom_BoolTensor, 0, traits>;
+    : Loom_BroadcastBinaryOp<mnemonic, onnx, what, Loom_IntegerTensor,
+                             Loom_IntegerTensor, 0, traits>;
 
 class Loom_CompareOp<string mnemonic, string onnx, string what,
                      list<Trait> traits = []>

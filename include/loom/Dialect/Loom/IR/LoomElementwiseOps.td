@@ -196,12 +196,12 @@ def Loom_BitShiftOp : Loom_BroadcastBinaryOp<"bit_shift", "BitShift (opset 11)",
   let arguments = (ins Loom_IntegerTensor:$lhs, Loom_IntegerTensor:$rhs,
                        StrAttr:$direction);
 }
-def Loom_AndOp : Loom_LogicBinaryOp<"and", "And (opset 7)", "Logical and",
-    [Commutative]>;
-def Loom_OrOp : Loom_LogicBinaryOp<"or", "Or (opset 7)", "Logical or",
-    [Commutative]>;
-def Loom_XorOp : Loom_LogicBinaryOp<"xor", "Xor (opset 7)", "Logical xor",
-    [Commutative]>;
+def Loom_AndOp : Loom_LogicBinaryOp<"and", "And (opset 7), BitwiseAnd (opset 18)",
+    "Logical and of booleans, bitwise and of integers", [Commutative]>;
+def Loom_OrOp : Loom_LogicBinaryOp<"or", "Or (opset 7), BitwiseOr (opset 18)",
+    "Logical or of booleans, bitwise or of integers", [Commutative]>;
+def Loom_XorOp : Loom_LogicBinaryOp<"xor", "Xor (opset 7), BitwiseXor (opset 18)",
+    "Logical xor of booleans, bitwise xor of integers", [Commutative]>;
 def Loom_EqualOp : Loom_CompareOp<"equal", "Equal (opset 7-13)", "a == b",
     [Commutative]>;
 def Loom_LessOp : Loom_CompareOp<"less", "Less (opset 7-13)", "a < b">;
