@@ -97,6 +97,12 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm,
   contractions.parallelFlops = options.parallelFlops;
   pm.addNestedPass<func::FuncOp>(
       createLoomCPUVectorizeContractionsPass(contractions));
+  // Depthwise convolutions as vector row pieces. They move more bytes per
+  // operation than contractions: parallel from a quarter of the work.
+  LoomCPUVectorizeDepthwisePassOptions depthwise;
+  depthwise.parallelFlops = options.parallelFlops / 4;
+  pm.addNestedPass<func::FuncOp>(
+      createLoomCPUVectorizeDepthwisePass(depthwise));
   pm.addNestedPass<func::FuncOp>(createLoomCPUVectorizeCopiesPass());
   // exp, erf, tanh as arithmetic that LLVM vectorizes with the loops.
   pm.addNestedPass<func::FuncOp>(createLoomCPUApproximateMathPass());

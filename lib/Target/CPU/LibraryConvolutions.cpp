@@ -47,29 +47,6 @@ struct Convolution {
   }
 };
 
-/// `e` as `d(out) * stride + d(kernel) * dilation`: the stride and the
-/// dilation, or failure.
-FailureOr<std::pair<int64_t, int64_t>>
-windowTerms(AffineExpr e, unsigned out, unsigned kernel, unsigned numDims) {
-  MLIRContext *ctx = e.getContext();
-  auto valueAt = [&](unsigned dim) -> std::optional<int64_t> {
-    SmallVector<AffineExpr> values(numDims, getAffineConstantExpr(0, ctx));
-    values[dim] = getAffineConstantExpr(1, ctx);
-    auto c = dyn_cast<AffineConstantExpr>(
-        simplifyAffineExpr(e.replaceDims(values), numDims, 0));
-    return c ? std::optional<int64_t>(c.getValue()) : std::nullopt;
-  };
-  std::optional<int64_t> stride = valueAt(out), dilation = valueAt(kernel);
-  if (!stride || !dilation || *stride < 1 || *dilation < 1)
-    return failure();
-  AffineExpr expected = getAffineDimExpr(out, ctx) * *stride +
-                        getAffineDimExpr(kernel, ctx) * *dilation;
-  if (simplifyAffineExpr(expected, numDims, 0) !=
-      simplifyAffineExpr(e, numDims, 0))
-    return failure();
-  return std::make_pair(*stride, *dilation);
-}
-
 /// The grouped convolution generic: loops (n, m, oh, ow, c, kh, kw), the
 /// input read at (n, (m floordiv M/G) * C/G + c, oh * s + kh * d, ...),
 /// the filter at (m, c, kh, kw), the output written at (n, m, oh, ow).
@@ -118,7 +95,7 @@ std::optional<Convolution> matchGroupedConvolution(linalg::GenericOp generic) {
           simplifyAffineExpr(channel, 7, 0))
     return std::nullopt;
   for (unsigned i = 0; i < 2; ++i) {
-    auto terms = windowTerms(in.getResult(2 + i), 2 + i, 5 + i, 7);
+    auto terms = convolutionWindowTerms(in.getResult(2 + i), 2 + i, 5 + i, 7);
     if (failed(terms))
       return std::nullopt;
     conv.strides[i] = terms->first;
@@ -168,10 +145,15 @@ public:
           !output.hasStaticShape() || !input.getElementType().isF32() ||
           !filter.getElementType().isF32() || !output.getElementType().isF32())
         return;
-      // Grouped convolutions are windowed loops when generated: the library
-      // wins at every size measured (docs/codegen.md). Ungrouped ones, 1x1
-      // included (few output positions leave the generated product's
-      // register tiles half empty), from `minFlops` on.
+      // Depthwise convolutions (one input channel per group) are vector
+      // row pieces when generated (loom-cpu-vectorize-depthwise), 2-6x
+      // faster than the library's reorders around its blocked kernel.
+      if (conv->groups > 1 && filter.getDimSize(1) == 1)
+        return;
+      // Other grouped convolutions are windowed loops when generated: the
+      // library wins at every size measured (docs/codegen.md). Ungrouped
+      // ones, 1x1 included (few output positions leave the generated
+      // product's register tiles half empty), from `minFlops` on.
       if (conv->groups == 1 && conv->flops() < minFlops)
         return;
       op->setAttr(kLibraryAttr, StringAttr::get(&getContext(), "onednn"));

@@ -96,6 +96,28 @@ bool isMultiplyAccumulate(linalg::LinalgOp op) {
          isMultiplyAccumulateOf<arith::AddIOp, arith::MulIOp>(op);
 }
 
+FailureOr<std::pair<int64_t, int64_t>>
+convolutionWindowTerms(AffineExpr e, unsigned out, unsigned kernel,
+                       unsigned numDims) {
+  MLIRContext *ctx = e.getContext();
+  auto valueAt = [&](unsigned dim) -> std::optional<int64_t> {
+    SmallVector<AffineExpr> values(numDims, getAffineConstantExpr(0, ctx));
+    values[dim] = getAffineConstantExpr(1, ctx);
+    auto c = dyn_cast<AffineConstantExpr>(
+        simplifyAffineExpr(e.replaceDims(values), numDims, 0));
+    return c ? std::optional<int64_t>(c.getValue()) : std::nullopt;
+  };
+  std::optional<int64_t> stride = valueAt(out), dilation = valueAt(kernel);
+  if (!stride || !dilation || *stride < 1 || *dilation < 1)
+    return failure();
+  AffineExpr expected = getAffineDimExpr(out, ctx) * *stride +
+                        getAffineDimExpr(kernel, ctx) * *dilation;
+  if (simplifyAffineExpr(expected, numDims, 0) !=
+      simplifyAffineExpr(e, numDims, 0))
+    return failure();
+  return std::make_pair(*stride, *dilation);
+}
+
 ArrayRef<char> denseBytes(ElementsAttr attr) {
   auto type = cast<ShapedType>(attr.getType());
   if (!type.hasStaticShape())

@@ -44,6 +44,13 @@ mlir::Value viewedBuffer(mlir::Value value);
 /// floats, or integers (the quantized contractions' exact i32 sums).
 bool isMultiplyAccumulate(mlir::linalg::LinalgOp op);
 
+/// An input index of a convolution window, `e` (over `numDims` loops), as
+/// `d(out) * stride + d(kernel) * dilation`: the stride and the dilation,
+/// or failure.
+llvm::FailureOr<std::pair<int64_t, int64_t>>
+convolutionWindowTerms(mlir::AffineExpr e, unsigned out, unsigned kernel,
+                       unsigned numDims);
+
 /// Private constant globals holding strings and a NUL, which the code
 /// passes to the runtime by address (check messages, kernel labels): one
 /// global per distinct text, named `prefix` followed by the first free

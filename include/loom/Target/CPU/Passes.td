@@ -151,8 +151,10 @@ def LoomCPUSelectLibraryConvolutionsPass
     2-D convolution of the shape class where oneDNN beats the generated
     code (docs/codegen.md, "Library convolutions") with
     `loom.library = "onednn"`: a `linalg.conv_2d_nchw_fchw` of at least
-    `min-flops` operations, and a grouped (or depthwise) convolution - the
-    generic convert-loom-to-linalg builds for it - whatever its size.
+    `min-flops` operations, and a grouped convolution with several input
+    channels per group - the generic convert-loom-to-linalg builds for it -
+    whatever its size. Depthwise convolutions (one input channel per
+    group) are left to `loom-cpu-vectorize-depthwise`.
     `loom-cpu-im2col` and `loom-cpu-contraction-order` leave marked
     convolutions alone and `loom-cpu-library-convolutions` turns them into
     library calls once they operate on buffers.
@@ -408,6 +410,41 @@ def LoomCPUReportFailedChecksPass
   let dependentDialects = ["::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect"];
+}
+
+def LoomCPUVectorizeDepthwisePass
+    : Pass<"loom-cpu-vectorize-depthwise", "::mlir::func::FuncOp"> {
+  let summary = "Depthwise convolutions on buffers as vector pieces of "
+                "output rows";
+  let description = [{
+    Runs on bufferized code. An f32 depthwise convolution - the grouped
+    convolution generic of convert-loom-to-linalg with one input channel
+    per group (any channel multiplier), static shapes, its loops in any
+    order, its input already padded - becomes a loop over (batch x
+    filters), each loading its window's weights once, a loop over output
+    rows, and vector pieces along each row (full vectors of the host's
+    width, then halving pieces): each piece's accumulator starts from the
+    output, adds every tap's input row piece times the tap's weight
+    (`arith.mulf` and `arith.addf` allowed to contract into an FMA), and is
+    stored once. For a horizontal stride s > 1 the input is read s times as
+    wide and every s-th lane kept (exactly as wide as needed where the
+    wider read would leave the row). The taps are summed in the window's
+    order onto the output's initial value, as the scalar loops do. The
+    outer loop is an `scf.parallel` when the convolution does at least
+    `parallel-flops` operations.
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
+           "Vector register width in bits (0: the host's)">,
+    Option<"parallelFlops", "parallel-flops", "int64_t",
+           /*default=*/"262144",
+           "Operations from which the loop over filters is parallel "
+           "(0: never)">
+  ];
+  let dependentDialects = ["::mlir::vector::VectorDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 def LoomCPUVectorizeElementwisePass
