@@ -286,42 +286,6 @@ Operation *zeroFillBefore(Operation *conv, Value output) {
   return nullptr;
 }
 
-/// Where `buffer` lies in the memory plan's arena: the arena and the byte
-/// range, for a memref.view at a constant offset.
-std::optional<std::tuple<Value, int64_t, int64_t>> arenaRange(Value buffer) {
-  auto view = buffer.getDefiningOp<memref::ViewOp>();
-  if (!view)
-    return std::nullopt;
-  std::optional<int64_t> offset = getConstantIntValue(view.getByteShift());
-  auto type = cast<MemRefType>(view.getType());
-  if (!offset || !type.hasStaticShape())
-    return std::nullopt;
-  int64_t bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
-  return std::make_tuple(view.getSource(), *offset, *offset + bytes);
-}
-
-/// Whether writing `a` could change what `b` holds. Distinct arena views
-/// are compared by their byte ranges; the entry's parameters (inputs,
-/// weights, outputs: the caller's own buffers) and constant globals never
-/// overlap arena views or each other; anything else might.
-bool mayOverlap(Value a, Value b) {
-  a = viewedBuffer(a);
-  b = viewedBuffer(b);
-  if (a == b)
-    return true;
-  auto isParameterOrGlobal = [](Value v) {
-    return isa<BlockArgument>(v) || v.getDefiningOp<memref::GetGlobalOp>();
-  };
-  auto ra = arenaRange(a), rb = arenaRange(b);
-  if (ra && rb)
-    return std::get<0>(*ra) == std::get<0>(*rb) &&
-           std::get<1>(*ra) < std::get<2>(*rb) &&
-           std::get<1>(*rb) < std::get<2>(*ra);
-  if ((ra && isParameterOrGlobal(b)) || (rb && isParameterOrGlobal(a)))
-    return false;
-  return !(isParameterOrGlobal(a) && isParameterOrGlobal(b));
-}
-
 /// The elementwise op right after a convolution that only adds a bias per
 /// output channel and perhaps applies ReLU, writing a new buffer: what
 /// oneDNN can do on the way out (its bias and an eltwise post-op).

@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -94,6 +95,39 @@ bool isMultiplyAccumulateOf(linalg::LinalgOp op) {
 bool isMultiplyAccumulate(linalg::LinalgOp op) {
   return isMultiplyAccumulateOf<arith::AddFOp, arith::MulFOp>(op) ||
          isMultiplyAccumulateOf<arith::AddIOp, arith::MulIOp>(op);
+}
+
+std::optional<std::tuple<Value, int64_t, int64_t>> arenaRange(Value buffer) {
+  auto view = buffer.getDefiningOp<memref::ViewOp>();
+  if (!view)
+    return std::nullopt;
+  std::optional<int64_t> offset = getConstantIntValue(view.getByteShift());
+  auto type = cast<MemRefType>(view.getType());
+  if (!offset || !type.hasStaticShape())
+    return std::nullopt;
+  int64_t bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
+  return std::make_tuple(view.getSource(), *offset, *offset + bytes);
+}
+
+bool mayOverlap(Value a, Value b) {
+  a = viewedBuffer(a);
+  b = viewedBuffer(b);
+  if (a == b)
+    return true;
+  auto isParameterOrGlobal = [](Value v) {
+    if (auto argument = dyn_cast<BlockArgument>(v))
+      return argument.getOwner()->isEntryBlock() &&
+             isa<func::FuncOp>(argument.getOwner()->getParentOp());
+    return bool(v.getDefiningOp<memref::GetGlobalOp>());
+  };
+  auto ra = arenaRange(a), rb = arenaRange(b);
+  if (ra && rb)
+    return std::get<0>(*ra) == std::get<0>(*rb) &&
+           std::get<1>(*ra) < std::get<2>(*rb) &&
+           std::get<1>(*rb) < std::get<2>(*ra);
+  if ((ra && isParameterOrGlobal(b)) || (rb && isParameterOrGlobal(a)))
+    return false;
+  return !(isParameterOrGlobal(a) && isParameterOrGlobal(b));
 }
 
 FailureOr<std::pair<int64_t, int64_t>>

@@ -40,6 +40,17 @@ mlir::Value contiguousView(mlir::OpBuilder &b, mlir::Location loc,
 /// memory plan's views of its arena are distinct buffers while they live).
 mlir::Value viewedBuffer(mlir::Value value);
 
+/// Where `buffer` lies in the memory plan's arena: the arena and the byte
+/// range, for a memref.view at a constant offset.
+std::optional<std::tuple<mlir::Value, int64_t, int64_t>>
+arenaRange(mlir::Value buffer);
+
+/// Whether writing `a` could change what `b` holds. Distinct arena views
+/// are compared by their byte ranges; the entry function's parameters
+/// (inputs, weights, outputs: the caller's own buffers) and constant
+/// globals never overlap arena views or each other; anything else might.
+bool mayOverlap(mlir::Value a, mlir::Value b);
+
 /// Whether `op`'s body is yield(out + in0 * in1), in any operand order:
 /// floats, or integers (the quantized contractions' exact i32 sums).
 bool isMultiplyAccumulate(mlir::linalg::LinalgOp op);

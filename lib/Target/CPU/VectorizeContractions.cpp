@@ -775,6 +775,105 @@ public:
   }
 };
 
+/// Whether `op`, or an op nested in it, may read or write memory that
+/// `buffer` holds, apart from `except` (the accumulator's own transfers).
+bool mayTouch(Operation *op, Value buffer, ArrayRef<Operation *> except) {
+  WalkResult result = op->walk([&](Operation *inner) {
+    if (llvm::is_contained(except, inner))
+      return WalkResult::advance();
+    auto effects = dyn_cast<MemoryEffectOpInterface>(inner);
+    if (!effects) {
+      // Ops without the interface are fine only when they hold regions
+      // whose ops are checked (loops) or are known to be pure.
+      if (inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
+          isPure(inner))
+        return WalkResult::advance();
+      return WalkResult::interrupt();
+    }
+    SmallVector<MemoryEffects::EffectInstance> instances;
+    effects.getEffects(instances);
+    for (const MemoryEffects::EffectInstance &effect : instances) {
+      if (isa<MemoryEffects::Allocate, MemoryEffects::Free>(effect.getEffect()))
+        continue;
+      Value value = effect.getValue();
+      if (!value || !isa<BaseMemRefType>(value.getType()) ||
+          mayOverlap(value, buffer))
+        return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return result.wasInterrupted();
+}
+
+/// Carries the accumulators of register tiles through their reduction
+/// loops in registers: a transfer_read and a transfer_write of the same
+/// loop-invariant element range, with nothing else in the loop touching
+/// memory that range may share, become one read before the loop, a value
+/// the loop carries, and one write after it. Upstream's
+/// hoistRedundantVectorTransfers leaves them in the loop whenever the
+/// buffer is a view (as every arena buffer of the memory plan is), which
+/// made every product writing into the arena load and store its whole
+/// tile at each step of K. Loops run at least once (constant bounds).
+/// One accumulator of `loop` hoisted: the loop that replaces it, or null.
+Operation *hoistOneAccumulator(RewriterBase &rewriter, scf::ForOp loop) {
+  std::optional<int64_t> lo = getConstantIntValue(loop.getLowerBound());
+  std::optional<int64_t> hi = getConstantIntValue(loop.getUpperBound());
+  if (!lo || !hi || *lo >= *hi)
+    return nullptr;
+  Block *body = loop.getBody();
+  auto definedOutside = [&](Value v) {
+    return !loop->isAncestor(v.getParentBlock()->getParentOp());
+  };
+  for (auto read : body->getOps<vector::TransferReadOp>()) {
+    if (read.getMask() || !llvm::all_of(read->getOperands(), definedOutside))
+      continue;
+    vector::TransferWriteOp write;
+    for (auto candidate : body->getOps<vector::TransferWriteOp>())
+      if (candidate.getBase() == read.getBase() &&
+          candidate.getIndices() == read.getIndices() &&
+          candidate.getVectorType() == read.getVectorType() &&
+          candidate.getPermutationMap() == read.getPermutationMap() &&
+          candidate.getInBounds() == read.getInBounds() &&
+          !candidate.getMask() && read->isBeforeInBlock(candidate)) {
+        write = candidate;
+        break;
+      }
+    if (!write || mayTouch(loop, read.getBase(), {read, write}))
+      continue;
+    rewriter.moveOpBefore(read, loop);
+    FailureOr<LoopLikeOpInterface> hoisted = loop.replaceWithAdditionalYields(
+        rewriter, ValueRange{read.getResult()},
+        /*replaceInitOperandUsesInLoop=*/true,
+        [&](OpBuilder &, Location, ArrayRef<BlockArgument>) {
+          return SmallVector<Value>{write.getVector()};
+        });
+    if (failed(hoisted)) {
+      rewriter.moveOpBefore(read, &body->front());
+      return nullptr;
+    }
+    Operation *newLoop = hoisted->getOperation();
+    rewriter.moveOpAfter(write, newLoop);
+    rewriter.modifyOpInPlace(write, [&] {
+      write.getValueToStoreMutable().assign(newLoop->getResults().back());
+    });
+    return newLoop;
+  }
+  return nullptr;
+}
+
+void hoistAccumulators(RewriterBase &rewriter, func::FuncOp func) {
+  // Inner loops first, so that an accumulator hoisted out of one is seen
+  // by the loop around it.
+  SmallVector<scf::ForOp> loops;
+  func.walk([&](scf::ForOp loop) { loops.push_back(loop); });
+  for (scf::ForOp loop : loops) {
+    Operation *current = loop;
+    while (Operation *next =
+               hoistOneAccumulator(rewriter, cast<scf::ForOp>(current)))
+      current = next;
+  }
+}
+
 class LoomCPUVectorizeContractionsPass
     : public impl::LoomCPUVectorizeContractionsPassBase<
           LoomCPUVectorizeContractionsPass> {
@@ -857,6 +956,7 @@ public:
     DominanceInfo dominance(func);
     eliminateCommonSubExpressions(rewriter, dominance, func);
     linalg::hoistRedundantVectorTransfers(func, /*verifyNonZeroTrip=*/true);
+    hoistAccumulators(rewriter, func);
 
     if (!lowerContractions)
       return;

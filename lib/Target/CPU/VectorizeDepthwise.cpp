@@ -72,8 +72,8 @@ std::optional<Depthwise> matchDepthwise(linalg::GenericOp generic) {
       !inputType.hasStaticShape() || !filterType.hasStaticShape() ||
       !outputType.hasStaticShape() || !inputType.getElementType().isF32() ||
       !filterType.getElementType().isF32() ||
-      !outputType.getElementType().isF32() ||
-      !innermostContiguous(inputType) || !innermostContiguous(outputType))
+      !outputType.getElementType().isF32() || !innermostContiguous(inputType) ||
+      !innermostContiguous(outputType))
     return std::nullopt;
   // One input channel per filter: depthwise, `multiplier` filters each.
   int64_t channels = inputType.getDimSize(1);
@@ -117,9 +117,8 @@ std::optional<Depthwise> matchDepthwise(linalg::GenericOp generic) {
 
   MLIRContext *ctx = generic.getContext();
   AffineMap in = maps[0];
-  AffineExpr channel =
-      getAffineDimExpr(m, ctx).floorDiv(conv.multiplier) +
-      getAffineDimExpr(c, ctx);
+  AffineExpr channel = getAffineDimExpr(m, ctx).floorDiv(conv.multiplier) +
+                       getAffineDimExpr(c, ctx);
   if (in.getNumResults() != 4 || dimOf(in.getResult(0)) != n ||
       simplifyAffineExpr(in.getResult(1), 7, 0) !=
           simplifyAffineExpr(channel, 7, 0))
@@ -161,9 +160,9 @@ public:
     Value planes = index(conv.batch * conv.filters);
     Value plane;
     if (parallel) {
-      auto loop = scf::ParallelOp::create(b, loc, ValueRange{index(0)},
-                                          ValueRange{planes},
-                                          ValueRange{index(1)});
+      auto loop =
+          scf::ParallelOp::create(b, loc, ValueRange{index(0)},
+                                  ValueRange{planes}, ValueRange{index(1)});
       b.setInsertionPoint(loop.getBody()->getTerminator());
       plane = loop.getInductionVars()[0];
     } else {
@@ -174,16 +173,16 @@ public:
     Value filters = index(conv.filters);
     batchIndex = arith::DivUIOp::create(b, loc, plane, filters);
     filterIndex = arith::RemUIOp::create(b, loc, plane, filters);
-    channelIndex = arith::DivUIOp::create(b, loc, filterIndex,
-                                          index(conv.multiplier));
+    channelIndex =
+        arith::DivUIOp::create(b, loc, filterIndex, index(conv.multiplier));
     // The window's weights, one scalar each, loaded once per filter.
     for (int64_t kh = 0; kh < conv.kernelHeight; ++kh)
       for (int64_t kw = 0; kw < conv.kernelWidth; ++kw)
         weights.push_back(memref::LoadOp::create(
             b, loc, conv.filter,
             ValueRange{filterIndex, index(0), index(kh), index(kw)}));
-    auto rows = scf::ForOp::create(b, loc, index(0), index(conv.outHeight),
-                                   index(1));
+    auto rows =
+        scf::ForOp::create(b, loc, index(0), index(conv.outHeight), index(1));
     b.setInsertionPoint(rows.getBody()->getTerminator());
     row = rows.getInductionVar();
     rowPieces();
@@ -210,8 +209,8 @@ private:
       looped = full;
       while (looped > 0 && !wideReadFits((looped - 1) * width, width))
         --looped;
-      auto loop = scf::ForOp::create(b, loc, index(0),
-                                     index(looped * width), index(width));
+      auto loop = scf::ForOp::create(b, loc, index(0), index(looped * width),
+                                     index(width));
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(loop.getBody()->getTerminator());
       piece(loop.getInductionVar(), width, /*wideRead=*/true);
@@ -232,8 +231,7 @@ private:
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointAfterValue(weights[tap]);
       slot = vector::BroadcastOp::create(
-          b, loc, VectorType::get({pieceWidth}, b.getF32Type()),
-          weights[tap]);
+          b, loc, VectorType::get({pieceWidth}, b.getF32Type()), weights[tap]);
     }
     return slot;
   }
@@ -253,24 +251,23 @@ private:
         b, loc, vectorOf(pieceWidth), conv.output, outIndices,
         /*padding=*/std::nullopt, minor, ArrayRef<bool>{true});
     int64_t s = conv.strides[1];
-    int64_t readWidth = s == 1 || wideRead ? pieceWidth * s
-                                           : (pieceWidth - 1) * s + 1;
+    int64_t readWidth =
+        s == 1 || wideRead ? pieceWidth * s : (pieceWidth - 1) * s + 1;
     SmallVector<int64_t> lanes;
     for (int64_t i = 0; i < pieceWidth; ++i)
       lanes.push_back(i * s);
     Value firstColumn =
         s == 1 ? start : arith::MulIOp::create(b, loc, start, index(s));
-    Value firstRow =
-        arith::MulIOp::create(b, loc, row, index(conv.strides[0]));
-    auto contract = arith::FastMathFlagsAttr::get(
-        ctx, arith::FastMathFlags::contract);
+    Value firstRow = arith::MulIOp::create(b, loc, row, index(conv.strides[0]));
+    auto contract =
+        arith::FastMathFlagsAttr::get(ctx, arith::FastMathFlags::contract);
     unsigned tap = 0;
     for (int64_t kh = 0; kh < conv.kernelHeight; ++kh) {
-      Value inRow = arith::AddIOp::create(
-          b, loc, firstRow, index(kh * conv.dilations[0]));
+      Value inRow = arith::AddIOp::create(b, loc, firstRow,
+                                          index(kh * conv.dilations[0]));
       for (int64_t kw = 0; kw < conv.kernelWidth; ++kw, ++tap) {
-        Value inColumn = arith::AddIOp::create(
-            b, loc, firstColumn, index(kw * conv.dilations[1]));
+        Value inColumn = arith::AddIOp::create(b, loc, firstColumn,
+                                               index(kw * conv.dilations[1]));
         Value in = vector::TransferReadOp::create(
             b, loc, vectorOf(readWidth), conv.input,
             ValueRange{batchIndex, channelIndex, inRow, inColumn},

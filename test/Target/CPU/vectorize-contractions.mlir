@@ -188,3 +188,45 @@ func.func @run_time_depth(%a: memref<8x?xf32>, %b: memref<?x32xf32>, %c: memref<
   linalg.matmul ins(%a, %b : memref<8x?xf32>, memref<?x32xf32>) outs(%c : memref<8x32xf32>)
   return
 }
+
+// -----
+
+// The accumulator in the memory plan's arena (a memref.view), and seen
+// through a collapse_shape as a 1x1 convolution's output is: still read
+// once before the K loop and written once after it, since no other
+// access in the loop can reach its bytes (A and B are parameters).
+// CHECK-LABEL: func.func @arena_accumulator
+// CHECK: %[[VIEW:.+]] = memref.view
+// CHECK: %[[FLAT:.+]] = memref.collapse_shape %[[VIEW]]
+// CHECK: %[[ACC:.+]] = vector.transfer_read %[[FLAT]]
+// CHECK: %[[SUM:.+]] = scf.for {{.*}} iter_args(%{{.+}} = %[[ACC]]) -> (vector<8x32xf32>) {
+// CHECK-NOT: vector.transfer_write
+// CHECK: scf.yield
+// CHECK: vector.transfer_write %[[SUM]], %[[FLAT]]
+func.func @arena_accumulator(%a: memref<16x8xf32>, %b: memref<8x64xf32>) -> memref<1x16x8x8xf32> {
+  %c0 = arith.constant 0 : index
+  %arena = memref.alloc() : memref<4096xi8>
+  %view = memref.view %arena[%c0][] : memref<4096xi8> to memref<1x16x8x8xf32>
+  %flat = memref.collapse_shape %view [[0, 1], [2, 3]] : memref<1x16x8x8xf32> into memref<16x64xf32>
+  linalg.matmul ins(%a, %b : memref<16x8xf32>, memref<8x64xf32>) outs(%flat : memref<16x64xf32>)
+  return %view : memref<1x16x8x8xf32>
+}
+
+// -----
+
+// A read from the same arena at an offset known only at run time may
+// share the accumulator's bytes: the accumulator stays in the K loop,
+// read and written at every step.
+// CHECK-LABEL: func.func @may_overlap
+// CHECK: scf.for
+// CHECK-NOT: iter_args
+// CHECK: vector.transfer_read
+// CHECK: vector.transfer_write
+func.func @may_overlap(%b: memref<8x64xf32>, %offset: index) -> memref<16x64xf32> {
+  %c0 = arith.constant 0 : index
+  %arena = memref.alloc() : memref<8192xi8>
+  %a = memref.view %arena[%offset][] : memref<8192xi8> to memref<16x8xf32>
+  %c = memref.view %arena[%c0][] : memref<8192xi8> to memref<16x64xf32>
+  linalg.matmul ins(%a, %b : memref<16x8xf32>, memref<8x64xf32>) outs(%c : memref<16x64xf32>)
+  return %c : memref<16x64xf32>
+}
