@@ -844,10 +844,16 @@ public:
   }
 };
 
-/// Top-k without sorting: the rank of each element along the axis (how many
-/// elements come before it: better values, or equal ones at lower
-/// indices), then output position p takes the element of rank p. Both
-/// steps are generics with an extra reduction dimension over the axis.
+/// The longest static axis whose top-k is found by ranks (n^2 comparisons,
+/// vectorized); longer ones are sorted.
+constexpr int64_t kLongestRankedTopK = 32;
+
+/// Top-k of a short axis without sorting: the rank of each element along
+/// the axis (how many elements come before it: better values, or equal
+/// ones at lower indices), then output position p takes the element of
+/// rank p. Both steps are generics with an extra reduction dimension over
+/// the axis. Long axes: a stable merge sort of the positions per row
+/// (buildStableOrder), then its first k.
 class TopKLowering : public LoomLowering<TopKOp> {
 public:
   using LoomLowering::LoomLowering;
@@ -897,6 +903,86 @@ public:
     FailureOr<SmallVector<Value>> indexSizes = sizesOf(indicesType);
     if (failed(rankSizes) || failed(valueSizes) || failed(indexSizes))
       return rewriter.notifyMatchFailure(op, "k known only at run time");
+
+    // Whether `rival` comes before `self`: a better value (equal ones keep
+    // their order, which the callers make the index order).
+    auto beats = [&](OpBuilder &b, Location loc, Value self, Value rival) {
+      if (isa<FloatType>(element))
+        return Value(arith::CmpFOp::create(b, loc,
+                                           largest ? arith::CmpFPredicate::OGT
+                                                   : arith::CmpFPredicate::OLT,
+                                           rival, self));
+      auto predicate = largest ? (unsignedInput ? arith::CmpIPredicate::ugt
+                                                : arith::CmpIPredicate::sgt)
+                               : (unsignedInput ? arith::CmpIPredicate::ult
+                                                : arith::CmpIPredicate::slt);
+      return Value(arith::CmpIOp::create(b, loc, predicate, rival, self));
+    };
+
+    // Long axes (or lengths known only at run time: a detector's score
+    // filter) are sorted: O(n log n) per row instead of the ranks' n^2.
+    if (inputType.isDynamicDim(axis) ||
+        inputType.getDimSize(axis) > kLongestRankedTopK) {
+      Value values = emptyTensor(rewriter, loc, valuesType, *valueSizes);
+      Value indices = emptyTensor(rewriter, loc, indicesType, *indexSizes);
+      auto c = [&](OpBuilder &b, int64_t v) -> Value {
+        return arith::ConstantIndexOp::create(b, loc, v);
+      };
+      // The rows: every position of the other dimensions, in row-major
+      // order.
+      SmallVector<Value> extents;
+      Value rows = c(rewriter, 1);
+      for (int64_t d = 0; d < rank; ++d) {
+        Value size = tensor::DimOp::create(rewriter, loc, x, d);
+        extents.push_back(size);
+        if (d != axis)
+          rows = arith::MulIOp::create(rewriter, loc, rows, size);
+      }
+      Value length = extents[axis];
+      Value k = tensor::DimOp::create(rewriter, loc, values, axis);
+      auto loop = scf::ForOp::create(
+          rewriter, loc, c(rewriter, 0), rows, c(rewriter, 1),
+          ValueRange{values, indices},
+          [&](OpBuilder &b, Location loc, Value row, ValueRange acc) {
+            SmallVector<Value> at(rank);
+            Value rest = row;
+            for (int64_t d = rank - 1; d >= 0; --d) {
+              if (d == axis)
+                continue;
+              at[d] = arith::RemUIOp::create(b, loc, rest, extents[d]);
+              rest = arith::DivUIOp::create(b, loc, rest, extents[d]);
+            }
+            auto element = [&](OpBuilder &b, Location loc, Value position) {
+              SmallVector<Value> indices(at);
+              indices[axis] = position;
+              return Value(tensor::ExtractOp::create(b, loc, x, indices));
+            };
+            Value order = buildStableOrder(
+                b, loc, length,
+                [&](OpBuilder &b, Location loc, Value left, Value right) {
+                  return beats(b, loc, element(b, loc, left),
+                               element(b, loc, right));
+                });
+            auto firstK = scf::ForOp::create(
+                b, loc, c(b, 0), k, c(b, 1), acc,
+                [&](OpBuilder &b, Location loc, Value p, ValueRange out) {
+                  Value source = arith::IndexCastOp::create(
+                      b, loc, b.getIndexType(),
+                      tensor::ExtractOp::create(b, loc, order, p));
+                  SmallVector<Value> target(at);
+                  target[axis] = p;
+                  Value v = tensor::InsertOp::create(
+                      b, loc, element(b, loc, source), out[0], target);
+                  Value i = tensor::InsertOp::create(
+                      b, loc, arith::IndexCastOp::create(b, loc, i64, source),
+                      out[1], target);
+                  scf::YieldOp::create(b, loc, ValueRange{v, i});
+                });
+            scf::YieldOp::create(b, loc, firstK.getResults());
+          });
+      rewriter.replaceOp(op, loop.getResults());
+      return success();
+    }
     Value ranks =
         linalg::GenericOp::create(
             rewriter, loc, TypeRange{rankType}, ValueRange{x, x},

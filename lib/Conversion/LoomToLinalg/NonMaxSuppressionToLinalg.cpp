@@ -10,10 +10,10 @@
 //    number written so far carried as an index, and the result is the
 //    first `count` rows (tensor.extract_slice to tensor<?x3xi64>).
 //  - Per class, a mask marks the candidates (score above score_threshold,
-//    or every box without one). The candidates are visited in the
-//    reference's sorted order, highest score first and equal scores by the
-//    lower box index, by selecting the first maximum among those not yet
-//    visited, once per candidate: O(N^2) per class, no sort.
+//    or every box without one). The boxes are sorted once (a stable merge
+//    sort, buildStableOrder: O(N log N)) into the reference's order,
+//    highest score first and equal scores by the lower box index, and the
+//    candidates among them visited in that order.
 //  - A candidate is kept while fewer than max_output_boxes_per_class boxes
 //    are kept in its class and no kept box of the class overlaps it by an
 //    IoU above iou_threshold. The IoU is the reference's suppressedByIoU:
@@ -217,56 +217,39 @@ public:
                               arith::ExtUIOp::create(b, loc, i64, keep)));
                       scf::YieldOp::create(b, loc, ValueRange{m, n});
                     });
-                Value numCandidates = candidates.getResult(1);
-                // One visit per candidate, in sorted order.
+                // The boxes in the reference's order: highest score
+                // first, equal scores by the lower box index.
+                Value order = buildStableOrder(
+                    b, loc, numBoxes,
+                    [&](OpBuilder &b, Location loc, Value left, Value right) {
+                      return Value(arith::CmpFOp::create(
+                          b, loc, arith::CmpFPredicate::OGT, score(b, right),
+                          score(b, left)));
+                    });
+                Value candidateMask = candidates.getResult(0);
+                // One visit per box in that order; the candidates among
+                // them are considered.
                 auto visits = scf::ForOp::create(
-                    b, loc, ci(b, 0), numCandidates, ci(b, 1),
-                    ValueRange{rows, start, candidates.getResult(0)},
-                    [&](OpBuilder &b, Location loc, Value, ValueRange state) {
-                      Value rows = state[0], count = state[1], mask = state[2];
+                    b, loc, ci(b, 0), numBoxes, ci(b, 1),
+                    ValueRange{rows, start},
+                    [&](OpBuilder &b, Location loc, Value position,
+                        ValueRange state) {
+                      Value rows = state[0], count = state[1];
+                      Value box = arith::IndexCastOp::create(
+                          b, loc, indexType,
+                          tensor::ExtractOp::create(b, loc, order, position));
                       Value kept =
                           toI64(b, arith::SubIOp::create(b, loc, count, start));
-                      Value room = arith::CmpIOp::create(
-                          b, loc, arith::CmpIPredicate::slt, kept, maxPerClass);
+                      Value room = arith::AndIOp::create(
+                          b, loc,
+                          arith::CmpIOp::create(b, loc,
+                                                arith::CmpIPredicate::slt, kept,
+                                                maxPerClass),
+                          tensor::ExtractOp::create(b, loc, candidateMask,
+                                                    ValueRange{box}));
                       auto visit = scf::IfOp::create(
                           b, loc, room,
                           [&](OpBuilder &b, Location loc) {
-                            // The first highest score among the unvisited
-                            // candidates (there is one).
-                            Type element = scoresType.getElementType();
-                            Value anyScore =
-                                scalarConstant(b, loc, element, 0.0);
-                            auto best = scf::ForOp::create(
-                                b, loc, ci(b, 0), numBoxes, ci(b, 1),
-                                ValueRange{boolean(b, false), ci(b, 0),
-                                           anyScore},
-                                [&](OpBuilder &b, Location loc, Value box,
-                                    ValueRange acc) {
-                                  Value open = tensor::ExtractOp::create(
-                                      b, loc, mask, ValueRange{box});
-                                  Value s = score(b, box);
-                                  Value higher = arith::CmpFOp::create(
-                                      b, loc, arith::CmpFPredicate::OGT, s,
-                                      acc[2]);
-                                  Value first = arith::XOrIOp::create(
-                                      b, loc, acc[0], boolean(b, true));
-                                  Value take = arith::AndIOp::create(
-                                      b, loc, open,
-                                      arith::OrIOp::create(b, loc, first,
-                                                           higher));
-                                  Value found = arith::OrIOp::create(
-                                      b, loc, acc[0], take);
-                                  Value index = arith::SelectOp::create(
-                                      b, loc, take, box, acc[1]);
-                                  Value value = arith::SelectOp::create(
-                                      b, loc, take, s, acc[2]);
-                                  scf::YieldOp::create(
-                                      b, loc, ValueRange{found, index, value});
-                                });
-                            Value box = best.getResult(1);
-                            Value visited = tensor::InsertOp::create(
-                                b, loc, boolean(b, false), mask,
-                                ValueRange{box});
                             // Suppressed by a box kept before in this
                             // class?
                             std::array<Value, 4> candidate =
@@ -310,16 +293,18 @@ public:
                                 });
                             scf::YieldOp::create(b, loc,
                                                  ValueRange{keep.getResult(0),
-                                                            keep.getResult(1),
-                                                            visited});
+                                                            keep.getResult(1)});
                           },
                           [&](OpBuilder &b, Location loc) {
                             scf::YieldOp::create(b, loc,
-                                                 ValueRange{rows, count, mask});
+                                                 ValueRange{rows, count});
                           });
                       scf::YieldOp::create(b, loc, visit.getResults());
                     });
-                scf::YieldOp::create(b, loc, visits.getResults());
+                scf::YieldOp::create(b, loc,
+                                     ValueRange{visits.getResult(0),
+                                                visits.getResult(1),
+                                                candidateMask});
               });
           scf::YieldOp::create(b, loc, classLoop.getResults());
         });

@@ -494,6 +494,98 @@ Value buildMean(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
       });
 }
 
+Value buildStableOrder(OpBuilder &b, Location loc, Value n,
+                       RightFirst rightFirst) {
+  // Positions are stored as i64: the type converter's tensors hold no
+  // index elements.
+  Type indexType = b.getIndexType(), i64 = b.getI64Type();
+  auto orderType = RankedTensorType::get({ShapedType::kDynamic}, i64);
+  auto c = [&](OpBuilder &b, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value identity = tensor::GenerateOp::create(
+      b, loc, orderType, ValueRange{n},
+      [&](OpBuilder &b, Location loc, ValueRange indices) {
+        tensor::YieldOp::create(
+            b, loc, arith::IndexCastOp::create(b, loc, i64, indices[0]));
+      });
+  Value scratch = tensor::EmptyOp::create(b, loc, orderType, ValueRange{n});
+  // Passes over runs of `width` sorted positions, merged pairwise from
+  // `source` into `target`; the two swap after each pass.
+  Value one = c(b, 1);
+  auto passes = scf::WhileOp::create(
+      b, loc, TypeRange{indexType, orderType, orderType},
+      ValueRange{one, identity, scratch},
+      [&](OpBuilder &b, Location loc, ValueRange state) {
+        Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           state[0], n);
+        scf::ConditionOp::create(b, loc, more, state);
+      },
+      [&](OpBuilder &b, Location loc, ValueRange state) {
+        Value width = state[0], source = state[1], target = state[2];
+        Value pair = arith::AddIOp::create(b, loc, width, width);
+        auto runs = scf::ForOp::create(
+            b, loc, c(b, 0), n, pair, ValueRange{target},
+            [&](OpBuilder &b, Location loc, Value lo, ValueRange acc) {
+              Value mid = arith::MinUIOp::create(
+                  b, loc, arith::AddIOp::create(b, loc, lo, width), n);
+              Value hi = arith::MinUIOp::create(
+                  b, loc, arith::AddIOp::create(b, loc, lo, pair), n);
+              auto merge = scf::WhileOp::create(
+                  b, loc, TypeRange{indexType, indexType, indexType, orderType},
+                  ValueRange{lo, mid, lo, acc[0]},
+                  [&](OpBuilder &b, Location loc, ValueRange s) {
+                    Value more = arith::CmpIOp::create(
+                        b, loc, arith::CmpIPredicate::ult, s[2], hi);
+                    scf::ConditionOp::create(b, loc, more, s);
+                  },
+                  [&](OpBuilder &b, Location loc, ValueRange s) {
+                    Value i = s[0], j = s[1], k = s[2], out = s[3];
+                    Value leftOpen = arith::CmpIOp::create(
+                        b, loc, arith::CmpIPredicate::ult, i, mid);
+                    Value rightOpen = arith::CmpIOp::create(
+                        b, loc, arith::CmpIPredicate::ult, j, hi);
+                    // Both reads in bounds: an exhausted run reads the
+                    // other run's head, and is not taken.
+                    Value lastLeft = arith::SubIOp::create(b, loc, mid, one);
+                    Value li = arith::MinUIOp::create(b, loc, i, lastLeft);
+                    Value rj =
+                        arith::SelectOp::create(b, loc, rightOpen, j, li);
+                    Value left = tensor::ExtractOp::create(b, loc, source, li);
+                    Value right = tensor::ExtractOp::create(b, loc, source, rj);
+                    auto asIndex = [&](Value v) -> Value {
+                      return arith::IndexCastOp::create(b, loc, indexType, v);
+                    };
+                    Value takeRight = arith::AndIOp::create(
+                        b, loc, rightOpen,
+                        arith::OrIOp::create(
+                            b, loc,
+                            arith::XOrIOp::create(
+                                b, loc, leftOpen,
+                                arith::ConstantIntOp::create(b, loc, 1, 1)),
+                            rightFirst(b, loc, asIndex(left), asIndex(right))));
+                    Value taken =
+                        arith::SelectOp::create(b, loc, takeRight, right, left);
+                    Value written =
+                        tensor::InsertOp::create(b, loc, taken, out, k);
+                    Value stepRight = arith::IndexCastUIOp::create(
+                        b, loc, indexType, takeRight);
+                    Value nextI = arith::SubIOp::create(
+                        b, loc, arith::AddIOp::create(b, loc, i, one),
+                        stepRight);
+                    Value nextJ = arith::AddIOp::create(b, loc, j, stepRight);
+                    Value nextK = arith::AddIOp::create(b, loc, k, one);
+                    scf::YieldOp::create(
+                        b, loc, ValueRange{nextI, nextJ, nextK, written});
+                  });
+              scf::YieldOp::create(b, loc, merge.getResult(3));
+            });
+        scf::YieldOp::create(b, loc,
+                             ValueRange{pair, runs.getResult(0), source});
+      });
+  return passes.getResult(1);
+}
+
 Value buildSoftmax(OpBuilder &b, Location loc, Value input, int64_t axis,
                    bool logarithm, bool zeroEmptyRows) {
   auto type = cast<RankedTensorType>(input.getType());

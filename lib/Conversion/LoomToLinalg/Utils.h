@@ -140,6 +140,17 @@ mlir::Value buildReduction(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value buildMean(mlir::OpBuilder &b, mlir::Location loc, mlir::Value input,
                       llvm::ArrayRef<int64_t> axes, bool keepdims);
 
+/// Whether the element at position `right` must come before the one at
+/// position `left` (strictly: equal elements keep their order).
+using RightFirst = llvm::function_ref<mlir::Value(
+    mlir::OpBuilder &, mlir::Location, mlir::Value left, mlir::Value right)>;
+
+/// The positions 0 .. n-1 (a tensor<?xi64>) in the order of a stable
+/// sort by `rightFirst`: a bottom-up merge sort of the positions, O(n log n)
+/// comparisons, as scf loops on tensors.
+mlir::Value buildStableOrder(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::Value n, RightFirst rightFirst);
+
 /// Softmax (or log-softmax) of `input` along `axis`. With `zeroEmptyRows`
 /// (softmax only), a row that is -inf everywhere (attention's fully masked
 /// rows) gives zeros instead of 0 / 0.

@@ -2,12 +2,12 @@
 
 // The selections go into a tensor of the static bound B * C * N = 30 rows
 // through an scf.for nest over batch and class carrying the rows, the
-// count and the candidate mask. Per class: one loop marks and counts the
-// candidates (score > score_threshold, compared in f64), one visit per
-// candidate while fewer than max_output_boxes_per_class are kept, each
-// visit taking the first highest score left (ogt: equal scores keep the
-// lower index), then an IoU loop over the class's kept rows, in f64; a kept
-// box is one [batch, class, box] row. The result is the first `count`
+// count and the candidate mask. Per class: one loop marks the candidates
+// (score > score_threshold, compared in f64), a stable merge sort orders
+// the boxes by score (ogt: equal scores keep the lower index), then one
+// visit per box in that order, considered when it is a candidate and
+// fewer than max_output_boxes_per_class are kept: an IoU loop over the
+// class's kept rows, in f64; a kept box is one [batch, class, box] row. The result is the first `count`
 // rows; the cast to the model's static shape compares the count with it at
 // run time (zeros and a reported error when they differ).
 // CHECK-LABEL: func.func @nms
@@ -24,15 +24,21 @@
 // CHECK: %[[CAND:[^ ,:]+]]:2 = scf.for {{.+}} -> (tensor<5xi1>, index)
 // CHECK: tensor.extract %[[SCORES]][%[[B]], %[[C]], %{{.+}}] : tensor<2x3x5xf32>
 // CHECK: arith.cmpf ogt, %{{.+}}, %[[MIN64]] : f64
-// CHECK: scf.for %{{.+}} = %{{.+}} to %[[CAND]]#1 step %{{.+}} iter_args(%{{.+}} = %{{.+}}, %[[COUNT:[^ ,:]+]] = %{{.+}}, %{{.+}} = %[[CAND]]#0)
+// CHECK: %[[SORT:[^ ,:]+]]:3 = scf.while
+// CHECK: scf.while
+// CHECK: tensor.extract %[[SCORES]][%[[B]], %[[C]], %{{.+}}] : tensor<2x3x5xf32>
+// CHECK: tensor.extract %[[SCORES]][%[[B]], %[[C]], %{{.+}}] : tensor<2x3x5xf32>
+// CHECK: arith.cmpf ogt, %{{.+}}, %{{.+}} : f32
+// CHECK: scf.for %[[POS:[^ ,:]+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %{{.+}}, %[[COUNT:[^ ,:]+]] = %{{.+}}) -> (tensor<30x3xi64>, index)
+// CHECK: %[[AT:[^ ,:]+]] = tensor.extract %[[SORT]]#1[%[[POS]]] : tensor<?xi64>
+// CHECK: %[[BOX:[^ ,:]+]] = arith.index_cast %[[AT]] : i64 to index
 // CHECK: %[[KEPT:[^ ,:]+]] = arith.subi %[[COUNT]], %[[START]] : index
 // CHECK: %[[KEPT64:[^ ,:]+]] = arith.index_cast %[[KEPT]] : index to i64
-// CHECK: %[[ROOM:[^ ,:]+]] = arith.cmpi slt, %[[KEPT64]], %[[KV]] : i64
-// CHECK: scf.if %[[ROOM]] -> (tensor<30x3xi64>, index, tensor<5xi1>)
-// CHECK: %[[BEST:[^ ,:]+]]:3 = scf.for {{.+}} -> (i1, index, f32)
-// CHECK: arith.cmpf ogt, %{{.+}}, %{{.+}} : f32
-// CHECK: tensor.insert %{{.+}} into %{{.+}}[%[[BEST]]#1] : tensor<5xi1>
-// CHECK-COUNT-4: tensor.extract %[[BOXES]][%[[B]], %[[BEST]]#1, %{{.+}}] : tensor<2x5x4xf32>
+// CHECK: %[[UNDER:[^ ,:]+]] = arith.cmpi slt, %[[KEPT64]], %[[KV]] : i64
+// CHECK: %[[ISCAND:[^ ,:]+]] = tensor.extract %[[CAND]]#0[%[[BOX]]] : tensor<5xi1>
+// CHECK: %[[ROOM:[^ ,:]+]] = arith.andi %[[UNDER]], %[[ISCAND]] : i1
+// CHECK: scf.if %[[ROOM]] -> (tensor<30x3xi64>, index)
+// CHECK-COUNT-4: tensor.extract %[[BOXES]][%[[B]], %[[BOX]], %{{.+}}] : tensor<2x5x4xf32>
 // CHECK: %[[HIT:[^ ,:]+]] = scf.for %{{.+}} = %[[START]] to %[[COUNT]] step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (i1)
 // CHECK: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}] : tensor<30x3xi64>
 // CHECK-COUNT-4: tensor.extract %[[BOXES]]
