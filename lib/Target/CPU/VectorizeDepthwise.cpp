@@ -152,8 +152,9 @@ std::optional<Depthwise> matchDepthwise(linalg::GenericOp generic) {
 /// output rows, and vector pieces along each row.
 class Emitter {
 public:
-  Emitter(const Depthwise &conv, OpBuilder &b, int64_t width, bool parallel)
-      : conv(conv), loc(conv.op->getLoc()), b(b), width(width),
+  Emitter(const Depthwise &conv, OpBuilder &b, int64_t width, int64_t block,
+          bool parallel)
+      : conv(conv), loc(conv.op->getLoc()), b(b), width(width), block(block),
         parallel(parallel) {}
 
   void emit() {
@@ -200,28 +201,49 @@ private:
     return last < conv.inWidth;
   }
 
-  /// The row's pieces: full vectors (a loop over those whose input reads
-  /// fit the row when there are many), then halving pieces for the rest.
+  /// A piece of the current row: outputs [start, start + width).
+  struct Piece {
+    Value start;
+    int64_t width;
+    bool wideRead;
+  };
+
+  /// The row's pieces: full vectors, then halving pieces for the rest, in
+  /// blocks of up to `block` pieces that share each tap's weight. When the
+  /// row holds many blocks, a loop over the blocks of full pieces whose
+  /// input reads fit the row comes first.
   void rowPieces() {
     int64_t full = conv.outWidth / width;
     int64_t looped = 0;
-    if (full > 4) {
-      looped = full;
-      while (looped > 0 && !wideReadFits((looped - 1) * width, width))
-        --looped;
+    if (full >= 2 * block) {
+      int64_t fitting = full;
+      while (fitting > 0 && !wideReadFits((fitting - 1) * width, width))
+        --fitting;
+      looped = fitting / block * block;
       auto loop = scf::ForOp::create(b, loc, index(0), index(looped * width),
-                                     index(width));
+                                     index(block * width));
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(loop.getBody()->getTerminator());
-      piece(loop.getInductionVar(), width, /*wideRead=*/true);
+      SmallVector<Piece> pieces;
+      for (int64_t i = 0; i < block; ++i)
+        pieces.push_back(
+            {i ? Value(arith::AddIOp::create(b, loc, loop.getInductionVar(),
+                                             index(i * width)))
+               : loop.getInductionVar(),
+             width, /*wideRead=*/true});
+      emitBlock(pieces);
     }
+    SmallVector<Piece> rest;
     int64_t start = looped * width;
     for (int64_t w = width; w >= 1; w /= 2) {
       while (conv.outWidth - start >= w) {
-        piece(index(start), w, wideReadFits(start, w));
+        rest.push_back({index(start), w, wideReadFits(start, w)});
         start += w;
       }
     }
+    for (size_t i = 0; i < rest.size(); i += block)
+      emitBlock(ArrayRef<Piece>(rest).slice(
+          i, std::min<size_t>(block, rest.size() - i)));
   }
 
   /// The weight of tap `tap` in every lane of a `pieceWidth` vector.
@@ -236,28 +258,29 @@ private:
     return slot;
   }
 
-  /// Outputs [start, start + pieceWidth) of the current row. With
-  /// `wideRead`, each input row piece is read `stride` times as wide as
-  /// the outputs (that many lanes are known to fit the row); otherwise
-  /// exactly as far as its last used element.
-  void piece(Value start, int64_t pieceWidth, bool wideRead) {
+  /// A block of pieces of the current row: their accumulators start from
+  /// the output; for each tap, its weight broadcast once and every
+  /// piece's input row piece times it added; then the accumulators are
+  /// stored. With `wideRead`, an input row piece is read `stride` times as
+  /// wide as its outputs (that many lanes are known to fit the row);
+  /// otherwise exactly as far as its last used element.
+  void emitBlock(ArrayRef<Piece> pieces) {
     MLIRContext *ctx = b.getContext();
     auto vectorOf = [&](int64_t n) {
       return VectorType::get({n}, b.getF32Type());
     };
     AffineMap minor = AffineMap::getMinorIdentityMap(4, 1, ctx);
-    SmallVector<Value> outIndices{batchIndex, filterIndex, row, start};
-    Value acc = vector::TransferReadOp::create(
-        b, loc, vectorOf(pieceWidth), conv.output, outIndices,
-        /*padding=*/std::nullopt, minor, ArrayRef<bool>{true});
     int64_t s = conv.strides[1];
-    int64_t readWidth =
-        s == 1 || wideRead ? pieceWidth * s : (pieceWidth - 1) * s + 1;
-    SmallVector<int64_t> lanes;
-    for (int64_t i = 0; i < pieceWidth; ++i)
-      lanes.push_back(i * s);
-    Value firstColumn =
-        s == 1 ? start : arith::MulIOp::create(b, loc, start, index(s));
+    SmallVector<Value> accs, firstColumns;
+    for (const Piece &piece : pieces) {
+      accs.push_back(vector::TransferReadOp::create(
+          b, loc, vectorOf(piece.width), conv.output,
+          ValueRange{batchIndex, filterIndex, row, piece.start},
+          /*padding=*/std::nullopt, minor, ArrayRef<bool>{true}));
+      firstColumns.push_back(
+          s == 1 ? piece.start
+                 : arith::MulIOp::create(b, loc, piece.start, index(s)));
+    }
     Value firstRow = arith::MulIOp::create(b, loc, row, index(conv.strides[0]));
     auto contract =
         arith::FastMathFlagsAttr::get(ctx, arith::FastMathFlags::contract);
@@ -266,28 +289,42 @@ private:
       Value inRow = arith::AddIOp::create(b, loc, firstRow,
                                           index(kh * conv.dilations[0]));
       for (int64_t kw = 0; kw < conv.kernelWidth; ++kw, ++tap) {
-        Value inColumn = arith::AddIOp::create(b, loc, firstColumn,
-                                               index(kw * conv.dilations[1]));
-        Value in = vector::TransferReadOp::create(
-            b, loc, vectorOf(readWidth), conv.input,
-            ValueRange{batchIndex, channelIndex, inRow, inColumn},
-            /*padding=*/std::nullopt, minor, ArrayRef<bool>{true});
-        if (s != 1)
-          in = vector::ShuffleOp::create(b, loc, in, in, lanes);
-        // acc + in * w, fused into one FMA where the host has it.
-        Value product = arith::MulFOp::create(
-            b, loc, in, broadcastWeight(tap, pieceWidth), contract);
-        acc = arith::AddFOp::create(b, loc, acc, product, contract);
+        for (auto [i, piece] : llvm::enumerate(pieces)) {
+          int64_t readWidth = s == 1 || piece.wideRead
+                                  ? piece.width * s
+                                  : (piece.width - 1) * s + 1;
+          Value inColumn = arith::AddIOp::create(b, loc, firstColumns[i],
+                                                 index(kw * conv.dilations[1]));
+          Value in = vector::TransferReadOp::create(
+              b, loc, vectorOf(readWidth), conv.input,
+              ValueRange{batchIndex, channelIndex, inRow, inColumn},
+              /*padding=*/std::nullopt, minor, ArrayRef<bool>{true});
+          if (s != 1) {
+            SmallVector<int64_t> lanes;
+            for (int64_t lane = 0; lane < piece.width; ++lane)
+              lanes.push_back(lane * s);
+            in = vector::ShuffleOp::create(b, loc, in, in, lanes);
+          }
+          // acc + in * w, fused into one FMA where the host has it.
+          Value product = arith::MulFOp::create(
+              b, loc, in, broadcastWeight(tap, piece.width), contract);
+          accs[i] = arith::AddFOp::create(b, loc, accs[i], product, contract);
+        }
       }
     }
-    vector::TransferWriteOp::create(b, loc, acc, conv.output, outIndices,
-                                    ArrayRef<bool>{true});
+    for (auto [i, piece] : llvm::enumerate(pieces))
+      vector::TransferWriteOp::create(
+          b, loc, accs[i], conv.output,
+          ValueRange{batchIndex, filterIndex, row, piece.start},
+          ArrayRef<bool>{true});
   }
 
   const Depthwise &conv;
   Location loc;
   OpBuilder &b;
   int64_t width;
+  /// Pieces computed together, sharing each tap's weight.
+  int64_t block;
   bool parallel;
   Value batchIndex, filterIndex, channelIndex, row;
   SmallVector<Value> weights;
@@ -301,9 +338,13 @@ public:
   using LoomCPUVectorizeDepthwisePassBase::LoomCPUVectorizeDepthwisePassBase;
 
   void runOnOperation() override {
-    unsigned bits =
-        vectorBits ? unsigned(vectorBits) : hostVectorRegisters().first;
+    auto [hostBits, hostRegisters] = hostVectorRegisters();
+    unsigned bits = vectorBits ? unsigned(vectorBits) : hostBits;
+    unsigned numRegisters = registers ? unsigned(registers) : hostRegisters;
     int64_t lanes = std::max<int64_t>(1, bits / 32);
+    // Accumulators for half the registers, less the input piece and the
+    // weight: 6 with 16 registers, 14 with 32.
+    int64_t block = std::max<int64_t>(1, (int64_t(numRegisters) - 4) / 2);
     SmallVector<Depthwise> convs;
     getOperation().walk([&](linalg::GenericOp op) {
       if (std::optional<Depthwise> conv = matchDepthwise(op))
@@ -315,7 +356,7 @@ public:
       // Inside a loop already parallel (a pipeline stage's), serial.
       bool parallel = parallelFlops > 0 && conv.flops() >= parallelFlops &&
                       !conv.op->getParentOfType<scf::ParallelOp>();
-      Emitter(conv, rewriter, lanes, parallel).emit();
+      Emitter(conv, rewriter, lanes, block, parallel).emit();
       rewriter.eraseOp(conv.op);
     }
   }

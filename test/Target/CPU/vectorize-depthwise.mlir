@@ -1,24 +1,29 @@
-// RUN: loom-opt %s --split-input-file --loom-cpu-vectorize-depthwise="vector-bits=256 parallel-flops=0" | FileCheck %s
-// RUN: loom-opt %s --split-input-file --loom-cpu-vectorize-depthwise="vector-bits=256 parallel-flops=1" | FileCheck %s --check-prefix=PARALLEL
+// RUN: loom-opt %s --split-input-file --loom-cpu-vectorize-depthwise="vector-bits=256 registers=8 parallel-flops=0" | FileCheck %s
+// RUN: loom-opt %s --split-input-file --loom-cpu-vectorize-depthwise="vector-bits=256 registers=8 parallel-flops=1" | FileCheck %s --check-prefix=PARALLEL
 
 // A 3x3 depthwise convolution with unit stride, its loops in the order
 // loom-cpu-contraction-order leaves them (n, m, oh, c, kh, kw, ow): one
 // loop over batch x filters that loads the nine weights once, a loop over
-// rows, and per row a full piece of 8 and a remainder of 1. Each piece
-// reads its accumulator from the output, adds nine input rows times the
-// broadcast weights (multiplies and adds that may contract into FMAs),
-// and is written once.
+// rows, and per row a full piece of 8 and a remainder of 1, one block
+// (8 registers: blocks of 2 pieces). Each piece reads its accumulator
+// from the output; for each of the nine taps, both pieces add their input
+// row piece times the tap's broadcast weight (multiplies and adds that
+// may contract into FMAs); each piece is written once.
 // CHECK-LABEL: func.func @unit_stride
 // CHECK-NOT: linalg.generic
 // CHECK: scf.for %[[PLANE:.+]] = %{{.+}} to %c16{{.*}} step
 // CHECK-COUNT-9: memref.load %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<8x1x3x3xf32>
 // CHECK: scf.for %[[ROW:.+]] = %{{.+}} to %c9{{.*}} step
 // CHECK: vector.transfer_read %{{.+}} : memref<2x8x9x9xf32>, vector<8xf32>
-// CHECK-COUNT-9: vector.transfer_read %{{.+}} : memref<2x8x11x11xf32>, vector<8xf32>
+// CHECK: vector.transfer_read %{{.+}} : memref<2x8x9x9xf32>, vector<1xf32>
+// CHECK: vector.transfer_read %{{.+}} : memref<2x8x11x11xf32>, vector<8xf32>
 // CHECK: arith.mulf %{{.+}}, %{{.+}} fastmath<contract> : vector<8xf32>
 // CHECK: arith.addf %{{.+}}, %{{.+}} fastmath<contract> : vector<8xf32>
+// CHECK: vector.transfer_read %{{.+}} : memref<2x8x11x11xf32>, vector<1xf32>
+// CHECK: arith.mulf %{{.+}}, %{{.+}} fastmath<contract> : vector<1xf32>
+// CHECK: arith.addf %{{.+}}, %{{.+}} fastmath<contract> : vector<1xf32>
+// CHECK-COUNT-8: vector.transfer_read %{{.+}} : memref<2x8x11x11xf32>, vector<8xf32>
 // CHECK: vector.transfer_write %{{.+}} : vector<8xf32>, memref<2x8x9x9xf32>
-// CHECK: vector.transfer_read %{{.+}} : memref<2x8x9x9xf32>, vector<1xf32>
 // CHECK: vector.transfer_write %{{.+}} : vector<1xf32>, memref<2x8x9x9xf32>
 // PARALLEL-LABEL: func.func @unit_stride
 // PARALLEL: scf.parallel
@@ -59,10 +64,15 @@ func.func @stride_two(%x: memref<1x4x9x25xf32>, %w: memref<8x1x3x3xf32>, %y: mem
 
 // -----
 
-// Rows of 40 outputs: a loop over the full pieces of 8, no remainder.
+// Rows of 40 outputs, five full pieces of 8: a loop over two blocks of
+// two pieces (columns 0-31), then the last piece.
 // CHECK-LABEL: func.func @long_rows
-// CHECK: scf.for %{{.+}} = %{{.+}} to %c40{{.*}} step %c8
-// CHECK-COUNT-4: vector.transfer_read %{{.+}} : memref<1x2x4x42xf32>, vector<8xf32>
+// CHECK: scf.for %[[AT:.+]] = %{{.+}} to %c32{{.*}} step %c16
+// CHECK: %[[NEXT:.+]] = arith.addi %[[AT]], %c8
+// CHECK: vector.transfer_read %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %[[AT]]]{{.*}} : memref<1x2x2x40xf32>, vector<8xf32>
+// CHECK: vector.transfer_read %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %[[NEXT]]]{{.*}} : memref<1x2x2x40xf32>, vector<8xf32>
+// CHECK: vector.transfer_write %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %[[NEXT]]]
+// CHECK: vector.transfer_read %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %c32{{.*}}]{{.*}} : memref<1x2x2x40xf32>, vector<8xf32>
 // CHECK-NOT: vector<4xf32>
 func.func @long_rows(%x: memref<1x2x4x42xf32>, %w: memref<2x1x3x3xf32>, %y: memref<1x2x2x40xf32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1 + d4, d2 + d5, d3 + d6)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>, affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%x, %w : memref<1x2x4x42xf32>, memref<2x1x3x3xf32>) outs(%y : memref<1x2x2x40xf32>) {

@@ -423,10 +423,12 @@ def LoomCPUVectorizeDepthwisePass
     order, its input already padded - becomes a loop over (batch x
     filters), each loading its window's weights once, a loop over output
     rows, and vector pieces along each row (full vectors of the host's
-    width, then halving pieces): each piece's accumulator starts from the
-    output, adds every tap's input row piece times the tap's weight
-    (`arith.mulf` and `arith.addf` allowed to contract into an FMA), and is
-    stored once. For a horizontal stride s > 1 the input is read s times as
+    width, then halving pieces), computed in blocks of up to (registers -
+    4) / 2 pieces: each piece's accumulator starts from the output, every
+    tap's weight is broadcast once per block and each piece adds its input
+    row piece times it (`arith.mulf` and `arith.addf` allowed to contract
+    into an FMA), and the accumulators are stored once. Rows of at least
+    two blocks of full pieces loop over those blocks. For a horizontal stride s > 1 the input is read s times as
     wide and every s-th lane kept (exactly as wide as needed where the
     wider read would leave the row). The taps are summed in the window's
     order onto the output's initial value, as the scalar loops do. The
@@ -436,6 +438,8 @@ def LoomCPUVectorizeDepthwisePass
   let options = [
     Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
            "Vector register width in bits (0: the host's)">,
+    Option<"registers", "registers", "unsigned", /*default=*/"0",
+           "Number of vector registers (0: the host's)">,
     Option<"parallelFlops", "parallel-flops", "int64_t",
            /*default=*/"262144",
            "Operations from which the loop over filters is parallel "
