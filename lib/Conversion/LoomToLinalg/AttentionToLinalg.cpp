@@ -1,9 +1,9 @@
 //===- AttentionToLinalg.cpp - Attention ----------------------------------===//
 //
-// loom.attention of static shapes with enough scores runs in tiles with
-// an online softmax (flash attention) and never materializes its scores;
-// otherwise it is decomposed into matrix products, a softmax and
-// elementwise generics.
+// loom.attention with enough scores, or sizes known only at run time,
+// runs in tiles with an online softmax (flash attention) and never
+// materializes its scores; otherwise it is decomposed into matrix
+// products, a softmax and elementwise generics.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +39,12 @@ constexpr int64_t kTiledAttentionScoreElements = int64_t(1) << 12;
 /// [B, H, kAttentionQueryTile, kAttentionKeyTile].
 constexpr int64_t kAttentionQueryTile = 32;
 constexpr int64_t kAttentionKeyTile = 128;
+/// With sizes known only at run time, the query rows left after the whole
+/// tiles go one at a time (a decode step is one such row), and the keys
+/// left in tiles of this many. Each tile shape is one more copy of the
+/// tile's code: a tile of 8 rows between 32 and 1 doubled loomc's time
+/// for an attention op (4 -> 9 s) for little gain.
+constexpr int64_t kAttentionTailKeyTile = 16;
 
 /// Whether lowerAttentionInTiles can take `mask`: with grouped query heads
 /// the rows of a tile mix heads, so the mask must not vary by head.
@@ -49,7 +55,8 @@ static bool maskFitsGroupedRows(Value mask, int64_t group) {
   return shape.size() < 3 || shape[shape.size() - 3] == 1;
 }
 
-/// Flash-attention-style lowering of loom.attention with static shapes.
+/// Flash-attention-style lowering of loom.attention whose batch is known
+/// at compile time (lowerAttentionInTiles loops over a run-time batch).
 ///
 /// The query heads that share a key/value head are stacked as rows: a tile
 /// of `sq` query rows is [B, Hkv, R = group * sq, D], so both products are
@@ -63,13 +70,20 @@ static bool maskFitsGroupedRows(Value mask, int64_t group) {
 /// values `acc` ([B, Hkv, R, Dv]), updated in place. Each key tile rescales
 /// them by exp(m_old - m_new); after the last, acc / l is the softmax-
 /// weighted sum, and no score tensor larger than one tile ever exists.
-/// Tiles that do not divide S or T are one more, smaller tile after the
-/// loop, so every shape is static. Accumulation is in `element` (f32 for
-/// 16-bit floats).
-static Value lowerAttentionInTiles(OpBuilder &rewriter, Location loc,
-                                   AttentionOp op, Value q, Value k, Value v,
-                                   Value mask, RankedTensorType type,
-                                   Type element, double scale) {
+/// Accumulation is in `element` (f32 for 16-bit floats).
+///
+/// Every tile has a static shape, so that the products stay register
+/// tiles whatever the sizes. With S and T known at compile time, tiles
+/// that do not divide them are one more, smaller tile after the loop.
+/// With S known only at run time, query rows go in tiles of 32, then one
+/// at a time (a decode step of one token is one tile of one row). With T
+/// known only at run time, keys go in tiles of 128, then 16; a last tile
+/// of 16 that reaches past T is read into zeros and its missing keys
+/// masked.
+static Value lowerAttentionTilesOfBatch(OpBuilder &rewriter, Location loc,
+                                        AttentionOp op, Value q, Value k,
+                                        Value v, Value mask, Type resultElement,
+                                        Type element, double scale) {
   MLIRContext *ctx = rewriter.getContext();
   auto qShape = cast<RankedTensorType>(q.getType()).getShape();
   auto kShape = cast<RankedTensorType>(k.getType()).getShape();
@@ -78,7 +92,8 @@ static Value lowerAttentionInTiles(OpBuilder &rewriter, Location loc,
   int64_t kvHeads = kShape[1], t = kShape[2], dv = vShape[3];
   int64_t group = heads / kvHeads;
   bool causal = op.getIsCausal();
-  Type resultElement = type.getElementType();
+  bool dynamicQueries = ShapedType::isDynamic(s);
+  bool dynamicKeys = ShapedType::isDynamic(t);
   Type inputElement = cast<RankedTensorType>(q.getType()).getElementType();
   auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
   auto index = [&](OpBuilder &b, int64_t value) -> Value {
@@ -87,26 +102,54 @@ static Value lowerAttentionInTiles(OpBuilder &rewriter, Location loc,
   auto tensorOf = [&](ArrayRef<int64_t> shape, Type elementType) {
     return RankedTensorType::get(shape, elementType);
   };
+  Value queries = indexDim(rewriter, loc, q, 2);
+  Value keys = indexDim(rewriter, loc, k, 2);
+  // Key t0 + j is after query s0 + i (aligned to the end) when
+  // t0 + j > s0 + i + (T - S).
+  Value causalOffset =
+      causal ? Value(arith::SubIOp::create(rewriter, loc, keys, queries))
+             : Value();
   // A slice of a 4-D tensor: `size` elements at `offset` in dimension
-  // `sliced`, the other dimensions whole.
+  // `sliced`, the other dimensions (static) whole.
   auto sliceOf = [&](OpBuilder &b, Value source, int64_t sliced, Value offset,
-                     int64_t size) {
+                     OpFoldResult size) {
     auto shape = cast<RankedTensorType>(source.getType()).getShape();
     SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)), sizes;
     offsets[sliced] = offset;
     for (int64_t i = 0; i < 4; ++i)
-      sizes.push_back(b.getIndexAttr(i == sliced ? size : shape[i]));
+      sizes.push_back(i == sliced ? size : b.getIndexAttr(shape[i]));
     SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
     return tensor::ExtractSliceOp::create(b, loc, source, offsets, sizes,
                                           strides)
         .getResult();
   };
+  // `tile`, whose dimension `padded` holds `count` (< `width`) elements,
+  // as a tile of `width` there, the rest zeros.
+  auto zeroPadded = [&](OpBuilder &b, Value tile, int64_t padded, Value count,
+                        int64_t width) {
+    auto tileType = cast<RankedTensorType>(tile.getType());
+    SmallVector<int64_t> shape(tileType.getShape());
+    shape[padded] = width;
+    Value full = zeroFilled(b, loc, tensorOf(shape, tileType.getElementType()));
+    int64_t rank = shape.size();
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes;
+    for (int64_t i = 0; i < rank; ++i)
+      sizes.push_back(i == padded ? OpFoldResult(count)
+                                  : b.getIndexAttr(shape[i]));
+    SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+    return tensor::InsertSliceOp::create(b, loc, tile, full, offsets, sizes,
+                                         strides)
+        .getResult();
+  };
   // K^T, [B, Hkv, D, T], once: its tiles are the products' right operands.
+  SmallVector<Value> keySizes;
+  if (dynamicKeys)
+    keySizes.push_back(keys);
   Value keysT = linalg::TransposeOp::create(
                     rewriter, loc, k,
                     tensor::EmptyOp::create(
                         rewriter, loc, ArrayRef<int64_t>{batch, kvHeads, d, t},
-                        inputElement),
+                        inputElement, keySizes),
                     ArrayRef<int64_t>{0, 1, 3, 2})
                     .getResult()[0];
   SmallVector<utils::IteratorType> parallel4(4, utils::IteratorType::parallel);
@@ -156,14 +199,22 @@ static Value lowerAttentionInTiles(OpBuilder &rewriter, Location loc,
     return math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, x, base));
   };
 
-  // One key tile: updates (m, l, acc) of the query tile `qTile`.
+  // One key tile of `tk` keys from t0: updates (m, l, acc) of the query
+  // tile `qTile`. With `count` set, only that many keys are left (fewer
+  // than tk): the tile is read into zeros and the keys past T masked.
   auto keyTile = [&](OpBuilder &b, Value s0, int64_t sq, Value qTile, Value t0,
-                     int64_t tk, ValueRange state) {
+                     int64_t tk, Value count, ValueRange state) {
     Value m = state[0], l = state[1], acc = state[2];
     int64_t rows = group * sq;
+    OpFoldResult keysRead = count ? OpFoldResult(count) : b.getIndexAttr(tk);
     auto scoreType = tensorOf({batch, kvHeads, rows, tk}, element);
-    Value scores = product(b, qTile, sliceOf(b, keysT, 3, t0, tk),
-                           zeroFilled(b, loc, scoreType));
+    // A tile of K^T or V: `tk` keys from t0 in `dimension`, zeros past T.
+    auto keysOf = [&](Value source, int64_t dimension) {
+      Value tile = sliceOf(b, source, dimension, t0, keysRead);
+      return count ? zeroPadded(b, tile, dimension, count, tk) : tile;
+    };
+    Value keyTileT = keysOf(keysT, 3);
+    Value scores = product(b, qTile, keyTileT, zeroFilled(b, loc, scoreType));
     // Row r of the tile is query row s0 + r mod sq (of head r floordiv sq
     // in the group).
     AffineExpr queryRow = group == 1 ? dim(2) : dim(2) % sq;
@@ -171,29 +222,39 @@ static Value lowerAttentionInTiles(OpBuilder &rewriter, Location loc,
     SmallVector<AffineMap> maps{id4};
     if (mask) {
       // The mask's part for these query rows and keys; the dimensions it
-      // broadcasts (size 1) stay whole.
+      // broadcasts (size 1) stay whole. Its other dimensions are the
+      // scores' (lowerAttentionInTiles aligns those known at run time).
       auto shape = cast<RankedTensorType>(mask.getType()).getShape();
       int64_t rank = shape.size();
+      SmallVector<int64_t> tileSizes{batch, heads, sq, tk};
       SmallVector<OpFoldResult> offsets, sizes;
       SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
       SmallVector<AffineExpr> exprs;
+      int64_t colsAt = -1;
       for (int64_t i = 0; i < rank; ++i) {
         int64_t scoreDim = 4 - rank + i;
         bool broadcast = shape[i] == 1;
         bool rowsDim = scoreDim == 2 && !broadcast;
         bool colsDim = scoreDim == 3 && !broadcast;
+        if (colsDim)
+          colsAt = i;
         offsets.push_back(rowsDim   ? OpFoldResult(s0)
                           : colsDim ? OpFoldResult(t0)
                                     : OpFoldResult(b.getIndexAttr(0)));
-        sizes.push_back(b.getIndexAttr(rowsDim ? sq : colsDim ? tk : shape[i]));
+        sizes.push_back(broadcast ? OpFoldResult(b.getIndexAttr(1))
+                        : colsDim ? keysRead
+                                  : b.getIndexAttr(tileSizes[scoreDim]));
         // Heads broadcast (maskFitsGroupedRows) or, ungrouped, are the
         // tile's own; batch is the tile's.
         exprs.push_back(broadcast       ? getAffineConstantExpr(0, ctx)
                         : scoreDim == 2 ? queryRow
                                         : dim(scoreDim));
       }
-      inputs.push_back(tensor::ExtractSliceOp::create(b, loc, mask, offsets,
-                                                      sizes, strides));
+      Value maskTile =
+          tensor::ExtractSliceOp::create(b, loc, mask, offsets, sizes, strides);
+      if (count && colsAt >= 0)
+        maskTile = zeroPadded(b, maskTile, colsAt, count, tk);
+      inputs.push_back(maskTile);
       maps.push_back(AffineMap::get(4, 0, exprs, ctx));
     }
     maps.push_back(id4);
@@ -214,21 +275,29 @@ static Value lowerAttentionInTiles(OpBuilder &rewriter, Location loc,
                   score = arith::AddFOp::create(
                       b, loc, score, castScalar(b, loc, x[1], element));
               }
+              if (!causal && !count) {
+                linalg::YieldOp::create(b, loc, score);
+                return;
+              }
+              Value col = arith::AddIOp::create(
+                  b, loc, linalg::IndexOp::create(b, loc, 3), t0);
               if (causal) {
-                // Key t0 + j is after query s0 + i (aligned to the end)
-                // when t0 + j > s0 + i + (T - S).
                 Value i = linalg::IndexOp::create(b, loc, 2);
                 if (group > 1)
                   i = arith::RemUIOp::create(b, loc, i, index(b, sq));
                 Value row = arith::AddIOp::create(b, loc, i, s0);
-                Value col = arith::AddIOp::create(
-                    b, loc, linalg::IndexOp::create(b, loc, 3), t0);
-                Value last =
-                    arith::AddIOp::create(b, loc, row, index(b, t - s));
+                Value last = arith::AddIOp::create(b, loc, row, causalOffset);
                 Value future = arith::CmpIOp::create(
                     b, loc, arith::CmpIPredicate::sgt, col, last);
                 score =
                     arith::SelectOp::create(b, loc, future, minusInf, score);
+              }
+              if (count) {
+                // The zeros read past T are no keys.
+                Value missing = arith::CmpIOp::create(
+                    b, loc, arith::CmpIPredicate::sge, col, keys);
+                score =
+                    arith::SelectOp::create(b, loc, missing, minusInf, score);
               }
               linalg::YieldOp::create(b, loc, score);
             })
@@ -267,16 +336,35 @@ static Value lowerAttentionInTiles(OpBuilder &rewriter, Location loc,
         });
     // acc' = acc * rescale + p @ v.
     Value newAcc =
-        product(b, probabilities, sliceOf(b, v, 2, t0, tk),
+        product(b, probabilities, keysOf(v, 2),
                 update(b, acc, rescale, rows4, id4, parallel4, scaleBy));
     return SmallVector<Value>{newMax, newSum, newAcc};
+  };
+
+  // Key tiles of `tk` from `from` to `to` (a multiple of tk apart), each
+  // `tile(b, t0, state)`, carrying `state`.
+  auto tileLoop = [&](OpBuilder &b, Value from, Value to, int64_t tk,
+                      SmallVector<Value> state,
+                      function_ref<SmallVector<Value>(B &, Value, V)> tile) {
+    auto loop =
+        scf::ForOp::create(b, loc, from, to, index(b, tk), state,
+                           [&](B &b, L, Value t0, V carried) {
+                             scf::YieldOp::create(b, loc, tile(b, t0, carried));
+                           });
+    return SmallVector<Value>(loop.getResults());
+  };
+  // `n` rounded down to a multiple of `multiple`.
+  auto roundDown = [&](OpBuilder &b, Value n, int64_t multiple) -> Value {
+    Value m = index(b, multiple);
+    return arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, n, m),
+                                 m);
   };
 
   // One query tile: every key tile, then acc / l into `out`.
   auto queryTile = [&](OpBuilder &b, Value s0, int64_t sq, Value out) {
     int64_t rows = group * sq;
     // [B, H, sq, D] -> [B, Hkv, group, sq, D] -> [B, Hkv, group * sq, D].
-    Value qTile = sliceOf(b, q, 2, s0, sq);
+    Value qTile = sliceOf(b, q, 2, s0, b.getIndexAttr(sq));
     if (group > 1) {
       Value split = tensor::ExpandShapeOp::create(
           b, loc, tensorOf({batch, kvHeads, group, sq, d}, inputElement), qTile,
@@ -290,21 +378,51 @@ static Value lowerAttentionInTiles(OpBuilder &rewriter, Location loc,
     SmallVector<Value> state{filledTensor(b, loc, rowType, minusInf),
                              filledTensor(b, loc, rowType, zero),
                              filledTensor(b, loc, accType, zero)};
-    int64_t tk = std::min(kAttentionKeyTile, t);
-    int64_t fullTiles = t / tk, rest = t % tk;
-    if (fullTiles > 1) {
-      auto loop = scf::ForOp::create(
-          b, loc, index(b, 0), index(b, fullTiles * tk), index(b, tk), state,
-          [&](B &b, L, Value t0, V carried) {
-            scf::YieldOp::create(b, loc,
-                                 keyTile(b, s0, sq, qTile, t0, tk, carried));
-          });
-      state = SmallVector<Value>(loop.getResults());
-    } else if (fullTiles == 1) {
-      state = keyTile(b, s0, sq, qTile, index(b, 0), tk, state);
+    auto fullKeyTile = [&](int64_t tk) {
+      return [&, tk](B &b, Value t0, V carried) {
+        return keyTile(b, s0, sq, qTile, t0, tk, Value(), carried);
+      };
+    };
+    if (dynamicKeys) {
+      Value wholeTiles = roundDown(b, keys, kAttentionKeyTile);
+      state = tileLoop(b, index(b, 0), wholeTiles, kAttentionKeyTile, state,
+                       fullKeyTile(kAttentionKeyTile));
+      // The rest in tiles of kAttentionTailKeyTile, the last one padded.
+      state =
+          tileLoop(b, wholeTiles, keys, kAttentionTailKeyTile, state,
+                   [&](B &b, Value t0, V carried) {
+                     Value left = arith::SubIOp::create(b, loc, keys, t0);
+                     Value full = arith::CmpIOp::create(
+                         b, loc, arith::CmpIPredicate::uge, left,
+                         index(b, kAttentionTailKeyTile));
+                     auto ifOp = scf::IfOp::create(
+                         b, loc, full,
+                         [&](B &b, L) {
+                           scf::YieldOp::create(b, loc,
+                                                keyTile(b, s0, sq, qTile, t0,
+                                                        kAttentionTailKeyTile,
+                                                        Value(), carried));
+                         },
+                         [&](B &b, L) {
+                           scf::YieldOp::create(b, loc,
+                                                keyTile(b, s0, sq, qTile, t0,
+                                                        kAttentionTailKeyTile,
+                                                        left, carried));
+                         });
+                     return SmallVector<Value>(ifOp.getResults());
+                   });
+    } else {
+      int64_t tk = std::min(kAttentionKeyTile, t);
+      int64_t fullTiles = t / tk, rest = t % tk;
+      if (fullTiles > 1)
+        state = tileLoop(b, index(b, 0), index(b, fullTiles * tk), tk, state,
+                         fullKeyTile(tk));
+      else if (fullTiles == 1)
+        state = keyTile(b, s0, sq, qTile, index(b, 0), tk, Value(), state);
+      if (rest)
+        state = keyTile(b, s0, sq, qTile, index(b, fullTiles * tk), rest,
+                        Value(), state);
     }
-    if (rest)
-      state = keyTile(b, s0, sq, qTile, index(b, fullTiles * tk), rest, state);
     Value tileOut = buildElementwise(
         b, loc, tensorOf({batch, kvHeads, rows, dv}, resultElement),
         ValueRange{state[2], state[1]}, [&](B &b, L loc, V x) -> Value {
@@ -334,25 +452,181 @@ static Value lowerAttentionInTiles(OpBuilder &rewriter, Location loc,
                                          strides)
         .getResult();
   };
+  // Query tiles of `sq` rows from `from` to `to` (a multiple of sq apart).
+  auto queryLoop = [&](Value from, Value to, int64_t sq, Value out) {
+    return scf::ForOp::create(
+               rewriter, loc, from, to, index(rewriter, sq), ValueRange{out},
+               [&](B &b, L, Value s0, V carried) {
+                 scf::YieldOp::create(b, loc, queryTile(b, s0, sq, carried[0]));
+               })
+        .getResult(0);
+  };
 
-  Value out =
-      tensor::EmptyOp::create(rewriter, loc, type.getShape(), resultElement);
+  SmallVector<Value> outSizes;
+  if (dynamicQueries)
+    outSizes.push_back(queries);
+  Value out = tensor::EmptyOp::create(rewriter, loc,
+                                      ArrayRef<int64_t>{batch, heads, s, dv},
+                                      resultElement, outSizes);
+  if (dynamicQueries) {
+    // Rows in tiles of kAttentionQueryTile, then one at a time.
+    Value whole = roundDown(rewriter, queries, kAttentionQueryTile);
+    out = queryLoop(index(rewriter, 0), whole, kAttentionQueryTile, out);
+    return queryLoop(whole, queries, 1, out);
+  }
   int64_t sq = std::min(kAttentionQueryTile, s);
   int64_t fullTiles = s / sq, rest = s % sq;
-  if (fullTiles > 1) {
-    auto loop = scf::ForOp::create(
-        rewriter, loc, index(rewriter, 0), index(rewriter, fullTiles * sq),
-        index(rewriter, sq), ValueRange{out},
-        [&](B &b, L, Value s0, V carried) {
-          scf::YieldOp::create(b, loc, queryTile(b, s0, sq, carried[0]));
-        });
-    out = loop.getResult(0);
-  } else if (fullTiles == 1) {
+  if (fullTiles > 1)
+    out =
+        queryLoop(index(rewriter, 0), index(rewriter, fullTiles * sq), sq, out);
+  else if (fullTiles == 1)
     out = queryTile(rewriter, index(rewriter, 0), sq, out);
-  }
   if (rest)
     out = queryTile(rewriter, index(rewriter, fullTiles * sq), rest, out);
   return out;
+}
+
+/// Whether the tiled lowering can read `mask`'s part of each tile: every
+/// dimension of the mask is 1 (broadcast), known only at run time (then
+/// aligned with the scores by alignMaskToScores), or the scores' own
+/// static size.
+static bool maskFitsTiles(Value mask, ArrayRef<int64_t> scoreShape) {
+  if (!mask)
+    return true;
+  auto shape = cast<RankedTensorType>(mask.getType()).getShape();
+  int64_t rank = shape.size();
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t scoreSize = scoreShape[4 - rank + i];
+    if (shape[i] != 1 && !ShapedType::isDynamic(shape[i]) &&
+        shape[i] != scoreSize)
+      return false;
+  }
+  return true;
+}
+
+/// `mask` with every dimension known only at run time equal to the
+/// scores' size there (`scoreSizes`, [B, H, S, T]): a size of 1 is
+/// stretched (a copy, made only then), any other size that differs is
+/// reported and the mask replaced by zeros, so that the tiles' reads stay
+/// inside it.
+static Value alignMaskToScores(OpBuilder &b, Location loc, Operation *op,
+                               Value mask, ArrayRef<Value> scoreSizes) {
+  auto type = cast<RankedTensorType>(mask.getType());
+  int64_t rank = type.getRank();
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value stretch, mismatch;
+  SmallVector<int64_t> dims;
+  SmallVector<Value> targets;
+  auto orInto = [&](Value &into, Value condition) {
+    into =
+        into ? Value(arith::OrIOp::create(b, loc, into, condition)) : condition;
+  };
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!type.isDynamicDim(i))
+      continue;
+    Value target = scoreSizes[4 - rank + i];
+    Value size = tensor::DimOp::create(b, loc, mask, i);
+    Value isOne =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, size, one);
+    Value differs =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, size, target);
+    orInto(stretch, arith::AndIOp::create(b, loc, isOne, differs));
+    Value notOne =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, size, one);
+    orInto(mismatch, arith::AndIOp::create(b, loc, notOne, differs));
+    dims.push_back(i);
+    targets.push_back(target);
+  }
+  if (dims.empty())
+    return mask;
+  checkCondition(b, loc, op, mismatch,
+                 "the mask's sizes known only at run time do not broadcast "
+                 "to the scores");
+  auto stretched = scf::IfOp::create(
+      b, loc, stretch,
+      [&](OpBuilder &then, Location thenLoc) {
+        scf::YieldOp::create(then, thenLoc,
+                             broadcastCopy(then, thenLoc, mask, dims, targets));
+      },
+      [&](OpBuilder &otherwise, Location otherwiseLoc) {
+        scf::YieldOp::create(otherwise, otherwiseLoc, mask);
+      });
+  return scf::IfOp::create(
+             b, loc, mismatch,
+             [&](OpBuilder &then, Location thenLoc) {
+               scf::YieldOp::create(then, thenLoc,
+                                    zeroFilled(then, thenLoc, type, targets));
+             },
+             [&](OpBuilder &otherwise, Location otherwiseLoc) {
+               scf::YieldOp::create(otherwise, otherwiseLoc,
+                                    stretched.getResult(0));
+             })
+      .getResult(0);
+}
+
+/// Attention in tiles (lowerAttentionTilesOfBatch); a batch known only at
+/// run time is a loop over its items, each a batch of one.
+static Value lowerAttentionInTiles(OpBuilder &rewriter, Location loc,
+                                   AttentionOp op, Value q, Value k, Value v,
+                                   Value mask, RankedTensorType type,
+                                   Type element, double scale) {
+  Type resultElement = type.getElementType();
+  if (mask) {
+    SmallVector<Value> scoreSizes{
+        indexDim(rewriter, loc, q, 0), indexDim(rewriter, loc, q, 1),
+        indexDim(rewriter, loc, q, 2), indexDim(rewriter, loc, k, 2)};
+    mask = alignMaskToScores(rewriter, loc, op, mask, scoreSizes);
+  }
+  if (!type.isDynamicDim(0))
+    return lowerAttentionTilesOfBatch(rewriter, loc, op, q, k, v, mask,
+                                      resultElement, element, scale);
+  // One item of the batch: `size` 1 at `item` in dimension 0.
+  auto itemOf = [&](OpBuilder &b, Value source, Value item) {
+    auto sourceType = cast<RankedTensorType>(source.getType());
+    int64_t rank = sourceType.getRank();
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes;
+    offsets[0] = item;
+    sizes.push_back(b.getIndexAttr(1));
+    for (int64_t i = 1; i < rank; ++i)
+      sizes.push_back(tensor::getMixedSize(b, loc, source, i));
+    SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+    return tensor::ExtractSliceOp::create(b, loc, source, offsets, sizes,
+                                          strides)
+        .getResult();
+  };
+  Value batch = indexDim(rewriter, loc, q, 0);
+  SmallVector<Value> outSizes{batch};
+  if (type.isDynamicDim(2))
+    outSizes.push_back(indexDim(rewriter, loc, q, 2));
+  Value out = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                      resultElement, outSizes);
+  auto loop = scf::ForOp::create(
+      rewriter, loc, arith::ConstantIndexOp::create(rewriter, loc, 0), batch,
+      arith::ConstantIndexOp::create(rewriter, loc, 1), ValueRange{out},
+      [&](OpBuilder &b, Location, Value item, ValueRange carried) {
+        Value itemMask = mask;
+        // A mask of rank 4 whose batch does not broadcast: its item.
+        if (mask) {
+          auto maskType = cast<RankedTensorType>(mask.getType());
+          if (maskType.getRank() == 4 && maskType.getDimSize(0) != 1)
+            itemMask = itemOf(b, mask, item);
+        }
+        Value itemOut = lowerAttentionTilesOfBatch(
+            b, loc, op, itemOf(b, q, item), itemOf(b, k, item),
+            itemOf(b, v, item), itemMask, resultElement, element, scale);
+        int64_t rank = type.getRank();
+        SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes;
+        offsets[0] = item;
+        for (int64_t i = 0; i < rank; ++i)
+          sizes.push_back(tensor::getMixedSize(b, loc, itemOut, i));
+        SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+        scf::YieldOp::create(b, loc,
+                             tensor::InsertSliceOp::create(b, loc, itemOut,
+                                                           carried[0], offsets,
+                                                           sizes, strides)
+                                 .getResult());
+      });
+  return loop.getResult(0);
 }
 
 /// softmax(Q K^T * scale + mask) V as two batched contractions around a
@@ -423,14 +697,20 @@ public:
     };
     double scale = op.getScale() ? op.getScale()->convertToDouble()
                                  : 1.0 / std::sqrt(static_cast<double>(d));
-    // Large static attention never materializes its scores.
+    // Attention never materializes its scores when they would be large,
+    // or when their size is known only at run time.
     Value mask = adaptor.getMask();
     auto isStatic = [](Value value) {
       return cast<RankedTensorType>(value.getType()).hasStaticShape();
     };
-    if (isStatic(q) && isStatic(k) && isStatic(v) &&
-        (!mask || (isStatic(mask) && maskFitsGroupedRows(mask, group))) &&
-        batch * heads * s * t >= kTiledAttentionScoreElements) {
+    bool staticShapes =
+        isStatic(q) && isStatic(k) && isStatic(v) && (!mask || isStatic(mask));
+    int64_t dv = cast<RankedTensorType>(v.getType()).getDimSize(3);
+    bool tileable = !ShapedType::isDynamic(d) && !ShapedType::isDynamic(dv) &&
+                    maskFitsGroupedRows(mask, group) &&
+                    maskFitsTiles(mask, {batch, heads, s, t});
+    if (tileable && (!staticShapes ||
+                     batch * heads * s * t >= kTiledAttentionScoreElements)) {
       rewriter.replaceOp(op, lowerAttentionInTiles(rewriter, loc, op, q, k, v,
                                                    mask, type, element, scale));
       return success();

@@ -210,13 +210,8 @@ Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
   return generic.getResult(0);
 }
 
-/// `input` broadcast at run time: each dimension of `dims` (input
-/// dimensions known only at run time) whose size is 1 is stretched to the
-/// size in `targets` (index values, one per entry of `dims`). The result
-/// has the input's type; the caller only calls this when some such
-/// dimension must stretch.
-static Value broadcastCopy(OpBuilder &b, Location loc, Value input,
-                           ArrayRef<int64_t> dims, ArrayRef<Value> targets) {
+Value broadcastCopy(OpBuilder &b, Location loc, Value input,
+                    ArrayRef<int64_t> dims, ArrayRef<Value> targets) {
   auto type = cast<RankedTensorType>(input.getType());
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   SmallVector<Value> sizes, isOne(type.getRank());

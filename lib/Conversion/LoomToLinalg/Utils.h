@@ -118,6 +118,15 @@ mlir::Value buildElementwise(mlir::OpBuilder &b, mlir::Location loc,
                              mlir::ValueRange inputs, ScalarBody body,
                              mlir::ValueRange dynamicSizes = {});
 
+/// `input` broadcast at run time: each dimension of `dims` (input
+/// dimensions known only at run time) whose size is 1 is stretched to the
+/// size in `targets` (index values, one per entry of `dims`). The result
+/// has the input's type; the caller only calls this when some such
+/// dimension must stretch.
+mlir::Value broadcastCopy(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value input, llvm::ArrayRef<int64_t> dims,
+                          llvm::ArrayRef<mlir::Value> targets);
+
 /// Run-time sizes of an elementwise `op` (operands `inputs`, result
 /// `resultType`): an input dimension known only at run time whose result
 /// dimension is static is checked against it (checkedCast), and each

@@ -136,3 +136,38 @@ func.func @attention_tiled(%q: tensor<1x2x1024x16xf32>, %k: tensor<1x1x1124x16xf
   %0 = loom.attention %q, %k, %v {is_causal = true} : (tensor<1x2x1024x16xf32>, tensor<1x1x1124x16xf32>, tensor<1x1x1124x16xf32>) -> tensor<1x2x1024x16xf32>
   return %0 : tensor<1x2x1024x16xf32>
 }
+
+// -----
+
+// Sizes known only at run time run in tiles too, every tile of a static
+// shape: a loop over the batch's items, in it query rows in tiles of 32
+// then one at a time, and in each keys in tiles of 128 then of 16, the
+// last tile of 16 read into zeros where fewer keys are left and those
+// masked. No tensor of scores with a run-time size is ever made.
+// CHECK-LABEL: func.func @attention_run_time_sizes
+// CHECK-NOT: x?x?xf32>
+// CHECK: %[[BATCH:.+]] = tensor.dim %arg0, %{{.+}} : tensor<?x4x?x8xf32>
+// CHECK: scf.for %[[ITEM:[a-z0-9]+]] = %{{.+}} to %[[BATCH]] step
+// CHECK: %[[K:.+]] = tensor.extract_slice %arg1[%[[ITEM]], 0, 0, 0] [1, 2, %[[T:.+]], 8]
+// CHECK: %[[KT:.+]] = linalg.transpose ins(%[[K]] : tensor<1x2x?x8xf32>)
+// CHECK: scf.for %{{.+}} step %c32{{.*}} -> (tensor<1x4x?x6xf32>)
+// CHECK: tensor<1x2x64x8xf32>
+// CHECK: scf.for %[[T0:[a-z0-9]+]] = {{.+}} step %c128
+// CHECK: tensor.extract_slice %[[KT]][0, 0, 0, %[[T0]]] [1, 2, 8, 128]
+// CHECK: scf.for %[[T1:[a-z0-9]+]] = {{.+}} to %[[T]] step %c16
+// CHECK: %[[LEFT:.+]] = arith.subi %[[T]], %[[T1]]
+// CHECK: scf.if
+// CHECK: tensor.extract_slice %[[KT]][0, 0, 0, %[[T1]]] [1, 2, 8, 16]
+// CHECK: } else {
+// CHECK: %[[PART:.+]] = tensor.extract_slice %[[KT]][0, 0, 0, %[[T1]]] [1, 2, 8, %[[LEFT]]]
+// CHECK: tensor.insert_slice %[[PART]] into %{{.+}}[0, 0, 0, 0] [1, 2, 8, %[[LEFT]]] [1, 1, 1, 1] : tensor<1x2x8x?xf32> into tensor<1x2x8x16xf32>
+// CHECK: arith.cmpi sge, %{{.+}}, %[[T]] : index
+// One query row at a time: its two heads are the tile's two rows.
+// CHECK: scf.for %{{.+}} step %c1{{.*}} -> (tensor<1x4x?x6xf32>)
+// CHECK: tensor<1x2x2x8xf32>
+// CHECK-NOT: x?x?xf32>
+// CHECK: return
+func.func @attention_run_time_sizes(%q: tensor<?x4x?x8xf32>, %k: tensor<?x2x?x8xf32>, %v: tensor<?x2x?x6xf32>) -> tensor<?x4x?x6xf32> {
+  %0 = loom.attention %q, %k, %v {is_causal = true} : (tensor<?x4x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x6xf32>) -> tensor<?x4x?x6xf32>
+  return %0 : tensor<?x4x?x6xf32>
+}
