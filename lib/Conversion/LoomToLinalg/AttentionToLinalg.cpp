@@ -383,45 +383,87 @@ static Value lowerAttentionTilesOfBatch(OpBuilder &rewriter, Location loc,
         return keyTile(b, s0, sq, qTile, t0, tk, Value(), carried);
       };
     };
+    // With a causal mask, the keys from `visible` on are in the future of
+    // every row of this tile: their tiles are skipped (about half of a
+    // prefill's work).
+    Value visible;
+    if (causal) {
+      Value last = arith::AddIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, s0, index(b, sq)),
+          causalOffset);
+      visible = arith::MinSIOp::create(
+          b, loc, arith::MaxSIOp::create(b, loc, last, index(b, 0)), keys);
+    }
+    // `end`, or less where the tiles of `tk` from there are all in the
+    // future.
+    auto upTo = [&](Value end, int64_t tk) -> Value {
+      if (!causal)
+        return end;
+      Value m = index(b, tk);
+      Value roundedUp = arith::MulIOp::create(
+          b, loc,
+          arith::DivUIOp::create(
+              b, loc, arith::AddIOp::create(b, loc, visible, index(b, tk - 1)),
+              m),
+          m);
+      return arith::MinUIOp::create(b, loc, end, roundedUp);
+    };
     if (dynamicKeys) {
-      Value wholeTiles = roundDown(b, keys, kAttentionKeyTile);
+      Value wholeTiles =
+          upTo(roundDown(b, keys, kAttentionKeyTile), kAttentionKeyTile);
       state = tileLoop(b, index(b, 0), wholeTiles, kAttentionKeyTile, state,
                        fullKeyTile(kAttentionKeyTile));
       // The rest in tiles of kAttentionTailKeyTile, the last one padded.
-      state =
-          tileLoop(b, wholeTiles, keys, kAttentionTailKeyTile, state,
-                   [&](B &b, Value t0, V carried) {
-                     Value left = arith::SubIOp::create(b, loc, keys, t0);
-                     Value full = arith::CmpIOp::create(
-                         b, loc, arith::CmpIPredicate::uge, left,
-                         index(b, kAttentionTailKeyTile));
-                     auto ifOp = scf::IfOp::create(
-                         b, loc, full,
-                         [&](B &b, L) {
-                           scf::YieldOp::create(b, loc,
-                                                keyTile(b, s0, sq, qTile, t0,
-                                                        kAttentionTailKeyTile,
-                                                        Value(), carried));
-                         },
-                         [&](B &b, L) {
-                           scf::YieldOp::create(b, loc,
-                                                keyTile(b, s0, sq, qTile, t0,
-                                                        kAttentionTailKeyTile,
-                                                        left, carried));
-                         });
-                     return SmallVector<Value>(ifOp.getResults());
-                   });
+      state = tileLoop(
+          b, wholeTiles, upTo(keys, kAttentionTailKeyTile),
+          kAttentionTailKeyTile, state, [&](B &b, Value t0, V carried) {
+            Value left = arith::SubIOp::create(b, loc, keys, t0);
+            Value full =
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, left,
+                                      index(b, kAttentionTailKeyTile));
+            auto ifOp = scf::IfOp::create(
+                b, loc, full,
+                [&](B &b, L) {
+                  scf::YieldOp::create(b, loc,
+                                       keyTile(b, s0, sq, qTile, t0,
+                                               kAttentionTailKeyTile, Value(),
+                                               carried));
+                },
+                [&](B &b, L) {
+                  scf::YieldOp::create(b, loc,
+                                       keyTile(b, s0, sq, qTile, t0,
+                                               kAttentionTailKeyTile, left,
+                                               carried));
+                });
+            return SmallVector<Value>(ifOp.getResults());
+          });
     } else {
       int64_t tk = std::min(kAttentionKeyTile, t);
       int64_t fullTiles = t / tk, rest = t % tk;
-      if (fullTiles > 1)
-        state = tileLoop(b, index(b, 0), index(b, fullTiles * tk), tk, state,
-                         fullKeyTile(tk));
+      if (fullTiles > 1 || (causal && fullTiles == 1))
+        state = tileLoop(b, index(b, 0), upTo(index(b, fullTiles * tk), tk), tk,
+                         state, fullKeyTile(tk));
       else if (fullTiles == 1)
         state = keyTile(b, s0, sq, qTile, index(b, 0), tk, Value(), state);
-      if (rest)
+      if (rest && causal) {
+        // The last, smaller tile only when some of it is visible.
+        Value seen = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                           visible, index(b, fullTiles * tk));
+        state = SmallVector<Value>(
+            scf::IfOp::create(
+                b, loc, seen,
+                [&](B &b, L) {
+                  scf::YieldOp::create(b, loc,
+                                       keyTile(b, s0, sq, qTile,
+                                               index(b, fullTiles * tk), rest,
+                                               Value(), state));
+                },
+                [&](B &b, L) { scf::YieldOp::create(b, loc, state); })
+                .getResults());
+      } else if (rest) {
         state = keyTile(b, s0, sq, qTile, index(b, fullTiles * tk), rest,
                         Value(), state);
+      }
     }
     Value tileOut = buildElementwise(
         b, loc, tensorOf({batch, kvHeads, rows, dv}, resultElement),

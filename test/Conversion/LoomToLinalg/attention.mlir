@@ -152,9 +152,13 @@ func.func @attention_tiled(%q: tensor<1x2x1024x16xf32>, %k: tensor<1x1x1124x16xf
 // CHECK: %[[KT:.+]] = linalg.transpose ins(%[[K]] : tensor<1x2x?x8xf32>)
 // CHECK: scf.for %{{.+}} step %c32{{.*}} -> (tensor<1x4x?x6xf32>)
 // CHECK: tensor<1x2x64x8xf32>
-// CHECK: scf.for %[[T0:[a-z0-9]+]] = {{.+}} step %c128
+// Causal: tiles past the last key visible to the query tile are skipped.
+// CHECK: %[[VISIBLE:.+]] = arith.minsi %{{.+}}, %[[T]] : index
+// CHECK: arith.addi %[[VISIBLE]], %c127
+// CHECK: %[[UPTO:.+]] = arith.minui
+// CHECK: scf.for %[[T0:[a-z0-9]+]] = %{{.+}} to %[[UPTO]] step %c128
 // CHECK: tensor.extract_slice %[[KT]][0, 0, 0, %[[T0]]] [1, 2, 8, 128]
-// CHECK: scf.for %[[T1:[a-z0-9]+]] = {{.+}} to %[[T]] step %c16
+// CHECK: scf.for %[[T1:[a-z0-9]+]] = %[[UPTO]] to %{{.+}} step %c16
 // CHECK: %[[LEFT:.+]] = arith.subi %[[T]], %[[T1]]
 // CHECK: scf.if
 // CHECK: tensor.extract_slice %[[KT]][0, 0, 0, %[[T1]]] [1, 2, 8, 16]
