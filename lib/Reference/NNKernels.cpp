@@ -812,7 +812,7 @@ LogicalResult attentionKernel(Operation *op, ArrayRef<const Tensor *> in,
   }
   double scale = attn.getScale() ? attn.getScale()->convertToDouble()
                                  : 1.0 / std::sqrt(static_cast<double>(d));
-  bool causal = attn.getIsCausal();
+  bool positional = attn.hasPositionalMask();
   int64_t group = hkv == 0 ? 1 : h / hkv;
   const double inf = std::numeric_limits<double>::infinity();
   Tensor y(resultKind(op), {b, h, s, dv});
@@ -841,7 +841,7 @@ LogicalResult attentionKernel(Operation *op, ArrayRef<const Tensor *> in,
             else
               score += mask->getDouble(mi);
           }
-          if (causal && ti > si + (t - s))
+          if (positional && !attn.keyVisible(si, ti, s, t))
             score = -inf;
           scores[ti] = score;
           max =

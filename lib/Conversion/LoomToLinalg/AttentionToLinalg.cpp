@@ -55,6 +55,35 @@ static bool maskFitsGroupedRows(Value mask, int64_t group) {
   return shape.size() < 3 || shape[shape.size() - 3] == 1;
 }
 
+/// `score` of query `row` for key `col`, or `minusInf` where the key is
+/// outside what the query's position (`row + positionOffset`) lets it see:
+/// after it (causal), more than the left window before it or the right
+/// window after it.
+static Value maskByPosition(OpBuilder &b, Location loc, AttentionOp op,
+                            Value row, Value col, Value positionOffset,
+                            Value score, Value minusInf) {
+  Value position = arith::AddIOp::create(b, loc, row, positionOffset);
+  auto maskBeyond = [&](int64_t reach, bool before) {
+    Value frontier =
+        reach == 0 ? position
+                   : arith::AddIOp::create(b, loc, position,
+                                           arith::ConstantIndexOp::create(
+                                               b, loc, before ? -reach : reach))
+                         .getResult();
+    Value outside = arith::CmpIOp::create(
+        b, loc, before ? arith::CmpIPredicate::slt : arith::CmpIPredicate::sgt,
+        col, frontier);
+    score = arith::SelectOp::create(b, loc, outside, minusInf, score);
+  };
+  if (op.getIsCausal())
+    maskBeyond(0, /*before=*/false);
+  else if (op.rightWindowSize() >= 0)
+    maskBeyond(op.rightWindowSize(), /*before=*/false);
+  if (op.leftWindowSize() >= 0)
+    maskBeyond(op.leftWindowSize(), /*before=*/true);
+  return score;
+}
+
 /// Flash-attention-style lowering of loom.attention whose batch is known
 /// at compile time (lowerAttentionInTiles loops over a run-time batch).
 ///
@@ -92,6 +121,11 @@ static Value lowerAttentionTilesOfBatch(OpBuilder &rewriter, Location loc,
   int64_t kvHeads = kShape[1], t = kShape[2], dv = vShape[3];
   int64_t group = heads / kvHeads;
   bool causal = op.getIsCausal();
+  bool positional = op.hasPositionalMask();
+  int64_t leftWindow = op.leftWindowSize(), rightWindow = op.rightWindowSize();
+  // Keys past a frontier (causal, or a right window) and before one (a left
+  // window) are masked: their tiles are skipped.
+  bool frontierAfter = causal || rightWindow >= 0;
   bool dynamicQueries = ShapedType::isDynamic(s);
   bool dynamicKeys = ShapedType::isDynamic(t);
   Type inputElement = cast<RankedTensorType>(q.getType()).getElementType();
@@ -104,11 +138,14 @@ static Value lowerAttentionTilesOfBatch(OpBuilder &rewriter, Location loc,
   };
   Value queries = indexDim(rewriter, loc, q, 2);
   Value keys = indexDim(rewriter, loc, k, 2);
-  // Key t0 + j is after query s0 + i (aligned to the end) when
-  // t0 + j > s0 + i + (T - S).
-  Value causalOffset =
-      causal ? Value(arith::SubIOp::create(rewriter, loc, keys, queries))
-             : Value();
+  // Query row s0 + i stands at key position s0 + i + positionOffset:
+  // T - S aligned to the end, 0 to the start.
+  Value positionOffset;
+  if (positional)
+    positionOffset =
+        op.getStartAligned()
+            ? index(rewriter, 0)
+            : Value(arith::SubIOp::create(rewriter, loc, keys, queries));
   // A slice of a 4-D tensor: `size` elements at `offset` in dimension
   // `sliced`, the other dimensions (static) whole.
   auto sliceOf = [&](OpBuilder &b, Value source, int64_t sliced, Value offset,
@@ -275,22 +312,19 @@ static Value lowerAttentionTilesOfBatch(OpBuilder &rewriter, Location loc,
                   score = arith::AddFOp::create(
                       b, loc, score, castScalar(b, loc, x[1], element));
               }
-              if (!causal && !count) {
+              if (!positional && !count) {
                 linalg::YieldOp::create(b, loc, score);
                 return;
               }
               Value col = arith::AddIOp::create(
                   b, loc, linalg::IndexOp::create(b, loc, 3), t0);
-              if (causal) {
+              if (positional) {
                 Value i = linalg::IndexOp::create(b, loc, 2);
                 if (group > 1)
                   i = arith::RemUIOp::create(b, loc, i, index(b, sq));
                 Value row = arith::AddIOp::create(b, loc, i, s0);
-                Value last = arith::AddIOp::create(b, loc, row, causalOffset);
-                Value future = arith::CmpIOp::create(
-                    b, loc, arith::CmpIPredicate::sgt, col, last);
-                score =
-                    arith::SelectOp::create(b, loc, future, minusInf, score);
+                score = maskByPosition(b, loc, op, row, col, positionOffset,
+                                       score, minusInf);
               }
               if (count) {
                 // The zeros read past T are no keys.
@@ -383,21 +417,38 @@ static Value lowerAttentionTilesOfBatch(OpBuilder &rewriter, Location loc,
         return keyTile(b, s0, sq, qTile, t0, tk, Value(), carried);
       };
     };
-    // With a causal mask, the keys from `visible` on are in the future of
-    // every row of this tile: their tiles are skipped (about half of a
-    // prefill's work).
-    Value visible;
-    if (causal) {
+    // With a causal mask (or a right window), the keys from `visible` on
+    // are past the frontier of every row of this tile, and with a left
+    // window those before `firstVisible`: their tiles are skipped (about
+    // half of a causal prefill's work; all but the window's with one).
+    Value visible, firstVisible;
+    if (frontierAfter) {
       Value last = arith::AddIOp::create(
           b, loc, arith::AddIOp::create(b, loc, s0, index(b, sq)),
-          causalOffset);
+          positionOffset);
+      if (!causal)
+        last = arith::AddIOp::create(b, loc, last, index(b, rightWindow));
       visible = arith::MinSIOp::create(
           b, loc, arith::MaxSIOp::create(b, loc, last, index(b, 0)), keys);
     }
+    if (leftWindow >= 0) {
+      Value first = arith::SubIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, s0, positionOffset),
+          index(b, leftWindow));
+      firstVisible = arith::MaxSIOp::create(b, loc, first, index(b, 0));
+    }
+    // `start` rounded down to a tile of `tk`, or more where the tiles of
+    // `tk` from there are all before the left window.
+    auto from = [&](Value start, int64_t tk) -> Value {
+      if (!firstVisible)
+        return start;
+      return arith::MaxUIOp::create(b, loc, start,
+                                    roundDown(b, firstVisible, tk));
+    };
     // `end`, or less where the tiles of `tk` from there are all in the
     // future.
     auto upTo = [&](Value end, int64_t tk) -> Value {
-      if (!causal)
+      if (!frontierAfter)
         return end;
       Value m = index(b, tk);
       Value roundedUp = arith::MulIOp::create(
@@ -411,41 +462,44 @@ static Value lowerAttentionTilesOfBatch(OpBuilder &rewriter, Location loc,
     if (dynamicKeys) {
       Value wholeTiles =
           upTo(roundDown(b, keys, kAttentionKeyTile), kAttentionKeyTile);
-      state = tileLoop(b, index(b, 0), wholeTiles, kAttentionKeyTile, state,
-                       fullKeyTile(kAttentionKeyTile));
+      state =
+          tileLoop(b, from(index(b, 0), kAttentionKeyTile), wholeTiles,
+                   kAttentionKeyTile, state, fullKeyTile(kAttentionKeyTile));
       // The rest in tiles of kAttentionTailKeyTile, the last one padded.
-      state = tileLoop(
-          b, wholeTiles, upTo(keys, kAttentionTailKeyTile),
-          kAttentionTailKeyTile, state, [&](B &b, Value t0, V carried) {
-            Value left = arith::SubIOp::create(b, loc, keys, t0);
-            Value full =
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, left,
-                                      index(b, kAttentionTailKeyTile));
-            auto ifOp = scf::IfOp::create(
-                b, loc, full,
-                [&](B &b, L) {
-                  scf::YieldOp::create(b, loc,
-                                       keyTile(b, s0, sq, qTile, t0,
-                                               kAttentionTailKeyTile, Value(),
-                                               carried));
-                },
-                [&](B &b, L) {
-                  scf::YieldOp::create(b, loc,
-                                       keyTile(b, s0, sq, qTile, t0,
-                                               kAttentionTailKeyTile, left,
-                                               carried));
-                });
-            return SmallVector<Value>(ifOp.getResults());
-          });
+      state =
+          tileLoop(b, from(wholeTiles, kAttentionTailKeyTile),
+                   upTo(keys, kAttentionTailKeyTile), kAttentionTailKeyTile,
+                   state, [&](B &b, Value t0, V carried) {
+                     Value left = arith::SubIOp::create(b, loc, keys, t0);
+                     Value full = arith::CmpIOp::create(
+                         b, loc, arith::CmpIPredicate::uge, left,
+                         index(b, kAttentionTailKeyTile));
+                     auto ifOp = scf::IfOp::create(
+                         b, loc, full,
+                         [&](B &b, L) {
+                           scf::YieldOp::create(b, loc,
+                                                keyTile(b, s0, sq, qTile, t0,
+                                                        kAttentionTailKeyTile,
+                                                        Value(), carried));
+                         },
+                         [&](B &b, L) {
+                           scf::YieldOp::create(b, loc,
+                                                keyTile(b, s0, sq, qTile, t0,
+                                                        kAttentionTailKeyTile,
+                                                        left, carried));
+                         });
+                     return SmallVector<Value>(ifOp.getResults());
+                   });
     } else {
       int64_t tk = std::min(kAttentionKeyTile, t);
       int64_t fullTiles = t / tk, rest = t % tk;
-      if (fullTiles > 1 || (causal && fullTiles == 1))
-        state = tileLoop(b, index(b, 0), upTo(index(b, fullTiles * tk), tk), tk,
-                         state, fullKeyTile(tk));
+      if (fullTiles > 1 || (positional && fullTiles == 1))
+        state = tileLoop(b, from(index(b, 0), tk),
+                         upTo(index(b, fullTiles * tk), tk), tk, state,
+                         fullKeyTile(tk));
       else if (fullTiles == 1)
         state = keyTile(b, s0, sq, qTile, index(b, 0), tk, Value(), state);
-      if (rest && causal) {
+      if (rest && frontierAfter) {
         // The last, smaller tile only when some of it is visible.
         Value seen = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
                                            visible, index(b, fullTiles * tk));
@@ -832,7 +886,7 @@ public:
                         {dim(0), kvHead, dim(4), dim(3)},
                         sizesOf(scoreType, q, k, 2));
     }
-    bool causal = op.getIsCausal();
+    bool positional = op.hasPositionalMask();
     SmallVector<Value> maskInputs{scores};
     if (adaptor.getMask())
       maskInputs.push_back(adaptor.getMask());
@@ -841,12 +895,15 @@ public:
     SmallVector<Value> scoreSizes;
     if (!scoreType.hasStaticShape())
       scoreSizes = alignRunTimeSizes(rewriter, loc, op, scoreType, maskInputs);
-    // Keys after the query position (aligned to the end) are masked: the
-    // offset t - s.
-    Value offset = causal ? Value(arith::SubIOp::create(
-                                rewriter, loc, indexDim(rewriter, loc, k, 2),
-                                indexDim(rewriter, loc, q, 2)))
-                          : Value();
+    // Query row i stands at key position i + offset: t - s aligned to the
+    // end, 0 to the start.
+    Value offset;
+    if (positional)
+      offset = op.getStartAligned()
+                   ? Value(arith::ConstantIndexOp::create(rewriter, loc, 0))
+                   : Value(arith::SubIOp::create(
+                         rewriter, loc, indexDim(rewriter, loc, k, 2),
+                         indexDim(rewriter, loc, q, 2)));
     scores = buildElementwise(
         rewriter, loc, scoreType, maskInputs,
         [&](B &b, L loc, V x) -> Value {
@@ -860,22 +917,20 @@ public:
               score = arith::AddFOp::create(b, loc, score,
                                             castScalar(b, loc, x[1], element));
           }
-          if (causal) {
-            // Keys after the query position (aligned to the end) are masked.
-            Value row = linalg::IndexOp::create(b, loc, 2);
-            Value col = linalg::IndexOp::create(b, loc, 3);
-            Value last = arith::AddIOp::create(b, loc, row, offset);
-            Value future = arith::CmpIOp::create(
-                b, loc, arith::CmpIPredicate::sgt, col, last);
-            score = arith::SelectOp::create(b, loc, future, minusInf, score);
-          }
+          if (positional)
+            score = maskByPosition(
+                b, loc, op, linalg::IndexOp::create(b, loc, 2),
+                linalg::IndexOp::create(b, loc, 3), offset, score, minusInf);
           return score;
         },
         scoreSizes);
     // A row with every key masked gives zeros, not softmax's 0 / 0 (also
-    // causal rows before the first key when S > T).
-    bool rowsBeforeFirstKey = causal && (ShapedType::isDynamic(s) ||
-                                         ShapedType::isDynamic(t) || t < s);
+    // causal rows before the first key when S > T, and rows whose window
+    // holds no key).
+    bool rowsBeforeFirstKey =
+        (op.getIsCausal() &&
+         (ShapedType::isDynamic(s) || ShapedType::isDynamic(t) || t < s)) ||
+        op.leftWindowSize() >= 0 || op.rightWindowSize() >= 0;
     Value probabilities =
         buildSoftmax(rewriter, loc, scores, 3, /*logarithm=*/false,
                      /*zeroEmptyRows=*/adaptor.getMask() || rowsBeforeFirstKey);

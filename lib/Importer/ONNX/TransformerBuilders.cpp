@@ -354,8 +354,10 @@ Value repeatHeads(NodeBinder &b, Value x, int64_t group) {
       RankedTensorType::get({t.getDimSize(0), t.getDimSize(1), group,
                              t.getDimSize(2), t.getDimSize(3)},
                             t.getElementType());
-  Value tiled = TileOp::create(b.builder(), b.loc(), tiledType, lifted,
-                               b.i64Tensor({1, 1, group, 1, 1}));
+  // Broadcast (bidirectional, as ONNX Expand is) rather than tiled: the
+  // other sizes may be known only at run time.
+  Value tiled = ExpandOp::create(b.builder(), b.loc(), tiledType, lifted,
+                                 b.i64Tensor({1, 1, group, 1, 1}));
   int64_t heads = t.getDimSize(1) * group;
   return ReshapeOp::create(
       b.builder(), b.loc(),
@@ -545,12 +547,19 @@ LogicalResult buildAttention(NodeBinder &b) {
       (b.hasOutput(2) && failed(bindRefined(b, values, 2))))
     return failure();
 
-  // loom.attention aligns the causal frontier to the last key (offset
-  // T - S); ONNX aligns it to the first key plus the past length. They
-  // agree when the new keys are as many as the queries.
+  // ONNX places query i at key position i + P, P the past length (0
+  // without a past). loom.attention places it at i (start-aligned) or at
+  // i + T - S (end-aligned, T = P + the new keys): without a past, the
+  // start is ONNX's; with one, the end is, when the new keys are as many
+  // as the queries -- known at import time, or checked at run time.
   int64_t s = qt.getDimSize(2), newKeys = kt.getDimSize(2);
+  bool positional = n.causal || n.leftWindow >= 0 || n.rightWindow >= 0;
+  bool startAligned = !n.pastKey;
+  bool checkNewKeys =
+      positional && n.pastKey &&
+      (ShapedType::isDynamic(s) || ShapedType::isDynamic(newKeys));
   bool alignmentAgrees =
-      !n.causal || (!ShapedType::isDynamic(s) && s == newKeys);
+      !positional || !n.pastKey || checkNewKeys || s == newKeys;
   // loom.attention takes the mask as it is when it spans the keys (ONNX
   // pads a shorter one with masked positions; a size known only at run time
   // is taken to span them, as the spelled-out form takes it); rows with
@@ -575,7 +584,7 @@ LogicalResult buildAttention(NodeBinder &b) {
       fusedMask = n.mask;
       maskFuses = true;
       DenseElementsAttr constant = b.constantInput(3);
-      if (!n.causal && constant &&
+      if (!positional && constant &&
           isCausalConstantMask(constant, s, keyLength)) {
         fusedCausal = true;
         fusedMask = Value();
@@ -583,13 +592,47 @@ LogicalResult buildAttention(NodeBinder &b) {
     }
   }
   bool fused = maskFuses && !n.nonPadLength && n.softcap <= 0 &&
-               !b.hasOutput(3) && n.leftWindow < 0 && n.rightWindow < 0 &&
-               alignmentAgrees;
+               !b.hasOutput(3) && alignmentAgrees;
   Value y;
   if (fused) {
-    y = AttentionOp::create(b.builder(), b.loc(), n.query, keys, values,
+    if (checkNewKeys) {
+      // The new keys and values reshaped to the query count: a reshape
+      // that fails at run time when they differ.
+      auto newKeysAsQueries = [&](Value x) -> Value {
+        RankedTensorType t = typeOfValue(x);
+        auto dims = [&](Value of, int64_t from, int64_t to) {
+          return createInferred<ShapeOp>(b, of,
+                                         b.builder().getI64IntegerAttr(from),
+                                         b.builder().getI64IntegerAttr(to));
+        };
+        Value shape = createInferred<ConcatOp>(
+            b, ValueRange{dims(x, 0, 2), dims(n.query, 2, 3), dims(x, 3, 4)},
+            b.builder().getI64IntegerAttr(0));
+        return ReshapeOp::create(
+            b.builder(), b.loc(),
+            RankedTensorType::get(
+                {t.getDimSize(0), t.getDimSize(1), s, t.getDimSize(3)},
+                t.getElementType()),
+            x, shape, /*allowzero=*/false);
+      };
+      keys = createInferred<ConcatOp>(
+          b, ValueRange{n.pastKey, newKeysAsQueries(k)},
+          b.builder().getI64IntegerAttr(2));
+      values = createInferred<ConcatOp>(
+          b, ValueRange{n.pastValue, newKeysAsQueries(v)},
+          b.builder().getI64IntegerAttr(2));
+    }
+    // The frontier of a constant causal mask is end-aligned.
+    auto attention =
+        AttentionOp::create(b.builder(), b.loc(), n.query, keys, values,
                             fusedMask, b.builder().getF32FloatAttr(scale),
                             b.builder().getBoolAttr(fusedCausal));
+    if (positional) {
+      attention.setStartAligned(startAligned);
+      attention.setLeftWindow(n.leftWindow);
+      attention.setRightWindow(n.rightWindow);
+    }
+    y = attention;
   } else {
     FailureOr<Value> spelled = spelledOutAttention(b, n, keys, values, scale);
     if (failed(spelled))

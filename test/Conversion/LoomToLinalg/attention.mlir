@@ -175,3 +175,30 @@ func.func @attention_run_time_sizes(%q: tensor<?x4x?x8xf32>, %k: tensor<?x2x?x8x
   %0 = loom.attention %q, %k, %v {is_causal = true} : (tensor<?x4x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x6xf32>) -> tensor<?x4x?x6xf32>
   return %0 : tensor<?x4x?x6xf32>
 }
+
+// -----
+
+// A causal sliding window aligned to the first key: the key tiles before
+// the window of every row of the query tile, and those after it, are
+// skipped -- the key loop runs from the window's first tile to the last
+// visible one -- and each score outside [position - 255, position] is
+// masked.
+// CHECK-LABEL: func.func @attention_sliding_window
+// CHECK: scf.for %[[S0:[a-z0-9]+]] = %{{.+}} to %{{.+}} step %c32
+// CHECK: %[[END:.+]] = arith.addi %[[S0]], %c32
+// CHECK: %[[VISIBLE:.+]] = arith.minsi
+// CHECK: %[[BACK:.+]] = arith.subi %{{.+}}, %c255
+// CHECK: %[[FIRST:.+]] = arith.maxsi %[[BACK]]
+// CHECK: %[[TILES:.+]] = arith.divui %[[FIRST]], %c128
+// CHECK: %[[ROUNDED:.+]] = arith.muli %[[TILES]], %c128
+// CHECK: %[[FROM:.+]] = arith.maxui %{{.+}}, %[[ROUNDED]]
+// CHECK: arith.addi %[[VISIBLE]], %c127
+// CHECK: %[[UPTO:.+]] = arith.minui
+// CHECK: scf.for %{{.+}} = %[[FROM]] to %[[UPTO]] step %c128
+// CHECK: arith.cmpi sgt
+// CHECK: %[[WINDOW:.+]] = arith.addi %{{.+}}, %c-255
+// CHECK: arith.cmpi slt, %{{.+}}, %[[WINDOW]]
+func.func @attention_sliding_window(%q: tensor<1x2x1024x16xf32>, %k: tensor<1x2x1024x16xf32>, %v: tensor<1x2x1024x16xf32>) -> tensor<1x2x1024x16xf32> {
+  %0 = loom.attention %q, %k, %v {is_causal = true, left_window = 255, start_aligned = true} : (tensor<1x2x1024x16xf32>, tensor<1x2x1024x16xf32>, tensor<1x2x1024x16xf32>) -> tensor<1x2x1024x16xf32>
+  return %0 : tensor<1x2x1024x16xf32>
+}

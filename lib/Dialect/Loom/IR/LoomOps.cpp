@@ -538,6 +538,8 @@ bool AttentionOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
 }
 
 LogicalResult AttentionOp::verify() {
+  if (leftWindowSize() < -1 || rightWindowSize() < -1)
+    return emitOpError("windows must be >= 0, or -1 for none");
   return verifyResultRule(*this, inferAttentionResult<AttentionOp>);
 }
 

@@ -365,8 +365,8 @@ LoopNest gather(GatherOp op) {
 /// batch, heads, query positions and the value features split; keys and the
 /// query-key features stay whole. Causal attention with split query
 /// positions gets an explicit mask of the global positions when
-/// partitioned, so query positions stay whole only for causal attention
-/// that already has a mask.
+/// partitioned, so query positions stay whole only for causal (or
+/// windowed) attention that already has a mask.
 /// Key/value heads run over the head loop too: splitting H and Hkv by the
 /// same count keeps each query head with its key/value head.
 std::optional<LoopNest> attention(AttentionOp op) {
@@ -376,8 +376,8 @@ std::optional<LoopNest> attention(AttentionOp op) {
     return std::nullopt;
   LoopNest nest;
   int64_t b = nest.addLoop(), h = nest.addLoop();
-  int64_t s =
-      nest.addLoop(IteratorType::parallel, op.getIsCausal() && op.getMask());
+  int64_t s = nest.addLoop(IteratorType::parallel,
+                           op.hasPositionalMask() && op.getMask());
   int64_t dv = nest.addLoop();
   int64_t t =
       nest.addLoop(IteratorType::reduction, true, ReductionKind::Generic);
@@ -700,10 +700,12 @@ std::pair<Value, Value> localRowIndices(OpBuilder &builder, Location loc,
   return {WhereOp::create(b, valid, local, zero), valid};
 }
 
-/// The causal mask of the local queries of `attention` (partitioned, its
-/// query positions split over `axes`): query i of this device is at global
-/// position `index * S_local + i`, and keeps the keys `j <= position +
-/// (T - S)` (causal attention aligns queries to the end of the keys).
+/// The positional mask (causal, sliding windows) of the local queries of
+/// `attention` (partitioned, its query positions split over `axes`): query
+/// i of this device is global query `index * S_local + i`, standing at key
+/// position `index * S_local + i + (T - S)` (or without `T - S` when the
+/// attention is start-aligned); it keeps the keys
+/// AttentionOp::keyVisible keeps.
 Value localCausalMask(OpBuilder &builder, AttentionOp attention,
                       int64_t globalQueries, StringRef grid,
                       ArrayRef<GridAxis> axes) {
@@ -715,8 +717,9 @@ Value localCausalMask(OpBuilder &builder, AttentionOp attention,
   Value offset = arith::IndexCastOp::create(b, b.getI64Type(), index);
   offset = arith::MulIOp::create(b, offset,
                                  arith::ConstantIntOp::create(b, queries, 64));
-  offset = arith::AddIOp::create(
-      b, offset, arith::ConstantIntOp::create(b, keys - globalQueries, 64));
+  if (!attention.getStartAligned())
+    offset = arith::AddIOp::create(
+        b, offset, arith::ConstantIntOp::create(b, keys - globalQueries, 64));
   auto scalarType = RankedTensorType::get({}, b.getI64Type());
   Value shift = tensor::FromElementsOp::create(b, scalarType, offset);
   auto iota = [&](int64_t n, ArrayRef<int64_t> shape) -> Value {
@@ -729,9 +732,28 @@ Value localCausalMask(OpBuilder &builder, AttentionOp attention,
   auto columnType = RankedTensorType::get({queries, 1}, b.getI64Type());
   Value positions =
       AddOp::create(b, columnType, iota(queries, {queries, 1}), shift);
-  return LessEqualOp::create(
-      b, RankedTensorType::get({queries, keys}, b.getI1Type()),
-      iota(keys, {keys}), positions);
+  auto maskType = RankedTensorType::get({queries, keys}, b.getI1Type());
+  Value columns = iota(keys, {keys}), visible;
+  auto require = [&](Value condition) {
+    visible =
+        visible ? AndOp::create(b, maskType, visible, condition) : condition;
+  };
+  // The positions `reach` keys after (or before) each query's.
+  auto shifted = [&](int64_t reach) -> Value {
+    Value by = ConstantOp::create(
+        b, DenseIntElementsAttr::get(RankedTensorType::get({}, b.getI64Type()),
+                                     ArrayRef<int64_t>{reach}));
+    return AddOp::create(b, columnType, positions, by);
+  };
+  if (attention.getIsCausal())
+    require(LessEqualOp::create(b, maskType, columns, positions));
+  else if (attention.rightWindowSize() >= 0)
+    require(LessEqualOp::create(b, maskType, columns,
+                                shifted(attention.rightWindowSize())));
+  if (attention.leftWindowSize() >= 0)
+    require(GreaterEqualOp::create(b, maskType, columns,
+                                   shifted(-attention.leftWindowSize())));
+  return visible;
 }
 
 /// Replaces the shape operand `index` of the partitioned `op` with a
@@ -835,9 +857,10 @@ LogicalResult partitionLoopNest(Operation *op, const LoopNest &nest,
   if (isa<ReshapeOp, ExpandOp>(op) &&
       clone->getResult(0).getType() != op->getResult(0).getType())
     setLocalShapeOperand(clone, 1, builder);
-  // Causal attention on a slice of the queries: the positions are global.
+  // Causal or windowed attention on a slice of the queries: the positions
+  // are global.
   if (auto attention = dyn_cast<AttentionOp>(clone);
-      attention && attention.getIsCausal() && operandShardings[0] &&
+      attention && attention.hasPositionalMask() && operandShardings[0] &&
       operandShardings[0].getSplitAxes().size() > 2 &&
       !operandShardings[0].getSplitAxes()[2].empty()) {
     OpBuilder::InsertionGuard guard(builder);
@@ -850,6 +873,9 @@ LogicalResult partitionLoopNest(Operation *op, const LoopNest &nest,
                         operandShardings[0].getSplitAxes()[2].asArrayRef());
     attention->insertOperands(attention->getNumOperands(), mask);
     attention.setIsCausal(false);
+    attention.setStartAligned(false);
+    attention.setLeftWindow(-1);
+    attention.setRightWindow(-1);
   }
   if (validRows) {
     // Rows held elsewhere contribute zeros to the sum.

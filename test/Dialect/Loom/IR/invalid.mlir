@@ -181,6 +181,14 @@ func.func @attention_mask(%q: tensor<1x8x16x64xf32>, %kv: tensor<1x2x16x64xf32>,
 
 // -----
 
+func.func @attention_window(%q: tensor<1x8x16x64xf32>, %kv: tensor<1x2x16x64xf32>) {
+  // expected-error @+1 {{windows must be >= 0, or -1 for none}}
+  %0 = loom.attention %q, %kv, %kv {left_window = -2 : i64} : (tensor<1x8x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>) -> tensor<1x8x16x64xf32>
+  return
+}
+
+// -----
+
 func.func @rotary_tables(%x: tensor<1x8x16x64xf32>, %c: tensor<16x64xf32>) {
   // expected-error @+1 {{cos and sin tables must have D/2 = 32 columns}}
   %0 = loom.rotary_embedding %x, %c, %c : tensor<1x8x16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32> -> tensor<1x8x16x64xf32>

@@ -239,21 +239,55 @@ def Loom_AttentionOp : Loom_Op<"attention",
     `softmax(Q K^T * scale + mask) V` on `[B, H, S, D]` queries and
     `[B, Hkv, T, D]` keys/values, where `H` is a multiple of `Hkv`
     (grouped-query and multi-query attention). `mask` is additive (floats) or
-    boolean (true keeps) and broadcasts to `[B, H, S, T]`; `is_causal` masks
-    keys after the query position (aligned to the end when `T > S`). A query
-    row whose keys are all masked gives zeros (ONNX Attention-23's rule;
-    softmax alone would give 0 / 0). `scale` defaults to `1/sqrt(D)`.}],
+    boolean (true keeps) and broadcasts to `[B, H, S, T]`. A query row whose
+    keys are all masked gives zeros (ONNX Attention-23's rule; softmax alone
+    would give 0 / 0). `scale` defaults to `1/sqrt(D)`.
+
+    Query `i` stands at key position `p(i) = i + T - S` (the queries are the
+    last `S` of the `T` keys, as in a decode step after a cache), or
+    `p(i) = i` with `start_aligned` (ONNX Attention's frontier without a
+    cache, whatever `S` and `T`). `is_causal` masks the keys after `p(i)`;
+    `left_window` (when `>= 0`) the keys more than that many positions
+    before it (a sliding window: `left_window + 1` keys up to the query's
+    own), and `right_window` (when `>= 0`) those more than that many after
+    it.}],
     "Attention (opset 23); recognized from MatMul/Softmax/MatMul chains",
     "%o = loom.attention %q, %k, %v {is_causal = true} : (tensor<1x8x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>) -> tensor<1x8x16x64xf32>">.text;
   let arguments = (ins Loom_FloatTensor:$query, Loom_FloatTensor:$key,
                        Loom_FloatTensor:$value,
                        Optional<Loom_Tensor>:$mask,
                        OptionalAttr<F32Attr>:$scale,
-                       DefaultValuedAttr<BoolAttr, "false">:$is_causal);
+                       DefaultValuedAttr<BoolAttr, "false">:$is_causal,
+                       DefaultValuedAttr<BoolAttr, "false">:$start_aligned,
+                       DefaultValuedAttr<I64Attr, "-1">:$left_window,
+                       DefaultValuedAttr<I64Attr, "-1">:$right_window);
   let results = (outs Loom_FloatTensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`,` $mask^)? attr-dict `:`
     functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// The windows, -1 for none (I64Attr's getters return them unsigned).
+    int64_t leftWindowSize() { return static_cast<int64_t>(getLeftWindow()); }
+    int64_t rightWindowSize() {
+      return static_cast<int64_t>(getRightWindow());
+    }
+    /// Whether keys are masked by their position relative to the query's:
+    /// causal, or a window on either side.
+    bool hasPositionalMask() {
+      return getIsCausal() || leftWindowSize() >= 0 || rightWindowSize() >= 0;
+    }
+    /// Whether query `row` (of `queries`) may attend key `column` (of
+    /// `keys`) by position alone.
+    bool keyVisible(int64_t row, int64_t column, int64_t queries,
+                    int64_t keys) {
+      int64_t position = getStartAligned() ? row : row + keys - queries;
+      if (getIsCausal() && column > position)
+        return false;
+      if (leftWindowSize() >= 0 && column < position - leftWindowSize())
+        return false;
+      return rightWindowSize() < 0 || column <= position + rightWindowSize();
+    }
   }];
   let hasVerifier = 1;
 }
