@@ -1441,8 +1441,12 @@ public:
   LogicalResult lower(TileOp op, OpAdaptor adaptor, RankedTensorType type,
                       ConversionPatternRewriter &rewriter) const override {
     MLIRContext *ctx = rewriter.getContext();
-    auto inputShape =
-        cast<RankedTensorType>(adaptor.getInput().getType()).getShape();
+    auto inputType = cast<RankedTensorType>(adaptor.getInput().getType());
+    if (!inputType.hasStaticShape() || !type.hasStaticShape()) {
+      rewriter.replaceOp(op, runTimeTile(rewriter, op, adaptor, type));
+      return success();
+    }
+    auto inputShape = inputType.getShape();
     SmallVector<AffineExpr> exprs;
     for (auto [d, size] : llvm::enumerate(inputShape))
       exprs.push_back(size == 1 ? getAffineConstantExpr(0, ctx)
@@ -1460,6 +1464,42 @@ public:
         });
     rewriter.replaceOp(op, generic.getResult(0));
     return success();
+  }
+
+private:
+  /// Tile with sizes known only at run time: result size i is the input's
+  /// times repeats[i] (read from the operand), and each element is read at
+  /// coordinates d_i mod size_i computed in the body.
+  static Value runTimeTile(OpBuilder &b, TileOp op, OpAdaptor adaptor,
+                           RankedTensorType type) {
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    SmallVector<Value> inputSizes, sizes;
+    for (int64_t d = 0; d < inputType.getRank(); ++d)
+      inputSizes.push_back(indexDim(b, loc, input, d));
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (!type.isDynamicDim(d))
+        continue;
+      Value repeats = arith::IndexCastOp::create(
+          b, loc, b.getIndexType(), scalarOf(b, loc, adaptor.getRepeats(), d));
+      sizes.push_back(arith::MulIOp::create(b, loc, inputSizes[d], repeats));
+    }
+    return buildElementwise(
+        b, loc, type, ValueRange{},
+        [&](OpBuilder &b, Location loc, ValueRange) {
+          SmallVector<Value> coords;
+          for (int64_t d = 0; d < inputType.getRank(); ++d) {
+            if (inputType.getDimSize(d) == 1) {
+              coords.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+              continue;
+            }
+            coords.push_back(arith::RemUIOp::create(
+                b, loc, linalg::IndexOp::create(b, loc, d), inputSizes[d]));
+          }
+          return Value(tensor::ExtractOp::create(b, loc, input, coords));
+        },
+        sizes);
   }
 };
 

@@ -133,7 +133,7 @@ bool lowersRunTimeSizes(Operation *op) {
       XorOp, BitShiftOp, EqualOp, GreaterOp, GreaterEqualOp, LessOp,
       LessEqualOp, WhereOp, SqueezeOp, UnsqueezeOp, FusionOp, YieldOp, IfOp,
       // Shapes and data movement.
-      ShapeOp, SizeOp, ReshapeOp, TransposeOp, ExpandOp, ConcatOp,
+      ShapeOp, SizeOp, ReshapeOp, TransposeOp, ExpandOp, TileOp, ConcatOp,
       CacheAppendOp, SplitOp, SliceOp, GatherOp, GatherElementsOp, GatherNDOp,
       SwigluOp, CumSumOp, TopKOp, AttentionOp, ArgMaxOp, ArgMinOp, OneHotOp,
       RotaryEmbeddingOp, BatchNormOp, ScatterElementsOp, ScatterNDOp,
@@ -203,6 +203,7 @@ public:
               << type << ", from " << runTimeSizeOrigin(value)
               << "); the CPU target supports run-time sizes in elementwise, "
                  "shape and data-movement ops (reshape, transpose, expand, "
+                 "tile, "
                  "concat, split, slice, gather), matrix products, attention, "
                  "normalizations, softmax, reductions, cumsum, top-k, and "
                  "convolutions and pooling in the batch only (bind the "

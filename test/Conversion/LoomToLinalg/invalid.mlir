@@ -3,18 +3,18 @@
 // Sizes known only at run time lower in the ops that produce them and in
 // the ops that carry them on; any other op is named, with where its size
 // came from.
-func.func @run_time_size(%x: tensor<3x4xf32>, %r: tensor<2xi64>) -> tensor<4x?xi64> {
+func.func @run_time_size(%x: tensor<3x4xf32>, %p: tensor<4xi64>) -> tensor<4x?xi64> {
   %i = loom.non_zero %x : tensor<3x4xf32> -> tensor<2x?xi64>
-  // expected-error @+1 {{'loom.tile' op has a size known only at run time ('tensor<2x?xi64>', from loom.non_zero); the CPU target supports run-time sizes in elementwise, shape and data-movement ops (reshape, transpose, expand, concat, split, slice, gather), matrix products, attention, normalizations, softmax, reductions, cumsum, top-k, and convolutions and pooling in the batch only (bind the others with --input-shape)}}
-  %t = loom.tile %i, %r : (tensor<2x?xi64>, tensor<2xi64>) -> tensor<4x?xi64>
+  // expected-error @+1 {{'loom.pad' op has a size known only at run time ('tensor<2x?xi64>', from loom.non_zero); the CPU target supports run-time sizes in elementwise, shape and data-movement ops (reshape, transpose, expand, tile, concat, split, slice, gather), matrix products, attention, normalizations, softmax, reductions, cumsum, top-k, and convolutions and pooling in the batch only (bind the others with --input-shape)}}
+  %t = loom.pad %i, %p {mode = "edge"} : (tensor<2x?xi64>, tensor<4xi64>) -> tensor<4x?xi64>
   return %t : tensor<4x?xi64>
 }
 
 // -----
 
-func.func @dynamic_input(%x: tensor<?x8xf32>, %r: tensor<2xi64>) -> tensor<?x8xf32> {
-  // expected-error @+1 {{'loom.tile' op has a size known only at run time ('tensor<?x8xf32>', from an input of the function)}}
-  %y = loom.tile %x, %r : (tensor<?x8xf32>, tensor<2xi64>) -> tensor<?x8xf32>
+func.func @dynamic_input(%x: tensor<?x8xf32>, %p: tensor<4xi64>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'loom.pad' op has a size known only at run time ('tensor<?x8xf32>', from an input of the function)}}
+  %y = loom.pad %x, %p {mode = "edge"} : (tensor<?x8xf32>, tensor<4xi64>) -> tensor<?x8xf32>
   return %y : tensor<?x8xf32>
 }
 
