@@ -12,6 +12,9 @@
 
 #include "loom/abi/collectives.h"
 
+#include <csetjmp>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -31,6 +34,10 @@ struct ThreadState {
   /// kernel's own status for a library kernel.
   loom_status failure = LOOM_ERROR_RANK_FAILED;
   std::string message;
+  /// Where abandonCall leaves the code, and the code's omp_in_parallel
+  /// (setCallEscape).
+  std::jmp_buf *escape = nullptr;
+  int (*inParallel)() = nullptr;
 };
 
 thread_local ThreadState state;
@@ -73,6 +80,25 @@ void recordKernelFailure(loom_status status, const std::string &message) {
   state.failed = true;
   state.failure = status;
   state.message = message;
+}
+
+void setCallEscape(std::jmp_buf *escape, int (*inParallel)()) {
+  state.escape = escape;
+  state.inParallel = inParallel;
+}
+
+void abandonCall(const std::string &message) {
+  // Leaving a parallel loop would leave its other threads waiting.
+  bool parallel = state.inParallel && state.inParallel();
+  if (state.escape && state.inScope && !parallel) {
+    recordKernelFailure(LOOM_ERROR_INTERNAL, message);
+    std::jmp_buf *escape = state.escape;
+    state.escape = nullptr;
+    std::longjmp(*escape, 1);
+  }
+  std::fprintf(stderr, "loom runtime: error: %s\n", message.c_str());
+  std::fflush(stderr);
+  std::_Exit(70);
 }
 
 } // namespace loom::runtime

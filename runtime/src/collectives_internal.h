@@ -6,6 +6,9 @@
 
 #include "comm_internal.h"
 
+#include <csetjmp>
+#include <string>
+
 namespace loom::runtime {
 
 /// Installs `comm` as the calling thread's communicator for the compiled
@@ -31,6 +34,21 @@ bool callFailed();
 /// Records a library kernel's failure: the code goes on (it has no error
 /// path), and the scope's status() reports `status` with `message`.
 void recordKernelFailure(loom_status status, const std::string &message);
+
+/// Where the code's call returns to when the code cannot go on (memory it
+/// needs could not be allocated): the runtime sets it on the thread that
+/// enters the code, around the entry, and clears it after. `inParallel`
+/// (the code's omp_in_parallel, null without parallel loops) tells whether
+/// the code is inside a parallel loop, which it cannot be left from.
+void setCallEscape(std::jmp_buf *escape, int (*inParallel)());
+
+/// Records `message` as the call's failure (LOOM_ERROR_INTERNAL) and
+/// leaves the code through the call's escape. Where there is none (a
+/// worker of the code's parallel loops, a parallel loop on the entering
+/// thread, code run outside the runtime) it prints the message and exits:
+/// the code has no error path, and going on would write through a null
+/// pointer.
+[[noreturn]] void abandonCall(const std::string &message);
 
 /// Frees what kernel libraries keep for the call sites of the code loaded
 /// as `library` (a dlopen handle), which is about to be unloaded.

@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <csetjmp>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -100,6 +101,9 @@ struct Rank {
   /// The OpenMP runtime's omp_set_num_threads, when the code has parallel
   /// loops (its library then depends on libomp).
   void (*setNumThreads)(int) = nullptr;
+  /// Its omp_in_parallel: whether a failed allocation is inside a parallel
+  /// loop, which the code cannot be left from (abandonCall).
+  int (*inParallel)() = nullptr;
   void *library = nullptr;
   /// The memfd holding the code, open while the library is loaded: the
   /// dynamic loader knows a library by its path, and a closed descriptor's
@@ -395,6 +399,8 @@ loom_status loom_engine::loadCode(const loom_engine_section &section) {
   // without parallel loops does not load the OpenMP runtime.
   rank.setNumThreads = reinterpret_cast<void (*)(int)>(
       dlsym(rank.library, "omp_set_num_threads"));
+  rank.inParallel =
+      reinterpret_cast<int (*)()>(dlsym(rank.library, "omp_in_parallel"));
   return LOOM_OK;
 }
 
@@ -782,7 +788,15 @@ static loom_status runRank(loom_engine *engine, int32_t rank,
     // ranks' threads) may come from any thread.
     if (r->setNumThreads)
       r->setNumThreads(engine->threads);
-    r->entry(buffers.data());
+    // Code that cannot allocate what it needs comes back here
+    // (abandonCall), with the failure recorded; what it had allocated
+    // before is not freed.
+    std::jmp_buf escape;
+    if (setjmp(escape) == 0) {
+      loom::runtime::setCallEscape(&escape, r->inParallel);
+      r->entry(buffers.data());
+    }
+    loom::runtime::setCallEscape(nullptr, nullptr);
     status = scope.status();
   }
   for (size_t i = 0; i < r->outputs.size(); ++i) {

@@ -14,8 +14,11 @@
 
 #include "loom/abi/memory.h"
 
+#include "collectives_internal.h"
+
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 namespace {
@@ -66,7 +69,10 @@ void *allocateBlock(size_t alignment, size_t capacity, bool cacheable) {
   size_t total = (offset + capacity + alignment - 1) & ~(alignment - 1);
   void *base = std::aligned_alloc(alignment, total);
   if (!base)
-    return nullptr;
+    // The code would write through the null pointer: leave it instead.
+    loom::runtime::abandonCall("out of memory: could not allocate " +
+                               std::to_string(capacity) +
+                               " bytes for the code's tensors");
   void *block = static_cast<char *>(base) + offset;
   *headerOf(block) = BlockHeader{base, cacheable ? capacity : 0};
   return block;

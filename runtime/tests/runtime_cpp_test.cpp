@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -257,6 +259,39 @@ TEST(SymbolicInputs, WrongShapesAreErrors) {
   expectError(
       shaped(a, {3, 4}), shaped(b, {2, 4}),
       "operands have sizes known only at run time that do not broadcast");
+}
+
+// LOOM_TEST_TILE_SUM_ENGINE is test/Target/CPU/Inputs/tile_then_sum.onnxtxt:
+// Y = sum(Tile(X [N], R)), the tiled tensor allocated at run time.
+TEST(OutOfMemory, FailsTheCallAndTheEngineRunsOn) {
+  std::string path = enginePath("LOOM_TEST_TILE_SUM_ENGINE");
+  ASSERT_FALSE(path.empty()) << "set LOOM_TEST_TILE_SUM_ENGINE";
+  loom::Error error;
+  loom::Engine engine = loom::Engine::load(path, error);
+  ASSERT_FALSE(error) << error.message();
+  std::vector<float> x(1000, 1.0f);
+  loom_shaped_input xs = shaped(x, {1000});
+  auto run = [&](int64_t repeats, float &y) {
+    return engine.execute({&xs, &repeats}, {&y});
+  };
+  // 1000 x 10^6 floats (4 GB) under a data limit of 1.5 GB.
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_DATA, &saved), 0);
+  rlimit limited = saved;
+  limited.rlim_cur = 1536ull << 20;
+  ASSERT_EQ(setrlimit(RLIMIT_DATA, &limited), 0);
+  float y = -1;
+  loom::Error oom = run(1000000, y);
+  ASSERT_EQ(setrlimit(RLIMIT_DATA, &saved), 0);
+  ASSERT_TRUE(oom);
+  EXPECT_EQ(oom.status(), LOOM_ERROR_INTERNAL);
+  EXPECT_NE(oom.message().find("out of memory: could not allocate"),
+            std::string::npos)
+      << oom.message();
+  // The same engine, the next call.
+  error = run(3, y);
+  ASSERT_FALSE(error) << error.message();
+  EXPECT_EQ(y, 3000.0f);
 }
 
 } // namespace
