@@ -106,7 +106,28 @@ LogicalResult finish(NodeBinder &b, size_t i, Value value) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult buildMatMul(NodeBinder &b) {
-  return buildSimple<MatMulOp>(b, {b.input(0), b.input(1)});
+  Value lhs = b.input(0), rhs = b.input(1);
+  if (!lhs || !rhs)
+    return failure();
+  // A left operand whose reduced size is known only at run time (an export
+  // that reshapes attention heads back with -1) against a right operand
+  // that states it: the left one viewed with that size, so that the
+  // product gets the register-tiled code of a static reduction. The view
+  // is a reshape keeping the other sizes (zeros), whose element count is
+  // checked at run time -- a size that differs was an invalid MatMul.
+  auto l = dyn_cast<RankedTensorType>(lhs.getType());
+  auto r = dyn_cast<RankedTensorType>(rhs.getType());
+  if (l && r && l.getRank() >= 2 && r.getRank() >= 2 &&
+      l.isDynamicDim(l.getRank() - 1) && !r.isDynamicDim(r.getRank() - 2)) {
+    int64_t reduced = r.getDimSize(r.getRank() - 2);
+    SmallVector<int64_t> shape(l.getRank(), 0), dims(l.getShape());
+    shape.back() = reduced;
+    dims.back() = reduced;
+    lhs = ReshapeOp::create(b.builder(), b.loc(),
+                            RankedTensorType::get(dims, l.getElementType()),
+                            lhs, b.i64Tensor(shape), /*allowzero=*/false);
+  }
+  return buildSimple<MatMulOp>(b, {lhs, rhs});
 }
 
 /// Gemm: alpha * op(A) @ op(B) + beta * C, as transposes, matmul, scaling

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BuilderUtils.h"
+#include "ShapeValues.h"
 
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SmallBitVector.h"
@@ -252,6 +253,86 @@ LogicalResult buildSize(NodeBinder &b) {
   return bindRefined(b, result);
 }
 
+/// `a` with the dimensions it leaves dynamic taken from `b` where `b` knows
+/// them (`a` unchanged when their ranks differ).
+RankedTensorType mergeStaticDims(RankedTensorType a, RankedTensorType b) {
+  if (a.getRank() != b.getRank())
+    return a;
+  SmallVector<int64_t> dims(a.getShape());
+  for (auto [d, other] : llvm::zip(dims, b.getShape()))
+    if (ShapedType::isDynamic(d))
+      d = other;
+  return RankedTensorType::get(dims, a.getElementType());
+}
+
+/// The result type of a Reshape of `x` whose shape is computed at run time,
+/// from what import time knows of each element (ShapeValues.h): constants,
+/// sizes that are static, and sizes that are the input's own at the same
+/// position -- which, when they are all but one -1, give the -1 too (the
+/// input's other dimensions static). Null when nothing is known.
+RankedTensorType inferPartialReshapeType(Value x, Value shape, bool allowzero) {
+  auto input = cast<RankedTensorType>(x.getType());
+  std::optional<SmallVector<ShapeElement>> elements = shapeElements(shape);
+  if (!elements)
+    return {};
+  SmallVector<int64_t> dims;
+  // The input's dimensions that reappear at their own position.
+  llvm::SmallBitVector copied(input.getRank());
+  int64_t inferred = -1, known = 1;
+  bool allKnown = true;
+  for (auto [i, e] : llvm::enumerate(*elements)) {
+    int64_t at = static_cast<int64_t>(i);
+    bool inInput = at < input.getRank();
+    if (e.constant) {
+      int64_t d = *e.constant;
+      if (d == 0 && !allowzero) {
+        if (!inInput)
+          return {};
+        copied.set(at);
+        dims.push_back(input.getDimSize(at));
+        continue;
+      }
+      if (d == -1) {
+        if (inferred >= 0)
+          return {};
+        inferred = at;
+        dims.push_back(ShapedType::kDynamic);
+        continue;
+      }
+      if (d < 0)
+        return {};
+      known *= d;
+      dims.push_back(d);
+      continue;
+    }
+    if (e.isSizeOf() && inInput && sameRunTimeSize(e.of, e.dim, x, at)) {
+      copied.set(at);
+      dims.push_back(input.getDimSize(at));
+      continue;
+    }
+    allKnown = false;
+    dims.push_back(ShapedType::kDynamic);
+  }
+  if (inferred >= 0 && allKnown && known > 0) {
+    // The elements of the input not copied, over the known sizes.
+    int64_t rest = 1;
+    bool restStatic = true;
+    for (int64_t d = 0; d < input.getRank(); ++d) {
+      if (copied.test(d))
+        continue;
+      if (input.isDynamicDim(d))
+        restStatic = false;
+      else
+        rest *= input.getDimSize(d);
+    }
+    if (restStatic && rest % known == 0)
+      dims[inferred] = rest / known;
+  }
+  if (llvm::all_of(dims, ShapedType::isDynamic))
+    return {};
+  return RankedTensorType::get(dims, input.getElementType());
+}
+
 /// The result type of ONNX Reshape computed from the shape operand, for the
 /// cases ONNX 1.12's inference leaves untyped (it only reads initializers,
 /// while Loom has folded constant shape arithmetic by now). A constant shape
@@ -320,8 +401,15 @@ LogicalResult buildReshape(NodeBinder &b) {
   auto shapeType = cast<RankedTensorType>(shape.getType());
   if (shapeType.getRank() != 1 || !shapeType.getElementType().isInteger(64))
     return b.fail("the shape must be a 1-D int64 tensor");
-  if (!type)
-    type = inferReshapeType(b.inputType(0), shape, *allowzero != 0, b);
+  if (!type || !type.hasStaticShape()) {
+    // What ONNX's inference and ours know, dimension by dimension.
+    RankedTensorType ours =
+        inferReshapeType(b.inputType(0), shape, *allowzero != 0, b);
+    if (RankedTensorType partial =
+            inferPartialReshapeType(x, shape, *allowzero != 0))
+      ours = ours ? mergeStaticDims(ours, partial) : partial;
+    type = !type ? ours : ours ? mergeStaticDims(type, ours) : type;
+  }
   if (!type)
     return b.outputType(0) ? success() : failure();
   b.setOutput(0, ReshapeOp::create(b.builder(), b.loc(), type, x, shape,
@@ -856,10 +944,63 @@ LogicalResult requireShapeTensor(NodeBinder &b, size_t i, StringRef what) {
   return success();
 }
 
+/// The result type of Expand from what import time knows of each element
+/// of the shape (ShapeValues.h), or null: a constant above 1 is the size, a
+/// 1 or the input's own run-time size keeps the input's size.
+RankedTensorType inferPartialExpandType(Value input, Value shape) {
+  std::optional<SmallVector<ShapeElement>> elements = shapeElements(shape);
+  if (!elements)
+    return {};
+  auto in = cast<RankedTensorType>(input.getType());
+  int64_t rank = std::max<int64_t>(in.getRank(), elements->size());
+  SmallVector<int64_t> dims;
+  for (int64_t k = 0; k < rank; ++k) {
+    int64_t inAt = k - (rank - in.getRank());
+    int64_t shapeAt = k - (rank - static_cast<int64_t>(elements->size()));
+    int64_t inputDim = inAt >= 0 ? in.getDimSize(inAt) : 1;
+    if (shapeAt < 0) {
+      dims.push_back(inputDim);
+      continue;
+    }
+    const ShapeElement &e = (*elements)[shapeAt];
+    if (e.constant) {
+      int64_t c = *e.constant;
+      if (c == 1)
+        dims.push_back(inputDim);
+      else if (c > 1 && (ShapedType::isDynamic(inputDim) || inputDim == 1 ||
+                         inputDim == c))
+        dims.push_back(c);
+      else
+        return {};
+      continue;
+    }
+    if (e.isSizeOf() && inAt >= 0 &&
+        sameRunTimeSize(e.of, e.dim, input, inAt)) {
+      dims.push_back(inputDim);
+      continue;
+    }
+    // Broadcasting keeps an input size above 1.
+    dims.push_back(!ShapedType::isDynamic(inputDim) && inputDim > 1
+                       ? inputDim
+                       : ShapedType::kDynamic);
+  }
+  return RankedTensorType::get(dims, in.getElementType());
+}
+
 LogicalResult buildExpand(NodeBinder &b) {
   if (!b.input(0) || failed(requireShapeTensor(b, 1, "the shape")))
     return failure();
-  return buildSimple<ExpandOp>(b, {b.input(0), b.input(1)});
+  RankedTensorType known = b.knownOutputType(0);
+  if (known && known.hasStaticShape())
+    return buildSimple<ExpandOp>(b, {b.input(0), b.input(1)});
+  RankedTensorType ours = inferPartialExpandType(b.input(0), b.input(1));
+  if (!ours)
+    return buildSimple<ExpandOp>(b, {b.input(0), b.input(1)});
+  if (known)
+    ours = mergeStaticDims(ours, known);
+  b.setOutput(
+      0, ExpandOp::create(b.builder(), b.loc(), ours, b.input(0), b.input(1)));
+  return success();
 }
 
 LogicalResult buildTile(NodeBinder &b) {
