@@ -186,9 +186,7 @@ std::optional<Elements> evaluate(Value shape, int depth) {
       const ShapeElement *ci = at(*c, i), *xi = at(*x, i), *yi = at(*y, i);
       if (!ci || !xi || !yi)
         return unknown();
-      out.push_back(!ci->constant ? ShapeElement()
-                    : *ci->constant ? *xi
-                                    : *yi);
+      out.push_back(!ci->constant ? ShapeElement() : *ci->constant ? *xi : *yi);
     }
     return out;
   }

@@ -1,4 +1,5 @@
-//===- ShapeValues.h - What import time knows of shape arithmetic -*- C++ -*-===//
+//===- ShapeValues.h - What import time knows of shape arithmetic -*- C++
+//-*-===//
 //
 // Exporters compute reshape and expand targets at run time from the input's
 // own sizes (`view(*x.shape[:-1], -1, head_dim)`): Shape, Gather, Concat,
