@@ -87,11 +87,6 @@ LogicalResult buildEngine(ModuleOp module, const Target &target,
   EngineRank rank;
   FunctionType signature = entry.getFunctionType();
   for (auto [i, type] : llvm::enumerate(signature.getInputs())) {
-    auto ranked = dyn_cast<RankedTensorType>(type);
-    if (numRanks > 1 && ranked && !ranked.hasStaticShape())
-      return entry.emitError("a partitioned engine's inputs need static "
-                             "shapes (bind them with --input-shape); input ")
-             << i << " is " << type;
     FailureOr<EngineTensor> t = describe(entry, type, entry.getArgAttrDict(i),
                                          "input_" + std::to_string(i));
     if (failed(t))
@@ -112,10 +107,6 @@ LogicalResult buildEngine(ModuleOp module, const Target &target,
         entry, type, entry.getResultAttrDict(i), "output_" + std::to_string(i));
     if (failed(t))
       return failure();
-    if (numRanks > 1 && !cast<RankedTensorType>(type).hasStaticShape())
-      return entry.emitError("a partitioned engine's outputs need static "
-                             "shapes; ")
-             << t->name << " is " << type;
     rank.outputs.push_back(std::move(*t));
   }
 

@@ -209,28 +209,35 @@ double percentile(std::vector<double> values, double p) {
   return values[std::min(i, values.size() - 1)];
 }
 
-/// The engine's buffers of one call: inputs with their shapes, outputs
-/// either in caller memory (static) or returned by the runtime (symbolic).
+/// The engine's buffers of one call: inputs with their shapes (the same
+/// for every rank), outputs either in caller memory (static) or returned
+/// by the runtime (symbolic), one set per rank. A partitioned engine's
+/// ranks all return the whole outputs; rank 0's drive the generation.
 class DecoderCall {
 public:
-  explicit DecoderCall(loom_engine *engine) : engine(engine) {
+  explicit DecoderCall(loom_engine *engine)
+      : engine(engine), numRanks(loom_engine_num_ranks(engine)) {
     int32_t numInputs = loom_engine_num_inputs(engine, 0);
     int32_t numOutputs = loom_engine_num_outputs(engine, 0);
     shaped.resize(numInputs);
     inputPointers.resize(numInputs);
-    dynamicOutputs.resize(numOutputs, loom_dynamic_output{});
-    staticOutputs.resize(numOutputs);
-    outputPointers.resize(numOutputs);
-    for (int32_t i = 0; i < numOutputs; ++i) {
-      const loom_tensor_desc *d = loom_engine_output(engine, 0, i);
-      if (loom_tensor_desc_is_dynamic(d)) {
-        outputPointers[i] = &dynamicOutputs[i];
-      } else {
-        staticOutputs[i].resize(d->byte_size);
-        outputPointers[i] = staticOutputs[i].data();
+    dynamicOutputs.assign(numRanks, std::vector<loom_dynamic_output>(
+                                        numOutputs, loom_dynamic_output{}));
+    staticOutputs.assign(numRanks, std::vector<std::vector<char>>(numOutputs));
+    outputPointers.assign(numRanks, std::vector<void *>(numOutputs));
+    for (int32_t r = 0; r < numRanks; ++r)
+      for (int32_t i = 0; i < numOutputs; ++i) {
+        const loom_tensor_desc *d = loom_engine_output(engine, r, i);
+        if (loom_tensor_desc_is_dynamic(d)) {
+          outputPointers[r][i] = &dynamicOutputs[r][i];
+        } else {
+          staticOutputs[r][i].resize(d->byte_size);
+          outputPointers[r][i] = staticOutputs[r][i].data();
+        }
       }
-    }
   }
+  DecoderCall(const DecoderCall &) = delete;
+  DecoderCall &operator=(const DecoderCall &) = delete;
   ~DecoderCall() { releaseOutputs(); }
 
   /// Sets input `i` to `data` with `shape`.
@@ -250,45 +257,56 @@ public:
   loom_status execute(loom_session *session = nullptr) {
     if (session)
       return loom_session_execute(session, inputPointers.data(),
-                                  outputPointers.data());
-    return loom_engine_execute(engine, 0, inputPointers.data(),
-                               outputPointers.data());
+                                  outputPointers[0].data());
+    if (numRanks == 1)
+      return loom_engine_execute(engine, 0, inputPointers.data(),
+                                 outputPointers[0].data());
+    std::vector<const void *const *> rankInputs(numRanks, inputPointers.data());
+    std::vector<void *const *> rankOutputs;
+    for (std::vector<void *> &pointers : outputPointers)
+      rankOutputs.push_back(pointers.data());
+    return loom_engine_execute_ranks(engine, rankInputs.data(),
+                                     rankOutputs.data(), nullptr);
   }
 
-  /// Output `i`'s data, shape and size in bytes.
-  const void *outputData(int32_t i) const {
-    return loom_tensor_desc_is_dynamic(loom_engine_output(engine, 0, i))
-               ? dynamicOutputs[i].data
-               : staticOutputs[i].data();
+  int32_t ranks() const { return numRanks; }
+
+  /// Output `i`'s data, shape and size in bytes, of `rank`.
+  const void *outputData(int32_t i, int32_t rank = 0) const {
+    return loom_tensor_desc_is_dynamic(loom_engine_output(engine, rank, i))
+               ? dynamicOutputs[rank][i].data
+               : staticOutputs[rank][i].data();
   }
-  llvm::ArrayRef<int64_t> outputShape(int32_t i) const {
-    const loom_tensor_desc *d = loom_engine_output(engine, 0, i);
+  llvm::ArrayRef<int64_t> outputShape(int32_t i, int32_t rank = 0) const {
+    const loom_tensor_desc *d = loom_engine_output(engine, rank, i);
     if (loom_tensor_desc_is_dynamic(d))
-      return llvm::ArrayRef<int64_t>(dynamicOutputs[i].dims,
-                                     dynamicOutputs[i].rank);
+      return llvm::ArrayRef<int64_t>(dynamicOutputs[rank][i].dims,
+                                     dynamicOutputs[rank][i].rank);
     return llvm::ArrayRef<int64_t>(d->dims, d->rank);
   }
-  size_t outputBytes(int32_t i) const {
-    const loom_tensor_desc *d = loom_engine_output(engine, 0, i);
-    return loom_tensor_desc_is_dynamic(d) ? dynamicOutputs[i].byte_size
+  size_t outputBytes(int32_t i, int32_t rank = 0) const {
+    const loom_tensor_desc *d = loom_engine_output(engine, rank, i);
+    return loom_tensor_desc_is_dynamic(d) ? dynamicOutputs[rank][i].byte_size
                                           : d->byte_size;
   }
 
   /// Frees the outputs the runtime allocated in the last call.
   void releaseOutputs() {
-    for (loom_dynamic_output &output : dynamicOutputs) {
-      loom_buffer_free(output.data);
-      output = loom_dynamic_output{};
-    }
+    for (std::vector<loom_dynamic_output> &outputs : dynamicOutputs)
+      for (loom_dynamic_output &output : outputs) {
+        loom_buffer_free(output.data);
+        output = loom_dynamic_output{};
+      }
   }
 
 private:
   loom_engine *engine;
+  int32_t numRanks;
   std::vector<loom_shaped_input> shaped;
   std::vector<const void *> inputPointers;
-  std::vector<loom_dynamic_output> dynamicOutputs;
-  std::vector<std::vector<char>> staticOutputs;
-  std::vector<void *> outputPointers;
+  std::vector<std::vector<loom_dynamic_output>> dynamicOutputs;
+  std::vector<std::vector<std::vector<char>>> staticOutputs;
+  std::vector<std::vector<void *>> outputPointers;
 };
 
 } // namespace
@@ -302,9 +320,16 @@ int runGenerate(const RunOptions &options) {
   if (!engine)
     return 1;
   loom_engine *raw = engine.get();
-  if (loom_engine_num_ranks(raw) != 1) {
-    printError("the engine has " + std::to_string(loom_engine_num_ranks(raw)) +
-               " ranks; generation runs single-rank engines");
+  int32_t numRanks = loom_engine_num_ranks(raw);
+  if (options.ranks == 0 && numRanks != 1) {
+    printError("the engine has " + std::to_string(numRanks) +
+               " ranks: run it with --ranks " + std::to_string(numRanks));
+    return 1;
+  }
+  if (options.ranks > 0 && options.ranks != numRanks) {
+    printError("--ranks " + std::to_string(options.ranks) +
+               " given, but the engine was compiled for " +
+               std::to_string(numRanks) + " ranks");
     return 1;
   }
   std::string error;
@@ -313,8 +338,16 @@ int runGenerate(const RunOptions &options) {
     printError(error + " (" + options.model + ")");
     return 1;
   }
+  if (numRanks > 1 && io->inPlace()) {
+    printError("the engine has " + std::to_string(numRanks) +
+               " ranks and keeps its cache in place: runtime sessions hold "
+               "single-rank engines' caches only (compile the partitioned "
+               "decoder without --kv-cache)");
+    return 1;
+  }
   // Two sets of buffers, alternating: one step's present tensors are the
-  // next step's past, so they must outlive the next call.
+  // next step's past, so they must outlive the next call. The ranks of a
+  // partitioned engine run in-process, each on the whole inputs.
   DecoderCall calls[2] = {DecoderCall(raw), DecoderCall(raw)};
 
   // The empty cache of the prefill: its length 0, the batch 1, other
@@ -435,6 +468,22 @@ int runGenerate(const RunOptions &options) {
           static_cast<const float *>(call.outputData(io->logits)) +
           (length - 1) * vocabulary;
       int64_t next = std::max_element(last, last + vocabulary) - last;
+      // Every rank must have chosen the same token.
+      for (int32_t r = 1; r < call.ranks(); ++r) {
+        const float *rankLast =
+            static_cast<const float *>(call.outputData(io->logits, r)) +
+            (length - 1) * vocabulary;
+        int64_t rankNext =
+            std::max_element(rankLast, rankLast + vocabulary) - rankLast;
+        if (call.outputShape(io->logits, r) != logitsShape ||
+            rankNext != next) {
+          printError("step " + std::to_string(step) + ": rank " +
+                     std::to_string(r) + " chose token " +
+                     std::to_string(rankNext) + ", rank 0 " +
+                     std::to_string(next));
+          return false;
+        }
+      }
       generated.push_back(next);
       past += length;
       for (const CacheSlot &slot : io->inPlace()
@@ -463,7 +512,10 @@ int runGenerate(const RunOptions &options) {
 
   llvm::outs() << "generate: " << options.promptIds.size() << " prompt tokens, "
                << generated.size() << " generated (greedy), "
-               << io->cache.size() << " cached tensors\n";
+               << io->cache.size() << " cached tensors";
+  if (numRanks > 1)
+    llvm::outs() << ", " << numRanks << " ranks (the same tokens on each)";
+  llvm::outs() << "\n";
   llvm::outs() << "tokens:";
   for (int64_t id : generated)
     llvm::outs() << " " << id;

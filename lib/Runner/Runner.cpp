@@ -780,13 +780,13 @@ int loomRunMain(int argc, char **argv) {
       return 1;
     }
     if (!llvm::StringRef(options.model).ends_with(".engine") ||
-        !inputs.empty() || !expected.empty() || !dataSets.empty() ||
-        ranks > 0 || mpi) {
-      llvm::errs() << "error: --generate runs a single-rank decoder engine "
-                      "(compile the model with loomc first), without "
-                      "--inputs, --expected, --data-sets, --ranks or --mpi\n";
+        !inputs.empty() || !expected.empty() || !dataSets.empty() || mpi) {
+      llvm::errs() << "error: --generate runs a decoder engine (compile the "
+                      "model with loomc first) on in-process ranks, without "
+                      "--inputs, --expected, --data-sets or --mpi\n";
       return 1;
     }
+    options.ranks = ranks;
     options.generateTokens = generate;
     options.promptIds.assign(promptIds.begin(), promptIds.end());
     options.expectedIds.assign(expectedIds.begin(), expectedIds.end());

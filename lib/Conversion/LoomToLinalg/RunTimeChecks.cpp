@@ -195,9 +195,10 @@ void checkIndices(OpBuilder &rewriter, Location loc, Operation *op,
 }
 
 void checkCondition(OpBuilder &b, Location loc, Operation *op, Value failed,
-                    StringRef problem) {
+                    StringRef problem, StringRef site) {
   reportIf(b, loc, op, failed, kCheckFailedEntry, {},
-           siteDescription(op) + ": " + problem.str());
+           (site.empty() ? siteDescription(op) : site.str()) + ": " +
+               problem.str());
 }
 
 Value checkedCast(OpBuilder &b, Location loc, Operation *op, Value value,

@@ -4,6 +4,8 @@
 #ifndef LOOM_LIB_CONVERSION_LOOMTOLINALG_UTILS_H
 #define LOOM_LIB_CONVERSION_LOOMTOLINALG_UTILS_H
 
+#include "loom/Conversion/LoomToLinalg/LoomToLinalg.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -311,12 +313,6 @@ void checkIndices(mlir::OpBuilder &rewriter, mlir::Location loc,
                   mlir::Operation *op, mlir::Value indices,
                   llvm::ArrayRef<int64_t> sizes, bool fromEnd = true,
                   mlir::ValueRange runTimeSizes = {});
-
-/// When `failed` (an i1) holds at run time, the runtime reports "SITE:
-/// `problem`" (loom_rt_check_failed, loom/abi/checks.h). The code goes on:
-/// the caller makes sure it stays inside its tensors.
-void checkCondition(mlir::OpBuilder &b, mlir::Location loc, mlir::Operation *op,
-                    mlir::Value failed, llvm::StringRef problem);
 
 /// `value` as `to`, a type with the same rank and element type whose
 /// static sizes the value must have: each dimension `to` states and the

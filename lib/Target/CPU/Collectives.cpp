@@ -17,6 +17,12 @@
 // that splits and concatenates along axis 0 (expert parallelism's dispatch
 // and combine) exchanges contiguous blocks as they are.
 //
+// Shapes known only at run time (symbolic engine inputs) are handled by
+// every collective but send and receive: buffers are allocated at the
+// input's run-time sizes, counts computed from them, and a dimension that
+// is split among ranks must divide evenly at run time (checked: the call
+// fails naming the node, loom_rt_check_failed).
+//
 // Pipeline stages come first: the rank's own loom.pipeline_stage regions
 // are inlined and the others dropped (their results are zeros nobody on
 // this rank reads), so each rank's program holds only its stage's ops and
@@ -28,6 +34,7 @@
 
 #include "TargetUtils.h"
 
+#include "loom/Conversion/LoomToLinalg/LoomToLinalg.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Dialect/Loom/Sharding/EngineGrid.h"
 
@@ -90,25 +97,57 @@ struct CallBuffers {
   Value in, out, inAddress, outAddress;
 };
 
-/// `x` as a read-only buffer.
+/// Whether `x` may bufferize to a strided view (of a slice, through
+/// reshapes) rather than a buffer of its own.
+bool mayBeStridedView(Value x) {
+  Operation *producer = x.getDefiningOp();
+  while (producer &&
+         isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::CastOp,
+             ReshapeOp, SqueezeOp, UnsqueezeOp>(producer))
+    producer = producer->getOperand(0).getDefiningOp();
+  return isa_and_nonnull<tensor::ExtractSliceOp, SliceOp>(producer);
+}
+
+/// `x` as a read-only buffer, contiguous as the runtime's calls read it.
+/// A static strided view does not cast to the contiguous type and is
+/// copied by bufferization; one with sizes known only at run time would
+/// cast (the cast is not checked), so it is copied here.
 Value readOnlyBuffer(OpBuilder &b, Location loc, Value x) {
   auto type = cast<RankedTensorType>(x.getType());
+  if (!type.hasStaticShape() && mayBeStridedView(x))
+    x = bufferization::AllocTensorOp::create(b, loc, type, ValueRange{},
+                                             /*copy=*/x);
   return bufferization::ToBufferOp::create(
       b, loc, MemRefType::get(type.getShape(), type.getElementType()), x,
       /*read_only=*/true);
 }
 
-/// A new buffer for a result of `type`.
-Value resultBuffer(OpBuilder &b, Location loc, RankedTensorType type) {
-  return memref::AllocOp::create(
-      b, loc, MemRefType::get(type.getShape(), type.getElementType()));
+/// The sizes of `value`'s dimensions that its type leaves to run time, in
+/// order.
+SmallVector<Value> runTimeSizes(OpBuilder &b, Location loc, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d))
+      sizes.push_back(tensor::DimOp::create(b, loc, value, d));
+  return sizes;
 }
 
+/// A new buffer for a result of `type`, its run-time sizes `sizes`.
+Value resultBuffer(OpBuilder &b, Location loc, RankedTensorType type,
+                   ValueRange sizes = {}) {
+  return memref::AllocOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()), sizes);
+}
+
+/// A result buffer of `resultType` whose run-time sizes are those of `x`
+/// (the collectives' results differ from their inputs only in static
+/// dimensions).
 CallBuffers prepare(OpBuilder &b, Location loc, Value x,
                     RankedTensorType resultType) {
   CallBuffers c;
   c.in = readOnlyBuffer(b, loc, x);
-  c.out = resultBuffer(b, loc, resultType);
+  c.out = resultBuffer(b, loc, resultType, runTimeSizes(b, loc, x));
   c.inAddress = addressOf(b, loc, c.in);
   c.outAddress = addressOf(b, loc, c.out);
   return c;
@@ -121,16 +160,55 @@ Value finish(OpBuilder &b, Location loc, CallBuffers &c,
                                            /*writable=*/true);
 }
 
-/// Rank `rank`'s block of `source` along `axis`: a static slice of
-/// `resultType`.
-Value rankSlice(OpBuilder &b, Location loc, Value source,
-                RankedTensorType resultType, int64_t axis, int64_t rank) {
+/// Block `position` of `parts` of `source` along `axis`, of `resultType`:
+/// a static slice, or, where `source`'s sizes are known only at run time,
+/// one of those sizes (along `axis`: the size divided by `parts`, which
+/// must divide it — checked at run time, reported as a failure of `op`).
+Value rankSlice(OpBuilder &b, Location loc, Operation *op, Value source,
+                RankedTensorType resultType, int64_t axis, int64_t position,
+                int64_t parts) {
+  // A split input is named as the engine's caller knows it.
+  std::string site;
+  if (auto arg = dyn_cast<BlockArgument>(source))
+    if (auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())) {
+      site = "input " + std::to_string(arg.getArgNumber());
+      if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                        "onnx.name"))
+        site += " ('" + name.getValue().str() + "')";
+    }
   int64_t rankOf = resultType.getRank();
   SmallVector<OpFoldResult> offsets(rankOf, b.getIndexAttr(0));
   SmallVector<OpFoldResult> sizes, strides(rankOf, b.getIndexAttr(1));
-  for (int64_t d : resultType.getShape())
-    sizes.push_back(b.getIndexAttr(d));
-  offsets[axis] = b.getIndexAttr(rank * resultType.getDimSize(axis));
+  for (int64_t d = 0; d < rankOf; ++d) {
+    if (!resultType.isDynamicDim(d)) {
+      sizes.push_back(b.getIndexAttr(resultType.getDimSize(d)));
+      continue;
+    }
+    Value size = tensor::DimOp::create(b, loc, source, d);
+    if (d == axis) {
+      Value count = arith::ConstantIndexOp::create(b, loc, parts);
+      Value remainder = arith::RemUIOp::create(b, loc, size, count);
+      Value uneven =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, remainder,
+                                arith::ConstantIndexOp::create(b, loc, 0));
+      lowering::checkCondition(
+          b, loc, op, uneven,
+          "dimension " + std::to_string(axis) + " is split among " +
+              std::to_string(parts) +
+              " ranks but its size at run time does not divide by " +
+              std::to_string(parts),
+          site);
+      size = arith::DivUIOp::create(b, loc, size, count);
+    }
+    sizes.push_back(size);
+  }
+  if (auto size = getConstantIntValue(sizes[axis]))
+    offsets[axis] = b.getIndexAttr(position * *size);
+  else
+    offsets[axis] =
+        arith::MulIOp::create(b, loc, cast<Value>(sizes[axis]),
+                              arith::ConstantIndexOp::create(b, loc, position))
+            .getResult();
   return tensor::ExtractSliceOp::create(b, loc, resultType, source, offsets,
                                         sizes, strides);
 }
@@ -148,6 +226,27 @@ int64_t bytesOf(RankedTensorType type) {
   if (!type.hasStaticShape() || bits % 8)
     return -1;
   return type.getNumElements() * bits / 8;
+}
+
+/// `value`'s element count times `unit` (1: elements; the element size:
+/// bytes), divided by `parts`, as an i64: a constant when its shape is
+/// static, computed from its run-time sizes otherwise.
+Value countOf(OpBuilder &b, Location loc, Value value, int64_t unit,
+              int64_t parts = 1) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.hasStaticShape())
+    return i64(b, loc, type.getNumElements() * unit / parts);
+  int64_t known = unit;
+  for (int64_t d : type.getShape())
+    if (!ShapedType::isDynamic(d))
+      known *= d;
+  Value count = arith::ConstantIndexOp::create(b, loc, known);
+  for (Value size : runTimeSizes(b, loc, value))
+    count = arith::MulIOp::create(b, loc, count, size);
+  if (parts != 1)
+    count = arith::DivUIOp::create(
+        b, loc, count, arith::ConstantIndexOp::create(b, loc, parts));
+  return arith::IndexCastOp::create(b, loc, b.getI64Type(), count);
 }
 
 /// One rank's place in a grid (row-major: the last axis varies fastest),
@@ -307,8 +406,8 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
       return input;
     CallBuffers c = prepare(b, loc, input, type);
     SmallVector<Value> args{c.inAddress, c.outAddress,
-                            i64(b, loc, type.getNumElements()),
-                            i32(b, loc, dtype), i32(b, loc, kind)};
+                            countOf(b, loc, input, 1), i32(b, loc, dtype),
+                            i32(b, loc, kind)};
     callOnGroup(b, loc, kAllReduce, kGroupAllReduce, args, members);
     return finish(b, loc, c, type);
   };
@@ -318,9 +417,10 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
     Location loc = op->getLoc();
     if (auto slice = dyn_cast<shard::AllSliceOp>(op)) {
       op->getResult(0).replaceAllUsesWith(rankSlice(
-          b, loc, slice.getInput(), cast<RankedTensorType>(slice.getType()),
+          b, loc, op, slice.getInput(), cast<RankedTensorType>(slice.getType()),
           slice.getSliceAxis().getSExtValue(),
-          place.position(slice.getGridAxes())));
+          place.position(slice.getGridAxes()),
+          place.group(slice.getGridAxes()).size()));
     } else if (isa<shard::ProcessLinearIndexOp>(op)) {
       op->getResult(0).replaceAllUsesWith(
           arith::ConstantIndexOp::create(b, loc, rank));
@@ -351,22 +451,23 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
       auto out = cast<RankedTensorType>(scatter.getType());
       int32_t dtype = dtypeOf(in.getElementType());
       int32_t kind = reduceOpOf(scatter.getReduction());
-      if (dtype < 0 || kind < 0 || !in.hasStaticShape())
+      if (dtype < 0 || kind < 0)
         return op->emitOpError("with this element type or reduction is not "
                                "supported in engines yet");
-      Value reduced = allReduce(b, loc, scatter.getInput(), in, dtype, kind,
-                                place.group(scatter.getGridAxes()));
+      SmallVector<int64_t> members = place.group(scatter.getGridAxes());
+      Value reduced =
+          allReduce(b, loc, scatter.getInput(), in, dtype, kind, members);
       op->getResult(0).replaceAllUsesWith(rankSlice(
-          b, loc, reduced, out, scatter.getScatterAxis().getSExtValue(),
-          place.position(scatter.getGridAxes())));
+          b, loc, op, reduced, out, scatter.getScatterAxis().getSExtValue(),
+          place.position(scatter.getGridAxes()), members.size()));
     } else if (auto gather = dyn_cast<shard::AllGatherOp>(op)) {
       auto in = cast<RankedTensorType>(gather.getInput().getType());
       auto out = cast<RankedTensorType>(gather.getType());
       int64_t axis = gather.getGatherAxis().getSExtValue();
       int64_t bits = in.getElementTypeBitWidth();
-      if (bits % 8 || !in.hasStaticShape())
-        return op->emitOpError("of this element type or shape is not "
-                               "supported in engines yet");
+      if (bits % 8)
+        return op->emitOpError("of this element type is not supported in "
+                               "engines yet");
       SmallVector<int64_t> members = place.group(gather.getGridAxes());
       int64_t n = members.size();
       // [n, local...], contiguous per member.
@@ -375,7 +476,7 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
       auto stackedType = RankedTensorType::get(stacked, in.getElementType());
       CallBuffers c = prepare(b, loc, gather.getInput(), stackedType);
       SmallVector<Value> args{c.inAddress, c.outAddress,
-                              i64(b, loc, in.getNumElements() * bits / 8)};
+                              countOf(b, loc, gather.getInput(), bits / 8)};
       callOnGroup(b, loc, kAllGather, kGroupAllGather, args, members);
       Value result = finish(b, loc, c, stackedType);
       if (axis != 0) {
@@ -392,16 +493,32 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
             b, loc, RankedTensorType::get(permuted, in.getElementType()),
             result, b.getDenseI64ArrayAttr(perm));
       }
-      auto shapeType = RankedTensorType::get({out.getRank()}, b.getI64Type());
-      Value outShape = ConstantOp::create(
-          b, loc, DenseElementsAttr::get(shapeType, out.getShape()));
-      result = ReshapeOp::create(b, loc, out, result, outShape,
-                                 /*allowzero=*/false);
+      if (out.hasStaticShape()) {
+        auto shapeType = RankedTensorType::get({out.getRank()}, b.getI64Type());
+        Value outShape = ConstantOp::create(
+            b, loc, DenseElementsAttr::get(shapeType, out.getShape()));
+        result = ReshapeOp::create(b, loc, out, result, outShape,
+                                   /*allowzero=*/false);
+      } else {
+        // The member dimension (at `axis` now) and the gathered one after
+        // it become one; the other sizes stay what they are at run time.
+        SmallVector<ReassociationIndices> groups;
+        for (int64_t d = 0; d < in.getRank(); ++d) {
+          if (d == axis)
+            groups.push_back({d, d + 1});
+          else
+            groups.push_back({d < axis ? d : d + 1});
+        }
+        result = tensor::CollapseShapeOp::create(b, loc, result, groups);
+        if (result.getType() != out)
+          result = tensor::CastOp::create(b, loc, out, result);
+      }
       op->getResult(0).replaceAllUsesWith(result);
     } else if (auto send = dyn_cast<shard::SendOp>(op)) {
       auto type = cast<RankedTensorType>(send.getInput().getType());
       if (bytesOf(type) < 0 || !send.getDestinationDynamic().empty())
-        return op->emitOpError("of this type or with a dynamic destination "
+        return op->emitOpError("of this type or shape (sizes known only at "
+                               "run time) or with a dynamic destination "
                                "is not supported in engines yet");
       func::FuncOp callee =
           declareRuntimeFunction(module, kSend, {i64Type, i64Type, i64Type});
@@ -416,7 +533,8 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
       auto type = cast<RankedTensorType>(recv.getType());
       if (bytesOf(type) < 0 || !recv.getSource() ||
           !recv.getSourceDynamic().empty())
-        return op->emitOpError("of this type or without a static source is "
+        return op->emitOpError("of this type or shape (sizes known only at "
+                               "run time) or without a static source is "
                                "not supported in engines yet");
       func::FuncOp callee =
           declareRuntimeFunction(module, kRecv, {i64Type, i64Type, i64Type});
@@ -430,7 +548,8 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
       op->getResult(0).replaceAllUsesWith(finish(b, loc, c, type));
     } else if (auto broadcast = dyn_cast<shard::BroadcastOp>(op)) {
       auto type = cast<RankedTensorType>(broadcast.getType());
-      if (bytesOf(type) < 0 || !broadcast.getRootDynamic().empty())
+      int64_t bits = type.getElementTypeBitWidth();
+      if (bits % 8 || !broadcast.getRootDynamic().empty())
         return op->emitOpError("of this type or with a dynamic root is not "
                                "supported in engines yet");
       SmallVector<int64_t> members = place.group(broadcast.getGridAxes());
@@ -442,7 +561,8 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
           place.memberAt(broadcast.getGridAxes(), broadcast.getRoot());
       CallBuffers c = prepare(b, loc, broadcast.getInput(), type);
       SmallVector<Value> args{c.inAddress, c.outAddress,
-                              i64(b, loc, bytesOf(type)), i64(b, loc, root)};
+                              countOf(b, loc, broadcast.getInput(), bits / 8),
+                              i64(b, loc, root)};
       callOnGroup(b, loc, kBroadcast, kGroupBroadcast, args, members);
       op->getResult(0).replaceAllUsesWith(finish(b, loc, c, type));
     } else if (auto exchange = dyn_cast<shard::AllToAllOp>(op)) {
@@ -451,20 +571,34 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
       int64_t bits = in.getElementTypeBitWidth();
       SmallVector<int64_t> members = place.group(exchange.getGridAxes());
       int64_t n = members.size();
-      if (bits % 8 || !in.hasStaticShape() || in != out ||
-          exchange.getSplitAxis() != 0 || exchange.getConcatAxis() != 0 ||
-          in.getDimSize(0) % n != 0)
+      if (bits % 8 || in != out || exchange.getSplitAxis() != 0 ||
+          exchange.getConcatAxis() != 0 ||
+          (!in.isDynamicDim(0) && in.getDimSize(0) % n != 0))
         return op->emitOpError("is supported in engines only along axis 0 "
-                               "(split and concatenate), with a static shape "
-                               "whose dimension 0 divides by the group");
+                               "(split and concatenate), with a dimension 0 "
+                               "that divides by the group");
       if (n == 1) {
         op->getResult(0).replaceAllUsesWith(exchange.getInput());
         continue;
       }
+      if (in.isDynamicDim(0)) {
+        Value size = tensor::DimOp::create(b, loc, exchange.getInput(), 0);
+        Value uneven = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::ne,
+            arith::RemUIOp::create(b, loc, size,
+                                   arith::ConstantIndexOp::create(b, loc, n)),
+            arith::ConstantIndexOp::create(b, loc, 0));
+        lowering::checkCondition(
+            b, loc, op, uneven,
+            "dimension 0 is exchanged among " + std::to_string(n) +
+                " ranks but its size at run time does not divide by " +
+                std::to_string(n));
+      }
       // Block j of dimension 0 is contiguous: it goes to member j as it is.
       CallBuffers c = prepare(b, loc, exchange.getInput(), out);
-      SmallVector<Value> args{c.inAddress, c.outAddress,
-                              i64(b, loc, in.getNumElements() / n * bits / 8)};
+      SmallVector<Value> args{
+          c.inAddress, c.outAddress,
+          countOf(b, loc, exchange.getInput(), bits / 8, n)};
       callOnGroup(b, loc, kAllToAll, kGroupAllToAll, args, members);
       op->getResult(0).replaceAllUsesWith(finish(b, loc, c, out));
     } else {

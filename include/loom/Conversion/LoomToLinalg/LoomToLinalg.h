@@ -92,4 +92,16 @@ public:
 
 } // namespace loom
 
+namespace loom::lowering {
+
+/// When `failed` (an i1) holds at run time, the runtime reports "SITE:
+/// `problem`" (loom_rt_check_failed, loom/abi/checks.h), SITE being `site`
+/// or, when it is empty, the ONNX node of `op`'s location. The code goes
+/// on: the caller makes sure it stays inside its tensors.
+void checkCondition(mlir::OpBuilder &b, mlir::Location loc, mlir::Operation *op,
+                    mlir::Value failed, llvm::StringRef problem,
+                    llvm::StringRef site = {});
+
+} // namespace loom::lowering
+
 #endif // LOOM_CONVERSION_LOOMTOLINALG_LOOMTOLINALG_H

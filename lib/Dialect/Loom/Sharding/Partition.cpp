@@ -454,7 +454,9 @@ LogicalResult annotateFunction(func::FuncOp func, FlatSymbolRefAttr grid,
       if (!axis || rankOf(arg) <= dim)
         continue;
       int64_t size = cast<RankedTensorType>(arg.getType()).getDimSize(dim);
-      if (ShapedType::isDynamic(size) || size % degree != 0)
+      // A size known only at run time is split there; the per-rank code
+      // checks that it divides.
+      if (!ShapedType::isDynamic(size) && size % degree != 0)
         return emitError(arg.getLoc())
                << options.axes[*axis].name << "=" << degree
                << " does not divide the " << what << " dimension ("
@@ -462,6 +464,7 @@ LogicalResult annotateFunction(func::FuncOp func, FlatSymbolRefAttr grid,
       splits.push_back({dim, *axis});
     }
     if (dpAxis && epAxis && rankOf(arg) > 0 &&
+        !cast<RankedTensorType>(arg.getType()).isDynamicDim(0) &&
         cast<RankedTensorType>(arg.getType()).getDimSize(0) % (dp * ep) != 0)
       return emitError(arg.getLoc())
              << "dp=" << dp << " x ep=" << ep
