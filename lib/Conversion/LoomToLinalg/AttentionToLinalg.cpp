@@ -600,6 +600,57 @@ static bool maskFitsTiles(Value mask, ArrayRef<int64_t> scoreShape) {
   return true;
 }
 
+/// Keys and values whose batch known only at run time differs from the
+/// queries', or whose lengths differ from each other, are reported; the
+/// code goes on with zeros of the queries' batch and the keys' length in
+/// their place (where their types leave those sizes to run time), so that
+/// no read reaches past them.
+static void checkKeyValueSizes(OpBuilder &b, Location loc, Operation *op,
+                               Value q, Value &k, Value &v) {
+  auto isDynamic = [](Value x, int64_t d) {
+    return cast<RankedTensorType>(x.getType()).isDynamicDim(d);
+  };
+  if (!isDynamic(q, 0) && !isDynamic(k, 0) && !isDynamic(v, 0) &&
+      !isDynamic(k, 2) && !isDynamic(v, 2))
+    return;
+  auto size = [&](Value x, int64_t d) -> Value {
+    return tensor::DimOp::create(b, loc, x, d);
+  };
+  Value batch = size(q, 0), length = size(k, 2);
+  auto differs = [&](Value x, Value y) -> Value {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x, y);
+  };
+  Value bad = arith::OrIOp::create(
+      b, loc,
+      arith::OrIOp::create(b, loc, differs(batch, size(k, 0)),
+                           differs(batch, size(v, 0))),
+      differs(length, size(v, 2)));
+  checkCondition(b, loc, op, bad,
+                 "the keys' or values' batch differs from the queries', or "
+                 "the keys' and values' lengths differ");
+  auto orZeros = [&](Value x) -> Value {
+    auto type = cast<RankedTensorType>(x.getType());
+    if (!type.isDynamicDim(0) || !type.isDynamicDim(2))
+      return x;
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.isDynamicDim(d))
+        sizes.push_back(d == 0 ? batch : d == 2 ? length : size(x, d));
+    return scf::IfOp::create(
+               b, loc, bad,
+               [&](OpBuilder &then, Location thenLoc) {
+                 scf::YieldOp::create(then, thenLoc,
+                                      zeroFilled(then, thenLoc, type, sizes));
+               },
+               [&](OpBuilder &otherwise, Location otherwiseLoc) {
+                 scf::YieldOp::create(otherwise, otherwiseLoc, x);
+               })
+        .getResult(0);
+  };
+  k = orZeros(k);
+  v = orZeros(v);
+}
+
 /// `mask` with every dimension known only at run time equal to the
 /// scores' size there (`scoreSizes`, [B, H, S, T]): a size of 1 is
 /// stretched (a copy, made only then), any other size that differs is
@@ -751,6 +802,7 @@ public:
         (ShapedType::isDynamic(d) && !op.getScale()))
       return rewriter.notifyMatchFailure(op, "heads known only at run time");
     int64_t group = heads / kShape[1];
+    checkKeyValueSizes(rewriter, loc, op, q, k, v);
     // The sizes of a [batch, heads, rows, cols] result whose rows are
     // `rows`'s dimension 2 and columns `cols`'s dimension `colDim`.
     auto sizesOf = [&](RankedTensorType resultType, Value rows, Value cols,

@@ -4,6 +4,7 @@
 
 #include "ModelLoader.h"
 #include "OpTable.h"
+#include "loom/Dialect/Loom/IR/ShapeValues.h"
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
@@ -378,6 +379,27 @@ static FailureOr<SmallVector<ElementsAttr>> foldOp(Operation *op,
   return SmallVector<ElementsAttr>(evaluated->begin(), evaluated->end());
 }
 
+/// The value of a 0-D or 1-D integer tensor when every element is known at
+/// import time (ShapeValues), or nullopt.
+static std::optional<ElementsAttr> knownShapeValue(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || type.getRank() > 1 || !type.hasStaticShape() ||
+      !type.getElementType().isInteger())
+    return std::nullopt;
+  std::optional<SmallVector<ShapeElement>> elements = shapeElements(value);
+  if (!elements ||
+      static_cast<int64_t>(elements->size()) != type.getNumElements())
+    return std::nullopt;
+  SmallVector<APInt> values;
+  unsigned width = type.getElementTypeBitWidth();
+  for (const ShapeElement &e : *elements) {
+    if (!e.constant)
+      return std::nullopt;
+    values.push_back(APInt(width, *e.constant, /*isSigned=*/true));
+  }
+  return cast<ElementsAttr>(DenseIntElementsAttr::get(type, values));
+}
+
 Value GraphImporter::foldToConstant(Value value, int depth, bool feedsShapes) {
   Operation *op = value.getDefiningOp();
   if (!op || op->hasTrait<OpTrait::ConstantLike>() || depth > 8)
@@ -391,8 +413,15 @@ Value GraphImporter::foldToConstant(Value value, int depth, bool feedsShapes) {
   for (Value operand : op->getOperands())
     foldToConstant(operand, depth + 1, operandsFeedShapes);
   FailureOr<SmallVector<ElementsAttr>> attrs = foldOp(op, feedsShapes);
-  if (failed(attrs))
-    return value;
+  if (failed(attrs)) {
+    // Shape arithmetic that reads only static sizes of tensors whose other
+    // sizes are known only at run time (`x.shape[-1] // 2` of a
+    // [?, 4, ?, 16] tensor) does not fold, but its value is known.
+    std::optional<ElementsAttr> known = knownShapeValue(value);
+    if (!known || op->getNumResults() != 1)
+      return value;
+    attrs = SmallVector<ElementsAttr>{*known};
+  }
   for (auto [result, attr] : llvm::zip(op->getResults(), *attrs))
     if (!areRefinedTypesCompatible(TypeRange{attr.getType()},
                                    TypeRange{result.getType()}))

@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BuilderUtils.h"
-#include "ShapeValues.h"
+#include "loom/Dialect/Loom/IR/ShapeValues.h"
 
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SmallBitVector.h"

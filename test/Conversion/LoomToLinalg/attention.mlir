@@ -146,9 +146,13 @@ func.func @attention_tiled(%q: tensor<1x2x1024x16xf32>, %k: tensor<1x1x1124x16xf
 // masked. No tensor of scores with a run-time size is ever made.
 // CHECK-LABEL: func.func @attention_run_time_sizes
 // CHECK-NOT: x?x?xf32>
+// Keys and values whose batch is not the queries' are reported, and zeros
+// read in their place.
+// CHECK: call @loom_rt_check_failed
+// CHECK: %[[KEYS:.+]] = scf.if %{{.+}} -> (tensor<?x2x?x8xf32>)
 // CHECK: %[[BATCH:.+]] = tensor.dim %arg0, %{{.+}} : tensor<?x4x?x8xf32>
 // CHECK: scf.for %[[ITEM:[a-z0-9]+]] = %{{.+}} to %[[BATCH]] step
-// CHECK: %[[K:.+]] = tensor.extract_slice %arg1[%[[ITEM]], 0, 0, 0] [1, 2, %[[T:.+]], 8]
+// CHECK: %[[K:.+]] = tensor.extract_slice %[[KEYS]][%[[ITEM]], 0, 0, 0] [1, 2, %[[T:.+]], 8]
 // CHECK: %[[KT:.+]] = linalg.transpose ins(%[[K]] : tensor<1x2x?x8xf32>)
 // CHECK: scf.for %{{.+}} step %c32{{.*}} -> (tensor<1x4x?x6xf32>)
 // CHECK: tensor<1x2x64x8xf32>

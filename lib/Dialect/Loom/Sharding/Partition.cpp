@@ -130,9 +130,14 @@ MatMulOp traceInputProjection(Value value) {
   while (Operation *def = value.getDefiningOp()) {
     if (MatMulOp projection = asProjection(def))
       return projection;
-    if (isa<TransposeOp, ReshapeOp, CastOp, RotaryEmbeddingOp>(def))
+    if (isa<TransposeOp, ReshapeOp, CastOp, RotaryEmbeddingOp>(def)) {
       value = def->getOperand(0);
-    else if (Value activation = activationOperand(def))
+    } else if (auto concat = dyn_cast<ConcatOp>(def);
+               concat && concat.getInputs().size() == 2 &&
+               isa<BlockArgument>(concat.getInputs()[0])) {
+      // A key/value cache: the past (an input) and the new positions.
+      value = concat.getInputs()[1];
+    } else if (Value activation = activationOperand(def))
       value = activation;
     else
       return nullptr;

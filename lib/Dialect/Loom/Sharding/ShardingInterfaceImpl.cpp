@@ -18,6 +18,7 @@
 
 #include "loom/Dialect/Loom/IR/LoomDialect.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
+#include "loom/Dialect/Loom/IR/ShapeValues.h"
 #include "loom/Dialect/Loom/Sharding/ExpertParallel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -252,25 +253,101 @@ LoopNest reduction(Operation *op, ArrayRef<int64_t> axes, bool keepdims,
 /// on both sides (splitting the leading dimension of a row-major group into
 /// contiguous blocks splits the flattened group the same way). Other
 /// dimensions and the extra operands (a shape) are pinned.
+/// The number of leading dimensions known only at run time (in the input
+/// or the result) that `reshape` provably keeps: its target names the
+/// input's own size there (ShapeValues.h), or 0 (copy it); -1 when such a
+/// dimension is not provably kept or the target's length is not known.
+int64_t keptRunTimeSizes(ReshapeOp reshape) {
+  auto inType = cast<RankedTensorType>(reshape.getInput().getType());
+  auto outType = cast<RankedTensorType>(reshape.getType());
+  std::optional<SmallVector<ShapeElement>> target =
+      shapeElements(reshape.getShape());
+  if (!target || static_cast<int64_t>(target->size()) != outType.getRank())
+    return -1;
+  int64_t kept = 0;
+  while (kept < inType.getRank() && kept < outType.getRank() &&
+         (inType.isDynamicDim(kept) || outType.isDynamicDim(kept))) {
+    const ShapeElement &size = (*target)[kept];
+    bool copied =
+        size.constant && *size.constant == 0 && !reshape.getAllowzero();
+    if (!copied &&
+        !(size.isSizeOf() &&
+          sameRunTimeSize(size.of, size.dim, reshape.getInput(), kept)))
+      return -1;
+    ++kept;
+  }
+  return kept;
+}
+
 std::optional<LoopNest> regroup(Operation *op) {
   auto inType = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
   auto outType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-  if (!inType || !outType || !inType.hasStaticShape() ||
-      !outType.hasStaticShape() ||
-      inType.getNumElements() != outType.getNumElements() ||
-      inType.getNumElements() == 0)
+  if (!inType || !outType)
     return std::nullopt;
-  ArrayRef<int64_t> in = inType.getShape(), out = outType.getShape();
+  ArrayRef<int64_t> in = inType.getShape();
+  SmallVector<int64_t> out(outType.getShape());
+  // Leading sizes known only at run time that a reshape provably keeps
+  // (its target names the input's own size there, or 0: copy it) are one
+  // loop each; the static rest regroups. `[?, ?, 64] -> [?, ?, 4, 16]`
+  // splits the heads of a symbolic batch and sequence.
+  int64_t kept = 0;
+  if (!inType.hasStaticShape() || !outType.hasStaticShape()) {
+    auto reshape = dyn_cast<ReshapeOp>(op);
+    if (!reshape)
+      return std::nullopt;
+    std::optional<SmallVector<ShapeElement>> target =
+        shapeElements(reshape.getShape());
+    kept = keptRunTimeSizes(reshape);
+    if (!target || kept < 0)
+      return std::nullopt;
+    // One size the reshape infers (-1) past the kept ones, with every other
+    // size static: it is what the static sizes leave (`[?, ?, 4, 16] ->
+    // [B, S, -1]`).
+    for (int64_t d = kept; d < outType.getRank(); ++d) {
+      const ShapeElement &size = (*target)[d];
+      if (!outType.isDynamicDim(d) || !size.constant || *size.constant != -1)
+        continue;
+      bool allStatic =
+          llvm::none_of(in.drop_front(kept), ShapedType::isDynamic);
+      int64_t rest = 1, inRest = 1;
+      for (int64_t k = kept; k < outType.getRank(); ++k)
+        if (k != d) {
+          allStatic &= !ShapedType::isDynamic(out[k]);
+          rest *= out[k];
+        }
+      for (int64_t size : in.drop_front(kept))
+        inRest *= size;
+      if (allStatic && rest > 0 && inRest % rest == 0)
+        out[d] = inRest / rest;
+      break;
+    }
+    if (llvm::any_of(in.drop_front(kept), ShapedType::isDynamic) ||
+        llvm::any_of(ArrayRef<int64_t>(out).drop_front(kept),
+                     ShapedType::isDynamic))
+      return std::nullopt;
+  }
+  auto product = [](ArrayRef<int64_t> sizes) {
+    int64_t n = 1;
+    for (int64_t size : sizes)
+      n *= size;
+    return n;
+  };
+  if (product(in.drop_front(kept)) !=
+          product(ArrayRef<int64_t>(out).drop_front(kept)) ||
+      product(in.drop_front(kept)) == 0)
+    return std::nullopt;
   SmallVector<int64_t> inDims, outDims;
   for (auto [i, size] : llvm::enumerate(in))
-    if (size != 1)
+    if (static_cast<int64_t>(i) >= kept && size != 1)
       inDims.push_back(i);
   for (auto [i, size] : llvm::enumerate(out))
-    if (size != 1)
+    if (static_cast<int64_t>(i) >= kept && size != 1)
       outDims.push_back(i);
 
   LoopNest nest;
   SmallVector<int64_t> inLoops(in.size(), -1), outLoops(out.size(), -1);
+  for (int64_t d = 0; d < kept; ++d)
+    inLoops[d] = outLoops[d] = nest.addLoop();
   size_t i = 0, j = 0;
   while (i < inDims.size() && j < outDims.size()) {
     int64_t loop = nest.addLoop();
@@ -419,12 +496,23 @@ std::optional<LoopNest> rotary(RotaryEmbeddingOp op) {
   SmallVector<int64_t> loops = {nest.addLoop(), nest.addLoop(), nest.addLoop(),
                                 nest.addPinnedLoop()};
   nest.tensors.push_back(loops);
+  // The tables' rows are the positions: [S, D/2], or [1, 1, S, D/2]. Rows
+  // known only at run time are the input's there (the op requires it).
   for (Value angles : {op.getCos(), op.getSin()}) {
     ArrayRef<int64_t> a = shapeOf(angles);
-    if (a.size() == 2 && !ShapedType::isDynamic(a[0]) && a[0] == shape[2])
-      nest.tensors.push_back({loops[2], nest.addPinnedLoop()});
-    else
+    int64_t r = a.size();
+    bool rows = r >= 2 && r <= 4 && a[r - 2] == shape[2] &&
+                llvm::all_of(a.drop_back(2), [](int64_t s) { return s == 1; });
+    if (!rows) {
       nest.addPinnedTensor(angles);
+      continue;
+    }
+    SmallVector<int64_t> dims;
+    for (int64_t i = 0; i < r - 2; ++i)
+      dims.push_back(nest.addPinnedLoop());
+    dims.push_back(loops[2]);
+    dims.push_back(nest.addPinnedLoop());
+    nest.tensors.push_back(dims);
   }
   nest.tensors.push_back(loops);
   return nest;
@@ -579,6 +667,8 @@ chooseLoopSharding(Operation *op, const LoopNest &nest,
       for (auto [dim, dimLoop] : llvm::enumerate(loops)) {
         if (!divides || dimLoop != static_cast<int64_t>(loop))
           continue;
+        // A loop of a size known only at run time is not split (the ops'
+        // rules match such sizes only where they can prove them equal).
         int64_t size = shapeOf(values[tensor])[dim];
         divides = !ShapedType::isDynamic(size) && size % *count == 0;
         if (!divides && nest.isOptional(tensor, dim))
@@ -756,17 +846,39 @@ Value localCausalMask(OpBuilder &builder, AttentionOp attention,
   return visible;
 }
 
-/// Replaces the shape operand `index` of the partitioned `op` with a
-/// constant holding its local result shape.
-void setLocalShapeOperand(Operation *op, unsigned index, OpBuilder &builder) {
+/// Replaces the shape operand `index` of the partitioned `op` with its
+/// local result shape: a constant where that is static; where it is known
+/// only at run time, the element the program computes (from the local
+/// tensors' sizes, so already local), kept as `shape * keep + local`.
+///
+/// The first `copied` dimensions (a reshape's provably kept sizes, see
+/// keptRunTimeSizes) become 0: the local input's size. Their computed
+/// element may read a tensor that is split differently from the input
+/// (the hidden state's sequence while the input's is split by cp).
+void setLocalShapeOperand(Operation *op, unsigned index, OpBuilder &builder,
+                          int64_t copied = 0) {
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPoint(op);
+  Location loc = op->getLoc();
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   auto shapeType =
       RankedTensorType::get({type.getRank()}, builder.getI64Type());
-  Value shape =
-      ConstantOp::create(builder, op->getLoc(),
-                         DenseIntElementsAttr::get(shapeType, type.getShape()));
+  SmallVector<int64_t> local, keep;
+  for (auto [d, size] : llvm::enumerate(type.getShape())) {
+    bool copy = static_cast<int64_t>(d) < copied;
+    local.push_back(ShapedType::isDynamic(size) || copy ? 0 : size);
+    keep.push_back(ShapedType::isDynamic(size) && !copy ? 1 : 0);
+  }
+  Value shape = ConstantOp::create(builder, loc,
+                                   DenseIntElementsAttr::get(shapeType, local));
+  Value computed = op->getOperand(index);
+  if (!type.hasStaticShape() && computed.getType() == shapeType) {
+    Value kept = MulOp::create(
+        builder, loc, shapeType, computed,
+        ConstantOp::create(builder, loc,
+                           DenseIntElementsAttr::get(shapeType, keep)));
+    shape = AddOp::create(builder, loc, shapeType, kept, shape);
+  }
   op->setOperand(index, shape);
 }
 
@@ -854,9 +966,17 @@ LogicalResult partitionLoopNest(Operation *op, const LoopNest &nest,
   if (op->getNumResults() == 0)
     return success();
   Operation *clone = partitionMap.lookup(op->getResult(0)).getDefiningOp();
-  if (isa<ReshapeOp, ExpandOp>(op) &&
-      clone->getResult(0).getType() != op->getResult(0).getType())
+  if (auto reshape = dyn_cast<ReshapeOp>(op);
+      reshape && !reshape.getType().hasStaticShape()) {
+    // Sizes known only at run time that the reshape keeps are the local
+    // input's (see setLocalShapeOperand); with allowzero a 0 is a size,
+    // so the computed ones stay.
+    int64_t copied = reshape.getAllowzero() ? 0 : keptRunTimeSizes(reshape);
+    setLocalShapeOperand(clone, 1, builder, std::max<int64_t>(copied, 0));
+  } else if (isa<ReshapeOp, ExpandOp>(op) &&
+             clone->getResult(0).getType() != op->getResult(0).getType()) {
     setLocalShapeOperand(clone, 1, builder);
+  }
   // Causal or windowed attention on a slice of the queries: the positions
   // are global.
   if (auto attention = dyn_cast<AttentionOp>(clone);

@@ -777,14 +777,21 @@ Value peelScale(Value value, double &scale) {
 ///   unsqueeze {axes = [2]} -> expand to [B, Hkv, n, T, D] -> reshape
 ///   unsqueeze {axes = [2]} -> tile [1, 1, n, 1, 1]       -> reshape
 ///   expand or tile of [B, 1, T, D] along heads (multi-query)
+///
+/// The batch and length may be known only at run time (the exporter's
+/// repeat then expands to sizes it reads from the tensor itself); the heads
+/// and head size must be static. The attention's lowering checks at run
+/// time that the keys' and values' batch is the queries'.
 std::pair<Value, int64_t> unrepeatHeads(Value value) {
   auto type = tensorType(value);
-  if (!type || type.getRank() != 4 || !type.hasStaticShape())
+  if (!type || type.getRank() != 4 || type.isDynamicDim(1) ||
+      type.isDynamicDim(3))
     return {value, 1};
   auto repeated = [&](Value src, int64_t n) -> std::pair<Value, int64_t> {
     auto srcType = tensorType(src);
     if (!srcType || srcType.getRank() != 4 || n < 1 ||
         srcType.getDimSize(0) != type.getDimSize(0) ||
+        srcType.isDynamicDim(1) ||
         srcType.getDimSize(1) * n != type.getDimSize(1) ||
         srcType.getDimSize(2) != type.getDimSize(2) ||
         srcType.getDimSize(3) != type.getDimSize(3))
@@ -815,7 +822,8 @@ std::pair<Value, int64_t> unrepeatHeads(Value value) {
     return {value, 1};
   Value five = reshape.getInput();
   auto fiveType = tensorType(five);
-  if (!fiveType || fiveType.getRank() != 5 || !fiveType.hasStaticShape())
+  if (!fiveType || fiveType.getRank() != 5 || fiveType.isDynamicDim(1) ||
+      fiveType.isDynamicDim(2) || fiveType.isDynamicDim(4))
     return {value, 1};
   int64_t n = fiveType.getDimSize(2);
   Value unsqueezed;
@@ -1084,6 +1092,12 @@ Value getNegated(Value value) {
   return {};
 }
 
+/// Whether `value` is a 0-D tensor.
+bool isScalar(Value value) {
+  auto type = tensorType(value);
+  return type && type.getRank() == 0;
+}
+
 /// True when the two halves of `table`'s last axis are provably equal, so
 /// that the `[..., D/2]` table the op wants is its first half. Follows the
 /// ways models build the tables: constants, `concat(f, f)` of the angles,
@@ -1103,6 +1117,10 @@ bool hasEqualHalves(Value table, int depth = 0) {
     return hasEqualHalves(cos.getInput(), depth + 1);
   if (auto sin = table.getDefiningOp<SinOp>())
     return hasEqualHalves(sin.getInput(), depth + 1);
+  // Scaled by a scalar (Llama's attention_scaling).
+  if (auto mul = table.getDefiningOp<MulOp>())
+    return isScalar(mul.getRhs()) && tensorType(mul.getLhs()) == type &&
+           hasEqualHalves(mul.getLhs(), depth + 1);
   if (auto unsqueeze = table.getDefiningOp<UnsqueezeOp>())
     return !llvm::is_contained(unsqueeze.getAxes(), rank - 1) &&
            !llvm::is_contained(unsqueeze.getAxes(), -1) &&
@@ -1134,6 +1152,10 @@ Value buildHalfTable(PatternRewriter &rewriter, Location loc, Value table) {
   if (auto sin = table.getDefiningOp<SinOp>())
     return SinOp::create(rewriter, loc,
                          buildHalfTable(rewriter, loc, sin.getInput()));
+  if (auto mul = table.getDefiningOp<MulOp>())
+    return MulOp::create(rewriter, loc,
+                         buildHalfTable(rewriter, loc, mul.getLhs()),
+                         mul.getRhs());
   if (auto unsqueeze = table.getDefiningOp<UnsqueezeOp>())
     return UnsqueezeOp::create(
         rewriter, loc, buildHalfTable(rewriter, loc, unsqueeze.getInput()),

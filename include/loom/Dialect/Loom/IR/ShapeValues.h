@@ -1,5 +1,4 @@
-//===- ShapeValues.h - What import time knows of shape arithmetic -*- C++
-//-*-===//
+//===- ShapeValues.h - What is known of shape arithmetic ---*- C++ -*-===//
 //
 // Exporters compute reshape and expand targets at run time from the input's
 // own sizes (`view(*x.shape[:-1], -1, head_dim)`): Shape, Gather, Concat,
@@ -8,19 +7,20 @@
 // of such a 1-D value as a constant, as "the run-time size of dimension d
 // of value v", or as unknown -- enough to type the result with the static
 // sizes it really has (the heads and head size of attention, say) instead
-// of all dimensions dynamic.
+// of all dimensions dynamic. The importer types reshapes with it; the
+// partitioner proves with it which sizes a reshape keeps.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LOOM_LIB_IMPORTER_ONNX_SHAPEVALUES_H
-#define LOOM_LIB_IMPORTER_ONNX_SHAPEVALUES_H
+#ifndef LOOM_DIALECT_LOOM_IR_SHAPEVALUES_H
+#define LOOM_DIALECT_LOOM_IR_SHAPEVALUES_H
 
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <optional>
 
-namespace loom::onnx_import {
+namespace loom {
 
 /// One element of an int64 shape value.
 struct ShapeElement {
@@ -43,6 +43,6 @@ std::optional<llvm::SmallVector<ShapeElement>> shapeElements(mlir::Value shape);
 /// elementwise ops, normalizations).
 bool sameRunTimeSize(mlir::Value a, int64_t dimA, mlir::Value b, int64_t dimB);
 
-} // namespace loom::onnx_import
+} // namespace loom
 
-#endif // LOOM_LIB_IMPORTER_ONNX_SHAPEVALUES_H
+#endif // LOOM_DIALECT_LOOM_IR_SHAPEVALUES_H

@@ -1,6 +1,6 @@
-//===- ShapeValues.cpp - What import time knows of shape arithmetic -------===//
+//===- ShapeValues.cpp - What is known of shape arithmetic ----------------===//
 
-#include "ShapeValues.h"
+#include "loom/Dialect/Loom/IR/ShapeValues.h"
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
@@ -8,7 +8,7 @@
 
 using namespace mlir;
 
-namespace loom::onnx_import {
+namespace loom {
 namespace {
 
 using Elements = SmallVector<ShapeElement>;
@@ -16,6 +16,18 @@ using Elements = SmallVector<ShapeElement>;
 /// Exporters' shape arithmetic is a few ops deep; deeper chains are not
 /// followed.
 constexpr int kMaxDepth = 12;
+
+/// `value` before the partitioner's annotations (shard.shard, which only
+/// say how a value is split while shardings propagate; matched by name:
+/// the dialect does not depend on the shard dialect).
+Value throughAnnotations(Value value) {
+  while (Operation *op = value.getDefiningOp()) {
+    if (op->getName().getStringRef() != "shard.shard")
+      break;
+    value = op->getOperand(0);
+  }
+  return value;
+}
 
 ShapeElement known(int64_t value) {
   ShapeElement e;
@@ -47,6 +59,7 @@ combineElements(Value lhs, Value rhs, int depth,
 }
 
 std::optional<Elements> evaluate(Value shape, int depth) {
+  shape = throughAnnotations(shape);
   auto type = dyn_cast<RankedTensorType>(shape.getType());
   if (!type || type.getRank() > 1 || !type.hasStaticShape() ||
       !type.getElementType().isInteger())
@@ -115,7 +128,8 @@ std::optional<Elements> evaluate(Value shape, int depth) {
     std::optional<Elements> data = evaluate(gather.getData(), depth + 1);
     DenseIntElementsAttr indices;
     if (!data || gather.getAxis() != 0 ||
-        !matchPattern(gather.getIndices(), m_Constant(&indices)))
+        !matchPattern(throughAnnotations(gather.getIndices()),
+                      m_Constant(&indices)))
       return unknown();
     Elements out;
     int64_t n = data->size();
@@ -126,6 +140,36 @@ std::optional<Elements> evaluate(Value shape, int depth) {
         return unknown();
       out.push_back((*data)[i]);
     }
+    return static_cast<int64_t>(out.size()) == count ? std::optional(out)
+                                                     : std::nullopt;
+  }
+  if (auto slice = dyn_cast<SliceOp>(op)) {
+    // `shape[start:end:step]` with constant bounds (`x.shape[1:]`).
+    std::optional<Elements> data = evaluate(slice.getInput(), depth + 1);
+    DenseIntElementsAttr starts, ends, axes, steps;
+    if (!data ||
+        !matchPattern(throughAnnotations(slice.getStarts()),
+                      m_Constant(&starts)) ||
+        !matchPattern(throughAnnotations(slice.getEnds()), m_Constant(&ends)) ||
+        starts.getNumElements() != 1 || ends.getNumElements() != 1 ||
+        (slice.getAxes() && (!matchPattern(throughAnnotations(slice.getAxes()),
+                                           m_Constant(&axes)) ||
+                             axes.getValues<APInt>()[0].getSExtValue() != 0)) ||
+        (slice.getSteps() && !matchPattern(throughAnnotations(slice.getSteps()),
+                                           m_Constant(&steps))))
+      return unknown();
+    int64_t n = data->size();
+    int64_t step = steps ? steps.getValues<APInt>()[0].getSExtValue() : 1;
+    if (step <= 0)
+      return unknown();
+    auto clamp = [&](int64_t v) {
+      return std::clamp<int64_t>(v < 0 ? v + n : v, 0, n);
+    };
+    int64_t start = clamp(starts.getValues<APInt>()[0].getSExtValue());
+    int64_t end = clamp(ends.getValues<APInt>()[0].getSExtValue());
+    Elements out;
+    for (int64_t i = start; i < end; i += step)
+      out.push_back((*data)[i]);
     return static_cast<int64_t>(out.size()) == count ? std::optional(out)
                                                      : std::nullopt;
   }
@@ -196,6 +240,7 @@ std::optional<Elements> evaluate(Value shape, int depth) {
 /// Follows dimension `dim` of `value` back through the ops that keep it.
 std::pair<Value, int64_t> rootOfSize(Value value, int64_t dim) {
   for (int steps = 0; steps < 64; ++steps) {
+    value = throughAnnotations(value);
     Operation *op = value.getDefiningOp();
     if (!op)
       break;
@@ -216,8 +261,55 @@ std::pair<Value, int64_t> rootOfSize(Value value, int64_t dim) {
       value = transpose.getInput();
       continue;
     }
+    if (auto split = dyn_cast<SplitOp>(op)) {
+      // The pieces share every dimension but the split one.
+      if (static_cast<int64_t>(split.getAxis()) == dim)
+        break;
+      value = split.getInput();
+      continue;
+    }
+    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      // A target element that is a run-time size is that size (were it 0
+      // at run time, the input's size would be copied instead; such a
+      // tensor has no elements either way).
+      std::optional<Elements> target = evaluate(reshape.getShape(), 0);
+      if (!target || dim >= static_cast<int64_t>(target->size()) ||
+          !(*target)[dim].isSizeOf())
+        break;
+      ShapeElement size = (*target)[dim];
+      value = size.of;
+      dim = size.dim;
+      continue;
+    }
+    if (op->hasTrait<OpTrait::Elementwise>() && op->getNumOperands() == 2) {
+      // A binary op's dimension is its operand's of the result's rank when
+      // the other operand does not reach that dimension or is 1 there (a
+      // bias, a scale, a mask row).
+      auto broadcastsThere = [&](Value other) {
+        int64_t at = dim - (rank(value) - rank(other));
+        return at < 0 ||
+               cast<RankedTensorType>(other.getType()).getDimSize(at) == 1;
+      };
+      Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+      if (rank(lhs) == rank(value) && broadcastsThere(rhs)) {
+        value = lhs;
+        continue;
+      }
+      if (rank(rhs) == rank(value) && broadcastsThere(lhs)) {
+        value = rhs;
+        continue;
+      }
+      break;
+    }
+    if (auto attention = dyn_cast<AttentionOp>(op)) {
+      // [batch, heads, queries, value size]: all but the last the query's.
+      if (dim == 3)
+        break;
+      value = attention.getQuery();
+      continue;
+    }
     bool keepsShape =
-        isa<CastOp, RMSNormOp, LayerNormOp, SoftmaxOp>(op) ||
+        isa<CastOp, RMSNormOp, LayerNormOp, SoftmaxOp, RotaryEmbeddingOp>(op) ||
         (op->hasTrait<OpTrait::Elementwise>() && op->getNumOperands() == 1);
     if (keepsShape && op->getNumOperands() >= 1 &&
         rank(op->getOperand(0)) == rank(value)) {
@@ -239,4 +331,4 @@ bool sameRunTimeSize(Value a, int64_t dimA, Value b, int64_t dimB) {
   return rootOfSize(a, dimA) == rootOfSize(b, dimB);
 }
 
-} // namespace loom::onnx_import
+} // namespace loom
