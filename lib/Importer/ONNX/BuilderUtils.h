@@ -46,6 +46,21 @@ mlir::Value createInferred(NodeBinder &b, Args &&...args) {
   return OpT::create(b.builder(), b.loc(), std::forward<Args>(args)...);
 }
 
+/// Per dimension the static size of either type; `a` wins a conflict, and a
+/// null type, or one of another rank or element type, is ignored.
+inline mlir::RankedTensorType mergeStaticSizes(mlir::RankedTensorType a,
+                                               mlir::RankedTensorType b) {
+  if (!a || !b)
+    return a ? a : b;
+  if (a.getRank() != b.getRank() || a.getElementType() != b.getElementType())
+    return a;
+  llvm::SmallVector<int64_t> shape(a.getShape());
+  for (auto [size, other] : llvm::zip(shape, b.getShape()))
+    if (mlir::ShapedType::isDynamic(size))
+      size = other;
+  return mlir::RankedTensorType::get(shape, a.getElementType());
+}
+
 /// The ranked tensor type of `v`.
 inline mlir::RankedTensorType typeOf(mlir::Value v) {
   return mlir::cast<mlir::RankedTensorType>(v.getType());

@@ -2,6 +2,8 @@
 
 #include "GraphImporter.h"
 
+#include "BuilderUtils.h"
+
 #include "ModelLoader.h"
 #include "OpTable.h"
 #include "loom/Dialect/Loom/IR/ShapeValues.h"
@@ -215,20 +217,6 @@ static bool toTensorProto(Value value, const std::string &name,
   return true;
 }
 
-/// Per dimension the static size of either type; `a` wins a conflict, and a
-/// type of another rank or element type is ignored.
-static RankedTensorType mergeTypes(RankedTensorType a, RankedTensorType b) {
-  if (!a || !b)
-    return a ? a : b;
-  if (a.getRank() != b.getRank() || a.getElementType() != b.getElementType())
-    return a;
-  SmallVector<int64_t> shape(a.getShape());
-  for (auto [size, other] : llvm::zip(shape, b.getShape()))
-    if (ShapedType::isDynamic(size))
-      size = other;
-  return RankedTensorType::get(shape, a.getElementType());
-}
-
 SmallVector<RankedTensorType>
 GraphImporter::inferNodeTypes(const onnx::NodeProto &node,
                               int64_t opsetVersion) const {
@@ -272,7 +260,7 @@ GraphImporter::inferNodeTypes(const onnx::NodeProto &node,
 
 RankedTensorType GraphImporter::refinedTypeOf(const std::string &name,
                                               RankedTensorType inferred) const {
-  return mergeTypes(typeOf(name), inferred);
+  return mergeStaticSizes(typeOf(name), inferred);
 }
 
 /// Resource keys must print as identifiers; keep names readable.
@@ -670,7 +658,7 @@ LogicalResult GraphImporter::importMainGraph() {
       // The result takes every size either side knows: a dimension the
       // model declares symbolic but the program computes is static.
       RankedTensorType refined =
-          mergeTypes(cast<RankedTensorType>(resultTypes[i]), have);
+          mergeStaticSizes(cast<RankedTensorType>(resultTypes[i]), have);
       resultTypes[i] = refined;
       if (refined != have)
         v = tensor::CastOp::create(opBuilder, fileLoc, refined, v);

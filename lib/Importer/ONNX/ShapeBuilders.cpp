@@ -253,18 +253,6 @@ LogicalResult buildSize(NodeBinder &b) {
   return bindRefined(b, result);
 }
 
-/// `a` with the dimensions it leaves dynamic taken from `b` where `b` knows
-/// them (`a` unchanged when their ranks differ).
-RankedTensorType mergeStaticDims(RankedTensorType a, RankedTensorType b) {
-  if (a.getRank() != b.getRank())
-    return a;
-  SmallVector<int64_t> dims(a.getShape());
-  for (auto [d, other] : llvm::zip(dims, b.getShape()))
-    if (ShapedType::isDynamic(d))
-      d = other;
-  return RankedTensorType::get(dims, a.getElementType());
-}
-
 /// The result type of a Reshape of `x` whose shape is computed at run time,
 /// from what import time knows of each element (ShapeValues.h): constants,
 /// sizes that are static, and sizes that are the input's own at the same
@@ -407,8 +395,8 @@ LogicalResult buildReshape(NodeBinder &b) {
         inferReshapeType(b.inputType(0), shape, *allowzero != 0, b);
     if (RankedTensorType partial =
             inferPartialReshapeType(x, shape, *allowzero != 0))
-      ours = ours ? mergeStaticDims(ours, partial) : partial;
-    type = !type ? ours : ours ? mergeStaticDims(type, ours) : type;
+      ours = mergeStaticSizes(ours, partial);
+    type = mergeStaticSizes(type, ours);
   }
   if (!type)
     return b.outputType(0) ? success() : failure();
@@ -997,7 +985,7 @@ LogicalResult buildExpand(NodeBinder &b) {
   if (!ours)
     return buildSimple<ExpandOp>(b, {b.input(0), b.input(1)});
   if (known)
-    ours = mergeStaticDims(ours, known);
+    ours = mergeStaticSizes(ours, known);
   b.setOutput(
       0, ExpandOp::create(b.builder(), b.loc(), ours, b.input(0), b.input(1)));
   return success();

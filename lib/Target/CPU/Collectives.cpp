@@ -160,6 +160,24 @@ Value finish(OpBuilder &b, Location loc, CallBuffers &c,
                                            /*writable=*/true);
 }
 
+/// Reports at run time, as a failure of `op` (at `site` when given), that
+/// `size` (an index) does not divide by `parts`: "WHAT among PARTS ranks
+/// but its size at run time does not divide by PARTS".
+void checkDivides(OpBuilder &b, Location loc, Operation *op, Value size,
+                  int64_t parts, const std::string &what, StringRef site = {}) {
+  Value remainder = arith::RemUIOp::create(
+      b, loc, size, arith::ConstantIndexOp::create(b, loc, parts));
+  Value uneven =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, remainder,
+                            arith::ConstantIndexOp::create(b, loc, 0));
+  lowering::checkCondition(
+      b, loc, op, uneven,
+      what + " among " + std::to_string(parts) +
+          " ranks but its size at run time does not divide by " +
+          std::to_string(parts),
+      site);
+}
+
 /// Block `position` of `parts` of `source` along `axis`, of `resultType`:
 /// a static slice, or, where `source`'s sizes are known only at run time,
 /// one of those sizes (along `axis`: the size divided by `parts`, which
@@ -186,19 +204,10 @@ Value rankSlice(OpBuilder &b, Location loc, Operation *op, Value source,
     }
     Value size = tensor::DimOp::create(b, loc, source, d);
     if (d == axis) {
-      Value count = arith::ConstantIndexOp::create(b, loc, parts);
-      Value remainder = arith::RemUIOp::create(b, loc, size, count);
-      Value uneven =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, remainder,
-                                arith::ConstantIndexOp::create(b, loc, 0));
-      lowering::checkCondition(
-          b, loc, op, uneven,
-          "dimension " + std::to_string(axis) + " is split among " +
-              std::to_string(parts) +
-              " ranks but its size at run time does not divide by " +
-              std::to_string(parts),
-          site);
-      size = arith::DivUIOp::create(b, loc, size, count);
+      checkDivides(b, loc, op, size, parts,
+                   "dimension " + std::to_string(axis) + " is split", site);
+      size = arith::DivUIOp::create(
+          b, loc, size, arith::ConstantIndexOp::create(b, loc, parts));
     }
     sizes.push_back(size);
   }
@@ -582,17 +591,9 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
         continue;
       }
       if (in.isDynamicDim(0)) {
-        Value size = tensor::DimOp::create(b, loc, exchange.getInput(), 0);
-        Value uneven = arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::ne,
-            arith::RemUIOp::create(b, loc, size,
-                                   arith::ConstantIndexOp::create(b, loc, n)),
-            arith::ConstantIndexOp::create(b, loc, 0));
-        lowering::checkCondition(
-            b, loc, op, uneven,
-            "dimension 0 is exchanged among " + std::to_string(n) +
-                " ranks but its size at run time does not divide by " +
-                std::to_string(n));
+        checkDivides(b, loc, op,
+                     tensor::DimOp::create(b, loc, exchange.getInput(), 0), n,
+                     "dimension 0 is exchanged");
       }
       // Block j of dimension 0 is contiguous: it goes to member j as it is.
       CallBuffers c = prepare(b, loc, exchange.getInput(), out);
