@@ -32,8 +32,8 @@ config.substitutions.append(
 
 tool_dirs = [config.loom_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(
-    ["loom-opt", "loom-translate", "loom-run", "loomc", "loom-plan", "loom-runtime-tests",
-     "loom-runtime-cpp-tests", "loom-mpi-comm-test"],
+    ["loom-opt", "loom-translate", "loom-run", "loomc", "loom-plan", "loom-exec",
+     "loom-runtime-tests", "loom-runtime-cpp-tests", "loom-mpi-comm-test"],
     tool_dirs)
 
 # Library convolutions need the oneDNN kernel library plugin (built when

@@ -1,0 +1,833 @@
+//===- loom-exec.cpp - Run an engine with the runtime alone ---------------===//
+//
+// Engines are compiled where LLVM and MLIR are (loomc) and run where they
+// may not be: a GPU machine with the runtime library only. loom-exec is the
+// runner for that machine. It links libloom_runtime and the C++ standard
+// library, nothing else, so it reads and writes tensors as .npy files with
+// its own small reader rather than the compiler's TensorIO (which needs
+// LLVM). It feeds rank 0 of an engine, compares the outputs with expected
+// ones, and times repeated runs.
+//
+//   loom-exec model.engine --inputs in/ --expected ref/ --iterations 100
+//
+// Exit status: 0 when everything ran (and matched), 1 when an output
+// differs from its expected file, 2 on any error (bad arguments, unreadable
+// or mismatched files, a runtime failure).
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/device.h"
+#include "loom/runtime.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+const char *const kUsage =
+    "usage: loom-exec ENGINE [--inputs DIR] [--expected DIR] [--rtol R]\n"
+    "                 [--atol A] [--iterations N] [--warmup W]\n"
+    "                 [--outputs DIR] [--list-devices]\n"
+    "\n"
+    "Runs an engine compiled by loomc with the runtime library alone (rank 0\n"
+    "of a single-rank engine).\n"
+    "\n"
+    "  --inputs DIR      input_0.npy, input_1.npy, ... in the engine's input\n"
+    "                    order (without it: zero-filled inputs, for timing)\n"
+    "  --expected DIR    compare output_N.npy with output N: |got - want| <=\n"
+    "                    atol + rtol * |want| (integers exactly)\n"
+    "  --rtol R          relative tolerance (default 1e-4)\n"
+    "  --atol A          absolute tolerance (default 1e-5)\n"
+    "  --outputs DIR     write output N as DIR/output_N.npy\n"
+    "  --iterations N    after the checked run, time N runs (default 0)\n"
+    "  --warmup W        untimed runs before the timed ones (default 3)\n"
+    "  --list-devices    print the devices the runtime sees, and exit\n"
+    "\n"
+    "Exit status: 0 ran (and matched), 1 an output differs, 2 an error.\n";
+
+constexpr int kExitMismatch = 1;
+constexpr int kExitError = 2;
+
+struct Options {
+  std::string engine;
+  std::string inputs;
+  std::string expected;
+  std::string outputs;
+  double rtol = 1e-4;
+  double atol = 1e-5;
+  int64_t iterations = 0;
+  int64_t warmup = 3;
+  bool listDevices = false;
+  bool help = false;
+};
+
+// Errors flush stdout first, so that a log of both reads in order.
+int fail(const std::string &message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "loom-exec: error: %s\n", message.c_str());
+  return kExitError;
+}
+
+int failRuntime(loom_status status) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "loom-exec: error: %s: %s\n", loom_status_name(status),
+               loom_last_error());
+  return kExitError;
+}
+
+//===----------------------------------------------------------------------===//
+// Command line
+//===----------------------------------------------------------------------===//
+
+bool parseInt(const std::string &text, int64_t &value) {
+  if (text.empty())
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  long long parsed = std::strtoll(text.c_str(), &end, 10);
+  if (errno || *end || parsed < 0)
+    return false;
+  value = parsed;
+  return true;
+}
+
+bool parseDouble(const std::string &text, double &value) {
+  if (text.empty())
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  double parsed = std::strtod(text.c_str(), &end);
+  if (errno || *end || !(parsed >= 0) || std::isinf(parsed))
+    return false;
+  value = parsed;
+  return true;
+}
+
+/// Parses argv into `options`; "" on success, else the complaint.
+std::string parseArguments(int argc, char **argv, Options &options) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      options.help = true;
+      continue;
+    }
+    if (arg == "--list-devices") {
+      options.listDevices = true;
+      continue;
+    }
+    if (arg.size() < 2 || arg.compare(0, 2, "--") != 0) {
+      if (!options.engine.empty())
+        return "more than one engine given ('" + options.engine + "' and '" +
+               arg + "')";
+      options.engine = arg;
+      continue;
+    }
+    // Both "--flag VALUE" and "--flag=VALUE".
+    std::string flag = arg, value;
+    size_t equals = arg.find('=');
+    if (equals != std::string::npos) {
+      flag = arg.substr(0, equals);
+      value = arg.substr(equals + 1);
+    } else {
+      if (flag != "--inputs" && flag != "--expected" && flag != "--outputs" &&
+          flag != "--rtol" && flag != "--atol" && flag != "--iterations" &&
+          flag != "--warmup")
+        return "unknown option '" + arg + "'";
+      if (i + 1 >= argc)
+        return "missing value after '" + flag + "'";
+      value = argv[++i];
+    }
+    if (flag == "--inputs")
+      options.inputs = value;
+    else if (flag == "--expected")
+      options.expected = value;
+    else if (flag == "--outputs")
+      options.outputs = value;
+    else if (flag == "--rtol" || flag == "--atol") {
+      if (!parseDouble(value, flag == "--rtol" ? options.rtol : options.atol))
+        return "'" + flag + "' takes a non-negative number, not '" + value +
+               "'";
+    } else if (flag == "--iterations" || flag == "--warmup") {
+      if (!parseInt(value, flag == "--iterations" ? options.iterations
+                                                  : options.warmup))
+        return "'" + flag + "' takes a non-negative integer, not '" + value +
+               "'";
+    } else {
+      return "unknown option '" + arg + "'";
+    }
+  }
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Tensors and .npy files
+//===----------------------------------------------------------------------===//
+
+/// A dense, row-major tensor held in memory.
+struct Tensor {
+  loom_dtype dtype = LOOM_DTYPE_F32;
+  std::vector<int64_t> shape;
+  std::vector<char> data;
+};
+
+struct NpyType {
+  loom_dtype dtype;
+  const char *code; // The type string without its byte-order character.
+};
+
+// bf16 has no numpy dtype: see readNpy's callers and writeNpy.
+const NpyType kNpyTypes[] = {
+    {LOOM_DTYPE_F16, "f2"},  {LOOM_DTYPE_F32, "f4"}, {LOOM_DTYPE_F64, "f8"},
+    {LOOM_DTYPE_BOOL, "b1"}, {LOOM_DTYPE_I8, "i1"},  {LOOM_DTYPE_I16, "i2"},
+    {LOOM_DTYPE_I32, "i4"},  {LOOM_DTYPE_I64, "i8"}, {LOOM_DTYPE_U8, "u1"},
+    {LOOM_DTYPE_U16, "u2"},  {LOOM_DTYPE_U32, "u4"}, {LOOM_DTYPE_U64, "u8"},
+};
+
+/// "f32[2, ?, 4]": the spelling loom-run uses, '?' for symbolic sizes.
+std::string typeString(loom_dtype dtype, const int64_t *dims, size_t rank) {
+  std::string text = std::string(loom_dtype_name(dtype)) + "[";
+  for (size_t i = 0; i < rank; ++i) {
+    if (i)
+      text += ", ";
+    text += dims[i] == LOOM_DYNAMIC_DIM ? "?" : std::to_string(dims[i]);
+  }
+  return text + "]";
+}
+
+std::string typeString(const Tensor &t) {
+  return typeString(t.dtype, t.shape.data(), t.shape.size());
+}
+
+std::string typeString(const loom_tensor_desc &desc) {
+  return typeString(desc.dtype, desc.dims, static_cast<size_t>(desc.rank));
+}
+
+/// Elements times the dtype's size, or false when that overflows.
+bool byteSize(loom_dtype dtype, const std::vector<int64_t> &shape,
+              size_t &bytes) {
+  uint64_t total = loom_dtype_size(dtype);
+  for (int64_t d : shape) {
+    if (d < 0)
+      return false;
+    if (d && total > std::numeric_limits<uint64_t>::max() / uint64_t(d))
+      return false;
+    total *= uint64_t(d);
+  }
+  if (total > std::numeric_limits<size_t>::max())
+    return false;
+  bytes = static_cast<size_t>(total);
+  return true;
+}
+
+/// The text of `'key': value` in a .npy header dictionary: a quoted string
+/// without its quotes, a parenthesized tuple with them, or a bare word.
+bool headerField(const std::string &header, const std::string &key,
+                 std::string &value) {
+  size_t at = header.find("'" + key + "'");
+  if (at == std::string::npos)
+    return false;
+  at += key.size() + 2;
+  while (at < header.size() && (header[at] == ' ' || header[at] == ':'))
+    ++at;
+  if (at >= header.size())
+    return false;
+  size_t end;
+  if (header[at] == '\'' || header[at] == '"') {
+    end = header.find(header[at], at + 1);
+    if (end == std::string::npos)
+      return false;
+    value = header.substr(at + 1, end - at - 1);
+    return true;
+  }
+  if (header[at] == '(') {
+    end = header.find(')', at);
+    if (end == std::string::npos)
+      return false;
+    value = header.substr(at, end - at + 1);
+    return true;
+  }
+  end = header.find_first_of(",}", at);
+  if (end == std::string::npos)
+    return false;
+  value = header.substr(at, end - at);
+  while (!value.empty() && value.back() == ' ')
+    value.pop_back();
+  return true;
+}
+
+/// Parses "(2, 3)", "(5,)" or "()".
+bool parseShape(const std::string &text, std::vector<int64_t> &shape) {
+  if (text.size() < 2 || text.front() != '(' || text.back() != ')')
+    return false;
+  shape.clear();
+  std::string inner = text.substr(1, text.size() - 2);
+  size_t at = 0;
+  while (at < inner.size()) {
+    size_t comma = inner.find(',', at);
+    std::string item = inner.substr(
+        at, comma == std::string::npos ? std::string::npos : comma - at);
+    size_t first = item.find_first_not_of(' ');
+    size_t last = item.find_last_not_of(' ');
+    bool lastItem = comma == std::string::npos;
+    if (first == std::string::npos) {
+      // Only the trailing comma of "(5,)" leaves an empty item.
+      if (!lastItem || shape.empty())
+        return false;
+      break;
+    }
+    item = item.substr(first, last - first + 1);
+    if (item.size() > 18 ||
+        item.find_first_not_of("0123456789") != std::string::npos)
+      return false;
+    shape.push_back(std::stoll(item));
+    if (lastItem)
+      break;
+    at = comma + 1;
+  }
+  return shape.size() <= LOOM_MAX_RANK;
+}
+
+/// Reads a .npy file (versions 1 to 3, little-endian, C order); "" on
+/// success, else why not, naming the file. Every length is checked against
+/// the file's before it is used: the files come from another machine.
+std::string readNpy(const std::string &path, Tensor &tensor) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return "cannot read '" + path + "': " + std::strerror(errno);
+  std::vector<char> file((std::istreambuf_iterator<char>(in)),
+                         std::istreambuf_iterator<char>());
+  if (in.bad())
+    return "cannot read '" + path + "'";
+  if (file.size() < 10 || std::memcmp(file.data(), "\x93NUMPY", 6) != 0)
+    return "'" + path + "' is not a .npy file";
+  auto byte = [&](size_t i) {
+    return static_cast<size_t>(static_cast<unsigned char>(file[i]));
+  };
+  size_t major = byte(6), headerLength, offset;
+  if (major == 1) {
+    headerLength = byte(8) | byte(9) << 8;
+    offset = 10;
+  } else if (major == 2 || major == 3) {
+    if (file.size() < 12)
+      return "'" + path + "' is truncated: " + std::to_string(file.size()) +
+             " bytes, shorter than its header";
+    headerLength = byte(8) | byte(9) << 8 | byte(10) << 16 | byte(11) << 24;
+    offset = 12;
+  } else {
+    return "'" + path + "' is .npy version " + std::to_string(major) +
+           ", which is not supported (1, 2 and 3 are)";
+  }
+  if (headerLength > file.size() - offset)
+    return "'" + path + "' is truncated: its header needs " +
+           std::to_string(offset + headerLength) + " bytes, the file has " +
+           std::to_string(file.size());
+  std::string header(file.data() + offset, headerLength);
+  std::string descr, fortran, shapeText;
+  if (!headerField(header, "descr", descr) ||
+      !headerField(header, "fortran_order", fortran) ||
+      !headerField(header, "shape", shapeText) ||
+      !parseShape(shapeText, tensor.shape))
+    return "'" + path + "' has a malformed header";
+  if (fortran != "False")
+    return "'" + path + "' is in Fortran order, which is not supported";
+  const NpyType *type = nullptr;
+  if (descr.size() == 3)
+    for (const NpyType &t : kNpyTypes)
+      if (descr.compare(1, 2, t.code) == 0)
+        type = &t;
+  if (!type)
+    return "'" + path + "' has dtype '" + descr + "', which is not supported";
+  // One-byte types carry '|' (no byte order); wider ones must be '<'.
+  if (descr[0] != '<' &&
+      !(descr[0] == '|' && loom_dtype_size(type->dtype) == 1))
+    return "'" + path + "' has dtype '" + descr +
+           "': only little-endian data is supported";
+  tensor.dtype = type->dtype;
+  size_t bytes;
+  if (!byteSize(tensor.dtype, tensor.shape, bytes))
+    return "'" + path + "' has a shape too large: " + typeString(tensor);
+  size_t payload = file.size() - offset - headerLength;
+  if (payload != bytes)
+    return "'" + path + "' is " + (payload < bytes ? "truncated" : "too long") +
+           ": " + typeString(tensor) + " needs " + std::to_string(bytes) +
+           " bytes of data, the file holds " + std::to_string(payload);
+  tensor.data.assign(file.begin() + offset + headerLength, file.end());
+  return "";
+}
+
+/// Writes `tensor` as a version 1 .npy file; "" on success.
+std::string writeNpy(const std::string &path, const Tensor &tensor) {
+  const char *code = nullptr;
+  for (const NpyType &t : kNpyTypes)
+    if (t.dtype == tensor.dtype)
+      code = t.code;
+  if (!code)
+    return "cannot write '" + path + "': no .npy dtype for " +
+           loom_dtype_name(tensor.dtype);
+  std::string shape;
+  for (int64_t d : tensor.shape)
+    shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+  shape = "(" + shape + (tensor.shape.size() == 1 ? ",)" : ")");
+  std::string header = std::string("{'descr': '") +
+                       (loom_dtype_size(tensor.dtype) == 1 ? "|" : "<") + code +
+                       "', 'fortran_order': False, 'shape': " + shape + ", }";
+  // numpy pads the header so that the data starts on a 64-byte boundary,
+  // ending it in '\n'.
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::ofstream out(path, std::ios::binary);
+  if (!out)
+    return "cannot write '" + path + "': " + std::strerror(errno);
+  out.write("\x93NUMPY\x01\x00", 8);
+  out.put(static_cast<char>(header.size() & 0xff));
+  out.put(static_cast<char>(header.size() >> 8));
+  out.write(header.data(), static_cast<std::streamsize>(header.size()));
+  out.write(tensor.data.data(),
+            static_cast<std::streamsize>(tensor.data.size()));
+  out.close();
+  if (!out)
+    return "cannot write '" + path + "'";
+  return "";
+}
+
+/// A bf16 tensor as f32, exactly: numpy has no bf16, so bf16 outputs are
+/// written and compared as f32 (as loom-run writes them).
+Tensor widenBF16(const Tensor &t) {
+  if (t.dtype != LOOM_DTYPE_BF16)
+    return t;
+  Tensor wide;
+  wide.dtype = LOOM_DTYPE_F32;
+  wide.shape = t.shape;
+  size_t count = t.data.size() / 2;
+  wide.data.resize(count * 4);
+  for (size_t i = 0; i < count; ++i) {
+    uint16_t half;
+    std::memcpy(&half, t.data.data() + 2 * i, 2);
+    uint32_t bits = uint32_t(half) << 16;
+    std::memcpy(wide.data.data() + 4 * i, &bits, 4);
+  }
+  return wide;
+}
+
+//===----------------------------------------------------------------------===//
+// Comparison
+//===----------------------------------------------------------------------===//
+
+double halfToDouble(uint16_t h) {
+  int exponent = (h >> 10) & 0x1f;
+  int mantissa = h & 0x3ff;
+  double value;
+  if (exponent == 0)
+    value = std::ldexp(mantissa, -24);
+  else if (exponent == 31)
+    value = mantissa ? std::numeric_limits<double>::quiet_NaN()
+                     : std::numeric_limits<double>::infinity();
+  else
+    value = std::ldexp(mantissa + 1024, exponent - 25);
+  return (h & 0x8000) ? -value : value;
+}
+
+bool isFloat(loom_dtype dtype) {
+  return dtype == LOOM_DTYPE_F16 || dtype == LOOM_DTYPE_BF16 ||
+         dtype == LOOM_DTYPE_F32 || dtype == LOOM_DTYPE_F64;
+}
+
+template <typename T> T load(const char *data, size_t i) {
+  T value;
+  std::memcpy(&value, data + i * sizeof(T), sizeof(T));
+  return value;
+}
+
+/// Element `i` as a double (integers of more than 53 bits round; they are
+/// compared exactly by sameInteger).
+double elementAsDouble(loom_dtype dtype, const char *data, size_t i) {
+  switch (dtype) {
+  case LOOM_DTYPE_F16:
+    return halfToDouble(load<uint16_t>(data, i));
+  case LOOM_DTYPE_BF16: {
+    uint32_t bits = uint32_t(load<uint16_t>(data, i)) << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  }
+  case LOOM_DTYPE_F32:
+    return load<float>(data, i);
+  case LOOM_DTYPE_F64:
+    return load<double>(data, i);
+  case LOOM_DTYPE_BOOL:
+  case LOOM_DTYPE_U8:
+    return load<uint8_t>(data, i);
+  case LOOM_DTYPE_I8:
+    return load<int8_t>(data, i);
+  case LOOM_DTYPE_I16:
+    return load<int16_t>(data, i);
+  case LOOM_DTYPE_I32:
+    return load<int32_t>(data, i);
+  case LOOM_DTYPE_I64:
+    return static_cast<double>(load<int64_t>(data, i));
+  case LOOM_DTYPE_U16:
+    return load<uint16_t>(data, i);
+  case LOOM_DTYPE_U32:
+    return load<uint32_t>(data, i);
+  case LOOM_DTYPE_U64:
+    return static_cast<double>(load<uint64_t>(data, i));
+  }
+  return 0;
+}
+
+/// Integers (and bools) are equal when their bytes are; a bool is any
+/// non-zero byte, as numpy reads it.
+bool sameInteger(loom_dtype dtype, const char *a, const char *b, size_t i) {
+  size_t size = loom_dtype_size(dtype);
+  if (dtype == LOOM_DTYPE_BOOL)
+    return (a[i] != 0) == (b[i] != 0);
+  return std::memcmp(a + i * size, b + i * size, size) == 0;
+}
+
+/// "[1, 2]": the index of flat element `flat` in `shape`.
+std::string indexString(const std::vector<int64_t> &shape, size_t flat) {
+  std::vector<int64_t> index(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    index[d] = static_cast<int64_t>(flat % uint64_t(shape[d]));
+    flat /= uint64_t(shape[d]);
+  }
+  std::string text = "[";
+  for (size_t d = 0; d < index.size(); ++d)
+    text += (d ? ", " : "") + std::to_string(index[d]);
+  return text + "]";
+}
+
+std::string number(double value) {
+  // printf spells a NaN with its sign bit "-nan"; numpy says "nan".
+  if (std::isnan(value))
+    return "nan";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", value);
+  return text;
+}
+
+/// Compares `got` with `want` (same dtype and shape); prints the errors and
+/// the verdict after the output's line, and says whether it passed.
+bool compare(const Tensor &got, const Tensor &want, double rtol, double atol) {
+  size_t count = got.data.size() / loom_dtype_size(got.dtype);
+  bool floating = isFloat(got.dtype);
+  double maxAbs = 0, maxRel = 0, worstAbs = -1;
+  size_t differ = 0, worst = 0;
+  for (size_t i = 0; i < count; ++i) {
+    double g = elementAsDouble(got.dtype, got.data.data(), i);
+    double w = elementAsDouble(want.dtype, want.data.data(), i);
+    bool ok;
+    double abs;
+    if (!floating) {
+      ok = sameInteger(got.dtype, got.data.data(), want.data.data(), i);
+      abs = ok ? 0 : std::fabs(g - w);
+    } else if (std::isnan(g) || std::isnan(w)) {
+      // NaN where NaN is expected matches; NaN against a number is the
+      // worst error there is.
+      ok = std::isnan(g) && std::isnan(w);
+      abs = ok ? 0 : std::numeric_limits<double>::infinity();
+    } else if (g == w) {
+      // Also equal infinities, whose difference would be NaN.
+      ok = true;
+      abs = 0;
+    } else {
+      abs = std::fabs(g - w);
+      ok = abs <= atol + rtol * std::fabs(w);
+    }
+    maxAbs = std::max(maxAbs, abs);
+    // Relative to non-zero expected values only: where zero is expected any
+    // rounding is an infinite relative error, and atol covers those.
+    if (w != 0 && !std::isnan(w))
+      maxRel = std::max(maxRel, abs / std::fabs(w));
+    if (!ok) {
+      ++differ;
+      if (abs > worstAbs) {
+        worstAbs = abs;
+        worst = i;
+      }
+    }
+  }
+  std::printf(": max abs error %s, max rel error %s: ", number(maxAbs).c_str(),
+              number(maxRel).c_str());
+  if (!differ) {
+    std::printf("PASS\n");
+    return true;
+  }
+  std::printf(
+      "FAIL (%zu of %zu elements differ; worst at %s: got %s, "
+      "expected %s)\n",
+      differ, count, indexString(got.shape, worst).c_str(),
+      number(elementAsDouble(got.dtype, got.data.data(), worst)).c_str(),
+      number(elementAsDouble(want.dtype, want.data.data(), worst)).c_str());
+  return false;
+}
+
+//===----------------------------------------------------------------------===//
+// Running
+//===----------------------------------------------------------------------===//
+
+int listDevices() {
+  for (loom_device_kind kind : {LOOM_DEVICE_CPU, LOOM_DEVICE_CUDA}) {
+    int32_t count = 0;
+    loom_status status = loom_device_count(kind, &count);
+    if (status == LOOM_OK)
+      std::printf("%s: %d device%s\n", loom_device_kind_name(kind), count,
+                  count == 1 ? "" : "s");
+    else
+      std::printf("%s: not available (%s: %s)\n", loom_device_kind_name(kind),
+                  loom_status_name(status), loom_last_error());
+  }
+  return 0;
+}
+
+std::string joinPath(const std::string &dir, const std::string &name) {
+  return (std::filesystem::path(dir) / name).string();
+}
+
+/// Input `index`'s data from --inputs (or zeros without it), checked
+/// against the engine's descriptor; "" on success.
+std::string readInput(const Options &options, const loom_tensor_desc &desc,
+                      int32_t index, Tensor &tensor) {
+  std::string what = "input " + std::to_string(index) + " '" + desc.name +
+                     "' of the engine is " + typeString(desc);
+  if (options.inputs.empty()) {
+    // Zeros serve for timing; symbolic sizes need a file to say them.
+    if (loom_tensor_desc_is_dynamic(&desc))
+      return what + ", whose symbolic sizes need --inputs";
+    tensor.dtype = desc.dtype;
+    tensor.shape.assign(desc.dims, desc.dims + desc.rank);
+    tensor.data.assign(desc.byte_size, 0);
+    return "";
+  }
+  if (desc.dtype == LOOM_DTYPE_BF16)
+    return what + ", and .npy has no bf16 dtype";
+  std::string path =
+      joinPath(options.inputs, "input_" + std::to_string(index) + ".npy");
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    return "missing '" + path + "': " + what;
+  if (std::string error = readNpy(path, tensor); !error.empty())
+    return error + " (" + what + ")";
+  bool fits = tensor.dtype == desc.dtype &&
+              tensor.shape.size() == static_cast<size_t>(desc.rank);
+  for (size_t d = 0; fits && d < tensor.shape.size(); ++d)
+    fits = desc.dims[d] == LOOM_DYNAMIC_DIM || desc.dims[d] == tensor.shape[d];
+  if (!fits)
+    return "'" + path + "' is " + typeString(tensor) + " but " + what;
+  return "";
+}
+
+void releaseDynamic(std::vector<loom_dynamic_output> &dynamic) {
+  for (loom_dynamic_output &d : dynamic) {
+    loom_buffer_free(d.data);
+    d.data = nullptr;
+  }
+}
+
+/// Runs `engine` once, releasing the previous run's dynamic outputs first.
+loom_status runOnce(loom_engine *engine, const std::vector<const void *> &in,
+                    const std::vector<void *> &out,
+                    std::vector<loom_dynamic_output> &dynamic) {
+  releaseDynamic(dynamic);
+  return loom_engine_execute(engine, 0, in.data(), out.data());
+}
+
+double percentile(const std::vector<double> &sorted, double p) {
+  // Nearest rank: the smallest value at or above fraction p of the runs.
+  size_t rank = static_cast<size_t>(std::ceil(p * double(sorted.size())));
+  return sorted[std::min(sorted.size() - 1, rank ? rank - 1 : 0)];
+}
+
+int run(const Options &options, loom_engine *engine) {
+  int32_t ranks = loom_engine_num_ranks(engine);
+  if (ranks != 1)
+    return fail("'" + options.engine + "' has " + std::to_string(ranks) +
+                " ranks; loom-exec runs single-rank engines only (loom-run "
+                "--ranks runs partitioned ones)");
+  std::printf("engine '%s': %s, target %s\n", options.engine.c_str(),
+              loom_engine_compiler_version(engine), loom_engine_target(engine));
+
+  int32_t numInputs = loom_engine_num_inputs(engine, 0);
+  int32_t numOutputs = loom_engine_num_outputs(engine, 0);
+  std::error_code ec;
+  if (!options.inputs.empty() &&
+      !std::filesystem::is_directory(options.inputs, ec))
+    return fail("--inputs '" + options.inputs + "' is not a directory");
+  if (options.inputs.empty() && numInputs > 0)
+    std::printf("inputs: zeros (no --inputs)\n");
+  std::vector<Tensor> inputs(numInputs);
+  // Inputs with symbolic dimensions go as loom_shaped_input, which says the
+  // file's shape; the others as plain buffers.
+  std::vector<loom_shaped_input> shaped(numInputs);
+  std::vector<const void *> inputPointers(numInputs);
+  for (int32_t i = 0; i < numInputs; ++i) {
+    const loom_tensor_desc &desc = *loom_engine_input(engine, 0, i);
+    if (std::string error = readInput(options, desc, i, inputs[i]);
+        !error.empty())
+      return fail(error);
+    inputPointers[i] = inputs[i].data.data();
+    if (loom_tensor_desc_is_dynamic(&desc)) {
+      shaped[i].data = inputs[i].data.data();
+      shaped[i].rank = desc.rank;
+      std::copy(inputs[i].shape.begin(), inputs[i].shape.end(), shaped[i].dims);
+      inputPointers[i] = &shaped[i];
+    }
+  }
+  if (!options.inputs.empty()) {
+    // A file past the engine's inputs means the data was made for another
+    // model.
+    std::string extra =
+        joinPath(options.inputs, "input_" + std::to_string(numInputs) + ".npy");
+    if (std::filesystem::exists(extra, ec))
+      return fail("'" + extra + "' is one input too many: the engine takes " +
+                  std::to_string(numInputs));
+  }
+
+  std::vector<std::vector<char>> staticOutputs(numOutputs);
+  std::vector<loom_dynamic_output> dynamic(numOutputs, loom_dynamic_output{});
+  std::vector<void *> outputPointers(numOutputs);
+  for (int32_t i = 0; i < numOutputs; ++i) {
+    const loom_tensor_desc &desc = *loom_engine_output(engine, 0, i);
+    if (loom_tensor_desc_is_dynamic(&desc)) {
+      outputPointers[i] = &dynamic[i];
+    } else {
+      staticOutputs[i].resize(desc.byte_size);
+      outputPointers[i] = staticOutputs[i].data();
+    }
+  }
+  // Dynamic outputs belong to us once execute returns; freed on every path.
+  struct FreeDynamic {
+    std::vector<loom_dynamic_output> &outputs;
+    ~FreeDynamic() { releaseDynamic(outputs); }
+  } freeDynamic{dynamic};
+
+  if (loom_status status =
+          runOnce(engine, inputPointers, outputPointers, dynamic))
+    return failRuntime(status);
+
+  if (!options.outputs.empty()) {
+    std::filesystem::create_directories(options.outputs, ec);
+    if (ec)
+      return fail("cannot create '" + options.outputs + "': " + ec.message());
+  }
+  if (!options.expected.empty() &&
+      !std::filesystem::is_directory(options.expected, ec))
+    return fail("--expected '" + options.expected + "' is not a directory");
+  bool allPass = true;
+  for (int32_t i = 0; i < numOutputs; ++i) {
+    const loom_tensor_desc &desc = *loom_engine_output(engine, 0, i);
+    Tensor got;
+    got.dtype = desc.dtype;
+    if (loom_tensor_desc_is_dynamic(&desc)) {
+      const char *data = static_cast<const char *>(dynamic[i].data);
+      got.shape.assign(dynamic[i].dims, dynamic[i].dims + dynamic[i].rank);
+      got.data.assign(data, data + dynamic[i].byte_size);
+    } else {
+      got.shape.assign(desc.dims, desc.dims + desc.rank);
+      got.data = staticOutputs[i];
+    }
+    std::string name = "output_" + std::to_string(i) + ".npy";
+    if (!options.outputs.empty())
+      if (std::string error =
+              writeNpy(joinPath(options.outputs, name), widenBF16(got));
+          !error.empty())
+        return fail(error);
+    std::printf("output %d '%s': %s", i, desc.name, typeString(got).c_str());
+    if (options.expected.empty()) {
+      std::printf("\n");
+      continue;
+    }
+    std::string path = joinPath(options.expected, name);
+    Tensor want;
+    if (std::string error = readNpy(path, want); !error.empty()) {
+      std::printf("\n");
+      return fail(error);
+    }
+    Tensor wide = widenBF16(got);
+    if (want.dtype != wide.dtype || want.shape != wide.shape) {
+      std::printf(": FAIL ('%s' is %s)\n", path.c_str(),
+                  typeString(want).c_str());
+      allPass = false;
+      continue;
+    }
+    allPass &= compare(wide, want, options.rtol, options.atol);
+  }
+  std::fflush(stdout);
+
+  if (options.iterations > 0) {
+    for (int64_t i = 0; i < options.warmup; ++i)
+      if (loom_status status =
+              runOnce(engine, inputPointers, outputPointers, dynamic))
+        return failRuntime(status);
+    std::vector<double> ms;
+    ms.reserve(static_cast<size_t>(
+        std::min<int64_t>(options.iterations, int64_t(1) << 20)));
+    for (int64_t i = 0; i < options.iterations; ++i) {
+      // Freeing the last run's dynamic outputs is not the engine's time.
+      releaseDynamic(dynamic);
+      auto start = std::chrono::steady_clock::now();
+      loom_status status =
+          runOnce(engine, inputPointers, outputPointers, dynamic);
+      auto end = std::chrono::steady_clock::now();
+      if (status)
+        return failRuntime(status);
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(end - start).count());
+    }
+    double mean = 0;
+    for (double m : ms)
+      mean += m / double(ms.size());
+    std::sort(ms.begin(), ms.end());
+    std::printf("latency_ms p50 %.6f p90 %.6f min %.6f mean %.6f (%lld "
+                "iterations)\n",
+                percentile(ms, 0.5), percentile(ms, 0.9), ms.front(), mean,
+                static_cast<long long>(ms.size()));
+  }
+  if (!options.expected.empty())
+    std::printf("%s\n", allPass ? "all outputs match" : "outputs differ");
+  return allPass ? 0 : kExitMismatch;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options options;
+  if (std::string error = parseArguments(argc, argv, options); !error.empty())
+    return fail(error + " (loom-exec --help)");
+  if (options.help) {
+    std::printf("%s", kUsage);
+    return 0;
+  }
+  if (options.listDevices)
+    return listDevices();
+  if (options.engine.empty())
+    return fail("no engine given (loom-exec --help)");
+
+  loom_load_options load;
+  loom_load_options_init(&load);
+  loom_engine *engine = nullptr;
+  if (loom_status status =
+          loom_engine_load(options.engine.c_str(), &load, &engine))
+    return failRuntime(status);
+  int result;
+  try {
+    result = run(options, engine);
+  } catch (const std::exception &e) {
+    // Out of memory for a huge file, mostly: an error, not an abort.
+    result = fail(e.what());
+  }
+  loom_engine_free(engine);
+  return result;
+}
