@@ -53,3 +53,13 @@ if mpirun and os.path.exists(os.path.join(config.loom_tools_dir,
     # --oversubscribe for 4 ranks.
     config.substitutions.append(
         ("%mpirun", mpirun + " --allow-run-as-root --oversubscribe"))
+
+# The CUDA target assembles its kernels with the toolkit's ptxas (the
+# default toolkit of `loomc --target=cuda`); without it those tests are
+# reported unsupported. Host emulation of the kernels needs no toolkit.
+if os.path.exists("/usr/local/cuda/bin/ptxas"):
+    config.available_features.add("cuda-toolkit")
+# A test that runs on a GPU needs the driver library and a device; CI has
+# neither (scripts/gpu-check.sh runs the engines where there is one).
+if os.path.exists("/dev/nvidiactl"):
+    config.available_features.add("cuda-device")

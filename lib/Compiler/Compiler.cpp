@@ -10,6 +10,7 @@
 #include "loom/Importer/ONNX/Importer.h"
 #include "loom/InitAllDialects.h"
 #include "loom/Target/CPU/CPUTarget.h"
+#include "loom/Target/CUDA/CUDATarget.h"
 #include "loom/Target/Target.h"
 
 #include "loom/Pipelines/Pipelines.h"
@@ -354,7 +355,10 @@ FailureOr<ONNXImportOptions> InputShapeFlags::resolve() const {
   return options;
 }
 
-void registerAllTargets() { cpu::registerCPUTarget(); }
+void registerAllTargets() {
+  cpu::registerCPUTarget();
+  cuda::registerCUDATarget();
+}
 
 void hideOtherOptions(
     llvm::ArrayRef<const llvm::cl::OptionCategory *> categories) {

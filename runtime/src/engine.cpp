@@ -19,6 +19,7 @@
 #include "loom/abi/sha256.h"
 
 #include "collectives_internal.h"
+#include "drivers/cuda/cuda_driver.h"
 #include "loom/comm.h"
 #include "loom/device.h"
 #include "profile_internal.h"
@@ -93,8 +94,11 @@ struct Rank {
   /// dimension (manifest `profile`), {dim, min, opt, max}.
   std::vector<std::vector<std::array<int64_t, 4>>> inputProfiles;
   std::vector<WeightPlace> weightPlaces;
-  /// Pointers into the mapped weights section, in parameter order.
+  /// Pointers into the mapped weights section, in parameter order (CUDA
+  /// engines: their copies in device memory, made at load).
   std::vector<void *> weights;
+  /// The device copies of `weights`, freed with the engine.
+  std::vector<void *> deviceWeights;
   bool hasWeightsSection = false;
   std::string entryName;
   EntryFn entry = nullptr;
@@ -226,6 +230,12 @@ struct loom_engine {
 
   loom_status parseManifest(const std::string &text, bool checkTarget);
   loom_status loadCode(const loom_engine_section &section);
+  /// The code runs on a CUDA device (manifest `library cuda`): its weights
+  /// live in device memory.
+  bool usesCuda() const {
+    return std::find(libraries.begin(), libraries.end(), "cuda") !=
+           libraries.end();
+  }
 };
 
 loom_status loom_engine::parseManifest(const std::string &text,
@@ -389,6 +399,13 @@ loom_status loom_engine::loadCode(const loom_engine_section &section) {
   if (!rank.library)
     return fail(LOOM_ERROR_CORRUPT, "rank " + std::to_string(section.rank) +
                                         "'s code does not load: " + dlerror());
+  // CUDA code loads its kernels in its constructors, which have nobody to
+  // report to: the device layer keeps the first failure.
+  if (usesCuda())
+    if (std::string error = loom::runtime::cuda::takeModuleLoadError();
+        !error.empty())
+      return fail(LOOM_ERROR_TARGET,
+                  "rank " + std::to_string(section.rank) + ": " + error);
   rank.entry =
       reinterpret_cast<EntryFn>(dlsym(rank.library, rank.entryName.c_str()));
   if (!rank.entry)
@@ -565,6 +582,22 @@ loom_status loom_engine_load(const char *path, const loom_load_options *options,
                       " but the file has no weights "
                       "section for it");
   }
+  // CUDA engines: the weights are uploaded once, here; the code receives
+  // their device addresses.
+  if (result->usesCuda())
+    for (size_t r = 0; r < result->ranks.size(); ++r) {
+      Rank &rank = result->ranks[r];
+      for (size_t w = 0; w < rank.weights.size(); ++w) {
+        std::string error;
+        void *device = loom::runtime::cuda::uploadToDevice(
+            rank.weights[w], rank.weightPlaces[w].size, error);
+        if (!device)
+          return fail(LOOM_ERROR_NO_DEVICE,
+                      where + "rank " + std::to_string(r) + ": " + error);
+        rank.deviceWeights.push_back(device);
+        rank.weights[w] = device;
+      }
+    }
   *engine = result.release();
   return LOOM_OK;
 }
@@ -975,6 +1008,8 @@ private:
 loom_engine::~loom_engine() {
   pool.reset();
   for (Rank &r : ranks) {
+    for (void *device : r.deviceWeights)
+      loom::runtime::cuda::freeDeviceBuffer(device);
     if (r.library) {
       loom::runtime::releaseLibraryKernels(r.library);
       dlclose(r.library);

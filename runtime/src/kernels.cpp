@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "collectives_internal.h"
+#include "drivers/cuda/cuda_driver.h"
 #include "kernel_library.h"
 
 #include "loom/abi/checks.h"
@@ -151,10 +152,19 @@ void releaseLibraryKernels(void *code) {
 extern "C" {
 
 loom_status loom_kernel_library(const char *name, const char **version) {
+  if (name && std::strcmp(name, "cuda") == 0) {
+    // The device layer of CUDA engines: the driver and a device.
+    const loom::runtime::cuda::Driver &driver = loom::runtime::cuda::driver();
+    if (!driver.error.empty())
+      return setError(LOOM_ERROR_NO_DEVICE, driver.error);
+    if (version)
+      *version = driver.description.c_str();
+    return LOOM_OK;
+  }
   if (!name || std::strcmp(name, "onednn") != 0)
     return setError(LOOM_ERROR_TARGET, std::string("unknown kernel library '") +
                                            (name ? name : "(null)") +
-                                           "' (known: onednn)");
+                                           "' (known: onednn, cuda)");
   const KernelLibrary &library = oneDNN();
   if (!library.conv2d)
     return setError(LOOM_ERROR_TARGET, library.error);

@@ -117,13 +117,23 @@ TEST(Device, CudaCountOrReason) {
   }
 }
 
-// Only "onednn" is a kernel library; it loads, with its version, or the
-// reason is given.
+// "onednn" and "cuda" are the kernel libraries; each loads, with its
+// version, or the reason is given.
 TEST(Device, KernelLibraries) {
   const char *version = nullptr;
   EXPECT_EQ(loom_kernel_library("cublas", &version), LOOM_ERROR_TARGET);
   EXPECT_STREQ(loom_last_error(),
-               "unknown kernel library 'cublas' (known: onednn)");
+               "unknown kernel library 'cublas' (known: onednn, cuda)");
+  // The CUDA device layer: the driver and a device, or why not (on a
+  // machine without a GPU, the driver library is missing).
+  loom_status cuda = loom_kernel_library("cuda", &version);
+  if (cuda == LOOM_OK) {
+    ASSERT_NE(version, nullptr);
+    EXPECT_EQ(std::strncmp(version, "CUDA driver ", 12), 0) << version;
+  } else {
+    EXPECT_EQ(cuda, LOOM_ERROR_NO_DEVICE);
+    EXPECT_GT(std::strlen(loom_last_error()), 0u);
+  }
   EXPECT_EQ(loom_kernel_library(nullptr, &version), LOOM_ERROR_TARGET);
   loom_status status = loom_kernel_library("onednn", &version);
   if (status == LOOM_OK) {

@@ -12,6 +12,8 @@
 #include "loom/Quantization/Quantize.h"
 #include "loom/Target/CPU/CPUTarget.h"
 #include "loom/Target/CPU/Passes.h"
+#include "loom/Target/CUDA/CUDATarget.h"
+#include "loom/Target/CUDA/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllPasses.h"
@@ -24,9 +26,12 @@ int main(int argc, char **argv) {
   loom::registerLoomConversionPasses();
   loom::cpu::registerLoomCPUPasses();
   loom::cpu::registerCPUPipelines();
+  loom::cuda::registerLoomCUDAPasses();
+  loom::cuda::registerCUDAPipelines();
   loom::registerLoomPipelines();
   mlir::DialectRegistry registry;
   loom::registerAllDialects(registry);
+  loom::cuda::registerCUDADialects(registry);
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Loom optimizer driver\n", registry));
 }

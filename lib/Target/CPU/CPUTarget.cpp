@@ -322,6 +322,8 @@ LogicalResult addPackedEntry(llvm::Module &module) {
 }
 
 std::unique_ptr<llvm::TargetMachine> hostTargetMachine(unsigned optLevel,
+                                                       llvm::StringRef cpu,
+                                                       llvm::StringRef features,
                                                        std::string &error) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
@@ -335,9 +337,9 @@ std::unique_ptr<llvm::TargetMachine> hostTargetMachine(unsigned optLevel,
                                 : optLevel == 2
                                     ? llvm::CodeGenOptLevel::Default
                                     : llvm::CodeGenOptLevel::Aggressive;
-  return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
-      triple, hostCPUName(), hostCPUFeatures(), llvm::TargetOptions(),
-      llvm::Reloc::PIC_, std::nullopt, level));
+  return std::unique_ptr<llvm::TargetMachine>(
+      target->createTargetMachine(triple, cpu, features, llvm::TargetOptions(),
+                                  llvm::Reloc::PIC_, std::nullopt, level));
 }
 
 using Clock = std::chrono::steady_clock;
@@ -406,9 +408,15 @@ bool hostConvertsBFloat16() {
 
 std::string emitObject(llvm::Module &module, unsigned optLevel,
                        llvm::SmallVectorImpl<char> &object) {
+  return emitObject(module, optLevel, object, hostCPUName(), hostCPUFeatures());
+}
+
+std::string emitObject(llvm::Module &module, unsigned optLevel,
+                       llvm::SmallVectorImpl<char> &object, llvm::StringRef cpu,
+                       llvm::StringRef features) {
   std::string error;
   std::unique_ptr<llvm::TargetMachine> machine =
-      hostTargetMachine(optLevel, error);
+      hostTargetMachine(optLevel, cpu, features, error);
   if (!machine)
     return "no LLVM target for the host: " + error;
   module.setDataLayout(machine->createDataLayout());

@@ -131,6 +131,12 @@ bool hostConvertsBFloat16();
 /// error message, empty on success.
 std::string emitObject(llvm::Module &module, unsigned optLevel,
                        llvm::SmallVectorImpl<char> &object);
+/// The same for CPU `cpu` ("x86-64": any x86-64 machine) with LLVM features
+/// `features`: the host side of code for another device, which runs on
+/// whichever machine holds the device.
+std::string emitObject(llvm::Module &module, unsigned optLevel,
+                       llvm::SmallVectorImpl<char> &object, llvm::StringRef cpu,
+                       llvm::StringRef features);
 
 /// Runs the pipeline on `module` in place up to `stopAfter` (Loom: after
 /// the graph pipeline; Linalg; LLVMDialect). Diagnostics go to the
