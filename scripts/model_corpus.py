@@ -21,6 +21,11 @@ failure with the first line of the diagnostic:
   symbolic   models with symbolic input dimensions: loomc without
              --input-shape (one engine for every size), then loom-run on
              the engine at every data set's shapes (two different shapes)
+  cuda       loomc --target=cuda (symbolic dimensions bound as for engine):
+             the kernels assembled for sm_90a by the toolkit's ptxas (skipped,
+             and said so, where there is no toolkit); then the same kernels
+             lowered for this CPU (--cuda-emulate-on-host) run against
+             onnxruntime's outputs: the GPU mapping proven without a GPU
   generate   decoders exported with their key/value cache (a generate.json
              beside the model): the symbolic engine generates greedily with
              `loom-run --generate` from the stored prompt, then an engine
@@ -47,7 +52,7 @@ every check is done, at 1 thread (bench/compare_onnxruntime.py's timing:
 gains both latencies and their ratio.
 
 usage: python3 scripts/model_corpus.py --bin build/bin [--models test/models]
-           [--paths import,reference,engine,engine2,tp2,checked,symbolic,generate]
+           [--paths import,reference,engine,engine2,tp2,checked,symbolic,generate,cuda]
            [--jobs 2]
            [--expectations test/models/expectations.txt --check | --update]
            [--match REGEX] [--markdown FILE] [--latency] [NAME ...]
@@ -65,7 +70,9 @@ import tempfile
 import time
 
 ALL_PATHS = ["import", "reference", "engine", "engine2", "tp2", "checked",
-             "symbolic", "generate"]
+             "symbolic", "generate", "cuda"]
+# loomc --target=cuda's default toolkit.
+PTXAS = "/usr/local/cuda/bin/ptxas"
 F32_TOLERANCES = ["--rtol", "1e-3", "--atol", "1e-4"]
 
 
@@ -234,6 +241,21 @@ def run_paths(name, args, info):
                 ok, why, _ = step.run([os.path.join(bin_, "loom-run"), in_place] + generate,
                                       "loom-run --generate (cache in place)")
             results["generate"] = why
+        if "cuda" in args.paths:
+            shapes = input_shapes(model_dir, info, sets[0])
+            ok, why = True, ""
+            if os.path.exists(PTXAS):
+                ok, why, _ = step.run([os.path.join(bin_, "loomc"), "--target=cuda",
+                                       model, "-o", os.path.join(tmp, "cuda.engine")]
+                                      + shapes, "loomc --target=cuda")
+            if ok:
+                emulated = os.path.join(tmp, "cuda-on-host.engine")
+                ok, why, _ = step.run([os.path.join(bin_, "loomc"), "--target=cuda",
+                                       "--cuda-emulate-on-host", model, "-o", emulated]
+                                      + shapes, "loomc --target=cuda --cuda-emulate-on-host")
+            if ok:
+                why = run_engine(step, bin_, emulated, sets[0], "1", quantized)
+            results["cuda"] = why
     return name, results, figures
 
 
@@ -368,6 +390,9 @@ def main():
     ap.add_argument("names", nargs="*")
     args = ap.parse_args()
     args.paths = [p for p in args.paths.split(",") if p]
+    if "cuda" in args.paths and not os.path.exists(PTXAS):
+        print("cuda: no %s: the kernels are not assembled, only run on this "
+              "CPU (--cuda-emulate-on-host)" % PTXAS, flush=True)
     for p in args.paths:
         if p not in ALL_PATHS:
             ap.error("unknown path %r (known: %s)" % (p, ", ".join(ALL_PATHS)))
