@@ -22,7 +22,7 @@ failure with the first line of the diagnostic:
              --input-shape (one engine for every size), then loom-run on
              the engine at every data set's shapes (two different shapes)
   cuda       loomc --target=cuda (symbolic dimensions bound as for engine):
-             the kernels assembled for sm_90a by the toolkit's ptxas (skipped,
+             the kernels assembled for sm_80 and sm_90a by the toolkit's ptxas (skipped,
              and said so, where there is no toolkit); then the same kernels
              lowered for this CPU (--cuda-emulate-on-host) run against
              onnxruntime's outputs: the GPU mapping proven without a GPU

@@ -151,12 +151,17 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm, const CUDAOptions &options) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
-  GpuNVVMAttachTargetOptions nvvm;
-  nvvm.chip = options.chip;
-  // PTX 8.0 is the first that knows sm_90a; CUDA 12 and later assemble it.
-  nvvm.features = "+ptx80";
-  nvvm.optLevel = 3;
-  pm.addPass(createGpuNVVMAttachTarget(nvvm));
+  SmallVector<StringRef> chips;
+  StringRef(options.chips).split(chips, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef chip : chips) {
+    GpuNVVMAttachTargetOptions nvvm;
+    nvvm.chip = chip.trim().str();
+    // PTX 8.0 is the first that knows sm_90a; CUDA 12 and later assemble
+    // it.
+    nvvm.features = "+ptx80";
+    nvvm.optLevel = 3;
+    pm.addPass(createGpuNVVMAttachTarget(nvvm));
+  }
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
   pm.addPass(createConvertNVVMToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
@@ -170,6 +175,9 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm, const CUDAOptions &options) {
   binary.toolkitPath = options.toolkit;
   binary.compilationTarget = "bin";
   pm.addPass(createGpuModuleToBinaryPass(binary));
+  LoomCUDAFatBinaryPassOptions fat;
+  fat.toolkit = options.toolkit;
+  pm.addPass(createLoomCUDAFatBinaryPass(fat));
 }
 
 namespace {
@@ -181,11 +189,12 @@ llvm::cl::OptionCategory &cudaTargetCategory() {
 }
 
 struct CUDATargetFlags {
-  llvm::cl::opt<std::string> chip{
-      "cuda-chip", llvm::cl::init(CUDAOptions().chip),
+  llvm::cl::opt<std::string> chips{
+      "cuda-chip", llvm::cl::init(CUDAOptions().chips),
       llvm::cl::cat(cudaTargetCategory()),
-      llvm::cl::desc("GPU architecture of the kernels (sm_90a: H100/H200; "
-                     "sm_80: A100)")};
+      llvm::cl::desc("GPU architectures of the kernels, comma-separated "
+                     "(sm_90a: H100/H200; sm_80: A100); several: one fat "
+                     "binary with a cubin for each")};
   llvm::cl::opt<std::string> toolkit{
       "cuda-toolkit", llvm::cl::init(CUDAOptions().toolkit),
       llvm::cl::cat(cudaTargetCategory()),
@@ -354,10 +363,26 @@ void registerCUDATarget() {
          []() -> std::unique_ptr<Target> {
            CUDAOptions options;
            if (commandLineFlags) {
-             options.chip = commandLineFlags->chip;
+             options.chips = commandLineFlags->chips;
              options.toolkit = commandLineFlags->toolkit;
              options.blockSize = commandLineFlags->blockSize;
              options.emulateOnHost = commandLineFlags->emulateOnHost;
+           }
+           SmallVector<StringRef> chips;
+           StringRef(options.chips).split(chips, ',', -1, false);
+           for (StringRef chip : chips) {
+             StringRef digits = chip.trim();
+             if (!digits.consume_front("sm_") || digits.empty() ||
+                 !llvm::isDigit(digits.front())) {
+               llvm::errs() << "error: --cuda-chip: '" << chip.trim()
+                            << "' is not a GPU architecture (sm_80, "
+                               "sm_90a, ...)\n";
+               return nullptr;
+             }
+           }
+           if (chips.empty()) {
+             llvm::errs() << "error: --cuda-chip names no architecture\n";
+             return nullptr;
            }
            if (options.blockSize < 1 || options.blockSize > 1024) {
              llvm::errs() << "error: --cuda-block-size must be 1 to 1024\n";

@@ -22,8 +22,10 @@ namespace loom::cuda {
 
 /// The CUDA target's own options.
 struct CUDAOptions {
-  /// The GPU architecture the kernels are compiled for ("sm_90a", "sm_80").
-  std::string chip = "sm_90a";
+  /// The GPU architectures the kernels are compiled for, comma-separated
+  /// ("sm_80,sm_90a": A100 and H100/H200). With several, the engine holds
+  /// one fat binary with a cubin for each.
+  std::string chips = "sm_80,sm_90a";
   /// The CUDA toolkit whose ptxas assembles the kernels.
   std::string toolkit = "/usr/local/cuda";
   /// Threads per block of the generated kernels.

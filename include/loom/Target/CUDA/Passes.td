@@ -77,4 +77,22 @@ def LoomCUDAMergeKernelModulesPass
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def LoomCUDAFatBinaryPass
+    : Pass<"loom-cuda-fat-binary", "::mlir::ModuleOp"> {
+  let summary = "One fat binary holding the cubin of every architecture";
+  let description = [{
+    `gpu-module-to-binary` gives a `gpu.binary` one object per target the
+    kernels were compiled for (one cubin per architecture). This pass
+    packs them into one fat binary with the toolkit's `fatbinary`: the
+    driver picks the cubin of the GPU the engine runs on, so one engine
+    runs on an A100 (sm_80) and an H200 (sm_90a) alike. A binary with one
+    object is left as it is.
+  }];
+  let options = [
+    Option<"toolkit", "toolkit", "std::string", /*default=*/"\"/usr/local/cuda\"",
+           "The CUDA toolkit whose fatbinary packs the cubins">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 #endif // LOOM_TARGET_CUDA_PASSES_TD
