@@ -6,10 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "loom/Target/CPU/Passes.h"
 #include "loom/Target/CUDA/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -23,8 +23,6 @@ using namespace mlir;
 
 namespace loom::cuda {
 namespace {
-
-constexpr llvm::StringLiteral kWeightAttr = "loom.weight";
 
 /// A device buffer of `type` (identity layout, its dynamic sizes taken
 /// from `like`).
@@ -67,10 +65,7 @@ void singleThreadKernel(RewriterBase &rewriter, Location loc,
   auto loop = scf::ParallelOp::create(
       rewriter, loc, ValueRange{zero}, ValueRange{one}, ValueRange{one},
       [&](OpBuilder &b, Location, ValueRange) { body(b); });
-  AffineMap identity = AffineMap::getMultiDimIdentityMap(1, loop.getContext());
-  (void)gpu::setMappingAttr(loop, {gpu::ParallelLoopDimMappingAttr::get(
-                                      loop.getContext(), gpu::Processor::BlockX,
-                                      identity, identity)});
+  mapToProcessor(loop, gpu::Processor::BlockX);
 }
 
 /// A load or store of one element of a device buffer by host code (a size
@@ -158,7 +153,7 @@ public:
       auto type = dyn_cast<MemRefType>(arg.getType());
       if (!type || arg.use_empty())
         continue;
-      if (func.getArgAttr(arg.getArgNumber(), kWeightAttr))
+      if (func.getArgAttr(arg.getArgNumber(), cpu::kWeightAttr))
         continue;
       if (!type.getLayout().isIdentity()) {
         func.emitError("the CUDA target needs identity-layout parameters, "

@@ -20,13 +20,6 @@ using namespace mlir;
 namespace loom::cuda {
 namespace {
 
-gpu::ParallelLoopDimMappingAttr mappingTo(MLIRContext *context,
-                                          gpu::Processor processor) {
-  AffineMap identity = AffineMap::getMultiDimIdentityMap(1, context);
-  return gpu::ParallelLoopDimMappingAttr::get(context, processor, identity,
-                                              identity);
-}
-
 /// `loop` (without reductions) as a nest of sequential loops: it runs in
 /// its thread. (A parallel loop mapped "sequential" is not enough: the
 /// upstream conversion to launches gives up on one nested in other loops.)
@@ -123,10 +116,8 @@ public:
       }
       auto [blocks, threads] = scf::tileParallelLoop(loop, {blockSize},
                                                      /*noMinMaxBounds=*/true);
-      (void)gpu::setMappingAttr(
-          blocks, {mappingTo(&getContext(), gpu::Processor::BlockX)});
-      (void)gpu::setMappingAttr(
-          threads, {mappingTo(&getContext(), gpu::Processor::ThreadX)});
+      mapToProcessor(blocks, gpu::Processor::BlockX);
+      mapToProcessor(threads, gpu::Processor::ThreadX);
       // Innermost first: an outer loop's copy holds its inner loops' for
       // nests.
       SmallVector<scf::ParallelOp> inner;
@@ -139,4 +130,12 @@ public:
 };
 
 } // namespace
+
+void mapToProcessor(scf::ParallelOp loop, gpu::Processor processor) {
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(1, loop.getContext());
+  (void)gpu::setMappingAttr(
+      loop, {gpu::ParallelLoopDimMappingAttr::get(loop.getContext(), processor,
+                                                  identity, identity)});
+}
+
 } // namespace loom::cuda
