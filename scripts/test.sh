@@ -29,6 +29,24 @@ if grep -qE '^UNSUPPORTED:' "$lit_log"; then
   exit 1
 fi
 
+echo "== The Python package: pip install ./python, then its pytest tests"
+# Built against this build tree (LOOM_BUILD_DIR); scikit-build-core and
+# nanobind come from PyPI. The tests compile and run corpus models against
+# onnxruntime's stored outputs (docs/python.md).
+python_venv="$build/python-venv"
+[ -x "$python_venv/bin/python" ] || /usr/bin/python3 -m venv "$python_venv"
+"$python_venv/bin/pip" install -q "numpy>=1.22" pytest "onnx==1.23.2"
+LOOM_BUILD_DIR="$build" "$python_venv/bin/pip" install -q --force-reinstall \
+  --no-deps "$root/python"
+pytest_log="$build/pytest.log"
+(cd "$build" && "$python_venv/bin/python" -m pytest -q -p no:cacheprovider "$root/python/tests") \
+  | tee "$pytest_log"
+pytest_passed=$(grep -oE '[0-9]+ passed' "$pytest_log" | grep -oE '[0-9]+' || echo 0)
+if grep -qE '[0-9]+ (skipped|xfailed|xpassed)' "$pytest_log"; then
+  echo "error: pytest skipped or expected failures: every test must run and pass"
+  exit 1
+fi
+
 echo "== ONNX node-suite conformance of the reference executor (Debian's ONNX 1.12)"
 # Fails on any case that does not pass and is not listed with its reason, and
 # on any listed case that passes.
@@ -119,5 +137,5 @@ LOOM_BUILD_DIR="$root/build-gcc" LOOM_BUILD_TARGETS="loom-opt loom-translate loo
 # Reached only when everything above passed (set -e): lit's tests plus the
 # conformance (reference and compiled), coverage and partitioning checks,
 # the corpus runs (every path; the CUDA kernels on this CPU) and the g++
-# build.
-echo "summary: $((lit_passed + 8)) passed, 0 failed"
+# build; the pytest tests of the Python package are counted one by one.
+echo "summary: $((lit_passed + pytest_passed + 8)) passed, 0 failed"

@@ -373,7 +373,26 @@ loom_status loom_engine::parseManifest(const std::string &text,
   return LOOM_OK;
 }
 
+/// The engine's code resolves the runtime's entry points (the allocator, the
+/// collectives, the kernel library calls) in the process's global scope. A
+/// host that loads the runtime with RTLD_LOCAL -- a Python extension module,
+/// or any plugin loaded with dlopen -- leaves them out of it, so the runtime
+/// promotes itself to global scope once, before the first engine's code
+/// loads.
+static void exposeRuntimeSymbols() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void *>(&loom_engine_load), &info) &&
+        info.dli_fname)
+      // Keeps a reference for the process's life: the runtime stays loaded
+      // as long as any engine's code may call it.
+      dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
+  });
+}
+
 loom_status loom_engine::loadCode(const loom_engine_section &section) {
+  exposeRuntimeSymbols();
   Rank &rank = ranks[section.rank];
   if (rank.library)
     return fail(LOOM_ERROR_CORRUPT,

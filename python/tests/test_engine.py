@@ -1,0 +1,210 @@
+"""loom.compile and loom.Engine on models of the real-model corpus, against
+onnxruntime's outputs."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import loom
+from conftest import MODELS, assert_matches, model_path, corpus_data
+
+
+def test_compile_and_run_matches_onnxruntime(bert_engine):
+    inputs, expected = corpus_data("bert")
+    outputs = bert_engine.run(inputs)
+    assert list(outputs) == bert_engine.output_names
+    for actual, reference in zip(outputs.values(), expected):
+        assert_matches(actual, reference)
+
+
+def test_engine_description(bert_engine):
+    assert bert_engine.input_names == ["input_ids", "attention_mask"]
+    info = bert_engine.inputs[0]
+    assert info.dtype == np.int64 and info.loom_dtype == "i64"
+    assert info.shape == (2, 16) and not info.is_state
+    assert bert_engine.outputs[0].shape == (2, 16, 64)
+    assert bert_engine.ranks == 1
+    assert bert_engine.target.startswith("x86_64")
+    assert bert_engine.compiler_version
+
+
+def test_feeds_as_list_and_output_names(bert_engine):
+    inputs, expected = corpus_data("bert")
+    listed = bert_engine.run([inputs[n] for n in bert_engine.input_names],
+                             output_names=["last_hidden_state"])
+    assert_matches(listed["last_hidden_state"], expected[0])
+
+
+def test_cnn_from_model_proto_and_bytes():
+    proto = onnx.load(model_path("mobilenet_v2"))
+    inputs, expected = corpus_data("mobilenet_v2")
+    for model in (proto, proto.SerializeToString()):
+        engine = loom.compile(model)
+        outputs = engine.run(inputs)
+        assert_matches(next(iter(outputs.values())), expected[0])
+
+
+def test_save_and_load(tmp_path, bert_engine):
+    path = tmp_path / "bert.engine"
+    bert_engine.save(path)
+    loaded = loom.Engine.load(path, threads=2)
+    inputs, expected = corpus_data("bert")
+    assert_matches(loaded.run(inputs)["last_hidden_state"], expected[0])
+
+
+def test_symbolic_inputs_at_two_shapes():
+    """One engine with the batch and sequence symbolic, run at both data
+    sets' shapes."""
+    engine = loom.compile(model_path("bert_dyn"))
+    assert engine.inputs[0].shape == (None, None)
+    shapes = set()
+    for data_set in (0, 1):
+        inputs, expected = corpus_data("bert_dyn", data_set)
+        shapes.add(inputs["input_ids"].shape)
+        outputs = engine.run(inputs)
+        for actual, reference in zip(outputs.values(), expected):
+            assert_matches(actual, reference)
+    assert len(shapes) == 2
+
+
+def test_input_shapes_bind_symbolic_dimensions():
+    inputs, expected = corpus_data("bert_dyn")
+    shape = inputs["input_ids"].shape
+    engine = loom.compile(model_path("bert_dyn"), input_shapes={
+        "input_ids": shape, "attention_mask": shape})
+    assert engine.inputs[0].shape == shape
+    assert_matches(engine.run(inputs)[engine.output_names[0]], expected[0])
+
+
+def test_outputs_sized_by_the_data(tmp_path):
+    """NonZero: the output's size is known only after the run; the array
+    owns the runtime's buffer."""
+    graph = helper.make_graph(
+        [helper.make_node("NonZero", ["x"], ["y"])], "nonzero",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, [2, None])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    engine = loom.compile(model)
+    assert engine.outputs[0].shape == (2, None)
+    for x in (np.array([[0, 1, 0], [2, 0, 3]], np.float32),
+              np.zeros((2, 3), np.float32)):
+        y = engine.run({"x": x})["y"]
+        np.testing.assert_array_equal(y, np.array(np.nonzero(x)))
+
+
+def test_partitioned_engine_runs_every_rank():
+    inputs, expected = corpus_data("bert")
+    engine = loom.compile(model_path("bert"), grid={"tp": 2})
+    assert engine.ranks == 2 and engine.grid == (2,)
+    assert_matches(engine.run(inputs)["last_hidden_state"], expected[0])
+    every = engine.run(inputs, ranks="all")
+    assert len(every) == 2
+    for outputs in every:
+        assert_matches(outputs["last_hidden_state"], expected[0])
+
+
+def test_threads_per_call(bert_engine):
+    inputs, expected = corpus_data("bert")
+    for threads in (1, 2):
+        assert_matches(bert_engine.run(inputs, threads=threads)
+                       ["last_hidden_state"], expected[0])
+    with pytest.raises(ValueError, match="threads must be at least 1"):
+        bert_engine.run(inputs, threads=0)
+
+
+def test_eight_python_threads_at_once(bert_engine):
+    inputs, _ = corpus_data("bert")
+    serial = bert_engine.run(inputs)["last_hidden_state"]
+
+    def call(_):
+        return [bert_engine.run(inputs)["last_hidden_state"]
+                for _ in range(5)]
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        for results in pool.map(call, range(8)):
+            for result in results:
+                np.testing.assert_array_equal(result, serial)
+
+
+class DLPackOnly:
+    """A tensor of another framework: only the DLPack protocol."""
+
+    def __init__(self, array):
+        self._array = array
+
+    def __dlpack__(self, **kwargs):
+        return self._array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+
+def test_dlpack_in_and_out(bert_engine):
+    inputs, expected = corpus_data("bert")
+    outputs = bert_engine.run({k: DLPackOnly(v) for k, v in inputs.items()})
+    result = outputs["last_hidden_state"]
+    assert_matches(result, expected[0])
+    # The output goes on without a copy (torch.from_dlpack does the same).
+    view = np.from_dlpack(result)
+    assert np.shares_memory(view, result)
+
+
+def test_non_contiguous_inputs_are_copied(bert_engine):
+    inputs, expected = corpus_data("bert")
+    strided = {k: np.asfortranarray(v) for k, v in inputs.items()}
+    assert not strided["input_ids"].flags.c_contiguous
+    assert_matches(bert_engine.run(strided)["last_hidden_state"], expected[0])
+
+
+def test_benchmark_and_profile():
+    inputs, _ = corpus_data("bert")
+    engine = loom.compile(model_path("bert"), kernel_timers=True)
+    figures = engine.benchmark(inputs, warmup=2, iterations=20)
+    assert figures["iterations"] == 20
+    assert 0 < figures["min_ms"] <= figures["p50_ms"] <= figures["p99_ms"] \
+        <= figures["max_ms"]
+    profile = engine.profile(inputs, iterations=3)
+    assert profile, "an engine with kernel timers reports its kernels"
+    assert all(k["calls"] == 3 for k in profile)
+    assert abs(sum(k["share"] for k in profile) - 1) < 1e-6
+    assert any(k["gflops"] for k in profile)
+
+
+def test_compile_report(tmp_path):
+    path = tmp_path / "report.txt"
+    engine = loom.compile(model_path("bert"), report=path)
+    assert engine.compile_report and path.read_text() == engine.compile_report
+
+
+def test_session_generates_as_onnxruntime():
+    """A decoder with its key/value cache kept in the runtime: greedy
+    generation gives onnxruntime's tokens (generate.json)."""
+    with open(MODELS / "gpt2_kv" / "generate.json") as f:
+        expected = json.load(f)
+    prompt, tokens = expected["prompt_ids"], expected["tokens"]
+    capacity = len(prompt) + len(tokens) - 1
+    engine = loom.compile(model_path("gpt2_kv"), kv_cache=capacity)
+    assert [i.name for i in engine.inputs if i.is_state] == [
+        f"past_key_values.{layer}.{kind}" for layer in range(2)
+        for kind in ("key", "value")]
+    session = engine.session(batch=1)
+    generated, step, filled = [], np.array([prompt], np.int64), 0
+    for _ in tokens:
+        length = step.shape[1]
+        logits = session.run({
+            "input_ids": step,
+            "attention_mask": np.ones((1, filled + length), np.int64),
+            "cache_length": np.array(filled, np.int64)})["logits"]
+        filled += length
+        token = int(np.argmax(logits[0, -1]))
+        generated.append(token)
+        step = np.array([[token]], np.int64)
+    assert generated == tokens
+    session.reset()
