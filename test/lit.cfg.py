@@ -63,3 +63,10 @@ if os.path.exists("/usr/local/cuda/bin/ptxas"):
 # neither (scripts/gpu-check.sh runs the engines where there is one).
 if os.path.exists("/dev/nvidiactl"):
     config.available_features.add("cuda-device")
+
+# The HTML report is checked in a real headless browser: Chromium from
+# Debian (scripts/install-deps.sh installs it).
+chromium = shutil.which("chromium")
+if chromium:
+    config.available_features.add("chromium")
+    config.substitutions.append(("%chromium", chromium))

@@ -3,6 +3,7 @@
 #include "loom/Compiler/Compiler.h"
 
 #include "loom/Compiler/EngineBuilder.h"
+#include "loom/Compiler/HtmlReport.h"
 #include "loom/Dialect/Loom/Sharding/EngineGrid.h"
 #include "loom/Dialect/Loom/Sharding/Partition.h"
 #include "loom/Dialect/Loom/Sharding/Planner.h"
@@ -91,6 +92,9 @@ struct CompileRequest {
   std::optional<PartitionOptions> partition;
   std::optional<AutoPlanRequest> autoPlan;
   bool report = false;
+  /// With a file name: write the HTML report there (--report-html).
+  std::string reportHtml;
+  std::string targetName;
   /// When positive, -loom-kv-cache-in-place with this capacity runs first.
   int64_t kvCacheCapacity = 0;
   /// Optimization profiles (--profile): per input name, its min, opt and
@@ -196,12 +200,27 @@ applyProfiles(ModuleOp module,
   return success();
 }
 
+LogicalResult writeReport(const CompileReport &report, llvm::StringRef path) {
+  if (llvm::Error error = report.write(path)) {
+    llvm::errs() << "error: " << llvm::toString(std::move(error)) << "\n";
+    return failure();
+  }
+  return success();
+}
+
 int compile(CompileRequest request) {
   using Clock = std::chrono::steady_clock;
   Clock::time_point start = Clock::now();
   double total = 0;
+  std::optional<CompileReport> htmlReport;
+  if (!request.reportHtml.empty()) {
+    htmlReport.emplace(request.model, request.targetName);
+    htmlReport->observe(request.options);
+  }
   auto report = [&](llvm::StringRef phase, double ms) {
     total += ms;
+    if (htmlReport)
+      htmlReport->addPhase(phase, ms);
     if (request.report)
       llvm::errs() << llvm::format("loomc: %-40s %9.1f ms\n",
                                    phase.str().c_str(), ms);
@@ -290,6 +309,12 @@ int compile(CompileRequest request) {
     report("write engine",
            std::chrono::duration<double, std::milli>(Clock::now() - writeStart)
                .count());
+    if (htmlReport) {
+      htmlReport->setGrid(
+          std::vector<int64_t>(engine.grid.begin(), engine.grid.end()));
+      if (failed(writeReport(*htmlReport, request.reportHtml)))
+        return 1;
+    }
     if (request.report)
       llvm::errs() << llvm::format("loomc: %-40s %9.1f ms\n", "total", total)
                    << "loomc: wrote " << request.output << " ("
@@ -332,6 +357,8 @@ int compile(CompileRequest request) {
   output->keep();
   if (request.report)
     llvm::errs() << llvm::format("loomc: %-40s %9.1f ms\n", "total", total);
+  if (htmlReport && failed(writeReport(*htmlReport, request.reportHtml)))
+    return 1;
   return 0;
 }
 
@@ -511,6 +538,12 @@ int loomcMain(int argc, char **argv) {
   cl::opt<bool> report("report", cl::cat(outputCategory),
                        cl::desc("Print the time of each phase and the fusion "
                                 "report to stderr"));
+  cl::opt<std::string> reportHtml(
+      "report-html", cl::cat(outputCategory), cl::value_desc("file"),
+      cl::desc("Write a self-contained HTML report: the phases, each rank's "
+               "kernels as a graph (fusion groups with their ONNX nodes, "
+               "unfused ops, collectives with their bytes) and each memory "
+               "plan as a timeline"));
 
   llvm::SmallVector<const cl::OptionCategory *> shown = {
       &inputCategory, &graphCategory, &partitionCategory, &targetCategory,
@@ -589,6 +622,8 @@ int loomcMain(int argc, char **argv) {
   request.emit = emit;
   request.target = std::move(target);
   request.report = report;
+  request.reportHtml = reportHtml;
+  request.targetName = targetName;
   request.rank = rank;
   if (!grid.empty() && !plan.empty()) {
     llvm::errs() << "error: give --grid or --plan=auto, not both\n";

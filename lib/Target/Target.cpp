@@ -44,6 +44,8 @@ LogicalResult runGraphPipeline(const Target &target, ModuleOp module,
   target.buildGraphPipeline(pm, options);
   if (failed(pm.run(module)))
     return failure();
+  if (options.onGraphOptimized)
+    options.onGraphOptimized(module);
   if (options.onPhase)
     options.onPhase("optimize graph",
                     std::chrono::duration<double, std::milli>(

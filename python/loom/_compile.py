@@ -72,7 +72,9 @@ def compile(model: Model, *, target: str = "cpu", precision: str = "f32",
       place, N positions (Engine.session runs it);
     - kernel_timers: time every kernel (Engine.profile);
     - report: True keeps loomc's phase and fusion report in
-      ``engine.compile_report``; a path also writes it there;
+      ``engine.compile_report``; a path also writes it there; a path ending
+      in ``.html`` gets the HTML report instead (``loomc --report-html``:
+      the kernels as a graph, the memory plan, the collectives);
     - threads: threads for the engine's parallel loops;
     - extra_args: more loomc options, as on its command line.
 
@@ -100,7 +102,11 @@ def compile(model: Model, *, target: str = "cpu", precision: str = "f32",
             args.append(f"--kv-cache={int(kv_cache)}")
         if kernel_timers:
             args.append("--kernel-timers")
-        if report:
+        html = not isinstance(report, bool) and report is not None and \
+            str(report).endswith(".html")
+        if html:
+            args.append(f"--report-html={report}")
+        elif report:
             args.append("--report")
         args.extend(extra_args)
         result = run_tool("loomc", args)
@@ -116,7 +122,7 @@ def compile(model: Model, *, target: str = "cpu", precision: str = "f32",
     except BaseException:
         directory.cleanup()
         raise
-    if report:
+    if report and not html:
         engine.compile_report = stderr
         if not isinstance(report, bool):
             Path(report).write_text(stderr)

@@ -181,6 +181,11 @@ def test_compile_report(tmp_path):
     path = tmp_path / "report.txt"
     engine = loom.compile(model_path("bert"), report=path)
     assert engine.compile_report and path.read_text() == engine.compile_report
+    assert "loom-form-kernels" in engine.compile_report
+    html = tmp_path / "report.html"
+    loom.compile(model_path("bert"), report=html)
+    page = html.read_text()
+    assert "kind-epilogue" in page and "<h2>Memory plan</h2>" in page
 
 
 def test_session_generates_as_onnxruntime():

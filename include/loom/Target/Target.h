@@ -37,6 +37,26 @@
 namespace loom {
 
 struct EngineDescription;
+
+/// A temporary buffer of a function's arena as the target placed it, for
+/// reports: its place and its lifetime in steps (the top-level ops of the
+/// function's bufferized body, inclusive).
+struct PlannedBuffer {
+  int64_t offset = 0;
+  int64_t bytes = 0;
+  int64_t firstStep = 0;
+  int64_t lastStep = 0;
+  /// The ONNX node whose result it holds, when its location names one.
+  std::string label;
+};
+
+/// One function's memory plan: what `loomc --report-html` draws.
+struct MemoryPlanRecord {
+  std::string function;
+  int64_t steps = 0;
+  int64_t arenaBytes = 0;
+  std::vector<PlannedBuffer> buffers;
+};
 struct EngineRank;
 
 /// What every target understands: the graph pipeline's choices and how
@@ -63,6 +83,12 @@ struct CompileOptions {
   int64_t externalWeightMinBytes = 64;
   /// Called after each phase with its name and wall time in milliseconds.
   std::function<void(llvm::StringRef phase, double milliseconds)> onPhase;
+  /// Report observers (`loomc --report-html`), called when set, once per
+  /// rank's program in rank order: with the module after the graph
+  /// pipeline (kernels formed, collectives placed), and with each memory
+  /// plan the target makes.
+  std::function<void(mlir::ModuleOp)> onGraphOptimized;
+  std::function<void(const MemoryPlanRecord &)> onMemoryPlan;
 };
 
 /// A form of the program a target can print (`loomc --emit=NAME`).

@@ -75,7 +75,8 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm,
   // inserted (the arena is the only buffer left to free).
   LoomCPUMemoryPlanPassOptions plan;
   plan.report = options.reportKernels;
-  pm.addNestedPass<func::FuncOp>(createLoomCPUMemoryPlanPass(plan));
+  pm.addNestedPass<func::FuncOp>(
+      createLoomCPUMemoryPlanPass(plan, options.onMemoryPlan));
   // Before library calls replace convolutions: the timers count the op's
   // operations, and whatever it becomes runs between them.
   if (options.kernelTimers)

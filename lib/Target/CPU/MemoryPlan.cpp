@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Target/CPU/Passes.h"
+#include "loom/Target/Target.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -68,9 +69,29 @@ lastUse(Value value, Block &body,
   return last;
 }
 
+/// The first ONNX node name in `loc`, or "".
+std::string nodeName(Location loc) {
+  std::string name;
+  loc->walk([&](Location inner) {
+    if (auto named = dyn_cast<NameLoc>(inner)) {
+      name = named.getName().str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return name;
+}
+
 struct LoomCPUMemoryPlanPass
     : impl::LoomCPUMemoryPlanPassBase<LoomCPUMemoryPlanPass> {
   using LoomCPUMemoryPlanPassBase::LoomCPUMemoryPlanPassBase;
+
+  LoomCPUMemoryPlanPass(const LoomCPUMemoryPlanPassOptions &options,
+                        MemoryPlanObserver observer)
+      : LoomCPUMemoryPlanPassBase(options), observer(std::move(observer)) {}
+
+  /// Told the plan, for reports (may be empty).
+  MemoryPlanObserver observer;
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
@@ -133,6 +154,18 @@ struct LoomCPUMemoryPlanPass
       total += b->bytes;
     }
 
+    if (observer) {
+      MemoryPlanRecord record;
+      record.function = func.getSymName().str();
+      record.steps = static_cast<int64_t>(position.size());
+      record.arenaBytes = arena;
+      for (Buffer &b : buffers)
+        record.buffers.push_back(
+            {b.offset, b.bytes, static_cast<int64_t>(b.first),
+             static_cast<int64_t>(b.last), nodeName(b.alloc.getLoc())});
+      observer(record);
+    }
+
     OpBuilder builder(&body, body.begin());
     Location loc = func.getLoc();
     auto arenaType = MemRefType::get({arena}, builder.getI8Type());
@@ -157,4 +190,11 @@ struct LoomCPUMemoryPlanPass
 };
 
 } // namespace
+
+std::unique_ptr<Pass>
+createLoomCPUMemoryPlanPass(const LoomCPUMemoryPlanPassOptions &options,
+                            MemoryPlanObserver observer) {
+  return std::make_unique<LoomCPUMemoryPlanPass>(options, std::move(observer));
+}
+
 } // namespace loom::cpu

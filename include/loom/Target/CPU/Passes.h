@@ -16,6 +16,12 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
+#include <functional>
+
+namespace loom {
+struct MemoryPlanRecord;
+} // namespace loom
+
 namespace loom::cpu {
 
 /// Marks a convolution for a kernel library (`loom.library = "onednn"`).
@@ -28,6 +34,14 @@ inline constexpr llvm::StringLiteral kWeightAttr = "loom.weight";
 
 #define GEN_PASS_REGISTRATION
 #include "loom/Target/CPU/Passes.h.inc"
+
+/// Called with each function's memory plan (reports).
+using MemoryPlanObserver = std::function<void(const MemoryPlanRecord &)>;
+
+/// The memory plan pass telling `observer` what it placed.
+std::unique_ptr<mlir::Pass>
+createLoomCPUMemoryPlanPass(const LoomCPUMemoryPlanPassOptions &options,
+                            MemoryPlanObserver observer);
 
 } // namespace loom::cpu
 
