@@ -59,7 +59,9 @@ ALLOWED = {
                          "loom/Compiler/", "loom/InitAllDialects.h"]
               + RUNTIME_ABI + RUNTIME_API
               # --backend cpu compiles and runs in-process (docs/design/targets.md).
-              + ["loom/Target/CPU/CPUTarget.h", "loom/Target/CPU/Executable.h"],
+              + ["loom/Target/CPU/CPUTarget.h", "loom/Target/CPU/Executable.h"]
+              # --trusted-key reads a public key file for the runtime.
+              + ["loom/Engine/EngineSigning.h"],
     "Tools": DIALECT + ["loom/InitAllDialects.h", "loom/Conversion/", "loom/Quantization/",
                         "loom/Target/CPU/Passes.h"],
     "ClusterPlanner": [],

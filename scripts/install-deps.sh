@@ -11,6 +11,7 @@ packages=(
   libgtest-dev openmpi-bin libopenmpi-dev
   libdnnl-dev
   libomp-dev
+  libsodium-dev
   chromium
 )
 

@@ -8,6 +8,8 @@
 #include "loom/Dialect/Loom/Sharding/Partition.h"
 #include "loom/Dialect/Loom/Sharding/Planner.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
+#include "loom/Engine/EngineSigning.h"
+#include "loom/Engine/EngineWriter.h"
 #include "loom/Importer/ONNX/Importer.h"
 #include "loom/InitAllDialects.h"
 #include "loom/Target/CPU/CPUTarget.h"
@@ -95,6 +97,8 @@ struct CompileRequest {
   /// With a file name: write the HTML report there (--report-html).
   std::string reportHtml;
   std::string targetName;
+  /// With a key: the engine is signed with it (--sign).
+  std::optional<SigningKey> signingKey;
   /// When positive, -loom-kv-cache-in-place with this capacity runs first.
   int64_t kvCacheCapacity = 0;
   /// Optimization profiles (--profile): per input name, its min, opt and
@@ -302,7 +306,9 @@ int compile(CompileRequest request) {
     if (failed(buildEngine(*module, target, request.options, engine)))
       return 1;
     Clock::time_point writeStart = Clock::now();
-    if (llvm::Error error = writeEngine(request.output, engine)) {
+    if (llvm::Error error =
+            writeEngine(request.output, engine,
+                        request.signingKey ? &*request.signingKey : nullptr)) {
       llvm::errs() << "error: " << llvm::toString(std::move(error)) << "\n";
       return 1;
     }
@@ -538,6 +544,15 @@ int loomcMain(int argc, char **argv) {
   cl::opt<bool> report("report", cl::cat(outputCategory),
                        cl::desc("Print the time of each phase and the fusion "
                                 "report to stderr"));
+  cl::opt<std::string> sign(
+      "sign", cl::cat(outputCategory), cl::value_desc("key file"),
+      cl::desc("Sign the engine with this Ed25519 secret key (runtimes "
+               "given the public key refuse engines it did not sign: "
+               "loom-run --trusted-key)"));
+  cl::opt<std::string> generateKey(
+      "generate-signing-key", cl::cat(outputCategory), cl::value_desc("name"),
+      cl::desc("Write a new Ed25519 key pair to NAME.key (secret, mode 0600) "
+               "and NAME.pub, then exit"));
   cl::opt<std::string> reportHtml(
       "report-html", cl::cat(outputCategory), cl::value_desc("file"),
       cl::desc("Write a self-contained HTML report: the phases, each rank's "
@@ -572,6 +587,20 @@ int loomcMain(int argc, char **argv) {
     llvm::errs() << "error: give the model once: as the positional argument "
                     "or with --onnx\n";
     return 1;
+  }
+  if (!generateKey.empty()) {
+    if (llvm::Error error = generateSigningKey(generateKey)) {
+      llvm::errs() << "error: " << llvm::toString(std::move(error)) << "\n";
+      return 1;
+    }
+    llvm::Expected<PublicKey> key = readPublicKey(generateKey + ".pub");
+    if (!key) {
+      llvm::errs() << "error: " << llvm::toString(key.takeError()) << "\n";
+      return 1;
+    }
+    llvm::errs() << "loomc: wrote " << generateKey << ".key and " << generateKey
+                 << ".pub (key " << keyId(*key) << ")\n";
+    return 0;
   }
   if (!onnx.empty())
     model = onnx;
@@ -623,6 +652,20 @@ int loomcMain(int argc, char **argv) {
   request.target = std::move(target);
   request.report = report;
   request.reportHtml = reportHtml;
+  if (!sign.empty()) {
+    if (emit != kEmitEngine) {
+      llvm::errs() << "error: --sign signs engines; it does not combine with "
+                      "--emit="
+                   << emit << "\n";
+      return 1;
+    }
+    llvm::Expected<SigningKey> key = readSigningKey(sign);
+    if (!key) {
+      llvm::errs() << "error: " << llvm::toString(key.takeError()) << "\n";
+      return 1;
+    }
+    request.signingKey = *key;
+  }
   request.targetName = targetName;
   request.rank = rank;
   if (!grid.empty() && !plan.empty()) {

@@ -2,6 +2,8 @@
 
 #include "loom/Engine/EngineWriter.h"
 
+#include "loom/Engine/EngineSigning.h"
+
 #include "loom/abi/engine_format.h"
 #include "loom/abi/sha256.h"
 
@@ -148,10 +150,14 @@ Expected<std::vector<char>> serializeEngine(const EngineDescription &engine) {
   return file;
 }
 
-Error writeEngine(StringRef path, const EngineDescription &engine) {
+Error writeEngine(StringRef path, const EngineDescription &engine,
+                  const SigningKey *key) {
   Expected<std::vector<char>> bytes = serializeEngine(engine);
   if (!bytes)
     return bytes.takeError();
+  if (key)
+    if (Error error = signEngine(*bytes, *key))
+      return error;
   SmallString<256> model(path);
   sys::path::remove_filename(model);
   sys::path::append(model, sys::path::filename(path) + ".tmp-%%%%%%");

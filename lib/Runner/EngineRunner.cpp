@@ -10,6 +10,7 @@
 
 #include "RunnerSupport.h"
 
+#include "loom/Engine/EngineSigning.h"
 #include "loom/TensorIO/TensorIO.h"
 #include "loom/comm.h"
 #include "loom/runtime.h"
@@ -193,6 +194,16 @@ EnginePtr loadEngine(const RunOptions &options) {
   loom_load_options loadOptions;
   loom_load_options_init(&loadOptions);
   loadOptions.threads = options.threads;
+  PublicKey trusted;
+  if (!options.trustedKey.empty()) {
+    llvm::Expected<PublicKey> key = readPublicKey(options.trustedKey);
+    if (!key) {
+      llvm::errs() << "error: " << llvm::toString(key.takeError()) << "\n";
+      return EnginePtr(nullptr, loom_engine_free);
+    }
+    trusted = *key;
+    loadOptions.trusted_public_key = trusted.data();
+  }
   if (loom_status status =
           loom_engine_load(options.model.c_str(), &loadOptions, &raw)) {
     llvm::errs() << "error: " << loom_last_error() << " ("

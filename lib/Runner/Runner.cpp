@@ -647,6 +647,10 @@ int loomRunMain(int argc, char **argv) {
   cl::alias exportProfile("exportProfile", cl::aliasopt(profileTrace),
                           cl::desc("Alias for --profile-trace (trtexec)"),
                           cl::cat(runCategory));
+  cl::opt<std::string> trustedKey(
+      cl::cat(runCategory), "trusted-key", cl::value_desc("public key file"),
+      cl::desc("Engines: refuse the engine unless it is signed with the "
+               "secret key of this public key (loomc --sign)"));
   cl::opt<std::string> loadEngine(
       cl::cat(runCategory), "loadEngine",
       cl::desc("The engine to run, in trtexec's spelling (the same as "
@@ -739,6 +743,7 @@ int loomRunMain(int argc, char **argv) {
   options.backend = backend;
   options.ranks = ranks;
   options.rankTimeoutMs = rankTimeout;
+  options.trustedKey = trustedKey;
   options.compareAllRanks = allRanks;
   options.mpi = mpi;
   if (mpi &&

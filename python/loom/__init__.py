@@ -13,7 +13,7 @@ stages. See docs/python.md.
 from ._compile import compile
 from ._engine import Engine, Session, TensorInfo
 from ._errors import (CompileError, EngineFileError, LoomError, NoDeviceError,
-                      RankFailedError)
+                      RankFailedError, SignatureError)
 from ._session import InferenceSession, NodeArg
 from . import ir
 
@@ -22,5 +22,5 @@ __version__ = "0.1.0"
 __all__ = [
     "compile", "Engine", "Session", "TensorInfo", "InferenceSession",
     "NodeArg", "LoomError", "CompileError", "EngineFileError",
-    "NoDeviceError", "RankFailedError", "ir",
+    "NoDeviceError", "RankFailedError", "SignatureError", "ir",
 ]

@@ -103,6 +103,23 @@ def _output_array(array: np.ndarray, info: TensorInfo) -> np.ndarray:
     return array
 
 
+def _public_key(key: Union[bytes, str, os.PathLike, None]
+                ) -> Optional[bytes]:
+    """A trusted key as its 32 bytes: given so, or read from a .pub file
+    (64 hexadecimal digits)."""
+    if key is None or isinstance(key, bytes):
+        return key
+    text = Path(key).read_text().strip()
+    try:
+        data = bytes.fromhex(text)
+    except ValueError:
+        data = b""
+    if len(data) != 32:
+        raise ValueError(f"'{key}' is not a public key: expected one line "
+                         "of 64 hexadecimal digits")
+    return data
+
+
 class Session:
     """A decoder's key/value cache kept between calls (engines compiled with
     ``kv_cache=N`` / ``loomc --kv-cache``): each ``run`` appends the new
@@ -130,9 +147,12 @@ class Engine:
     threads at once."""
 
     def __init__(self, path: Union[str, os.PathLike], *, threads: int = 1,
-                 verify: bool = True, _owned_dir: Any = None):
+                 verify: bool = True,
+                 trusted_key: Union[bytes, str, os.PathLike, None] = None,
+                 _owned_dir: Any = None):
         self._path = Path(path)
         self._verify = verify
+        self._trusted_key = _public_key(trusted_key)
         self._threads = int(threads)
         # Engines loaded per thread count (the runtime fixes it at load).
         self._loaded: Dict[int, Any] = {}
@@ -145,10 +165,16 @@ class Engine:
 
     @classmethod
     def load(cls, path: Union[str, os.PathLike], *, threads: int = 1,
-             verify: bool = True) -> "Engine":
+             verify: bool = True,
+             trusted_key: Union[bytes, str, os.PathLike, None] = None
+             ) -> "Engine":
         """Loads the engine file at `path`; ``threads``: threads for the
-        parallel loops of its code (changeable per ``run``)."""
-        return cls(path, threads=threads, verify=verify)
+        parallel loops of its code (changeable per ``run``);
+        ``trusted_key``: an Ed25519 public key (32 bytes, or the path of a
+        ``.pub`` file from ``loomc --generate-signing-key``) the engine must
+        be signed with (``loomc --sign``), else SignatureError."""
+        return cls(path, threads=threads, verify=verify,
+                   trusted_key=trusted_key)
 
     def save(self, path: Union[str, os.PathLike]) -> None:
         """Writes the engine file to `path` (``Engine.load`` reads it back;
@@ -161,7 +187,8 @@ class Engine:
             raise ValueError(f"threads must be at least 1, got {count}")
         if count not in self._loaded:
             self._loaded[count] = _runtime.Engine(str(self._path), count,
-                                                  self._verify)
+                                                  self._verify,
+                                                  self._trusted_key)
         return self._loaded[count]
 
     @property

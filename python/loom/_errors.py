@@ -34,6 +34,11 @@ class EngineFileError(LoomError):
     machine is not."""
 
 
+class SignatureError(EngineFileError):
+    """A trusted key was given and the engine is not signed by it (or was
+    changed after it was signed): LOOM_ERROR_SIGNATURE."""
+
+
 class NoDeviceError(LoomError):
     """The engine needs a device this machine does not have (e.g. CUDA)."""
 
@@ -59,6 +64,7 @@ _STATUS_CLASSES = {
     4: EngineFileError,  # LOOM_ERROR_TARGET
     6: NoDeviceError,  # LOOM_ERROR_NO_DEVICE
     7: RankFailedError,  # LOOM_ERROR_RANK_FAILED
+    9: SignatureError,  # LOOM_ERROR_SIGNATURE
 }
 
 

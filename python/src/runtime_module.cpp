@@ -257,11 +257,19 @@ nb::dict describe(const loom_tensor_desc &desc, int32_t stateAxis) {
 
 class Engine {
 public:
-  Engine(const std::string &path, int32_t threads, bool verifyDigest) {
+  Engine(const std::string &path, int32_t threads, bool verifyDigest,
+         std::optional<nb::bytes> trustedKey) {
     loom_load_options options;
     loom_load_options_init(&options);
     options.threads = threads;
     options.verify_digest = verifyDigest ? 1 : 0;
+    if (trustedKey) {
+      if (trustedKey->size() != 32)
+        throw nb::value_error(
+            "trusted_key must be a 32-byte Ed25519 public key");
+      options.trusted_public_key =
+          reinterpret_cast<const uint8_t *>(trustedKey->c_str());
+    }
     loom_status status;
     {
       nb::gil_scoped_release release;
@@ -445,9 +453,13 @@ NB_MODULE(_runtime, m) {
             "`loom` package rather than this module.";
 
   nb::class_<Engine>(m, "Engine")
-      .def(nb::init<const std::string &, int32_t, bool>(), nb::arg("path"),
-           nb::arg("threads") = 1, nb::arg("verify_digest") = true,
-           "Loads and verifies an engine file.")
+      .def(nb::init<const std::string &, int32_t, bool,
+                    std::optional<nb::bytes>>(),
+           nb::arg("path"), nb::arg("threads") = 1,
+           nb::arg("verify_digest") = true,
+           nb::arg("trusted_key").none() = nb::none(),
+           "Loads and verifies an engine file (with `trusted_key`, a 32-byte "
+           "Ed25519 public key, only an engine it signed).")
       .def_prop_ro("target",
                    [](const Engine &e) { return loom_engine_target(e.get()); })
       .def_prop_ro(

@@ -92,3 +92,25 @@ def test_bad_arguments():
         loom.compile(42)
     with pytest.raises(ValueError, match="precision"):
         loom.compile(model_path("bert"), precision="int3")
+
+
+def test_signed_engines(tmp_path):
+    """Only engines signed with the trusted key load (loomc --sign)."""
+    from loom._tools import run_tool
+    for name in ("a", "b"):
+        assert run_tool("loomc", [f"--generate-signing-key={tmp_path / name}"]
+                        ).returncode == 0
+    signed = loom.compile(model_path("bert"),
+                          extra_args=[f"--sign={tmp_path / 'a.key'}"])
+    inputs, expected = corpus_data("bert")
+    trusted = loom.Engine.load(signed.path, trusted_key=tmp_path / "a.pub")
+    np.testing.assert_allclose(trusted.run(inputs)["last_hidden_state"],
+                               expected[0], rtol=1e-3, atol=1e-4)
+    with pytest.raises(loom.SignatureError, match="signed by key") as error:
+        loom.Engine.load(signed.path, trusted_key=tmp_path / "b.pub")
+    assert error.value.status_name == "LOOM_ERROR_SIGNATURE"
+    unsigned = loom.compile(model_path("bert"))
+    with pytest.raises(loom.SignatureError, match="not signed"):
+        loom.Engine.load(unsigned.path, trusted_key=tmp_path / "a.pub")
+    with pytest.raises(ValueError, match="32-byte"):
+        loom.Engine.load(signed.path, trusted_key=b"short")

@@ -18,6 +18,8 @@
 #include "loom/abi/memory.h"
 #include "loom/abi/sha256.h"
 
+#include <sodium.h>
+
 #include "collectives_internal.h"
 #include "drivers/cuda/cuda_driver.h"
 #include "loom/comm.h"
@@ -40,6 +42,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -379,6 +382,55 @@ loom_status loom_engine::parseManifest(const std::string &text,
 /// or any plugin loaded with dlopen -- leaves them out of it, so the runtime
 /// promotes itself to global scope once, before the first engine's code
 /// loads.
+/// The signature after an engine of `contentSize` bytes in a file of
+/// `size` bytes, or nullopt when there is none.
+static std::optional<loom_engine_signature>
+signatureTrailer(const uint8_t *bytes, size_t size, uint64_t contentSize) {
+  if (contentSize > size || size - contentSize != sizeof(loom_engine_signature))
+    return std::nullopt;
+  loom_engine_signature trailer;
+  std::memcpy(&trailer, bytes + contentSize, sizeof(trailer));
+  if (std::memcmp(trailer.magic, LOOM_ENGINE_SIGNATURE_MAGIC,
+                  LOOM_ENGINE_MAGIC_SIZE))
+    return std::nullopt;
+  return trailer;
+}
+
+static std::string hexBytes(const uint8_t *bytes, size_t count) {
+  static const char digits[] = "0123456789abcdef";
+  std::string text;
+  for (size_t i = 0; i < count; ++i) {
+    text += digits[bytes[i] >> 4];
+    text += digits[bytes[i] & 15];
+  }
+  return text;
+}
+
+/// Why `signature` does not vouch for an engine whose (verified) digest is
+/// `digest` under `trustedKey`; "" when it does.
+static std::string
+checkSignature(const std::optional<loom_engine_signature> &signature,
+               const uint8_t digest[32], const uint8_t *trustedKey) {
+  uint8_t keyHash[32];
+  loom_sha256(trustedKey, 32, keyHash);
+  std::string trusted = "the trusted key " + hexBytes(keyHash, 8);
+  if (!signature)
+    return "the engine is not signed, and a signature by " + trusted +
+           " is required (loomc --sign)";
+  if (sodium_init() < 0)
+    return "libsodium could not be initialized to check the signature";
+  if (crypto_sign_verify_detached(signature->signature, digest, 32,
+                                  trustedKey) != 0) {
+    std::string signer = hexBytes(signature->key_id, 8);
+    return std::memcmp(signature->key_id, keyHash, 8) == 0
+               ? "the signature does not verify with " + trusted +
+                     ": the engine was changed after it was signed"
+               : "the engine is signed by key " + signer + ", not by " +
+                     trusted;
+  }
+  return "";
+}
+
 static void exposeRuntimeSymbols() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -460,6 +512,7 @@ void loom_load_options_init(loom_load_options *options) {
   options->verify_digest = 1;
   options->check_target = 1;
   options->threads = 1;
+  options->trusted_public_key = nullptr;
 }
 
 loom_status loom_engine_load(const char *path, const loom_load_options *options,
@@ -508,12 +561,18 @@ loom_status loom_engine_load(const char *path, const loom_load_options *options,
 
   if (std::memcmp(header.magic, LOOM_ENGINE_MAGIC, LOOM_ENGINE_MAGIC_SIZE))
     return fail(LOOM_ERROR_CORRUPT, where + "not a Loom engine (bad magic)");
+  // A signed engine carries its signature after the bytes the header
+  // counts; everything below reads only those.
+  std::optional<loom_engine_signature> signature =
+      signatureTrailer(bytes, size, header.file_size);
+  if (signature)
+    size = header.file_size;
   if (header.file_size != size)
     return fail(LOOM_ERROR_CORRUPT,
                 where + "truncated or extended: the header says " +
                     std::to_string(header.file_size) + " bytes, the file has " +
                     std::to_string(size));
-  if (options->verify_digest) {
+  if (options->verify_digest || options->trusted_public_key) {
     static const uint8_t zeros[32] = {0};
     loom_sha256_context ctx;
     loom_sha256_init(&ctx);
@@ -527,6 +586,11 @@ loom_status loom_engine_load(const char *path, const loom_load_options *options,
       return fail(LOOM_ERROR_CORRUPT,
                   where + "SHA-256 mismatch: the file is corrupted");
   }
+  if (options->trusted_public_key)
+    if (std::string problem = checkSignature(signature, header.sha256,
+                                             options->trusted_public_key);
+        !problem.empty())
+      return fail(LOOM_ERROR_SIGNATURE, where + problem);
   if (header.format_version != LOOM_ENGINE_FORMAT_VERSION ||
       header.header_size != sizeof(loom_engine_header))
     return fail(LOOM_ERROR_VERSION,

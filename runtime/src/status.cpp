@@ -40,6 +40,8 @@ const char *loom_status_name(loom_status status) {
     return "LOOM_ERROR_RANK_FAILED";
   case LOOM_ERROR_INTERNAL:
     return "LOOM_ERROR_INTERNAL";
+  case LOOM_ERROR_SIGNATURE:
+    return "LOOM_ERROR_SIGNATURE";
   }
   return "LOOM_ERROR_UNKNOWN";
 }

@@ -20,6 +20,8 @@
 
 namespace loom {
 
+struct SigningKey;
+
 /// An input or output of a rank: its name, dtype name ("f32", "i64", ...,
 /// as loom_dtype_name gives them) and static shape.
 struct EngineTensor {
@@ -77,7 +79,9 @@ serializeEngine(const EngineDescription &engine);
 
 /// Writes the engine to `path` atomically: to a temporary file in the same
 /// directory, then renamed over `path`.
-llvm::Error writeEngine(llvm::StringRef path, const EngineDescription &engine);
+/// With `key`, the engine is signed (EngineSigning.h).
+llvm::Error writeEngine(llvm::StringRef path, const EngineDescription &engine,
+                        const SigningKey *key = nullptr);
 
 /// The architecture and CPU features of the machine the compiler runs on,
 /// as an engine compiled for it records them.

@@ -55,6 +55,9 @@ struct RunOptions {
   /// With `ranks`: how long a rank waits for its peers before the run fails
   /// as deadlocked.
   int64_t rankTimeoutMs = 5000;
+  /// Engines: a public key file (hex, loomc --generate-signing-key); the
+  /// engine must be signed with its secret key (loomc --sign).
+  std::string trustedKey;
   /// With engines: time this many runs after `benchmarkWarmup` untimed
   /// ones and print latency percentiles and throughput (0: no benchmark).
   int64_t benchmarkIterations = 0;

@@ -48,7 +48,11 @@ typedef enum loom_status {
   LOOM_ERROR_NO_DEVICE = 6,
   /* A rank failed or timed out, so the others stopped. */
   LOOM_ERROR_RANK_FAILED = 7,
-  LOOM_ERROR_INTERNAL = 8
+  LOOM_ERROR_INTERNAL = 8,
+  /* A trusted key was given (loom_load_options::trusted_public_key) and the
+     engine is not signed, or not by that key, or was changed after it was
+     signed. */
+  LOOM_ERROR_SIGNATURE = 9
 } loom_status;
 
 /* A short name of a status ("LOOM_ERROR_CORRUPT"). */
@@ -149,6 +153,14 @@ typedef struct loom_load_options {
      engine runs on its own thread and forks its own team: ranks x threads
      threads in all. */
   int32_t threads;
+  /* An Ed25519 public key (32 bytes, loomc --generate-signing-key writes
+     one as hex) that the engine must be signed with (loomc --sign); null,
+     the default, requires no signature. With a key the digest is verified
+     whatever verify_digest says, and an engine that is unsigned, signed with
+     another key or changed after signing fails with LOOM_ERROR_SIGNATURE
+     before anything in it is used. Loading an engine runs its native code:
+     this is how a deployment refuses code it did not sign. */
+  const uint8_t *trusted_public_key;
 } loom_load_options;
 
 void loom_load_options_init(loom_load_options *options);

@@ -11,6 +11,10 @@ usage: tamper.py IN OUT MODE [ARG]
                   the first section)
   sections N      keep only the first N sections of the table and re-sign
   append LINE     add LINE to the manifest and re-sign
+  signed-flip OFFSET
+                  a signed engine (loomc --sign) changed after signing: flip
+                  one bit of the byte at OFFSET and recompute the digest of
+                  the bytes the header counts, keeping the signature
 
 "Re-sign" recomputes the SHA-256 the way the writer does (over the file
 with the digest field zeroed), so that the check after the digest fires.
@@ -46,6 +50,12 @@ def main():
     data = bytearray(open(src, "rb").read())
     if mode == "truncate":
         data = data[:int(arg)]
+    elif mode == "signed-flip":
+        size = struct.unpack_from("<Q", data, 16)[0]
+        data[int(arg)] ^= 0x01
+        content = data[:size]
+        resign(content)
+        data[:size] = content
     elif mode == "flip":
         offset = int(arg)
         data[offset] ^= 0x01

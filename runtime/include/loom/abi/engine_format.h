@@ -14,7 +14,9 @@
  *
  * Integrity: `sha256` is the SHA-256 of the whole file computed with the
  * `sha256` field itself set to zeros. A loader checks the file size and
- * this digest before it reads anything else from the file.
+ * this digest before it reads anything else from the file. Authenticity:
+ * optionally an Ed25519 signature of that digest after the file
+ * (loom_engine_signature below).
  *
  * The manifest, one record per line, fields separated by single spaces:
  *
@@ -86,6 +88,21 @@ typedef struct loom_engine_section {
 
 /* The byte offset of the digest in the file (what is zeroed to hash). */
 #define LOOM_ENGINE_SHA256_OFFSET 24u
+
+/* A signed engine (loomc --sign) is the engine as written, `file_size`
+   bytes, followed by this trailer. The signature is Ed25519 (RFC 8032) over
+   the header's 32-byte SHA-256 digest, which covers every byte before the
+   trailer; so a verified digest and a verified signature together vouch for
+   the whole engine. `key_id` is the first 8 bytes of the SHA-256 of the
+   signer's public key: it names the key in messages. An unsigned engine is
+   exactly as before signing existed. */
+#define LOOM_ENGINE_SIGNATURE_MAGIC "LOOMSIGN"
+
+typedef struct loom_engine_signature {
+  char magic[LOOM_ENGINE_MAGIC_SIZE];
+  uint8_t key_id[8];
+  uint8_t signature[64];
+} loom_engine_signature;
 
 #ifdef __cplusplus
 }
