@@ -23,6 +23,7 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -503,6 +504,86 @@ llvm::Error CompileReport::write(StringRef path) const {
            << bytesText(key.second * count) << "</td></tr>\n";
     }
     os << "</table>\n";
+  }
+  os << "<script>" << kScript << "</script>\n</body></html>\n";
+  os.close();
+  if (os.has_error())
+    return llvm::createStringError(os.error(), "cannot write the report '%s'",
+                                   path.str().c_str());
+  return llvm::Error::success();
+}
+
+llvm::Error writeProfileReport(StringRef path, StringRef engine,
+                               ArrayRef<ProfiledRank> ranks, double peakGflops,
+                               double peakGbytesPerSecond) {
+  std::error_code error;
+  llvm::raw_fd_ostream os(path, error, llvm::sys::fs::OF_Text);
+  if (error)
+    return llvm::createStringError(error, "cannot write the report '%s': %s",
+                                   path.str().c_str(), error.message().c_str());
+  os << "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+     << "<title>Loom profile: " << escape(engine) << "</title><style>" << kStyle
+     << "</style></head>\n<body>\n<h1>Loom kernel profile</h1>\n"
+     << "<p>" << escape(engine)
+     << ": each kernel's time per run, slowest first, with the rate it "
+        "achieved (the compiler's count of its work over the measured time)";
+  if (peakGflops > 0 || peakGbytesPerSecond > 0)
+    os << llvm::format("; the thin bar under each is that rate against the "
+                       "machine's peak (%.0f GFLOP/s, %.0f GB/s)",
+                       peakGflops, peakGbytesPerSecond);
+  os << ".</p>\n";
+  constexpr int kLabel = 430, kBars = 330, kRow = 24;
+  for (const ProfiledRank &rank : ranks) {
+    // Slowest first; ties in program order (the pointers' order).
+    std::vector<const ProfiledKernel *> order;
+    for (const ProfiledKernel &k : rank.kernels)
+      order.push_back(&k);
+    std::sort(order.begin(), order.end(),
+              [](const ProfiledKernel *a, const ProfiledKernel *b) {
+                if (a->microsPerRun != b->microsPerRun)
+                  return a->microsPerRun > b->microsPerRun;
+                return a < b;
+              });
+    double slowest = order.empty() ? 1 : std::max(1e-9, order[0]->microsPerRun);
+    os << "<h2>rank " << rank.rank << "</h2>\n<p>" << rank.kernels.size()
+       << " kernels over " << rank.runs
+       << " runs: " << llvm::format("%.1f", rank.kernelMicrosPerRun)
+       << " us of kernels per run.</p>\n<svg class=\"bars\" width=\""
+       << kLabel + kBars + 260 << "\" height=\"" << kRow * order.size() + 8
+       << "\" xmlns=\"http://www.w3.org/2000/svg\">\n";
+    for (auto [i, k] : llvm::enumerate(order)) {
+      int y = 4 + kRow * static_cast<int>(i);
+      double width = std::max(1.0, kBars * k->microsPerRun / slowest);
+      std::string rates;
+      if (k->gflops > 0)
+        rates += llvm::formatv(" {0:f1} GFLOP/s", k->gflops).str();
+      if (k->gbytesPerSecond > 0)
+        rates += llvm::formatv(" {0:f1} GB/s", k->gbytesPerSecond).str();
+      os << "<g><title>" << escape(k->label) << "</title><text x=\"0\" y=\""
+         << y + 13 << "\">" << escape(shorten(k->label, 60))
+         << "</text><rect x=\"" << kLabel << "\" y=\"" << y << "\" width=\""
+         << llvm::format("%.1f", width)
+         << "\" height=\"14\" fill=\"#4c78a8\"/>";
+      // The achieved fraction of the peak the kernel is bound by: compute
+      // when it counted operations, memory otherwise.
+      double fraction = k->gflops > 0 && peakGflops > 0 ? k->gflops / peakGflops
+                        : k->gbytesPerSecond > 0 && peakGbytesPerSecond > 0
+                            ? k->gbytesPerSecond / peakGbytesPerSecond
+                            : -1;
+      if (fraction >= 0)
+        os << "<rect x=\"" << kLabel << "\" y=\"" << y + 16 << "\" width=\""
+           << llvm::format("%.1f", std::min(1.0, fraction) * kBars)
+           << "\" height=\"3\" fill=\"#54a24b\"/>";
+      os << "<text x=\"" << llvm::format("%.1f", kLabel + width + 6)
+         << "\" y=\"" << y + 13 << "\">"
+         << llvm::formatv("{0:f1} us, {1:f1} %", k->microsPerRun,
+                          100 * k->share)
+         << escape(rates);
+      if (fraction >= 0)
+        os << llvm::format(" (%.0f %% of peak)", 100 * fraction);
+      os << "</text></g>\n";
+    }
+    os << "</svg>\n";
   }
   os << "<script>" << kScript << "</script>\n</body></html>\n";
   os.close();

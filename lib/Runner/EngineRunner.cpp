@@ -10,6 +10,7 @@
 
 #include "RunnerSupport.h"
 
+#include "loom/Compiler/HtmlReport.h"
 #include "loom/Engine/EngineSigning.h"
 #include "loom/TensorIO/TensorIO.h"
 #include "loom/comm.h"
@@ -103,9 +104,10 @@ std::string jsonString(llvm::StringRef text) {
 /// (chrome://tracing, Perfetto). False when the engine reported no kernels
 /// (it was compiled without --kernel-timers) or the trace cannot be written.
 bool printKernelProfile(loom_engine *engine, llvm::ArrayRef<int32_t> ranks,
-                        double meanRunMilliseconds,
-                        const std::string &tracePath) {
+                        double meanRunMilliseconds, const RunOptions &options) {
+  const std::string &tracePath = options.profileTrace;
   std::string trace;
+  std::vector<ProfiledRank> profiled;
   for (int32_t rank : ranks) {
     size_t count = 0;
     loom_engine_kernel_times(engine, rank, nullptr, 0, &count);
@@ -122,6 +124,20 @@ bool printKernelProfile(loom_engine *engine, llvm::ArrayRef<int32_t> ranks,
       total += k.nanoseconds;
     }
     double kernelMicros = runs ? total / 1e3 / runs : 0;
+    ProfiledRank &page = profiled.emplace_back();
+    page.rank = rank;
+    page.runs = runs;
+    page.kernelMicrosPerRun = kernelMicros;
+    for (const loom_kernel_time &k : kernels) {
+      if (k.calls == 0)
+        continue;
+      double seconds = k.nanoseconds / 1e9 / k.calls;
+      page.kernels.push_back(
+          {k.label, seconds * 1e6,
+           total ? static_cast<double>(k.nanoseconds) / total : 0.0,
+           k.flops > 0 && seconds > 0 ? k.flops / seconds / 1e9 : 0.0,
+           k.bytes > 0 && seconds > 0 ? k.bytes / seconds / 1e9 : 0.0});
+    }
     llvm::outs() << llvm::formatv(
         "profile{0}: {1} kernels over {2} runs: {3:f1} us of kernels per "
         "run",
@@ -169,6 +185,16 @@ bool printKernelProfile(loom_engine *engine, llvm::ArrayRef<int32_t> ranks,
           trace.empty() ? "[" : ",", jsonString(k.label), rank,
           e.start_ns / 1e3, e.duration_ns / 1e3, e.kernel, k.flops, k.bytes);
     }
+  }
+  if (!options.profileHtml.empty()) {
+    if (llvm::Error error = writeProfileReport(
+            options.profileHtml, options.model, profiled, options.peakGflops,
+            options.peakGbytesPerSecond)) {
+      llvm::errs() << "error: " << llvm::toString(std::move(error)) << "\n";
+      return false;
+    }
+    llvm::outs() << "wrote the kernel profile to " << options.profileHtml
+                 << "\n";
   }
   if (tracePath.empty())
     return true;
@@ -480,7 +506,7 @@ int runEngine(const RunOptions &options) {
       else
         for (size_t r = 0; r < ranks; ++r)
           profiled.push_back(static_cast<int32_t>(r));
-      if (!printKernelProfile(raw, profiled, mean, options.profileTrace))
+      if (!printKernelProfile(raw, profiled, mean, options))
         return 1;
     }
   }

@@ -639,6 +639,18 @@ int loomRunMain(int argc, char **argv) {
       cl::cat(runCategory), "profile-trace",
       cl::desc("With --profile: write the last run's kernels to this file "
                "as Chrome trace events (chrome://tracing, Perfetto)"));
+  cl::opt<std::string> profileHtml(
+      cl::cat(runCategory), "profile-html", cl::value_desc("file"),
+      cl::desc("With --profile: also write the kernels as an HTML page of "
+               "bars (slowest first, with achieved GFLOP/s and GB/s)"));
+  cl::opt<double> peakGflops(
+      cl::cat(runCategory), "peak-gflops", cl::init(0.0),
+      cl::desc("With --profile-html: the machine's peak GFLOP/s, to draw "
+               "each kernel's rate against (e.g. loom-bench-gemm's)"));
+  cl::opt<double> peakGbps(
+      cl::cat(runCategory), "peak-gbps", cl::init(0.0),
+      cl::desc("With --profile-html: the machine's peak memory bandwidth "
+               "in GB/s"));
   // trtexec's spellings of the same flags (docs/engines.md, "trtexec's
   // flags").
   cl::alias dumpProfile("dumpProfile", cl::aliasopt(profile),
@@ -752,13 +764,22 @@ int loomRunMain(int argc, char **argv) {
                     "(under mpirun), without --ranks\n";
     return 1;
   }
-  if (!profileTrace.empty() && !profile) {
-    llvm::errs() << "error: --profile-trace needs --profile\n";
+  if ((!profileTrace.empty() || !profileHtml.empty()) && !profile) {
+    llvm::errs() << "error: --profile-trace and --profile-html need "
+                    "--profile\n";
+    return 1;
+  }
+  if (peakGflops < 0 || peakGbps < 0) {
+    llvm::errs() << "error: --peak-gflops and --peak-gbps must not be "
+                    "negative\n";
     return 1;
   }
   if (benchmark || profile) {
     options.profileKernels = profile;
     options.profileTrace = profileTrace;
+    options.profileHtml = profileHtml;
+    options.peakGflops = peakGflops;
+    options.peakGbytesPerSecond = peakGbps;
     if (iterations <= 0 || warmup < 0 || duration < 0 || warmupMs < 0) {
       llvm::errs() << "error: --iterations must be positive and --warmup, "
                       "--warmUp and --duration not negative\n";

@@ -76,6 +76,31 @@ private:
   std::vector<int64_t> grid;
 };
 
+/// One kernel of an engine's profile (loom-run --profile): time per run,
+/// share of the kernels' time, and achieved rates (0 where the compiler did
+/// not count the work).
+struct ProfiledKernel {
+  std::string label;
+  double microsPerRun = 0;
+  double share = 0;
+  double gflops = 0;
+  double gbytesPerSecond = 0;
+};
+
+struct ProfiledRank {
+  int32_t rank = 0;
+  uint64_t runs = 0;
+  double kernelMicrosPerRun = 0;
+  std::vector<ProfiledKernel> kernels;
+};
+
+/// Writes a page with each rank's kernels as bars, slowest first, with
+/// their achieved GFLOP/s and GB/s, against the machine's peaks where given
+/// (> 0).
+llvm::Error writeProfileReport(llvm::StringRef path, llvm::StringRef engine,
+                               llvm::ArrayRef<ProfiledRank> ranks,
+                               double peakGflops, double peakGbytesPerSecond);
+
 } // namespace loom
 
 #endif // LOOM_COMPILER_HTMLREPORT_H

@@ -72,6 +72,11 @@ struct RunOptions {
   /// `profileTrace`, also write the last run's kernels as a Chrome trace.
   bool profileKernels = false;
   std::string profileTrace;
+  /// With `profile`: also write the kernels as an HTML page of bars, against
+  /// these peaks when they are positive (GFLOP/s, GB/s).
+  std::string profileHtml;
+  double peakGflops = 0;
+  double peakGbytesPerSecond = 0;
   /// With engines: this process runs its rank of the engine under mpirun,
   /// its collectives on MPI.
   bool mpi = false;
