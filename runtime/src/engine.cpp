@@ -18,8 +18,6 @@
 #include "loom/abi/memory.h"
 #include "loom/abi/sha256.h"
 
-#include <sodium.h>
-
 #include "collectives_internal.h"
 #include "drivers/cuda/cuda_driver.h"
 #include "loom/comm.h"
@@ -406,6 +404,40 @@ static std::string hexBytes(const uint8_t *bytes, size_t count) {
   return text;
 }
 
+/// libsodium's Ed25519 verification, loaded on first use: the runtime needs
+/// it only to check signatures, and keeps no link-time dependency (a
+/// deployment host copies libloom_runtime.so alone; docs/engines.md).
+struct Sodium {
+  int (*verify)(const unsigned char *signature, const unsigned char *message,
+                unsigned long long length,
+                const unsigned char *publicKey) = nullptr;
+  std::string error;
+};
+
+static const Sodium &sodium() {
+  static const Sodium loaded = [] {
+    Sodium s;
+    void *library = nullptr;
+    for (const char *name : {"libsodium.so.23", "libsodium.so"})
+      if ((library = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
+        break;
+    if (!library) {
+      s.error = "checking signatures needs libsodium (libsodium.so.23, "
+                "Debian's libsodium23), which could not be loaded";
+      return s;
+    }
+    auto init = reinterpret_cast<int (*)()>(dlsym(library, "sodium_init"));
+    s.verify = reinterpret_cast<decltype(s.verify)>(
+        dlsym(library, "crypto_sign_verify_detached"));
+    if (!init || !s.verify || init() < 0) {
+      s.verify = nullptr;
+      s.error = "libsodium was loaded but could not be initialized";
+    }
+    return s;
+  }();
+  return loaded;
+}
+
 /// Why `signature` does not vouch for an engine whose (verified) digest is
 /// `digest` under `trustedKey`; "" when it does.
 static std::string
@@ -417,10 +449,10 @@ checkSignature(const std::optional<loom_engine_signature> &signature,
   if (!signature)
     return "the engine is not signed, and a signature by " + trusted +
            " is required (loomc --sign)";
-  if (sodium_init() < 0)
-    return "libsodium could not be initialized to check the signature";
-  if (crypto_sign_verify_detached(signature->signature, digest, 32,
-                                  trustedKey) != 0) {
+  const Sodium &library = sodium();
+  if (!library.verify)
+    return library.error;
+  if (library.verify(signature->signature, digest, 32, trustedKey) != 0) {
     std::string signer = hexBytes(signature->key_id, 8);
     return std::memcmp(signature->key_id, keyHash, 8) == 0
                ? "the signature does not verify with " + trusted +

@@ -38,7 +38,7 @@ namespace {
 const char *const kUsage =
     "usage: loom-exec ENGINE [--inputs DIR] [--expected DIR] [--rtol R]\n"
     "                 [--atol A] [--iterations N] [--warmup W]\n"
-    "                 [--outputs DIR] [--list-devices]\n"
+    "                 [--outputs DIR] [--trusted-key FILE] [--list-devices]\n"
     "\n"
     "Runs an engine compiled by loomc with the runtime library alone (rank 0\n"
     "of a single-rank engine).\n"
@@ -52,6 +52,8 @@ const char *const kUsage =
     "  --outputs DIR     write output N as DIR/output_N.npy\n"
     "  --iterations N    after the checked run, time N runs (default 0)\n"
     "  --warmup W        untimed runs before the timed ones (default 3)\n"
+    "  --trusted-key FILE  refuse the engine unless this public key's secret\n"
+    "                    key signed it (loomc --sign; 64 hex digits)\n"
     "  --list-devices    print the devices the runtime sees, and exit\n"
     "\n"
     "Exit status: 0 ran (and matched), 1 an output differs, 2 an error.\n";
@@ -64,6 +66,7 @@ struct Options {
   std::string inputs;
   std::string expected;
   std::string outputs;
+  std::string trustedKey;
   double rtol = 1e-4;
   double atol = 1e-5;
   int64_t iterations = 0;
@@ -142,7 +145,7 @@ std::string parseArguments(int argc, char **argv, Options &options) {
     } else {
       if (flag != "--inputs" && flag != "--expected" && flag != "--outputs" &&
           flag != "--rtol" && flag != "--atol" && flag != "--iterations" &&
-          flag != "--warmup")
+          flag != "--warmup" && flag != "--trusted-key")
         return "unknown option '" + arg + "'";
       if (i + 1 >= argc)
         return "missing value after '" + flag + "'";
@@ -154,6 +157,8 @@ std::string parseArguments(int argc, char **argv, Options &options) {
       options.expected = value;
     else if (flag == "--outputs")
       options.outputs = value;
+    else if (flag == "--trusted-key")
+      options.trustedKey = value;
     else if (flag == "--rtol" || flag == "--atol") {
       if (!parseDouble(value, flag == "--rtol" ? options.rtol : options.atol))
         return "'" + flag + "' takes a non-negative number, not '" + value +
@@ -167,6 +172,35 @@ std::string parseArguments(int argc, char **argv, Options &options) {
       return "unknown option '" + arg + "'";
     }
   }
+  return "";
+}
+
+/// Reads a public key file (one line of 64 hex digits, as loomc
+/// --generate-signing-key writes it) into `key`; the error, or "".
+std::string readPublicKey(const std::string &path, uint8_t key[32]) {
+  std::ifstream file(path);
+  std::string text;
+  if (!file || !(file >> text))
+    return "cannot read the public key '" + path + "'";
+  auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9')
+      return c - '0';
+    if (c >= 'a' && c <= 'f')
+      return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+      return c - 'A' + 10;
+    return -1;
+  };
+  bool valid = text.size() == 64;
+  for (size_t i = 0; valid && i < 32; ++i) {
+    int high = digit(text[2 * i]), low = digit(text[2 * i + 1]);
+    valid = high >= 0 && low >= 0;
+    key[i] = static_cast<uint8_t>(high * 16 + low);
+  }
+  if (!valid)
+    return "'" + path +
+           "' is not a public key: expected one line of 64 "
+           "hexadecimal digits";
   return "";
 }
 
@@ -817,6 +851,13 @@ int main(int argc, char **argv) {
 
   loom_load_options load;
   loom_load_options_init(&load);
+  uint8_t trusted[32];
+  if (!options.trustedKey.empty()) {
+    if (std::string error = readPublicKey(options.trustedKey, trusted);
+        !error.empty())
+      return fail(error);
+    load.trusted_public_key = trusted;
+  }
   loom_engine *engine = nullptr;
   if (loom_status status =
           loom_engine_load(options.engine.c_str(), &load, &engine))
