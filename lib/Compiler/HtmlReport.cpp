@@ -360,6 +360,28 @@ document.querySelectorAll('.zoom').forEach(function (box) {
 document.body.setAttribute('data-rendered', String(document.querySelectorAll('svg').length));
 )";
 
+/// Writes one page to `path`: the head with `title` and the style, the
+/// `heading`, what `body` writes, and the script; an error when the file
+/// cannot be written.
+llvm::Error writePage(StringRef path, StringRef title, StringRef heading,
+                      llvm::function_ref<void(llvm::raw_ostream &)> body) {
+  std::error_code error;
+  llvm::raw_fd_ostream os(path, error, llvm::sys::fs::OF_Text);
+  if (error)
+    return llvm::createStringError(error, "cannot write the report '%s': %s",
+                                   path.str().c_str(), error.message().c_str());
+  os << "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+     << "<title>" << escape(title) << "</title><style>" << kStyle
+     << "</style></head>\n<body>\n<h1>" << escape(heading) << "</h1>\n";
+  body(os);
+  os << "<script>" << kScript << "</script>\n</body></html>\n";
+  os.close();
+  if (os.has_error())
+    return llvm::createStringError(os.error(), "cannot write the report '%s'",
+                                   path.str().c_str());
+  return llvm::Error::success();
+}
+
 } // namespace
 
 void CompileReport::observe(CompileOptions &options) {
@@ -407,14 +429,12 @@ void CompileReport::recordMemoryPlan(const MemoryPlanRecord &plan) {
 }
 
 llvm::Error CompileReport::write(StringRef path) const {
-  std::error_code error;
-  llvm::raw_fd_ostream os(path, error, llvm::sys::fs::OF_Text);
-  if (error)
-    return llvm::createStringError(error, "cannot write the report '%s': %s",
-                                   path.str().c_str(), error.message().c_str());
-  os << "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-     << "<title>Loom report: " << escape(model) << "</title><style>" << kStyle
-     << "</style></head>\n<body>\n<h1>Loom compilation report</h1>\n<table>"
+  return writePage(path, "Loom report: " + model, "Loom compilation report",
+                   [&](llvm::raw_ostream &os) { writeBody(os); });
+}
+
+void CompileReport::writeBody(llvm::raw_ostream &os) const {
+  os << "<table>"
      << "<tr><th>model</th><td>" << escape(model) << "</td></tr>"
      << "<tr><th>target</th><td>" << escape(target) << "</td></tr>"
      << "<tr><th>ranks</th><td>" << ranks.size() << "</td></tr>";
@@ -505,26 +525,27 @@ llvm::Error CompileReport::write(StringRef path) const {
     }
     os << "</table>\n";
   }
-  os << "<script>" << kScript << "</script>\n</body></html>\n";
-  os.close();
-  if (os.has_error())
-    return llvm::createStringError(os.error(), "cannot write the report '%s'",
-                                   path.str().c_str());
-  return llvm::Error::success();
 }
+
+static void writeProfileBody(llvm::raw_ostream &os, StringRef engine,
+                             ArrayRef<ProfiledRank> ranks, double peakGflops,
+                             double peakGbytesPerSecond);
 
 llvm::Error writeProfileReport(StringRef path, StringRef engine,
                                ArrayRef<ProfiledRank> ranks, double peakGflops,
                                double peakGbytesPerSecond) {
-  std::error_code error;
-  llvm::raw_fd_ostream os(path, error, llvm::sys::fs::OF_Text);
-  if (error)
-    return llvm::createStringError(error, "cannot write the report '%s': %s",
-                                   path.str().c_str(), error.message().c_str());
-  os << "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-     << "<title>Loom profile: " << escape(engine) << "</title><style>" << kStyle
-     << "</style></head>\n<body>\n<h1>Loom kernel profile</h1>\n"
-     << "<p>" << escape(engine)
+  return writePage(path, "Loom profile: " + engine.str(), "Loom kernel profile",
+                   [&](llvm::raw_ostream &os) {
+                     writeProfileBody(os, engine, ranks, peakGflops,
+                                      peakGbytesPerSecond);
+                   });
+}
+
+static void writeProfileBody(llvm::raw_ostream &os, StringRef engine,
+                             ArrayRef<ProfiledRank> ranks, double peakGflops,
+                             double peakGbytesPerSecond) {
+  os << "<p>" << escape(engine)
+
      << ": each kernel's time per run, slowest first, with the rate it "
         "achieved (the compiler's count of its work over the measured time)";
   if (peakGflops > 0 || peakGbytesPerSecond > 0)
@@ -585,12 +606,6 @@ llvm::Error writeProfileReport(StringRef path, StringRef engine,
     }
     os << "</svg>\n";
   }
-  os << "<script>" << kScript << "</script>\n</body></html>\n";
-  os.close();
-  if (os.has_error())
-    return llvm::createStringError(os.error(), "cannot write the report '%s'",
-                                   path.str().c_str());
-  return llvm::Error::success();
 }
 
 } // namespace loom

@@ -69,6 +69,8 @@ public:
   llvm::Error write(llvm::StringRef path) const;
 
 private:
+  void writeBody(llvm::raw_ostream &os) const;
+
   std::string model;
   std::string target;
   std::vector<std::pair<std::string, double>> phases;
