@@ -445,15 +445,33 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
             arith::ConstantIndexOp::create(b, loc, place.coordinates[axis]));
     } else if (auto reduce = dyn_cast<shard::AllReduceOp>(op)) {
       auto type = cast<RankedTensorType>(reduce.getType());
-      int32_t dtype = dtypeOf(type.getElementType());
       int32_t kind = reduceOpOf(reduce.getReduction());
+      // Narrow types the runtime does not reduce travel widened: booleans
+      // and small integers as i32 (a masked gather of a data-parallel
+      // boolean mask sums values of which one rank holds each; back to
+      // bool, any nonzero sum is true), 16-bit floats as f32.
+      Type element = type.getElementType();
+      Type wide;
+      if (element.isInteger() && element.getIntOrFloatBitWidth() < 32)
+        wide = b.getI32Type();
+      else if (element.isF16() || element.isBF16())
+        wide = b.getF32Type();
+      Value input = reduce.getInput();
+      RankedTensorType reduced = type;
+      if (wide) {
+        reduced = type.clone(wide);
+        input = loom::CastOp::create(b, loc, reduced, input);
+      }
+      int32_t dtype = dtypeOf(reduced.getElementType());
       if (dtype < 0 || kind < 0 ||
           reduce.getInput().getType() != reduce.getType())
         return op->emitOpError("with this element type, reduction or type "
                                "change is not supported in engines yet");
-      op->getResult(0).replaceAllUsesWith(
-          allReduce(b, loc, reduce.getInput(), type, dtype, kind,
-                    place.group(reduce.getGridAxes())));
+      Value result = allReduce(b, loc, input, reduced, dtype, kind,
+                               place.group(reduce.getGridAxes()));
+      if (wide)
+        result = loom::CastOp::create(b, loc, type, result);
+      op->getResult(0).replaceAllUsesWith(result);
     } else if (auto scatter = dyn_cast<shard::ReduceScatterOp>(op)) {
       // The reduction of the whole tensor, then this rank's slice.
       auto in = cast<RankedTensorType>(scatter.getInput().getType());
@@ -472,8 +490,17 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
     } else if (auto gather = dyn_cast<shard::AllGatherOp>(op)) {
       auto in = cast<RankedTensorType>(gather.getInput().getType());
       auto out = cast<RankedTensorType>(gather.getType());
+      RankedTensorType gatheredType = out;
       int64_t axis = gather.getGatherAxis().getSExtValue();
       int64_t bits = in.getElementTypeBitWidth();
+      Value input = gather.getInput();
+      // Booleans (and other sub-byte integers) travel as bytes.
+      if (bits % 8 && in.getElementType().isInteger()) {
+        in = in.clone(b.getI8Type());
+        out = out.clone(b.getI8Type());
+        input = loom::CastOp::create(b, loc, in, input);
+        bits = 8;
+      }
       if (bits % 8)
         return op->emitOpError("of this element type is not supported in "
                                "engines yet");
@@ -483,9 +510,9 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
       SmallVector<int64_t> stacked{n};
       llvm::append_range(stacked, in.getShape());
       auto stackedType = RankedTensorType::get(stacked, in.getElementType());
-      CallBuffers c = prepare(b, loc, gather.getInput(), stackedType);
+      CallBuffers c = prepare(b, loc, input, stackedType);
       SmallVector<Value> args{c.inAddress, c.outAddress,
-                              countOf(b, loc, gather.getInput(), bits / 8)};
+                              countOf(b, loc, input, bits / 8)};
       callOnGroup(b, loc, kAllGather, kGroupAllGather, args, members);
       Value result = finish(b, loc, c, stackedType);
       if (axis != 0) {
@@ -522,6 +549,8 @@ LogicalResult specializeForRank(ModuleOp module, int64_t rank) {
         if (result.getType() != out)
           result = tensor::CastOp::create(b, loc, out, result);
       }
+      if (out != gatheredType)
+        result = loom::CastOp::create(b, loc, gatheredType, result);
       op->getResult(0).replaceAllUsesWith(result);
     } else if (auto send = dyn_cast<shard::SendOp>(op)) {
       auto type = cast<RankedTensorType>(send.getInput().getType());
