@@ -27,7 +27,8 @@ DIALECT = ["loom/Dialect/Loom/"]
 # headers. The longest matching folder applies.
 ALLOWED = {
     "Dialect/Loom/IR": DIALECT_IR,
-    "Dialect/Loom/Sharding": DIALECT_IR,
+    # plan=auto ranks a decoder's grids with the cluster planner.
+    "Dialect/Loom/Sharding": DIALECT_IR + ["loom/ClusterPlanner/"],
     # Constant folding evaluates ops with the reference executor's kernels,
     # so the folder and the oracle cannot disagree (docs/design/README.md).
     "Dialect/Loom/Transforms": DIALECT + ["loom/Reference/"],

@@ -16,6 +16,10 @@ failure with the first line of the diagnostic:
   tp2        transformers: loomc --grid=tp=2, the engine on 2 ranks, every
              rank's outputs compared; with symbolic input dimensions one
              engine (no --input-shape) at every data set's shapes
+  plan4      decoders with static shapes (a causal language model's logits):
+             loomc --plan=auto --devices 4 (the cluster planner ranks the
+             grids, the best that partitions is built), the engine on 4
+             ranks, every rank's outputs compared
   checked    loomc --runtime-checks (bounds and shape checks on every
              access): the engine must run and match
   symbolic   models with symbolic input dimensions: loomc without
@@ -52,7 +56,7 @@ every check is done, at 1 thread (bench/compare_onnxruntime.py's timing:
 gains both latencies and their ratio.
 
 usage: python3 scripts/model_corpus.py --bin build/bin [--models test/models]
-           [--paths import,reference,engine,engine2,tp2,checked,symbolic,generate,cuda]
+           [--paths import,reference,engine,engine2,tp2,plan4,checked,symbolic,generate,cuda]
            [--jobs 2]
            [--expectations test/models/expectations.txt --check | --update]
            [--match REGEX] [--markdown FILE] [--latency] [NAME ...]
@@ -69,11 +73,18 @@ import sys
 import tempfile
 import time
 
-ALL_PATHS = ["import", "reference", "engine", "engine2", "tp2", "checked",
+ALL_PATHS = ["import", "reference", "engine", "engine2", "tp2", "plan4", "checked",
              "symbolic", "generate", "cuda"]
 # loomc --target=cuda's default toolkit.
 PTXAS = "/usr/local/cuda/bin/ptxas"
 F32_TOLERANCES = ["--rtol", "1e-3", "--atol", "1e-4"]
+
+
+def is_static_decoder(info):
+    """A causal language model (its logits) exported with static shapes."""
+    arch = info.get("architecture", "")
+    return (bool(info.get("is_transformer")) and not info.get("dynamic_axes")
+            and ("ForCausalLM" in arch or "LMHeadModel" in arch))
 
 
 def first_diagnostic(proc):
@@ -195,6 +206,20 @@ def run_paths(name, args, info):
                 if not ok:
                     break
             results["tp2"] = why
+        if "plan4" in args.paths and is_static_decoder(info):
+            plan_engine = os.path.join(tmp, "plan4.engine")
+            ok, why, _ = step.run([os.path.join(bin_, "loomc"), model, "-o", plan_engine,
+                                   "--plan=auto", "--devices=4"],
+                                  "loomc --plan=auto --devices=4")
+            for data in sets if ok else []:
+                ok, why, _ = step.run([os.path.join(bin_, "loom-run"), plan_engine,
+                                       "--ranks", "4", "--all-ranks", "--inputs", data,
+                                       "--expected", data, "--print-values", "0"]
+                                      + F32_TOLERANCES,
+                                      "planned engine (%s)" % os.path.basename(data))
+                if not ok:
+                    break
+            results["plan4"] = why
         if "checked" in args.paths:
             checked = os.path.join(tmp, "checked.engine")
             ok, why, _ = step.run([os.path.join(bin_, "loomc"), model, "-o", checked,

@@ -119,7 +119,7 @@ echo "== The real-model corpus (test/models: PyTorch and Hugging Face exports)"
 # expectations and on any listed one that passes.
 corpus=(/usr/bin/python3 -s "$root/scripts/model_corpus.py" --bin "$build/bin"
         --models "$root/test/models" --expectations "$root/test/models/expectations.txt" --check)
-"${corpus[@]}" --paths import,reference,engine,engine2,tp2,checked,symbolic,generate
+"${corpus[@]}" --paths import,reference,engine,engine2,tp2,plan4,checked,symbolic,generate
 
 echo "== The corpus through the CUDA target: cubins assembled, kernels run on this CPU"
 # No GPU here: each model compiles with --target=cuda (ptxas assembles the

@@ -30,9 +30,9 @@ double attentionParameters(const ModelShape &m) {
   return double(m.hidden) * m.headDim * (2.0 * m.heads + 2.0 * m.kvHeads);
 }
 
-/// One gated MLP (gate, up, down).
+/// One MLP: gate, up and down, or up and down.
 double mlpParameters(const ModelShape &m) {
-  return 3.0 * m.hidden * m.intermediate;
+  return (m.gatedMLP ? 3.0 : 2.0) * m.hidden * m.intermediate;
 }
 
 double routerParameters(const ModelShape &m) {
@@ -171,7 +171,10 @@ llvm::Expected<GPUSpec> parseGPUSpec(llvm::StringRef json) {
         std::make_tuple("intra_node_bandwidth", &gpu.intraNodeBandwidth, true),
         std::make_tuple("inter_node_bandwidth", &gpu.interNodeBandwidth, true),
         std::make_tuple("intra_node_latency", &gpu.intraNodeLatency, false),
-        std::make_tuple("inter_node_latency", &gpu.interNodeLatency, false)}) {
+        std::make_tuple("inter_node_latency", &gpu.interNodeLatency, false),
+        std::make_tuple("runtime_reserve_bytes", &gpu.runtimeReserveBytes,
+                        false),
+        std::make_tuple("fragmentation", &gpu.fragmentation, false)}) {
     std::optional<double> value = object->getNumber(key);
     if (!value && !required)
       continue;
@@ -275,13 +278,6 @@ llvm::Expected<Config> parseConfig(llvm::StringRef spec) {
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-/// CUDA context, NCCL and library workspaces, per GPU.
-constexpr double kRuntimeReserveBytes = 1.5 * kGiB;
-/// The caching allocator's fragmentation, as a share of what it holds.
-constexpr double kFragmentation = 0.08;
-/// Share of peak that large, well-shaped bf16 GEMMs sustain.
-constexpr double kPeakEfficiency = 0.62;
 /// Data-parallel gradient buckets (two of 25M fp32 values).
 constexpr double kGradientBucketBytes = 2 * 25e6 * 4;
 
@@ -307,11 +303,12 @@ bool withinNode(int64_t stride, int64_t size, int64_t gpusPerNode) {
   return size <= 1 || stride * size <= gpusPerNode;
 }
 
-/// Efficiency of a GEMM-bound step: large GEMMs reach kPeakEfficiency;
-/// narrow ones (hidden / tp) and short ones (tokens per micro-batch) less.
-double computeEfficiency(double width, double tokens) {
-  return kPeakEfficiency * (width / (width + 256.0)) *
-         (tokens / (tokens + 512.0));
+/// Efficiency of a GEMM-bound step: large GEMMs reach the GPU's sustained
+/// share of peak; narrow ones (hidden / tp) and short ones (tokens per
+/// micro-batch) less.
+double computeEfficiency(const GPUSpec &gpu, double width, double tokens) {
+  return gpu.sustainedShare * (width / (width + gpu.gemmWidthKnee)) *
+         (tokens / (tokens + gpu.gemmTokensKnee));
 }
 
 struct Group {
@@ -465,16 +462,16 @@ Prediction evaluateTraining(const ModelShape &model, const Cluster &cluster,
     if (pp > 1) // send and receive buffers of one boundary
       buffers += 2 * 2 * tokens * h / (c.sequenceParallel ? t : 1);
     double held = weights + grads + optimizer + activations + buffers;
-    double fragmentation = kFragmentation * held;
+    double fragmentation = cluster.gpu.fragmentation * held;
     parts = {{"parameters", weights},
              {"gradients", grads},
              {"optimizer_states", optimizer},
              {"activations", activations},
              {"kv_cache", 0},
              {"communication_buffers", buffers},
-             {"runtime_reserve", kRuntimeReserveBytes},
+             {"runtime_reserve", cluster.gpu.runtimeReserveBytes},
              {"fragmentation_reserve", fragmentation}};
-    return held + fragmentation + kRuntimeReserveBytes;
+    return held + fragmentation + cluster.gpu.runtimeReserveBytes;
   };
   Parts firstParts, lastParts;
   double first = total(denseFirst, activationsFirst, firstParts);
@@ -492,7 +489,7 @@ Prediction evaluateTraining(const ModelShape &model, const Cluster &cluster,
   double flopsPerToken =
       6 * matmulParameters + 6.0 * model.layers * w.seqLen * qWidth;
   double hardwareFactor = c.recompute == Recompute::Full ? 4.0 / 3.0 : 1.0;
-  double efficiency = computeEfficiency(h / t, tokens);
+  double efficiency = computeEfficiency(cluster.gpu, h / t, tokens);
   if (model.isMoE()) // small per-expert GEMMs
     efficiency *= 0.85;
   double microBatchCompute = flopsPerToken * hardwareFactor * tokens /
@@ -611,81 +608,126 @@ Prediction evaluateServing(const ModelShape &model, const Cluster &cluster,
   const double qWidth = double(model.heads) * model.headDim;
   const int64_t t = c.tp, pp = c.pp;
   const double layersPerStage = double(model.layers) / pp;
-  const double wb = w.servingWeightBytes;
+  const double wb = w.servingWeightBytes, vb = w.valueBytes;
+  // Tokens of one step: every sequence's new tokens (one when decoding).
+  const double stepTokens = double(w.servingBatch) * w.queryTokens;
   // Weights: a stage's layers over tp, and the vocabulary-parallel
   // embedding (first stage) and head (last stage).
   double layerBytes = wb * model.layerParameters() / t;
   double embeddingBytes = wb * double(model.vocab) * h / t;
+  // Layers of the first and the last stage: an equal share, or, with
+  // stages cut at equal FLOPs, fewer on the last stage (it also runs the
+  // head) and more on the first (its embedding lookup computes nothing).
+  double firstLayers = layersPerStage, lastLayers = layersPerStage;
+  if (pp > 1 && w.stagesByFlops) {
+    double layerFlops = model.layerParameters() - 2 * h;
+    double headFlops = double(model.vocab) * h;
+    double share = (model.layers * layerFlops + headFlops) / pp;
+    firstLayers = std::min<double>(model.layers, share / layerFlops);
+    lastLayers = std::max(0.0, (share - headFlops) / layerFlops);
+  }
+  double firstWeights = firstLayers * layerBytes + embeddingBytes;
+  double lastWeights = lastLayers * layerBytes + embeddingBytes;
   double stageWeights =
-      layersPerStage * layerBytes +
-      (pp == 1 ? embeddingBytes * (model.tiedEmbeddings ? 1 : 2)
-               : embeddingBytes);
-  // KV cache: keys and values (bf16) of every position of every sequence;
-  // with fewer key/value heads than tp, each GPU keeps one head.
+      pp == 1 ? layersPerStage * layerBytes +
+                    embeddingBytes * (model.tiedEmbeddings ? 1 : 2)
+              : std::max(firstWeights, lastWeights);
+  double stageLayers = pp == 1                       ? layersPerStage
+                       : firstWeights >= lastWeights ? firstLayers
+                                                     : lastLayers;
+  // KV cache: keys and values of every position of every sequence; with
+  // fewer key/value heads than tp, each GPU keeps one head.
   double kvHeadsPerGPU = std::max(1.0, double(model.kvHeads) / t);
-  double kvBytes = 2 * 2 * layersPerStage * kvHeadsPerGPU * model.headDim *
+  double kvBytes = 2 * vb * stageLayers * kvHeadsPerGPU * model.headDim *
                    double(w.seqLen) * w.servingBatch;
-  // Prefill of one prompt, one layer at a time.
-  double prefillTokens = w.promptTokens;
+  // The largest working set: a prompt's prefill (or the step's tokens),
+  // one layer at a time.
+  double workingTokens = std::max<double>(w.promptTokens, stepTokens);
   double activations =
-      2 * 2 * prefillTokens *
+      2 * vb * workingTokens *
       (4 * h + (qWidth + 2 * kvHeadsPerGPU * model.headDim) +
        4 * f * (model.isMoE() ? model.expertsPerToken : 1) / t);
   double held = stageWeights + kvBytes + activations;
-  double fragmentation = kFragmentation * held;
-  p.memoryBytes = held + fragmentation + kRuntimeReserveBytes;
+  double fragmentation = cluster.gpu.fragmentation * held;
+  p.memoryBytes = held + fragmentation + cluster.gpu.runtimeReserveBytes;
   p.memory = {{"parameters", stageWeights},
               {"gradients", 0},
               {"optimizer_states", 0},
               {"activations", activations},
               {"kv_cache", kvBytes},
               {"communication_buffers", 0},
-              {"runtime_reserve", kRuntimeReserveBytes},
+              {"runtime_reserve", cluster.gpu.runtimeReserveBytes},
               {"fragmentation_reserve", fragmentation}};
   p.fits = p.memoryBytes <= cluster.gpu.memoryBytes;
 
-  // One decode step of the batch: each stage reads its weights (the
-  // experts the batch visits, for MoE) and its KV cache from HBM, or
+  // One step of the batch: each stage reads its weights (the experts the
+  // step's tokens visit, for MoE) and its KV cache from memory, or
   // computes, whichever is longer; stages run one after another for a
-  // token; tp adds two all-reduces of the batch's hidden states per layer.
+  // token. FLOPs: 2 per weight a token uses in a product, and attention's
+  // 4 per query, key and query feature (causal: a query sees the keys up
+  // to its own position).
   double flopsPerToken = 2 * (model.activeParameters() - model.hidden);
+  // A decode step's attention reads the cache (counted with the reads);
+  // a prefill's multiplies matrices.
+  double visibleKeys = double(w.seqLen) - (w.queryTokens - 1) / 2.0;
+  double attentionFlops =
+      w.queryTokens > 1 ? 4.0 * model.layers * qWidth * visibleKeys : 0.0;
   double activeWeights = stageWeights;
   if (model.isMoE()) {
-    double visited = std::min<double>(model.experts, double(w.servingBatch) *
-                                                         model.expertsPerToken);
-    activeWeights -= layersPerStage * wb * model.expertParameters() / t *
+    double visited =
+        std::min<double>(model.experts, stepTokens * model.expertsPerToken);
+    activeWeights -= stageLayers * wb * model.expertParameters() / t *
                      (1.0 - visited / model.experts);
   }
   double memoryTime = (activeWeights + kvBytes) / cluster.gpu.memoryBandwidth;
   double peak = wb == 1 && cluster.gpu.fp8Flops > 0 ? cluster.gpu.fp8Flops
                                                     : cluster.gpu.bf16Flops;
-  double computeTime = flopsPerToken * w.servingBatch / (t * pp) /
-                       (peak * computeEfficiency(h / t, w.servingBatch));
+  double computeTime =
+      (flopsPerToken + attentionFlops) * stepTokens / (t * pp) /
+      (peak * computeEfficiency(cluster.gpu, h / t, stepTokens));
+  // tp: the vocabulary-parallel embedding's all-reduce, two per layer
+  // (after attention and after the MLP), and the head's logits gathered.
   Group tpLink = link(cluster, 1, t);
-  double tpTime = model.layers * 2 *
-                  allReduceSeconds(2 * h * w.servingBatch, t, tpLink.bandwidth,
-                                   tpLink.latency);
+  double hiddenBytes = vb * h * stepTokens;
+  double logitBytes = vb * double(model.vocab) * stepTokens;
+  double tpAllReduces = 2.0 * model.layers + 1;
+  double tpTime =
+      tpAllReduces *
+          allReduceSeconds(hiddenBytes, t, tpLink.bandwidth, tpLink.latency) +
+      gatherSeconds(logitBytes, t, tpLink.bandwidth, tpLink.latency);
   Group ppLink = link(cluster, t, pp);
-  double ppTime =
-      (pp - 1) * (2 * h * w.servingBatch / ppLink.bandwidth + ppLink.latency);
+  double ppTime = (pp - 1) * (hiddenBytes / ppLink.bandwidth + ppLink.latency);
   double stage = std::max(memoryTime, computeTime);
   p.stepSeconds = pp * stage + tpTime + ppTime;
   p.time = {{"weights_and_kv_reads", pp * memoryTime},
             {"compute", pp * computeTime},
             {"tp_communication", tpTime},
             {"pp_communication", ppTime}};
-  p.tokensPerSecondPerGPU = w.servingBatch / p.stepSeconds / double(t * pp);
+  // What one GPU sends in the step: the all-reduces of its stage (the
+  // embedding's on the first, the logits on the last) and one activation
+  // to the next stage.
+  double ring = t > 1 ? double(t - 1) / t : 0.0;
+  double stageAllReduces = 2.0 * layersPerStage + 1;
+  double stageGathers = pp == 1 ? 1.0 : 0.0;
+  p.traffic = {{"tp", stageAllReduces * 2 * ring * hiddenBytes +
+                          stageGathers * ring * logitBytes},
+               {"pp", pp > 1 ? hiddenBytes : 0.0}};
+  p.tokensPerSecondPerGPU = stepTokens / p.stepSeconds / double(t * pp);
+  p.meetsTargets = (w.maxStepSeconds <= 0 || p.stepSeconds <= w.maxStepSeconds);
   p.mfu = flopsPerToken * p.tokensPerSecondPerGPU / cluster.gpu.bf16Flops;
-  // Time to the first token: the prompt's FLOPs over the replica's tp
+  // Time to the first token: one prompt's FLOPs over the replica's tp
   // GPUs, stage after stage.
+  double prefillTokens = w.promptTokens;
   double prefillFlops =
       flopsPerToken * prefillTokens +
       2.0 * model.layers * prefillTokens * prefillTokens * qWidth;
   p.prefillSeconds =
-      prefillFlops / t / (peak * computeEfficiency(h / t, prefillTokens)) +
-      model.layers * 2 *
-          allReduceSeconds(2 * h * prefillTokens, t, tpLink.bandwidth,
-                           tpLink.latency);
+      prefillFlops / t /
+          (peak * computeEfficiency(cluster.gpu, h / t, prefillTokens)) +
+      tpAllReduces * allReduceSeconds(vb * h * prefillTokens, t,
+                                      tpLink.bandwidth, tpLink.latency);
+  if (w.maxPrefillSeconds > 0 && p.prefillSeconds > w.maxPrefillSeconds)
+    p.meetsTargets = false;
   return p;
 }
 
@@ -763,6 +805,13 @@ std::vector<Prediction> search(const ModelShape &model, const Cluster &cluster,
       return a.fits;
     if (!a.fits)
       return a.memoryBytes < b.memoryBytes;
+    if (a.meetsTargets != b.meetsTargets)
+      return a.meetsTargets;
+    if (w.mode == Mode::Serve && w.minimizeLatency) {
+      double ratio = a.stepSeconds / b.stepSeconds;
+      if (ratio > 1.005 || ratio < 1 / 1.005)
+        return ratio < 1;
+    }
     // Within 0.5 %, prefer the simpler plan: fewer
     // GPUs per model copy, then the lower latency.
     double ratio = a.tokensPerSecondPerGPU / b.tokensPerSecondPerGPU;
@@ -788,17 +837,92 @@ std::vector<Prediction> search(const ModelShape &model, const Cluster &cluster,
   return sorted;
 }
 
+int64_t maxServingBatch(const ModelShape &model, const Cluster &cluster,
+                        const Workload &workload, const Config &config) {
+  auto fits = [&](int64_t batch) {
+    Workload w = workload;
+    w.servingBatch = batch;
+    Prediction p = evaluate(model, cluster, w, config);
+    return p.invalid.empty() && p.fits;
+  };
+  if (!fits(1))
+    return 0;
+  // Memory grows with the batch: double, then bisect.
+  int64_t low = 1, high = 2;
+  while (high < (int64_t(1) << 40) && fits(high))
+    low = high, high *= 2;
+  while (high - low > 1) {
+    int64_t middle = low + (high - low) / 2;
+    (fits(middle) ? low : high) = middle;
+  }
+  return low;
+}
+
+const Prediction *bestForPrefill(const std::vector<Prediction> &ranked) {
+  const Prediction *best = nullptr;
+  for (const Prediction &p : ranked)
+    if (p.fits && (!best || p.prefillSeconds < best->prefillSeconds * 0.995))
+      best = &p;
+  return best;
+}
+
+std::string describe(const ModelShape &m) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << m.layers << " layers, hidden " << m.hidden << ", " << m.heads
+     << " query / " << m.kvHeads << " key-value heads of " << m.headDim << ", "
+     << (m.gatedMLP ? "gated " : "") << "MLP " << m.intermediate;
+  if (m.isMoE())
+    os << " in " << m.experts << " experts, " << m.expertsPerToken
+       << " per token";
+  os << ", vocabulary " << m.vocab << (m.tiedEmbeddings ? " tied" : "");
+  return s;
+}
+
+llvm::json::Value toJSON(const ModelShape &m) {
+  return llvm::json::Object{{"name", m.name},
+                            {"hidden_size", m.hidden},
+                            {"intermediate_size", m.intermediate},
+                            {"num_hidden_layers", m.layers},
+                            {"num_attention_heads", m.heads},
+                            {"num_key_value_heads", m.kvHeads},
+                            {"head_dim", m.headDim},
+                            {"vocab_size", m.vocab},
+                            {"tie_word_embeddings", m.tiedEmbeddings},
+                            {"num_local_experts", m.experts},
+                            {"num_experts_per_tok", m.expertsPerToken},
+                            {"gated_mlp", m.gatedMLP},
+                            {"parameters", m.totalParameters()}};
+}
+
 std::string explain(const Prediction &best, const Prediction &other,
                     Mode mode) {
   std::string s;
   llvm::raw_string_ostream os(s);
   double ratio =
       best.tokensPerSecondPerGPU / std::max(other.tokensPerSecondPerGPU, 1e-30);
-  os << llvm::format("%.2fx the tokens/s per GPU of %s", ratio,
-                     other.config.str(mode).c_str());
-  if (ratio < 1.005)
-    os << " (a tie within 0.5 %: the plan with fewer GPUs per model copy, "
-          "then the shorter step, wins)";
+  if (best.meetsTargets && !other.meetsTargets) {
+    os << llvm::format("meets the serving targets, which %s misses (decode "
+                       "step %.4f s against %.4f s, time to first token "
+                       "%.4f s against %.4f s)",
+                       other.config.str(mode).c_str(), best.stepSeconds,
+                       other.stepSeconds, best.prefillSeconds,
+                       other.prefillSeconds);
+    return s;
+  }
+  if (ratio < 1 / 1.005 && best.stepSeconds < other.stepSeconds) {
+    // Ranked by latency: the shorter step won despite the throughput.
+    os << llvm::format("a %.2fx shorter decode step than %s (%.2fx its "
+                       "tokens/s per GPU)",
+                       other.stepSeconds / best.stepSeconds,
+                       other.config.str(mode).c_str(), ratio);
+  } else {
+    os << llvm::format("%.2fx the tokens/s per GPU of %s", ratio,
+                       other.config.str(mode).c_str());
+    if (ratio < 1.005)
+      os << " (a tie within 0.5 %: the plan with fewer GPUs per model copy, "
+            "then the shorter step, wins)";
+  }
   // The two parts of the step that differ most (both predictions list the
   // same parts in the same order).
   std::vector<size_t> differing;
@@ -848,8 +972,13 @@ llvm::json::Value toJSON(const Prediction &p, Mode mode) {
       {"tokens_per_s_per_gpu", p.tokensPerSecondPerGPU},
       {"parts", llvm::json::Object{{"memory_bytes", std::move(memory)},
                                    {"time_s", std::move(time)}}}};
-  if (mode == Mode::Serve)
+  if (mode == Mode::Serve) {
     result["prefill_time_s"] = p.prefillSeconds;
+    llvm::json::Object traffic;
+    for (const auto &[name, value] : p.traffic)
+      traffic[name] = value;
+    result["traffic_bytes_per_gpu"] = std::move(traffic);
+  }
   return result;
 }
 

@@ -485,8 +485,11 @@ int loomcMain(int argc, char **argv) {
                "layers (tokens over capacity are dropped; 0: none)"));
   cl::opt<std::string> plan(
       "plan", cl::cat(partitionCategory),
-      cl::desc("--plan=auto: choose the grid for --devices with "
-               "the planner (its report goes to stderr)"));
+      cl::desc("--plan=auto: choose the grid for --devices (decoders: the "
+               "cluster planner's ranking, checked by partitioning; other "
+               "programs: every grid partitioned and measured); "
+               "--plan=trials: every grid, decoders too. The report goes "
+               "to stderr"));
   cl::opt<int64_t> devices("devices", cl::init(0), cl::cat(partitionCategory),
                            cl::desc("With --plan=auto: the devices"));
   cl::opt<int64_t> devicesPerNode(
@@ -498,6 +501,9 @@ int loomcMain(int argc, char **argv) {
   cl::opt<double> deviceGflops(
       "device-gflops", cl::init(100.0), cl::cat(partitionCategory),
       cl::desc("With --plan=auto: sustained GFLOP/s of a device"));
+  cl::opt<double> memoryGBps(
+      "memory-gbps", cl::init(20.0), cl::cat(partitionCategory),
+      cl::desc("With --plan=auto: GB/s a device reads its memory at"));
   cl::opt<double> linkGBps(
       "link-gbps", cl::init(10.0), cl::cat(partitionCategory),
       cl::desc("With --plan=auto: GB/s between devices of a node"));
@@ -720,14 +726,18 @@ int loomcMain(int argc, char **argv) {
     partition.capacityFactor = capacityFactor;
     request.partition = std::move(partition);
   } else if (!plan.empty()) {
-    if (plan != "auto") {
+    if (plan != "auto" && plan != "trials") {
       llvm::errs() << "error: --plan takes 'auto' (the planner chooses the "
-                      "grid); got '"
+                      "grid) or 'trials' (every grid partitioned and "
+                      "measured); got '"
                    << plan << "'\n";
       return 1;
     }
     AutoPlanRequest autoPlan;
     autoPlan.devices = devices;
+    autoPlan.search = plan == "trials" ? AutoPlanRequest::Search::Trials
+                                       : AutoPlanRequest::Search::Analytic;
+    autoPlan.model.memoryGBps = memoryGBps;
     autoPlan.model.devicesPerNode = devicesPerNode;
     autoPlan.model.deviceMemory = deviceMemory;
     autoPlan.model.deviceGflops = deviceGflops;

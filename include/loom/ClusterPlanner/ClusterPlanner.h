@@ -44,6 +44,9 @@ struct ModelShape {
   /// experts each token uses.
   int64_t experts = 0;
   int64_t expertsPerToken = 0;
+  /// A gated MLP (gate, up and down projections: SwiGLU) or a plain one
+  /// (up and down: GPT-2's GELU MLP).
+  bool gatedMLP = true;
 
   bool isMoE() const { return experts > 1; }
   /// Parameters of one layer (all experts), of the embeddings and head,
@@ -77,6 +80,19 @@ struct GPUSpec {
   /// Fixed cost of one step of a collective.
   double intraNodeLatency = 0;
   double interNodeLatency = 0;
+  /// Memory the runtime keeps for itself (CUDA context, NCCL, library
+  /// workspaces); none for host ranks.
+  double runtimeReserveBytes = 1.5 * 1024 * 1024 * 1024;
+  /// The caching allocator's fragmentation, as a share of what it holds
+  /// (none for engines with a static memory plan).
+  double fragmentation = 0.08;
+  /// Compute efficiency: large, well-shaped GEMMs sustain this share of
+  /// peak (0.62: docs/planner.md); a GEMM of width w (hidden / tp) and n
+  /// tokens reaches share * w / (w + widthKnee) * n / (n + tokensKnee).
+  /// Host devices, whose rate is already a sustained one: 1, 0, 0.
+  double sustainedShare = 0.62;
+  double gemmWidthKnee = 256;
+  double gemmTokensKnee = 512;
 };
 
 /// The built-in GPUs ("h100-80gb", "h200-141gb", "a100-80gb").
@@ -128,8 +144,25 @@ struct Workload {
   /// (prompt + generated) for the KV cache; the prompt for prefill time.
   int64_t servingBatch = 32;
   int64_t promptTokens = 2048;
-  /// Bytes per parameter in serving (2: bf16, 1: fp8 weights).
+  /// Bytes per parameter in serving (4: fp32, 2: bf16, 1: fp8 weights).
   int64_t servingWeightBytes = 2;
+  /// Serving: tokens each sequence adds in one step (1: a decode step; a
+  /// prompt's length for a prefill program).
+  int64_t queryTokens = 1;
+  /// Serving: bytes of one activation or key/value element (2: bf16, 4:
+  /// fp32 engines).
+  int64_t valueBytes = 2;
+  /// Serving targets (0: none): the longest decode step (the time between
+  /// two tokens of a sequence) and the longest time to the first token.
+  /// Configurations that miss one rank after those that meet them.
+  double maxStepSeconds = 0;
+  double maxPrefillSeconds = 0;
+  /// Serving: rank by the shortest decode step rather than by tokens/s per
+  /// GPU.
+  bool minimizeLatency = false;
+  /// Serving: pipeline stages cut at equal FLOPs (Loom's pipeline pass)
+  /// rather than at equal numbers of layers.
+  bool stagesByFlops = false;
 };
 
 struct Cluster {
@@ -158,6 +191,12 @@ struct Prediction {
   double tokensPerSecondPerGPU = 0;
   /// Serving: time to the first token (prefill of one batch).
   double prefillSeconds = 0;
+  /// Serving: whether the step and prefill meet the workload's targets.
+  bool meetsTargets = true;
+  /// Serving: bytes each GPU sends in one step, per axis (ring
+  /// algorithms: 2(n-1)/n of an all-reduced buffer, (n-1)/n of a gathered
+  /// one), for comparison with the collectives of a partitioned program.
+  Parts traffic;
 };
 
 /// Predicts `config` for `model` on `cluster`.
@@ -170,6 +209,22 @@ Prediction evaluate(const ModelShape &model, const Cluster &cluster,
 /// memory first).
 std::vector<Prediction> search(const ModelShape &model, const Cluster &cluster,
                                const Workload &workload);
+
+/// Serving: the most sequences of the workload's context length a replica
+/// of `config` holds (weights, KV cache and working memory within the
+/// GPU's); 0 when not even one fits.
+int64_t maxServingBatch(const ModelShape &model, const Cluster &cluster,
+                        const Workload &workload, const Config &config);
+
+/// The serving configuration with the shortest time to the first token
+/// among those that fit (prefill may run on its own replicas); null when
+/// none fits.
+const Prediction *bestForPrefill(const std::vector<Prediction> &ranked);
+
+/// "2 layers, hidden 64, 4 query / 2 key-value heads of 16, gated MLP 128,
+/// vocabulary 256": the shape in words.
+std::string describe(const ModelShape &model);
+llvm::json::Value toJSON(const ModelShape &model);
 
 /// Why `best` beats `other`: the parts where they differ most, in words.
 std::string explain(const Prediction &best, const Prediction &other, Mode mode);

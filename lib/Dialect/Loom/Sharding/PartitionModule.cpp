@@ -101,6 +101,13 @@ FailureOr<PartitionOptions> choosePlan(ModuleOp module,
     return emitError(module.getLoc())
            << "plan=auto needs positive devices-per-node, device-memory, "
               "device-gflops, link-gbps and inter-node-gbps";
+  std::string notDecoder;
+  if (request.search == AutoPlanRequest::Search::Analytic) {
+    std::optional<FailureOr<PartitionOptions>> decoder =
+        chooseDecoderPlan(module, request, report, notDecoder);
+    if (decoder)
+      return *decoder;
+  }
   auto partitionCopy = [&](ModuleOp copy, const PartitionOptions &trial) {
     PartitionOptions stated = trial;
     stated.shardWeights = request.shardWeights;
@@ -111,6 +118,8 @@ FailureOr<PartitionOptions> choosePlan(ModuleOp module,
   SmallVector<PlanCandidate> candidates =
       evaluatePlans(module, request.devices, model, partitionCopy, chosen);
   report = formatPlanReport(candidates, chosen, model, request.devices);
+  if (!notDecoder.empty())
+    report += "\nevery grid was partitioned and measured: " + notDecoder;
   if (!chosen)
     return emitError(module.getLoc()) << "no partition plan applies to "
                                       << request.devices << " devices:\n"

@@ -42,14 +42,18 @@ struct LoomPartitionPass
       options.axes = std::move(*axes);
       return options;
     }
-    if (plan != "auto" || !grid.empty() || devices < 1)
+    if ((plan != "auto" && plan != "trials") || !grid.empty() || devices < 1)
       return emitError(module.getLoc())
-             << "plan=auto needs devices=N (N >= 1) and no grid; got plan='"
+             << "plan=auto (or plan=trials) needs devices=N (N >= 1) and no "
+                "grid; got plan='"
              << plan << "', devices=" << static_cast<int64_t>(devices)
              << ", grid='" << grid << "'";
     AutoPlanRequest request;
     request.devices = devices;
+    request.search = plan == "trials" ? AutoPlanRequest::Search::Trials
+                                      : AutoPlanRequest::Search::Analytic;
     request.model.deviceGflops = deviceGflops;
+    request.model.memoryGBps = memoryGBps;
     request.model.linkGBps = linkGBps;
     request.model.interNodeGBps = interNodeGBps;
     request.model.devicesPerNode = devicesPerNode;

@@ -87,7 +87,7 @@
 // RUN: not loom-opt %s --loom-partition="plan=auto" 2>&1 | FileCheck %s --check-prefix=BADPLAN
 // RUN: not loom-opt %s --loom-partition="plan=auto devices=2 grid=tp=2" 2>&1 | FileCheck %s --check-prefix=BADPLAN
 // RUN: not loom-opt %s --loom-partition="plan=fast devices=2" 2>&1 | FileCheck %s --check-prefix=BADPLAN
-// BADPLAN: error: plan=auto needs devices=N (N >= 1) and no grid
+// BADPLAN: error: plan=auto (or plan=trials) needs devices=N (N >= 1) and no grid
 
 // Malformed grids, and a second partitioning.
 // RUN: not loom-opt %s --loom-partition 2>&1 | FileCheck %s --check-prefix=EMPTY

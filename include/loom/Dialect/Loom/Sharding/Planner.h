@@ -22,6 +22,8 @@ namespace loom {
 struct CostModel {
   /// Sustained compute per device.
   double deviceGflops = 100.0;
+  /// Bandwidth of a device's memory (weights and caches are read at it).
+  double memoryGBps = 20.0;
   /// Bandwidth of one device's link to the devices of its node, and
   /// between nodes: a collective whose group holds more devices than a node
   /// runs at the inter-node rate.
@@ -90,6 +92,10 @@ evaluatePlans(mlir::ModuleOp module, int64_t devices, const CostModel &model,
 /// options every candidate shares.
 struct AutoPlanRequest {
   int64_t devices = 0;
+  /// Decoders: the cluster planner's analytic ranking, checked by
+  /// partitioning its best grids (`Analytic`), or every grid partitioned
+  /// and measured (`Trials`, what other programs always get).
+  enum class Search { Analytic, Trials } search = Search::Analytic;
   CostModel model;
   /// ZeRO weights (with a dp axis) and the MoE capacity factor of every
   /// candidate.
@@ -97,13 +103,27 @@ struct AutoPlanRequest {
   double capacityFactor = 0.0;
 };
 
-/// Partitions a copy of `module` for every candidate plan (partitionModule),
-/// measures them and returns the cheapest; `report` receives the table of
-/// all of them. Fails with a diagnostic (carrying the table) when none
-/// applies or the request is invalid.
+/// The plan for `request.devices` devices. A decoder (recognizeDecoder)
+/// with `Search::Analytic`: the cluster planner ranks every dp x tp x pp
+/// grid for the program's call, and the best grids are partitioned in that
+/// order until one applies; `report` shows the ranking and, for the grid
+/// chosen, the weights and collective bytes the partitioned program holds
+/// next to the planner's predictions. Otherwise: partitions a copy of
+/// `module` for every candidate plan (partitionModule), measures them and
+/// returns the cheapest; `report` receives the table of all of them. Fails
+/// with a diagnostic (carrying the table) when none applies or the request
+/// is invalid.
 mlir::FailureOr<PartitionOptions> choosePlan(mlir::ModuleOp module,
                                              const AutoPlanRequest &request,
                                              std::string &report);
+
+/// choosePlan's decoder path: none (with `notDecoder` saying why) when
+/// `module` is not a decoder the cluster planner can describe; otherwise
+/// the chosen grid, or a failure with a diagnostic when no ranked grid fits
+/// and applies.
+std::optional<mlir::FailureOr<PartitionOptions>>
+chooseDecoderPlan(mlir::ModuleOp module, const AutoPlanRequest &request,
+                  std::string &report, std::string &notDecoder);
 
 /// A table of the candidates for `devices` devices, the chosen one marked.
 std::string formatPlanReport(llvm::ArrayRef<PlanCandidate> candidates,

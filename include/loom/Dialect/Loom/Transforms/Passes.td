@@ -238,12 +238,18 @@ def LoomPartitionPass : Pass<"loom-partition", "::mlir::ModuleOp"> {
            "With ep: the capacity factor of every loom.moe that has none "
            "(0: no capacity, no token dropped)">,
     Option<"plan", "plan", "std::string", /*default=*/"\"\"",
-           "\"auto\": choose the grid for `devices` devices with the cost "
-           "model and report the plans (instead of `grid`)">,
+           "\"auto\": choose the grid for `devices` devices and report the "
+           "plans (instead of `grid`): a decoder with the cluster planner's "
+           "analytic ranking, checked on its best grid; other programs by "
+           "partitioning a copy with every grid. \"trials\": every grid, "
+           "for decoders too">,
     Option<"devices", "devices", "int64_t", /*default=*/"0",
            "With plan=auto: the number of devices">,
     Option<"deviceGflops", "device-gflops", "double", /*default=*/"100.0",
            "With plan=auto: sustained GFLOP/s of a device">,
+    Option<"memoryGBps", "memory-gbps", "double", /*default=*/"20.0",
+           "With plan=auto: GB/s a device reads its weights and caches at "
+           "(the cluster planner's decode steps)">,
     Option<"linkGBps", "link-gbps", "double", /*default=*/"10.0",
            "With plan=auto: GB/s of a device's link to devices of its node">,
     Option<"interNodeGBps", "inter-node-gbps", "double", /*default=*/"2.5",
