@@ -98,6 +98,28 @@ std::string jsonString(llvm::StringRef text) {
   return out + "\"";
 }
 
+/// One line per collective kind the rank ran in its last call, and the
+/// ring bytes it sent in all.
+void printCollectiveStats(loom_engine *engine, int32_t rank) {
+  loom_collective_stats stats[LOOM_COLLECTIVE_KINDS];
+  if (loom_engine_collective_stats(engine, rank, stats) != LOOM_OK)
+    return;
+  uint64_t sent = 0;
+  for (int32_t k = 0; k < LOOM_COLLECTIVE_KINDS; ++k) {
+    sent += stats[k].ring_bytes_sent;
+    if (!stats[k].calls)
+      continue;
+    llvm::outs() << llvm::formatv(
+        "rank {0} collectives: {1} x{2}, {3} buffer bytes, {4} ring bytes "
+        "sent\n",
+        rank, loom_collective_kind_name(loom_collective_kind(k)),
+        stats[k].calls, stats[k].buffer_bytes, stats[k].ring_bytes_sent);
+  }
+  llvm::outs() << llvm::formatv("rank {0} collectives: {1} ring bytes sent "
+                                "in all\n",
+                                rank, sent);
+}
+
 /// Prints each kernel's time per run, share, and achieved GFLOP/s and GB/s
 /// (the compiler's counts over the measured time), slowest first; with
 /// `tracePath`, writes every rank's last run as Chrome trace events
@@ -426,6 +448,17 @@ int runEngine(const RunOptions &options) {
     llvm::errs() << "error: " << loom_last_error() << " ("
                  << loom_status_name(status) << ")\n";
     return 1;
+  }
+
+  if (options.collectiveStats) {
+    std::vector<int32_t> counted;
+    if (mpiComm)
+      counted.push_back(myRank);
+    else
+      for (size_t r = 0; r < ranks; ++r)
+        counted.push_back(static_cast<int32_t>(r));
+    for (int32_t r : counted)
+      printCollectiveStats(raw, r);
   }
 
   bool ok = true;

@@ -630,6 +630,11 @@ int loomRunMain(int argc, char **argv) {
       cl::cat(runCategory), "warmUp", cl::init(0.0),
       cl::desc("With --benchmark: keep running untimed for at least this "
                "many milliseconds after --warmup runs (trtexec's --warmUp)"));
+  cl::opt<bool> collectiveStats(
+      cl::cat(runCategory), "collective-stats",
+      cl::desc("Engines: print each rank's collectives in the run, per kind: "
+               "calls, buffer bytes and the bytes a ring algorithm sends "
+               "from the rank (what loom-plan and plan=auto predict)"));
   cl::opt<bool> profile(
       cl::cat(runCategory), "profile",
       cl::desc("Engines compiled with loomc --kernel-timers: time each "
@@ -774,6 +779,7 @@ int loomRunMain(int argc, char **argv) {
                     "negative\n";
     return 1;
   }
+  options.collectiveStats = collectiveStats;
   if (benchmark || profile) {
     options.profileKernels = profile;
     options.profileTrace = profileTrace;

@@ -290,6 +290,7 @@ class Engine:
     def _run_all_ranks(self, feeds: Feeds, threads: Optional[int],
                        iterations: int, timeout_ms: Optional[int]):
         raw = self._runtime(threads)
+        self._last_runtime = raw
         inputs, outputs = self._arguments(feeds)
         ranks = raw.num_ranks
         # Every rank takes the same inputs (the partitioned programs keep the
@@ -381,6 +382,15 @@ class Engine:
                 if k["bytes"] and seconds else None,
             })
         return profile
+
+    def collective_stats(self, rank: int = 0) -> Dict[str, Dict[str, int]]:
+        """The collectives rank `rank` ran in the engine's last call, by kind
+        ("all_reduce", "all_gather", "all_to_all", "broadcast", "send",
+        "recv"): calls, buffer_bytes and ring_bytes_sent (what a ring
+        algorithm sends from the rank: the figure ``loom-plan`` and
+        ``plan=auto`` predict). Empty for an engine of one rank."""
+        raw = getattr(self, "_last_runtime", None) or self._runtime(None)
+        return raw.collective_stats(rank)
 
     def session(self, batch: int = 1) -> Session:
         """A Session keeping this engine's key/value cache between calls."""

@@ -404,6 +404,25 @@ public:
     return list;
   }
 
+  nb::dict collectiveStats(int32_t rank) const {
+    checkRank(rank);
+    loom_collective_stats stats[LOOM_COLLECTIVE_KINDS];
+    loom_status status = loom_engine_collective_stats(engine, rank, stats);
+    if (status != LOOM_OK)
+      raiseStatus(status, "");
+    nb::dict kinds;
+    for (int32_t k = 0; k < LOOM_COLLECTIVE_KINDS; ++k) {
+      if (!stats[k].calls)
+        continue;
+      nb::dict entry;
+      entry["calls"] = stats[k].calls;
+      entry["buffer_bytes"] = stats[k].buffer_bytes;
+      entry["ring_bytes_sent"] = stats[k].ring_bytes_sent;
+      kinds[loom_collective_kind_name(loom_collective_kind(k))] = entry;
+    }
+    return kinds;
+  }
+
 private:
   loom_engine *engine = nullptr;
 };
@@ -477,7 +496,10 @@ NB_MODULE(_runtime, m) {
            "and, per rank, the outputs whose size the data decided.")
       .def("collect_kernel_times", &Engine::collectKernelTimes,
            nb::arg("enable"))
-      .def("kernel_times", &Engine::kernelTimes, nb::arg("rank") = 0);
+      .def("kernel_times", &Engine::kernelTimes, nb::arg("rank") = 0)
+      .def("collective_stats", &Engine::collectiveStats, nb::arg("rank") = 0,
+           "Rank `rank`'s collectives in its last call, by kind: calls, "
+           "buffer_bytes, ring_bytes_sent.");
 
   nb::class_<Session>(m, "Session")
       .def(nb::init<nb::object, int64_t>(), nb::arg("engine"), nb::arg("batch"))

@@ -108,6 +108,13 @@ def test_partitioned_engine_runs_every_rank():
     assert len(every) == 2
     for outputs in every:
         assert_matches(outputs["last_hidden_state"], expected[0])
+    # Tensor parallelism all-reduces the hidden states ([2, 16, 64] f32)
+    # after each layer's attention and MLP.
+    stats = engine.collective_stats(1)
+    assert stats["all_reduce"]["calls"] >= 4
+    assert stats["all_reduce"]["buffer_bytes"] % (2 * 16 * 64 * 4) == 0
+    assert (stats["all_reduce"]["ring_bytes_sent"]
+            == stats["all_reduce"]["buffer_bytes"])  # 2 (n-1)/n with n = 2
 
 
 def test_threads_per_call(bert_engine):

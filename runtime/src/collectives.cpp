@@ -38,9 +38,24 @@ struct ThreadState {
   /// (setCallEscape).
   std::jmp_buf *escape = nullptr;
   int (*inParallel)() = nullptr;
+  /// The call's collectives, when the runtime counts them.
+  loom::runtime::CollectiveCounters *counters = nullptr;
 };
 
 thread_local ThreadState state;
+
+/// Counts one collective of `kind` (see loom_collective_stats).
+void count(loom_collective_kind kind, double bufferBytes, double ringBytes) {
+  if (!state.counters)
+    return;
+  loom_collective_stats &stats = state.counters->kinds[kind];
+  ++stats.calls;
+  stats.buffer_bytes += uint64_t(bufferBytes);
+  stats.ring_bytes_sent += uint64_t(ringBytes);
+}
+
+/// A ring's share of a buffer over `n` ranks: (n-1)/n.
+double ringShare(int64_t n) { return n > 1 ? double(n - 1) / double(n) : 0.0; }
 
 void record(loom_status status) {
   if (status == LOOM_OK || state.failed)
@@ -53,11 +68,15 @@ void record(loom_status status) {
 
 namespace loom::runtime {
 
-CollectiveScope::CollectiveScope(loom_comm *comm, int32_t threads) {
+CollectiveScope::CollectiveScope(loom_comm *comm, int32_t threads,
+                                 CollectiveCounters *counters) {
   state = ThreadState();
   state.comm = comm;
   state.inScope = true;
   state.threads = threads;
+  if (counters)
+    *counters = CollectiveCounters();
+  state.counters = counters;
 }
 
 CollectiveScope::~CollectiveScope() { state = ThreadState(); }
@@ -126,6 +145,10 @@ void loom_rt_all_reduce(int64_t in, int64_t out, int64_t count, int32_t dtype,
                         int32_t op) {
   if (!ready("all_reduce"))
     return;
+  double bytes =
+      double(count) * double(loom::runtime::reducibleSize(loom_dtype(dtype)));
+  ::count(LOOM_COLLECTIVE_ALL_REDUCE, bytes,
+          2 * ringShare(loom_comm_size(state.comm)) * bytes);
   record(loom_comm_all_reduce(state.comm, reinterpret_cast<const void *>(in),
                               reinterpret_cast<void *>(out), size_t(count),
                               loom_dtype(dtype), loom_reduce_op(op)));
@@ -134,6 +157,9 @@ void loom_rt_all_reduce(int64_t in, int64_t out, int64_t count, int32_t dtype,
 void loom_rt_all_to_all(int64_t in, int64_t out, int64_t bytes) {
   if (!ready("all_to_all"))
     return;
+  int64_t n = loom_comm_size(state.comm);
+  count(LOOM_COLLECTIVE_ALL_TO_ALL, double(bytes) * n,
+        ringShare(n) * double(bytes) * n);
   record(loom_comm_all_to_all(state.comm, reinterpret_cast<const void *>(in),
                               reinterpret_cast<void *>(out), size_t(bytes)));
 }
@@ -141,6 +167,9 @@ void loom_rt_all_to_all(int64_t in, int64_t out, int64_t bytes) {
 void loom_rt_all_gather(int64_t in, int64_t out, int64_t bytes) {
   if (!ready("all_gather"))
     return;
+  int64_t n = loom_comm_size(state.comm);
+  count(LOOM_COLLECTIVE_ALL_GATHER, double(bytes) * n,
+        ringShare(n) * double(bytes) * n);
   record(loom_comm_all_gather(state.comm, reinterpret_cast<const void *>(in),
                               reinterpret_cast<void *>(out), size_t(bytes)));
 }
@@ -148,6 +177,8 @@ void loom_rt_all_gather(int64_t in, int64_t out, int64_t bytes) {
 void loom_rt_broadcast(int64_t in, int64_t out, int64_t bytes, int64_t root) {
   if (!ready("broadcast"))
     return;
+  count(LOOM_COLLECTIVE_BROADCAST, double(bytes),
+        ringShare(loom_comm_size(state.comm)) * double(bytes));
   if (loom_comm_rank(state.comm) == root && in != out)
     std::memcpy(reinterpret_cast<void *>(out),
                 reinterpret_cast<const void *>(in), size_t(bytes));
@@ -158,6 +189,7 @@ void loom_rt_broadcast(int64_t in, int64_t out, int64_t bytes, int64_t root) {
 void loom_rt_send(int64_t in, int64_t bytes, int64_t destination) {
   if (!ready("send"))
     return;
+  count(LOOM_COLLECTIVE_SEND, double(bytes), double(bytes));
   record(loom_comm_send(state.comm, reinterpret_cast<const void *>(in),
                         size_t(bytes), int32_t(destination)));
 }
@@ -165,6 +197,7 @@ void loom_rt_send(int64_t in, int64_t bytes, int64_t destination) {
 void loom_rt_recv(int64_t out, int64_t bytes, int64_t source) {
   if (!ready("recv"))
     return;
+  count(LOOM_COLLECTIVE_RECV, double(bytes), 0.0);
   record(loom_comm_recv(state.comm, reinterpret_cast<void *>(out),
                         size_t(bytes), int32_t(source)));
 }
@@ -219,6 +252,8 @@ void loom_rt_group_all_reduce(int64_t in, int64_t out, int64_t count,
     return record(setError(LOOM_ERROR_INVALID_ARGUMENT,
                            "all_reduce of an unsupported dtype"));
   size_t bytes = size_t(count) * element;
+  ::count(LOOM_COLLECTIVE_ALL_REDUCE, double(bytes),
+          2 * ringShare(n) * double(bytes));
   auto *result = reinterpret_cast<char *>(out);
   if (position != 0) {
     // Members send their part to the first one and get the sum back.
@@ -246,6 +281,8 @@ void loom_rt_group_all_gather(int64_t in, int64_t out, int64_t bytes,
   int64_t position;
   if (!enterGroup("all_gather", ranks, n, members, position))
     return;
+  count(LOOM_COLLECTIVE_ALL_GATHER, double(bytes) * n,
+        ringShare(n) * double(bytes) * n);
   auto *result = reinterpret_cast<char *>(out);
   size_t size = size_t(bytes);
   if (position != 0) {
@@ -268,6 +305,8 @@ void loom_rt_group_all_to_all(int64_t in, int64_t out, int64_t bytes,
   int64_t position;
   if (!enterGroup("all_to_all", ranks, n, members, position))
     return;
+  count(LOOM_COLLECTIVE_ALL_TO_ALL, double(bytes) * n,
+        ringShare(n) * double(bytes) * n);
   const auto *blocks = reinterpret_cast<const char *>(in);
   auto *result = reinterpret_cast<char *>(out);
   size_t size = size_t(bytes);
@@ -288,6 +327,7 @@ void loom_rt_group_broadcast(int64_t in, int64_t out, int64_t bytes,
   int64_t position;
   if (!enterGroup("broadcast", ranks, n, members, position))
     return;
+  count(LOOM_COLLECTIVE_BROADCAST, double(bytes), ringShare(n) * double(bytes));
   auto *result = reinterpret_cast<char *>(out);
   if (members[position] != root) {
     recvFrom(result, size_t(bytes), root);

@@ -14,9 +14,17 @@ namespace loom::runtime {
 /// Installs `comm` as the calling thread's communicator for the compiled
 /// code it runs next, and `threads` as the threads its library kernels may
 /// use; status() reports a collective or kernel that failed meanwhile.
+/// A rank's collectives in one call (loom_engine_collective_stats).
+struct CollectiveCounters {
+  loom_collective_stats kinds[LOOM_COLLECTIVE_KINDS] = {};
+};
+
 class CollectiveScope {
 public:
-  explicit CollectiveScope(loom_comm *comm, int32_t threads = 1);
+  /// `counters` (may be null) is cleared and counts the call's
+  /// collectives.
+  explicit CollectiveScope(loom_comm *comm, int32_t threads = 1,
+                           CollectiveCounters *counters = nullptr);
   ~CollectiveScope();
   CollectiveScope(const CollectiveScope &) = delete;
   CollectiveScope &operator=(const CollectiveScope &) = delete;

@@ -118,6 +118,9 @@ struct Rank {
   /// What code compiled with kernel timers reported (profile.cpp).
   std::unique_ptr<loom::runtime::KernelTable> kernelTimes =
       std::make_unique<loom::runtime::KernelTable>();
+  /// The collectives of the rank's most recent call (written by the call,
+  /// which sees the rank as const, like kernelTimes' table).
+  mutable loom::runtime::CollectiveCounters collectives;
 };
 
 /// The architecture this runtime was built for, as the manifest names it.
@@ -785,6 +788,36 @@ loom_status loom_engine_kernel_events(const loom_engine *engine, int32_t rank,
   return LOOM_OK;
 }
 
+const char *loom_collective_kind_name(loom_collective_kind kind) {
+  switch (kind) {
+  case LOOM_COLLECTIVE_ALL_REDUCE:
+    return "all_reduce";
+  case LOOM_COLLECTIVE_ALL_GATHER:
+    return "all_gather";
+  case LOOM_COLLECTIVE_ALL_TO_ALL:
+    return "all_to_all";
+  case LOOM_COLLECTIVE_BROADCAST:
+    return "broadcast";
+  case LOOM_COLLECTIVE_SEND:
+    return "send";
+  case LOOM_COLLECTIVE_RECV:
+    return "recv";
+  default:
+    return "unknown";
+  }
+}
+
+loom_status loom_engine_collective_stats(const loom_engine *engine,
+                                         int32_t rank,
+                                         loom_collective_stats *stats) {
+  const Rank *r = rankOf(engine, rank);
+  if (!r || !stats)
+    return fail(LOOM_ERROR_INVALID_ARGUMENT,
+                "null engine or stats, or a bad rank");
+  std::copy_n(r->collectives.kinds, LOOM_COLLECTIVE_KINDS, stats);
+  return LOOM_OK;
+}
+
 int32_t loom_engine_num_inputs(const loom_engine *engine, int32_t rank) {
   const Rank *r = rankOf(engine, rank);
   return r ? static_cast<int32_t>(r->inputs.size()) : -1;
@@ -929,7 +962,8 @@ static loom_status runRank(loom_engine *engine, int32_t rank,
     buffers.push_back(inputSizes.data());
   loom_status status;
   {
-    loom::runtime::CollectiveScope scope(comm, engine->threads);
+    loom::runtime::CollectiveScope scope(comm, engine->threads,
+                                         &r->collectives);
     loom::runtime::KernelTimerScope timers(*r->kernelTimes,
                                            engine->collectKernelTimes);
     // Per calling thread in OpenMP: set on every run, since runs (and the

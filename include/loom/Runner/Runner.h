@@ -72,6 +72,9 @@ struct RunOptions {
   /// `profileTrace`, also write the last run's kernels as a Chrome trace.
   bool profileKernels = false;
   std::string profileTrace;
+  /// With engines: print each rank's collectives of the first run (calls,
+  /// buffer bytes, ring bytes sent, per kind) (--collective-stats).
+  bool collectiveStats = false;
   /// With `profile`: also write the kernels as an HTML page of bars, against
   /// these peaks when they are positive (GFLOP/s, GB/s).
   std::string profileHtml;

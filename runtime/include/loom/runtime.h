@@ -269,6 +269,37 @@ loom_status loom_engine_kernel_events(const loom_engine *engine, int32_t rank,
                                       loom_kernel_event *events,
                                       size_t capacity, size_t *count);
 
+/* The collectives a rank's compiled code ran in its most recent call, per
+   kind: how many, the bytes of their buffers (an all-reduce's buffer, a
+   gather's or exchange's whole result, a broadcast's or send's data), and
+   the bytes a ring algorithm sends from this rank for them, the convention
+   planners predict in (2(n-1)/n of an all-reduced buffer, (n-1)/n of a
+   gathered, exchanged or broadcast one (a pipelined ring: every member
+   forwards), a send's data; a receive sends nothing). */
+typedef enum loom_collective_kind {
+  LOOM_COLLECTIVE_ALL_REDUCE = 0,
+  LOOM_COLLECTIVE_ALL_GATHER = 1,
+  LOOM_COLLECTIVE_ALL_TO_ALL = 2,
+  LOOM_COLLECTIVE_BROADCAST = 3,
+  LOOM_COLLECTIVE_SEND = 4,
+  LOOM_COLLECTIVE_RECV = 5,
+  LOOM_COLLECTIVE_KINDS = 6
+} loom_collective_kind;
+
+typedef struct loom_collective_stats {
+  uint64_t calls;
+  uint64_t buffer_bytes;
+  uint64_t ring_bytes_sent;
+} loom_collective_stats;
+
+/* "all_reduce", "all_gather", ...; "unknown" for other values. */
+const char *loom_collective_kind_name(loom_collective_kind kind);
+/* Rank `rank`'s collectives in its most recent call: stats[k] for kind k,
+   LOOM_COLLECTIVE_KINDS entries. */
+loom_status loom_engine_collective_stats(const loom_engine *engine,
+                                         int32_t rank,
+                                         loom_collective_stats *stats);
+
 typedef struct loom_execute_options {
   /* How long a rank may wait for its peers, in milliseconds (default
      30000); then every rank fails with LOOM_ERROR_RANK_FAILED. */

@@ -81,17 +81,22 @@ PartitionOptions optionsOf(const plan::Config &config,
   return options;
 }
 
-/// What a device of a Loom engine sends in one call: the planner's
-/// collectives (tp's all-reduces and logits, the activation to the next
-/// stage: the first stage's figure), and, because an engine returns every
-/// output on every rank, the outputs gathered over dp and broadcast by the
-/// last pipeline stage. The busiest stage's figure.
+/// What a device of a Loom engine sends in one call, in the ring
+/// convention of loom_collective_stats: the planner's collectives (tp's
+/// all-reduces and logits, the activation to the next stage: the first
+/// stage's figure), and, because an engine returns every output on every
+/// rank, the outputs gathered over dp (on the last stage) and broadcast
+/// along the pipeline (every stage forwards (pp-1)/pp of them). The
+/// busiest stage's figure.
 double engineTraffic(const plan::Prediction &p, double outputBytes) {
   const plan::Config &c = p.config;
   double tp = part(p.traffic, "tp");
   double gathered = c.dp > 1 ? double(c.dp - 1) / c.dp * outputBytes : 0.0;
-  double first = tp + part(p.traffic, "pp") + (c.pp == 1 ? gathered : 0.0);
-  double last = c.pp > 1 ? tp + outputBytes / c.dp + gathered : first;
+  double broadcast = c.pp > 1 ? double(c.pp - 1) / c.pp * outputBytes : 0.0;
+  if (c.pp == 1)
+    return tp + gathered;
+  double first = tp + part(p.traffic, "pp") + broadcast;
+  double last = tp + gathered + broadcast;
   return std::max(first, last);
 }
 
