@@ -99,25 +99,30 @@ std::string jsonString(llvm::StringRef text) {
 }
 
 /// One line per collective kind the rank ran in its last call, and the
-/// ring bytes it sent in all.
+/// ring bytes it sent in all; written at once, so that under mpirun the
+/// ranks' lines do not interleave.
 void printCollectiveStats(loom_engine *engine, int32_t rank) {
   loom_collective_stats stats[LOOM_COLLECTIVE_KINDS];
   if (loom_engine_collective_stats(engine, rank, stats) != LOOM_OK)
     return;
+  std::string text;
+  llvm::raw_string_ostream os(text);
   uint64_t sent = 0;
   for (int32_t k = 0; k < LOOM_COLLECTIVE_KINDS; ++k) {
     sent += stats[k].ring_bytes_sent;
     if (!stats[k].calls)
       continue;
-    llvm::outs() << llvm::formatv(
+    os << llvm::formatv(
         "rank {0} collectives: {1} x{2}, {3} buffer bytes, {4} ring bytes "
         "sent\n",
         rank, loom_collective_kind_name(loom_collective_kind(k)),
         stats[k].calls, stats[k].buffer_bytes, stats[k].ring_bytes_sent);
   }
-  llvm::outs() << llvm::formatv("rank {0} collectives: {1} ring bytes sent "
-                                "in all\n",
-                                rank, sent);
+  os << llvm::formatv("rank {0} collectives: {1} ring bytes sent in all\n",
+                      rank, sent);
+  llvm::outs().flush();
+  llvm::outs() << text;
+  llvm::outs().flush();
 }
 
 /// Prints each kernel's time per run, share, and achieved GFLOP/s and GB/s
