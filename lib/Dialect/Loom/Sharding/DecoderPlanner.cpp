@@ -165,22 +165,26 @@ chooseDecoderPlan(ModuleOp module, const AutoPlanRequest &request,
   }
   // Fitting grids by step time (within 0.5 %, fewer devices per replica);
   // then those that do not fit, least memory first; then the inapplicable.
-  std::stable_sort(
-      ranked.begin(), ranked.end(), [](const Ranked &a, const Ranked &b) {
-        if (a.prediction.has_value() != b.prediction.has_value())
-          return a.prediction.has_value();
-        if (!a.prediction)
-          return false;
-        const plan::Prediction &x = *a.prediction, &y = *b.prediction;
-        if (x.fits != y.fits)
-          return x.fits;
-        if (!x.fits)
-          return x.memoryBytes < y.memoryBytes;
-        double ratio = x.stepSeconds / y.stepSeconds;
-        if (ratio < 1 / 1.005 || ratio > 1.005)
-          return ratio < 1;
-        return x.config.tp * x.config.pp < y.config.tp * y.config.pp;
-      });
+  // An insertion sort: stable, and safe with a tolerance in the order
+  // (which is not a strict weak ordering); there are few grids.
+  auto before = [](const Ranked &a, const Ranked &b) {
+    if (a.prediction.has_value() != b.prediction.has_value())
+      return a.prediction.has_value();
+    if (!a.prediction)
+      return false;
+    const plan::Prediction &x = *a.prediction, &y = *b.prediction;
+    if (x.fits != y.fits)
+      return x.fits;
+    if (!x.fits)
+      return x.memoryBytes < y.memoryBytes;
+    double ratio = x.stepSeconds / y.stepSeconds;
+    if (ratio < 1 / 1.005 || ratio > 1.005)
+      return ratio < 1;
+    return x.config.tp * x.config.pp < y.config.tp * y.config.pp;
+  };
+  for (size_t i = 1; i < ranked.size(); ++i)
+    for (size_t j = i; j > 0 && before(ranked[j], ranked[j - 1]); --j)
+      std::swap(ranked[j], ranked[j - 1]);
 
   // The best fitting grids, partitioned in turn until one applies.
   std::optional<size_t> chosen;
