@@ -406,6 +406,26 @@ LoopNest transpose(TransposeOp op) {
   return nest;
 }
 
+/// split and concat along `axis`: the other dimensions of every operand and
+/// result run over shared loops (a data-parallel batch stays split through
+/// a fused projection's split into q, k and v); each tensor's `axis`
+/// dimension, whose sizes differ, stays whole on a loop of its own.
+LoopNest alongAxis(Operation *op, int64_t axis) {
+  LoopNest nest;
+  int64_t rank = LoopNest::rankOf(op->getOperand(0));
+  if (axis < 0)
+    axis += rank;
+  SmallVector<int64_t> shared;
+  for (int64_t i = 0; i < rank; ++i)
+    shared.push_back(i == axis ? -1 : nest.addLoop());
+  for (size_t i = 0; i < op->getNumOperands() + op->getNumResults(); ++i) {
+    SmallVector<int64_t> loops(shared);
+    loops[axis] = nest.addPinnedLoop();
+    nest.tensors.push_back(loops);
+  }
+  return nest;
+}
+
 /// gather: the result is data's shape with `axis` replaced by the indices'
 /// shape. Data's gathered axis stays whole, except axis 0 (an embedding
 /// table's rows): split, each device looks up the rows it holds, zeroes the
@@ -580,6 +600,8 @@ LoopNest describe(Operation *op) {
               [](Operation *op) { return regroup(op); })
           .Case([](ExpandOp op) { return expand(op); })
           .Case([](GatherOp op) { return gather(op); })
+          .Case([](SplitOp op) { return alongAxis(op, op.getAxis()); })
+          .Case([](ConcatOp op) { return alongAxis(op, op.getAxis()); })
           .Case([](AttentionOp op) { return attention(op); })
           .Case([](RotaryEmbeddingOp op) { return rotary(op); })
           .Case([](MoEOp op) { return mixtureOfExperts(op); })
