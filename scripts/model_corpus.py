@@ -80,6 +80,23 @@ PTXAS = "/usr/local/cuda/bin/ptxas"
 F32_TOLERANCES = ["--rtol", "1e-3", "--atol", "1e-4"]
 
 
+def run_partitioned(step, bin_, model, sets, tmp, name, flags, ranks, label):
+    """loomc with `flags` into a partitioned engine, then loom-run on `ranks`
+    ranks at every data set, every rank's outputs compared; the outcome."""
+    engine = os.path.join(tmp, name + ".engine")
+    ok, why, _ = step.run([os.path.join(bin_, "loomc"), model, "-o", engine] + flags,
+                          "loomc " + " ".join(flags))
+    for data in sets if ok else []:
+        ok, why, _ = step.run([os.path.join(bin_, "loom-run"), engine,
+                               "--ranks", str(ranks), "--all-ranks", "--inputs", data,
+                               "--expected", data, "--print-values", "0"]
+                              + F32_TOLERANCES,
+                              "%s (%s)" % (label, os.path.basename(data)))
+        if not ok:
+            break
+    return why
+
+
 def is_static_decoder(info):
     """A causal language model (its logits) exported with static shapes."""
     arch = info.get("architecture", "")
@@ -194,32 +211,12 @@ def run_paths(name, args, info):
         if "tp2" in args.paths and info.get("is_transformer"):
             # Models with symbolic inputs: one tp=2 engine for every data
             # set's shapes (their static twins cover bound shapes).
-            tp_engine = os.path.join(tmp, "tp2.engine")
-            ok, why, _ = step.run([os.path.join(bin_, "loomc"), model, "-o", tp_engine,
-                                   "--grid=tp=2"], "loomc --grid=tp=2")
-            for data in sets if ok else []:
-                ok, why, _ = step.run([os.path.join(bin_, "loom-run"), tp_engine,
-                                       "--ranks", "2", "--all-ranks", "--inputs", data,
-                                       "--expected", data, "--print-values", "0"]
-                                      + F32_TOLERANCES,
-                                      "tp=2 engine (%s)" % os.path.basename(data))
-                if not ok:
-                    break
-            results["tp2"] = why
+            results["tp2"] = run_partitioned(step, bin_, model, sets, tmp, "tp2",
+                                             ["--grid=tp=2"], 2, "tp=2 engine")
         if "plan4" in args.paths and is_static_decoder(info):
-            plan_engine = os.path.join(tmp, "plan4.engine")
-            ok, why, _ = step.run([os.path.join(bin_, "loomc"), model, "-o", plan_engine,
-                                   "--plan=auto", "--devices=4"],
-                                  "loomc --plan=auto --devices=4")
-            for data in sets if ok else []:
-                ok, why, _ = step.run([os.path.join(bin_, "loom-run"), plan_engine,
-                                       "--ranks", "4", "--all-ranks", "--inputs", data,
-                                       "--expected", data, "--print-values", "0"]
-                                      + F32_TOLERANCES,
-                                      "planned engine (%s)" % os.path.basename(data))
-                if not ok:
-                    break
-            results["plan4"] = why
+            results["plan4"] = run_partitioned(step, bin_, model, sets, tmp, "plan4",
+                                               ["--plan=auto", "--devices=4"], 4,
+                                               "planned engine")
         if "checked" in args.paths:
             checked = os.path.join(tmp, "checked.engine")
             ok, why, _ = step.run([os.path.join(bin_, "loomc"), model, "-o", checked,
