@@ -8,7 +8,78 @@
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+
+#include <algorithm>
+#include <string>
+
 namespace loom::onnx_import {
+
+namespace detail {
+
+/// The type an inferred op is built with until settleInferredType runs.
+inline mlir::Type unsettledType(NodeBinder &b) {
+  return mlir::NoneType::get(b.context());
+}
+
+/// A ranked tensor of dynamic sizes standing in for a result whose type
+/// could not be inferred: of the operands' largest rank and the first
+/// tensor operand's element type, so that code reading it stays in bounds.
+inline mlir::RankedTensorType placeholderResultType(NodeBinder &b,
+                                                    mlir::Operation *op) {
+  int64_t rank = 0;
+  mlir::Type element;
+  for (mlir::Value v : op->getOperands())
+    if (auto t = v ? mlir::dyn_cast<mlir::RankedTensorType>(v.getType())
+                   : mlir::RankedTensorType()) {
+      rank = std::max(rank, t.getRank());
+      if (!element)
+        element = t.getElementType();
+    }
+  llvm::SmallVector<int64_t> shape(rank, mlir::ShapedType::kDynamic);
+  return mlir::RankedTensorType::get(
+      shape, element ? element : mlir::Float32Type::get(b.context()));
+}
+
+/// Gives `op`, built with unsettledType(), the result type its inference
+/// computes, or notes why it cannot (createInferred).
+template <typename OpT> mlir::Value settleInferredType(NodeBinder &b, OpT op) {
+  static_assert(OpT::template hasTrait<mlir::OpTrait::OneResult>(),
+                "createInferred builds ops with one result");
+  mlir::Operation *operation = op.getOperation();
+  mlir::Value result = operation->getResult(0);
+  bool complete = llvm::all_of(operation->getOperands(),
+                               [](mlir::Value v) { return bool(v); });
+  llvm::SmallVector<mlir::Type, 1> types;
+  std::string reason;
+  mlir::LogicalResult inferred = mlir::failure();
+  if (complete) {
+    mlir::ScopedDiagnosticHandler capture(b.context(),
+                                          [&](mlir::Diagnostic &d) {
+                                            if (reason.empty())
+                                              reason = d.str();
+                                            return mlir::success();
+                                          });
+    inferred = OpT::inferReturnTypes(
+        b.context(), operation->getLoc(), operation->getOperands(),
+        operation->getRawDictionaryAttrs(), operation->getPropertiesStorage(),
+        operation->getRegions(), types);
+  }
+  if (mlir::succeeded(inferred) && types.size() == 1) {
+    result.setType(types.front());
+    return result;
+  }
+  if (reason.empty())
+    reason = complete ? "its result type cannot be inferred"
+                      : "an operand is missing";
+  b.noteUninferable("'" + operation->getName().getStringRef().str() +
+                    "': " + reason);
+  result.setType(placeholderResultType(b, operation));
+  return result;
+}
+
+} // namespace detail
 
 /// Builds `OpT` with one result of the node's inferred output type 0 from
 /// `operands` and `attrs`, and binds it to output 0.
@@ -26,8 +97,10 @@ buildSimple(NodeBinder &b, mlir::ValueRange operands,
   mlir::RankedTensorType type = b.knownOutputType(0);
   if constexpr (OpT::template hasTrait<mlir::InferTypeOpInterface::Trait>()) {
     if (!type) {
-      auto op = OpT::create(b.builder(), b.loc(), operands, attrs);
-      b.setOutput(0, op->getResult(0));
+      auto op = OpT::create(b.builder(), b.loc(),
+                            mlir::TypeRange{detail::unsettledType(b)}, operands,
+                            attrs);
+      b.setOutput(0, detail::settleInferredType(b, op));
       return mlir::success();
     }
   }
@@ -41,9 +114,19 @@ buildSimple(NodeBinder &b, mlir::ValueRange operands,
 
 /// Creates `OpT` with its result type inferred from the operands (for
 /// intermediate values of decompositions, which ONNX inference never saw).
+///
+/// The op is built with a placeholder result type and then given the type
+/// its inference computes: ODS's inferring builders abort the process when
+/// inference fails, and inputs a builder did not foresee (found by fuzzing:
+/// a Gemm whose K sizes differ, attention heads of different widths) must
+/// give the node an error instead. On failure the reason is noted with the
+/// binder (the node fails once its builder returns) and the value gets a
+/// placeholder type, so that the builder can run to its end.
 template <typename OpT, typename... Args>
 mlir::Value createInferred(NodeBinder &b, Args &&...args) {
-  return OpT::create(b.builder(), b.loc(), std::forward<Args>(args)...);
+  auto op = OpT::create(b.builder(), b.loc(), detail::unsettledType(b),
+                        std::forward<Args>(args)...);
+  return detail::settleInferredType(b, op);
 }
 
 /// Per dimension the static size of either type; `a` wins a conflict, and a

@@ -16,6 +16,7 @@
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/Verifier.h"
 #include "llvm/ADT/ScopeExit.h"
 
 #include "onnx/defs/schema.h"
@@ -444,6 +445,33 @@ Value GraphImporter::foldToConstant(Value value, int depth, bool feedsShapes) {
   return replacement;
 }
 
+/// Verifies the ops a node's builder appended to `block` after `before`
+/// (null: from the start). A builder checks what it reads, but an input it
+/// did not expect (ONNX shape inference lets some through, e.g. labels of
+/// the wrong rank inside an expanded SoftmaxCrossEntropyLoss) can still
+/// give an op its verifier rejects; the node is then named here, with the
+/// verifier's reason, rather than the whole program failing to verify.
+LogicalResult GraphImporter::verifyBuiltOps(NodeBinder &binder, Block *block,
+                                            Operation *before) {
+  auto begin = before ? std::next(before->getIterator()) : block->begin();
+  for (Operation &op : llvm::make_range(begin, block->end())) {
+    std::string reason;
+    LogicalResult verified = success();
+    {
+      ScopedDiagnosticHandler capture(module.getContext(), [&](Diagnostic &d) {
+        if (reason.empty() && d.getSeverity() == DiagnosticSeverity::Error)
+          reason = d.str();
+        return success();
+      });
+      verified = verify(&op);
+    }
+    if (failed(verified))
+      return binder.fail("the inputs do not fit the op it becomes ('" +
+                         op.getName().getStringRef() + "': " + reason + ")");
+  }
+  return success();
+}
+
 LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
                                         size_t index) {
   MLIRContext *ctx = module.getContext();
@@ -471,7 +499,14 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
                          std::to_string(oldest) + ")");
     return binder.fail("unsupported op");
   }
+  Block *block = opBuilder.getInsertionBlock();
+  Operation *before = block->empty() ? nullptr : &block->back();
   if (failed((*build)(binder)))
+    return failure();
+  if (!binder.uninferableReason().empty())
+    return binder.fail("the inputs do not fit the op it becomes (" +
+                       binder.uninferableReason() + ")");
+  if (failed(verifyBuiltOps(binder, block, before)))
     return failure();
   for (int i = 0; i < node.output_size(); ++i) {
     if (node.output(i).empty())

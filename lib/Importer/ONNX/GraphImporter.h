@@ -15,6 +15,8 @@
 
 namespace loom::onnx_import {
 
+class NodeBinder;
+
 /// Converts an ONNX element type to the builtin type Loom uses, or null.
 mlir::Type convertElementType(mlir::MLIRContext *ctx, int32_t dataType);
 
@@ -78,6 +80,8 @@ public:
 private:
   mlir::RankedTensorType convertType(const onnx::TypeProto &type) const;
   mlir::LogicalResult importNode(const onnx::NodeProto &node, size_t index);
+  mlir::LogicalResult verifyBuiltOps(NodeBinder &binder, mlir::Block *block,
+                                     mlir::Operation *before);
   /// Imports a graph's initializers, then its nodes, at the insertion point.
   mlir::LogicalResult importBody(const onnx::GraphProto &graph);
 

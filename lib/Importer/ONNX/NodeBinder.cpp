@@ -33,6 +33,11 @@ LogicalResult NodeBinder::fail(const llvm::Twine &message) {
   return emitError() << message;
 }
 
+void NodeBinder::noteUninferable(const std::string &reason) {
+  if (uninferable.empty())
+    uninferable = reason;
+}
+
 bool NodeBinder::hasInput(size_t i) const {
   return i < static_cast<size_t>(nodeProto.input_size()) &&
          !nodeProto.input(i).empty();

@@ -45,6 +45,13 @@ public:
   /// An error about this node: "node 'n' (Op, opset V): <message>".
   mlir::InFlightDiagnostic emitError();
   mlir::LogicalResult fail(const llvm::Twine &message);
+  /// Records that an op the builder made could not infer its result type
+  /// from the values it was given (createInferred). The builder goes on
+  /// with a placeholder type, and the node fails once it returns; the
+  /// first reason is the one reported.
+  void noteUninferable(const std::string &reason);
+  /// The first reason noted by noteUninferable; empty when none.
+  const std::string &uninferableReason() const { return uninferable; }
 
   //===--- Inputs ---------------------------------------------------------===//
 
@@ -132,6 +139,7 @@ private:
   std::string displayName;
   int64_t version;
   mlir::Location location;
+  std::string uninferable;
 };
 
 } // namespace loom::onnx_import

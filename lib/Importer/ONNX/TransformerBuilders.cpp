@@ -624,9 +624,10 @@ LogicalResult buildAttention(NodeBinder &b) {
     }
     // The frontier of a constant causal mask is end-aligned.
     auto attention =
-        AttentionOp::create(b.builder(), b.loc(), n.query, keys, values,
-                            fusedMask, b.builder().getF32FloatAttr(scale),
-                            b.builder().getBoolAttr(fusedCausal));
+        createInferred<AttentionOp>(b, n.query, keys, values, fusedMask,
+                                    b.builder().getF32FloatAttr(scale),
+                                    b.builder().getBoolAttr(fusedCausal))
+            .getDefiningOp<AttentionOp>();
     if (positional) {
       attention.setStartAligned(startAligned);
       attention.setLeftWindow(n.leftWindow);
