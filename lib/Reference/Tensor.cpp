@@ -3,6 +3,7 @@
 #include "loom/Reference/Tensor.h"
 
 #include "llvm/ADT/APFloat.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -289,11 +290,24 @@ static size_t byteSize(ElementKind kind) {
 std::optional<Tensor> tensorFromBytes(ElementKind kind,
                                       llvm::ArrayRef<int64_t> shape,
                                       llvm::ArrayRef<char> bytes) {
+  // The shape is checked against the bytes before anything is allocated:
+  // files read here (.npy, .pb) state their shape in a header a few bytes
+  // long, and a shape is not to be trusted until data backs it.
+  size_t size = byteSize(kind);
+  uint64_t expected = size;
+  bool overflowed = false;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return std::nullopt;
+    expected = llvm::SaturatingMultiply(expected, static_cast<uint64_t>(d),
+                                        &overflowed);
+    if (overflowed)
+      return std::nullopt;
+  }
+  if (bytes.size() != expected)
+    return std::nullopt;
   Tensor t(kind, shape);
   int64_t n = t.numElements();
-  size_t size = byteSize(kind);
-  if (bytes.size() != static_cast<size_t>(n) * size)
-    return std::nullopt;
   for (int64_t i = 0; i < n; ++i) {
     const char *p = bytes.data() + i * size;
     uint64_t raw = 0;

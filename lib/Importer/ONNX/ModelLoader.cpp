@@ -515,6 +515,10 @@ std::string readExternalData(const onnx::TensorProto &tensor,
 
 template <typename T, typename Field>
 void appendAs(const Field &field, std::vector<char> &out) {
+  // Sized by the values present, which the caller has checked against the
+  // shape: never by the shape alone, which a few bytes of input can make
+  // claim any size up to the tensor limit.
+  out.reserve(out.size() + field.size() * sizeof(T));
   for (auto v : field) {
     T value = static_cast<T>(v);
     const char *p = reinterpret_cast<const char *>(&value);
@@ -571,7 +575,6 @@ std::string readTensorBytes(const onnx::TensorProto &tensor,
       return "";
     };
     bytes.clear();
-    bytes.reserve(byteCount);
     std::string error;
     switch (tensor.data_type()) {
     case onnx::TensorProto::FLOAT:

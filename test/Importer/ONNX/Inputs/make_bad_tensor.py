@@ -3,7 +3,9 @@
 usage: make_bad_tensor.py OUT.onnx KIND
 KIND: raw_size (raw_data too short), typed_count (float_data count wrong),
       overflow (dims whose product overflows), negative_dim, string (a
-      string initializer), huge (a shape needing more than the byte limit).
+      string initializer), huge (a shape needing more than the byte limit),
+      claims_huge (3 values under a shape of 2^32 floats: 16 GiB, within
+      the limit, claimed by a few bytes).
 """
 import sys
 
@@ -27,6 +29,9 @@ elif kind == "string":
     w.data_type = TensorProto.STRING
     w.dims.extend([1])
     w.string_data.append(b"hello")
+elif kind == "claims_huge":
+    w.dims.extend([1 << 32])
+    w.float_data.extend([1.0, 2.0, 3.0])
 elif kind == "huge":
     w.dims.extend([1 << 20, 1 << 20])
 else:
