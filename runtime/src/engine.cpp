@@ -20,6 +20,7 @@
 
 #include "collectives_internal.h"
 #include "drivers/cuda/cuda_driver.h"
+#include "engine_internal.h"
 #include "loom/comm.h"
 #include "loom/device.h"
 #include "profile_internal.h"
@@ -229,11 +230,14 @@ struct loom_engine {
   std::mutex poolMutex;
   /// loom_engine_collect_kernel_times.
   std::atomic<bool> collectKernelTimes{false};
+  /// How code sections become entries (loom::runtime::CodeSections).
+  loom::runtime::CodeSections codeSections = loom::runtime::CodeSections::Load;
 
   ~loom_engine();
 
   loom_status parseManifest(const std::string &text, bool checkTarget);
-  loom_status loadCode(const loom_engine_section &section);
+  loom_status loadCode(const uint8_t *image,
+                       const loom_engine_section &section);
   /// The code runs on a CUDA device (manifest `library cuda`): its weights
   /// live in device memory.
   bool usesCuda() const {
@@ -478,13 +482,21 @@ static void exposeRuntimeSymbols() {
   });
 }
 
-loom_status loom_engine::loadCode(const loom_engine_section &section) {
-  exposeRuntimeSymbols();
+/// The entry of a code section parsed with CodeSections::Stub.
+static void stubEntry(void **) {}
+
+loom_status loom_engine::loadCode(const uint8_t *image,
+                                  const loom_engine_section &section) {
   Rank &rank = ranks[section.rank];
-  if (rank.library)
+  if (rank.library || rank.entry)
     return fail(LOOM_ERROR_CORRUPT,
                 "two code sections for rank " + std::to_string(section.rank));
-  const char *bytes = static_cast<const char *>(mapping) + section.offset;
+  if (codeSections == loom::runtime::CodeSections::Stub) {
+    rank.entry = stubEntry;
+    return LOOM_OK;
+  }
+  exposeRuntimeSymbols();
+  const char *bytes = reinterpret_cast<const char *>(image) + section.offset;
   std::string label = "loom-rank-" + std::to_string(section.rank);
   int fd = memfd_create(label.c_str(), MFD_CLOEXEC);
   if (fd < 0)
@@ -555,15 +567,11 @@ loom_status loom_engine_load(const char *path, const loom_load_options *options,
   if (!path || !engine)
     return fail(LOOM_ERROR_INVALID_ARGUMENT, "null path or engine pointer");
   *engine = nullptr;
-  loom_load_options defaults;
-  loom_load_options_init(&defaults);
-  if (!options)
-    options = &defaults;
-  if (options->threads < 1)
+  // Bad options are the caller's mistake whatever the file holds.
+  if (options && options->threads < 1)
     return fail(LOOM_ERROR_INVALID_ARGUMENT,
                 "threads must be at least 1, got " +
                     std::to_string(options->threads));
-
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return fail(LOOM_ERROR_IO,
@@ -574,23 +582,58 @@ loom_status loom_engine_load(const char *path, const loom_load_options *options,
     return fail(LOOM_ERROR_IO, std::string(path) + ": " + strerror(errno));
   }
   size_t size = static_cast<size_t>(st.st_size);
-  std::string where = std::string(path) + ": ";
   if (size < sizeof(loom_engine_header)) {
     close(fd);
     return fail(LOOM_ERROR_CORRUPT,
-                where + "not a Loom engine: " + std::to_string(size) +
+                std::string(path) +
+                    ": not a Loom engine: " + std::to_string(size) +
                     " bytes, shorter than the header (truncated?)");
   }
+  void *mapping = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (mapping == MAP_FAILED)
+    return fail(LOOM_ERROR_IO,
+                std::string(path) + ": cannot map: " + strerror(errno));
+  loom_status status = loom::runtime::loadEngineImage(
+      static_cast<const uint8_t *>(mapping), size, path, options,
+      loom::runtime::CodeSections::Load, engine);
+  if (status != LOOM_OK) {
+    munmap(mapping, size);
+    return status;
+  }
+  // The weights stay in the read-only mapping, which the engine now owns.
+  (*engine)->mapping = mapping;
+  (*engine)->mappedSize = size;
+  return LOOM_OK;
+}
+
+} // extern "C"
+
+loom_status loom::runtime::loadEngineImage(const uint8_t *bytes, size_t size,
+                                           const std::string &name,
+                                           const loom_load_options *options,
+                                           CodeSections codeSections,
+                                           loom_engine **engine) {
+  if (!bytes || !engine)
+    return fail(LOOM_ERROR_INVALID_ARGUMENT, "null image or engine pointer");
+  *engine = nullptr;
+  loom_load_options defaults;
+  loom_load_options_init(&defaults);
+  if (!options)
+    options = &defaults;
+  if (options->threads < 1)
+    return fail(LOOM_ERROR_INVALID_ARGUMENT,
+                "threads must be at least 1, got " +
+                    std::to_string(options->threads));
+
+  std::string where = name + ": ";
+  if (size < sizeof(loom_engine_header))
+    return fail(LOOM_ERROR_CORRUPT,
+                where + "not a Loom engine: " + std::to_string(size) +
+                    " bytes, shorter than the header (truncated?)");
   auto result = std::make_unique<loom_engine>();
   result->threads = options->threads;
-  result->mapping = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  close(fd);
-  if (result->mapping == MAP_FAILED) {
-    result->mapping = nullptr;
-    return fail(LOOM_ERROR_IO, where + "cannot map: " + strerror(errno));
-  }
-  result->mappedSize = size;
-  const auto *bytes = static_cast<const uint8_t *>(result->mapping);
+  result->codeSections = codeSections;
   loom_engine_header header;
   std::memcpy(&header, bytes, sizeof(header));
 
@@ -663,7 +706,7 @@ loom_status loom_engine_load(const char *path, const loom_load_options *options,
       return fail(LOOM_ERROR_CORRUPT,
                   where + "section " + std::to_string(i) + " is malformed");
     if (section.kind == LOOM_SECTION_CODE) {
-      if (loom_status s = result->loadCode(section))
+      if (loom_status s = result->loadCode(bytes, section))
         return fail(s, where + loom_last_error());
     } else if (section.kind == LOOM_SECTION_WEIGHTS) {
       // Used in place: the weights stay in the read-only mapping.
@@ -719,6 +762,8 @@ loom_status loom_engine_load(const char *path, const loom_load_options *options,
   *engine = result.release();
   return LOOM_OK;
 }
+
+extern "C" {
 
 void loom_engine_free(loom_engine *engine) {
   delete engine;
