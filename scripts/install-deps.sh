@@ -6,6 +6,7 @@ packages=(
   cmake ninja-build ccache git
   clang-22 lld-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   clang-format-22
+  libclang-rt-22-dev
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   python3 python3-dev python3-onnx python3-numpy python3-venv
   libgtest-dev openmpi-bin libopenmpi-dev

@@ -51,11 +51,8 @@ std::optional<llvm::StringRef> headerField(llvm::StringRef header,
   return rest.take_front(end).trim();
 }
 
-std::string readNpy(llvm::StringRef path, Tensor &tensor) {
-  auto file = llvm::MemoryBuffer::getFile(path, false, false);
-  if (!file)
-    return "cannot read '" + path.str() + "': " + file.getError().message();
-  llvm::StringRef data = (*file)->getBuffer();
+std::string readNpy(llvm::StringRef data, llvm::StringRef path,
+                    Tensor &tensor) {
   if (data.size() < 10 || !data.starts_with("\x93NUMPY"))
     return "'" + path.str() + "' is not a .npy file";
   unsigned major = static_cast<unsigned char>(data[6]);
@@ -112,17 +109,31 @@ std::string readNpy(llvm::StringRef path, Tensor &tensor) {
 
 std::string readTensorFile(llvm::StringRef path, mlir::MLIRContext *ctx,
                            Tensor &tensor) {
-  if (path.ends_with(".npy"))
-    return readNpy(path, tensor);
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                          /*RequiresNullTerminator=*/false);
+  if (!file)
+    return "cannot read '" + path.str() + "': " + file.getError().message();
+  TensorFileFormat format = path.ends_with(".npy")
+                                ? TensorFileFormat::Npy
+                                : TensorFileFormat::ONNXTensorProto;
+  return readTensorBuffer((*file)->getBuffer(), format, path, ctx, tensor);
+}
+
+std::string readTensorBuffer(llvm::StringRef buffer, TensorFileFormat format,
+                             llvm::StringRef displayName,
+                             mlir::MLIRContext *ctx, Tensor &tensor) {
+  if (format == TensorFileFormat::Npy)
+    return readNpy(buffer, displayName, tensor);
   ONNXTensorData data;
-  if (std::string error = readONNXTensorFile(path, ctx, data); !error.empty())
+  if (std::string error = readONNXTensorBuffer(buffer, displayName, ctx, data);
+      !error.empty())
     return error;
   std::optional<ElementKind> kind = getElementKind(data.type.getElementType());
   std::optional<Tensor> t =
       kind ? tensorFromBytes(*kind, data.type.getShape(), data.bytes)
            : std::nullopt;
   if (!t)
-    return "'" + path.str() + "' holds an unsupported tensor";
+    return "'" + displayName.str() + "' holds an unsupported tensor";
   tensor = std::move(*t);
   return "";
 }

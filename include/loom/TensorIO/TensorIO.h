@@ -22,6 +22,15 @@ namespace loom {
 std::string readTensorFile(llvm::StringRef path, mlir::MLIRContext *ctx,
                            reference::Tensor &tensor);
 
+/// The two tensor file formats.
+enum class TensorFileFormat { ONNXTensorProto, Npy };
+
+/// Reads a tensor file's content held in memory; `displayName` names it in
+/// messages.
+std::string readTensorBuffer(llvm::StringRef buffer, TensorFileFormat format,
+                             llvm::StringRef displayName,
+                             mlir::MLIRContext *ctx, reference::Tensor &tensor);
+
 /// Writes a tensor as `.npy` (bf16 is written as f32: NumPy has no bf16).
 std::string writeNpyFile(llvm::StringRef path, const reference::Tensor &tensor);
 

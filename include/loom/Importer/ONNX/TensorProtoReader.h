@@ -30,6 +30,12 @@ struct ONNXTensorData {
 std::string readONNXTensorFile(llvm::StringRef path, mlir::MLIRContext *ctx,
                                ONNXTensorData &tensor);
 
+/// Reads a TensorProto held in memory; `displayName` names it in messages.
+std::string readONNXTensorBuffer(llvm::StringRef buffer,
+                                 llvm::StringRef displayName,
+                                 mlir::MLIRContext *ctx,
+                                 ONNXTensorData &tensor);
+
 } // namespace loom
 
 #endif // LOOM_IMPORTER_ONNX_TENSORPROTOREADER_H
