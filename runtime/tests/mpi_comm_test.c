@@ -3,13 +3,22 @@
  * Written in C, to keep the API honest about being C. Modes:
  *   ok       every collective and a send/recv ring, results checked;
  *   abort    rank 1 fails after one collective: the job ends with an error;
- *   timeout  rank 1 skips a collective: rank 0 times out and ends the job.
+ *   timeout  rank 1 skips a collective: rank 0 times out and ends the job;
+ *   exit-first     rank 1 exits before the first collective;
+ *   kill           rank 1 is killed (SIGKILL) between two all-reduces, so
+ *                  its peers are inside the second when it dies;
+ *   kill-in-ring   rank 1 is killed just before the send/recv ring, so its
+ *                  peers wait in recv;
+ *   hang-in-ring   rank 1 never joins the ring: rank 0 times out in recv.
+ * In every failing mode the job must end with an error (mpirun's or the
+ * communicator's) naming the rank, well before lit's timeout: no hang.
  * Prints "rank R of N: ok" per rank in mode ok.
  *
  *===----------------------------------------------------------------------===*/
 
 #include "loom/comm.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +52,10 @@ int main(int argc, char **argv) {
   CHECK(loom_comm_create_mpi(&options, &comm));
   rank = loom_comm_rank(comm);
   int size = loom_comm_size(comm);
+  int failing = rank == 1;
+
+  if (failing && strcmp(mode, "exit-first") == 0)
+    _exit(3);
 
   float x[2] = {(float)rank, (float)(10 * rank)};
   CHECK(loom_comm_all_reduce(comm, x, x, 2, LOOM_DTYPE_F32, LOOM_REDUCE_SUM));
@@ -55,6 +68,8 @@ int main(int argc, char **argv) {
     sleep(30); /* never joins the next collective */
     return 0;
   }
+  if (failing && strcmp(mode, "kill") == 0)
+    raise(SIGKILL);
 
   int64_t v = 7 - rank, m = 0;
   CHECK(loom_comm_all_reduce(comm, &v, &m, 1, LOOM_DTYPE_I64, LOOM_REDUCE_MIN));
@@ -78,6 +93,12 @@ int main(int argc, char **argv) {
   double b = rank == size - 1 ? 3.5 : 0.0;
   CHECK(loom_comm_broadcast(comm, &b, sizeof(b), size - 1));
   EXPECT(b == 3.5);
+  if (failing && strcmp(mode, "kill-in-ring") == 0)
+    raise(SIGKILL);
+  if (failing && strcmp(mode, "hang-in-ring") == 0) {
+    sleep(30);
+    return 0;
+  }
   int32_t token = rank * rank, got = -1;
   CHECK(loom_comm_send(comm, &token, sizeof(token), (rank + 1) % size));
   CHECK(loom_comm_recv(comm, &got, sizeof(got), (rank + size - 1) % size));
