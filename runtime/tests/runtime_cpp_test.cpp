@@ -14,12 +14,14 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -390,20 +392,53 @@ TEST(Concurrency, EightThreadsMatchSerialRuns) {
   }
 }
 
+/// Median and 99th percentile of `samples` (microseconds), which it sorts.
+std::pair<double, double> percentiles(std::vector<double> &samples) {
+  std::sort(samples.begin(), samples.end());
+  auto at = [&](double q) {
+    return samples[std::min(samples.size() - 1,
+                            static_cast<size_t>(q * samples.size()))];
+  };
+  return {at(0.5), at(0.99)};
+}
+
+// LOOM_SOAK_ITERATIONS=N runs N cycles (10,000 by default, in CI);
+// LOOM_SOAK_SECONDS=S runs for S seconds instead and prints one line per
+// LOOM_SOAK_REPORT_SECONDS (60 by default): cycles, the cycle's median and
+// 99th-percentile time, resident memory and mappings, so that a long soak
+// shows whether latency stays flat (docs/reliability.md). Timings are
+// printed, never asserted; memory growth is asserted.
 TEST(Soak, LoadExecuteFreeKeepsMemoryFlat) {
+  using Clock = std::chrono::steady_clock;
   std::string path = enginePath("LOOM_TEST_ENGINE");
   ASSERT_FALSE(path.empty()) << "set LOOM_TEST_ENGINE";
   const char *iterationsVariable = std::getenv("LOOM_SOAK_ITERATIONS");
-  int iterations = iterationsVariable ? std::atoi(iterationsVariable) : 10000;
-  ASSERT_GE(iterations, 200);
+  const char *secondsVariable = std::getenv("LOOM_SOAK_SECONDS");
+  const char *reportVariable = std::getenv("LOOM_SOAK_REPORT_SECONDS");
+  long iterations = iterationsVariable ? std::atol(iterationsVariable) : 10000;
+  double seconds = secondsVariable ? std::atof(secondsVariable) : 0;
+  double reportSeconds = reportVariable ? std::atof(reportVariable) : 60;
+  ASSERT_TRUE(seconds > 0 || iterations >= 200);
+  ASSERT_GT(reportSeconds, 0);
+  Clock::time_point begin = Clock::now(), windowStart = begin;
+  // Per window: each cycle's time and, within it, the execute call's.
+  std::vector<double> window, executes;
   std::vector<float> first;
-  long baseRss = 0, baseMaps = 0;
-  for (int i = 0; i < iterations; ++i) {
+  long baseRss = 0, baseMaps = 0, cycles = 0;
+  auto elapsed = [&](Clock::time_point since) {
+    return std::chrono::duration<double>(Clock::now() - since).count();
+  };
+  for (long i = 0;; ++i) {
+    if (seconds > 0 ? (i > 100 && elapsed(begin) >= seconds) : i >= iterations)
+      break;
+    Clock::time_point cycleStart = Clock::now();
     loom::Error error;
     loom::Engine engine = loom::Engine::load(path, error);
     ASSERT_FALSE(error) << "iteration " << i << ": " << error.message();
     Buffers buffers(engine);
+    Clock::time_point executeStart = Clock::now();
     ASSERT_FALSE(buffers.run(engine)) << "iteration " << i;
+    double executeSeconds = elapsed(executeStart);
     if (i == 0)
       first = buffers.out[0];
     else
@@ -414,11 +449,29 @@ TEST(Soak, LoadExecuteFreeKeepsMemoryFlat) {
       baseRss = statusKiB("VmRSS");
       baseMaps = procLines("/proc/self/maps");
     }
+    cycles = i + 1;
+    if (seconds <= 0)
+      continue;
+    window.push_back(elapsed(cycleStart) * 1e6);
+    executes.push_back(executeSeconds * 1e6);
+    if (elapsed(windowStart) >= reportSeconds) {
+      auto [p50, p99] = percentiles(window);
+      auto [executeP50, executeP99] = percentiles(executes);
+      std::printf("soak: %6.0f s: %ld cycles; this window %zu cycles, "
+                  "cycle p50 %.0f us p99 %.0f us, execute p50 %.0f us "
+                  "p99 %.0f us; resident %ld KiB, mappings %ld\n",
+                  elapsed(begin), cycles, window.size(), p50, p99, executeP50,
+                  executeP99, statusKiB("VmRSS"), procLines("/proc/self/maps"));
+      std::fflush(stdout);
+      window.clear();
+      executes.clear();
+      windowStart = Clock::now();
+    }
   }
   long rss = statusKiB("VmRSS"), maps = procLines("/proc/self/maps");
-  std::printf("soak: %d load/execute/free cycles; resident %ld -> %ld KiB, "
-              "mappings %ld -> %ld\n",
-              iterations, baseRss, rss, baseMaps, maps);
+  std::printf("soak: %ld load/execute/free cycles in %.0f s; resident %ld -> "
+              "%ld KiB, mappings %ld -> %ld\n",
+              cycles, elapsed(begin), baseRss, rss, baseMaps, maps);
   // A leaked engine (its code, weights or arena) would add at least its
   // mapped code and weights, tens of KiB, per iteration.
   EXPECT_LE(rss - baseRss, 4 * 1024) << "resident memory grew";
