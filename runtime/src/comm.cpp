@@ -113,7 +113,8 @@ using Clock = std::chrono::steady_clock;
 /// What the ranks of one in-process group share.
 struct LocalGroup {
   explicit LocalGroup(int32_t size, std::chrono::milliseconds timeout)
-      : size(size), timeout(timeout), posted(size, nullptr) {}
+      : size(size), timeout(timeout), posted(size, nullptr),
+        present(size, false) {}
 
   const int32_t size;
   const std::chrono::milliseconds timeout;
@@ -125,6 +126,9 @@ struct LocalGroup {
   int32_t arrived = 0, departed = 0;
   std::string opName;
   std::vector<const void *> posted;
+  // Which ranks have arrived at the current rendezvous: a timeout names
+  // the ones that have not.
+  std::vector<bool> present;
   // Poisoned: the first failure, quoted by every later error.
   std::string failure;
   std::map<std::pair<int32_t, int32_t>, std::deque<std::vector<char>>> mail;
@@ -254,10 +258,11 @@ private:
                                                 group->failure);
   }
 
-  /// Waits until `ready()`, the group is poisoned, or the timeout.
-  template <typename Ready>
+  /// Waits until `ready()`, the group is poisoned, or the timeout; a
+  /// timeout's message ends with `waitingFor()`.
+  template <typename Ready, typename WaitingFor>
   loom_status wait(std::unique_lock<std::mutex> &lock, const std::string &op,
-                   Ready ready) {
+                   Ready ready, WaitingFor waitingFor) {
     Clock::time_point deadline = Clock::now() + group->timeout;
     while (!ready()) {
       if (!group->failure.empty())
@@ -265,11 +270,28 @@ private:
       if (group->cv.wait_until(lock, deadline) == std::cv_status::timeout &&
           !ready()) {
         poison("rank " + std::to_string(myRank) + " timed out after " +
-               std::to_string(group->timeout.count()) + " ms in " + op);
+               std::to_string(group->timeout.count()) + " ms in " + op +
+               waitingFor());
         return poisoned(op);
       }
     }
     return LOOM_OK;
+  }
+
+  template <typename Ready>
+  loom_status wait(std::unique_lock<std::mutex> &lock, const std::string &op,
+                   Ready ready) {
+    return wait(lock, op, ready, [] { return std::string(); });
+  }
+
+  /// " (waiting for rank 1, 3)": the ranks that have not arrived at the
+  /// current rendezvous.
+  std::string absentRanks() const {
+    std::string list;
+    for (int32_t r = 0; r < group->size; ++r)
+      if (!group->present[r])
+        list += (list.empty() ? "" : ", ") + std::to_string(r);
+    return list.empty() ? "" : " (waiting for rank " + list + ")";
   }
 
   /// One rendezvous: post `mine`, run `compute` on everyone's posts, wait
@@ -293,17 +315,22 @@ private:
     }
     uint64_t generation = group->generation;
     group->posted[myRank] = mine;
+    group->present[myRank] = true;
     if (++group->arrived == group->size)
       group->cv.notify_all();
-    if (loom_status s = wait(lock, name, [&] {
-          return group->arrived == group->size ||
-                 group->generation != generation;
-        }))
+    if (loom_status s = wait(
+            lock, name,
+            [&] {
+              return group->arrived == group->size ||
+                     group->generation != generation;
+            },
+            [&] { return absentRanks(); }))
       return s;
     compute(group->posted);
     if (++group->departed == group->size) {
       group->arrived = 0;
       group->departed = 0;
+      group->present.assign(group->size, false);
       ++group->generation;
       group->cv.notify_all();
     } else if (loom_status s = wait(lock, name, [&] {
@@ -346,7 +373,7 @@ loom_status loom_comm_create_local(int32_t size,
   auto group = std::make_shared<LocalGroup>(size, timeout);
   for (int32_t r = 0; r < size; ++r)
     comms[r] = new LocalComm(group, r);
-  return LOOM_OK;
+  return loom::runtime::injectFaults(timeout, comms, size);
 }
 
 int32_t loom_comm_rank(const loom_comm *comm) { return comm->rank(); }

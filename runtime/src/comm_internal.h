@@ -35,6 +35,13 @@ loom_status setError(loom_status status, const std::string &message);
 loom_status resolveTimeout(const loom_comm_options *options,
                            std::chrono::milliseconds &timeout);
 
+/// Wraps the handle of the rank LOOM_COMM_FAULT names (comm_fault.cpp)
+/// among `comms[0..count)` so that it fails at the chosen call; does nothing
+/// when the variable is unset. A malformed value frees the handles and
+/// returns an invalid-argument status naming it.
+loom_status injectFaults(std::chrono::milliseconds timeout, loom_comm **comms,
+                         int32_t count);
+
 /// Element size of the dtypes reductions support, 0 for the others.
 size_t reducibleSize(loom_dtype dtype);
 

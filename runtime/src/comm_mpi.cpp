@@ -212,5 +212,5 @@ extern "C" loom_status loom_comm_create_mpi(const loom_comm_options *options,
   if (!initialized && MPI_Init(nullptr, nullptr) != MPI_SUCCESS)
     return setError(LOOM_ERROR_NO_DEVICE, "MPI_Init failed");
   *comm = new MPIComm(timeout, !initialized);
-  return LOOM_OK;
+  return loom::runtime::injectFaults(timeout, comm, 1);
 }
