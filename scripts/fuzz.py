@@ -175,7 +175,7 @@ def compile_engines(build, work):
         ("symbolic", inputs / "symbolic_add_relu.onnxtxt", []),
         ("mlp", inputs / "uniform_bias_mlp.onnxtxt", []),
         ("mlp_tp2", inputs / "uniform_bias_mlp.onnxtxt", ["--grid=tp=2"]),
-        ("decoder_kv", ROOT / "test/fixtures/gpt_decoder/model.onnx",
+        ("decoder_kv", ROOT / "test/models/llama_kv/model.onnx",
          ["--kv-cache=16"]),
     ]
     made = []

@@ -91,6 +91,14 @@ fi
   --loom-translate "$build/bin/loom-translate" \
   --suite /usr/share/libonnx-testdata/data/node --suite "$newer_suite" --check
 
+echo "== Fuzzing: every libFuzzer harness for a short budget (docs/reliability.md)"
+# Builds the instrumented harnesses (ASan + UBSan), seeds them from the node
+# suites, the corpus and engines compiled here, and runs each for 20 s, two
+# at a time. Fails on any crash, leak, sanitizer report or timeout, printing
+# the input and the command that reproduces it.
+"$python_venv/bin/python" "$root/scripts/fuzz.py" --build "$build" \
+  --seconds 20 --parallel 2
+
 echo "== The newer suite's transformer ops (opsets 23-25): reference and engines"
 # Attention, RMSNormalization, RotaryEmbedding and TensorScatter cases (and
 # their expanded function bodies): fails on any failure not listed with its
@@ -136,6 +144,7 @@ LOOM_BUILD_DIR="$root/build-gcc" LOOM_BUILD_TARGETS="loom-opt loom-translate loo
 
 # Reached only when everything above passed (set -e): lit's tests plus the
 # conformance (reference and compiled), coverage and partitioning checks,
-# the corpus runs (every path; the CUDA kernels on this CPU) and the g++
-# build; the pytest tests of the Python package are counted one by one.
-echo "summary: $((lit_passed + pytest_passed + 8)) passed, 0 failed"
+# the corpus runs (every path; the CUDA kernels on this CPU), the fuzzing
+# run and the g++ build; the pytest tests of the Python package are counted
+# one by one.
+echo "summary: $((lit_passed + pytest_passed + 9)) passed, 0 failed"
