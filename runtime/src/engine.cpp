@@ -119,9 +119,15 @@ struct Rank {
   /// What code compiled with kernel timers reported (profile.cpp).
   std::unique_ptr<loom::runtime::KernelTable> kernelTimes =
       std::make_unique<loom::runtime::KernelTable>();
-  /// The collectives of the rank's most recent call (written by the call,
-  /// which sees the rank as const, like kernelTimes' table).
-  mutable loom::runtime::CollectiveCounters collectives;
+  /// The collectives of the rank's most recent call. Each call counts its
+  /// own and publishes them here as it ends, under the lock, so that calls
+  /// from several threads at once do not race (the last one to end wins).
+  struct CollectiveRecord {
+    std::mutex mutex;
+    loom::runtime::CollectiveCounters last;
+  };
+  std::unique_ptr<CollectiveRecord> collectives =
+      std::make_unique<CollectiveRecord>();
 };
 
 /// The architecture this runtime was built for, as the manifest names it.
@@ -859,7 +865,8 @@ loom_status loom_engine_collective_stats(const loom_engine *engine,
   if (!r || !stats)
     return fail(LOOM_ERROR_INVALID_ARGUMENT,
                 "null engine or stats, or a bad rank");
-  std::copy_n(r->collectives.kinds, LOOM_COLLECTIVE_KINDS, stats);
+  std::lock_guard<std::mutex> lock(r->collectives->mutex);
+  std::copy_n(r->collectives->last.kinds, LOOM_COLLECTIVE_KINDS, stats);
   return LOOM_OK;
 }
 
@@ -1006,9 +1013,9 @@ static loom_status runRank(loom_engine *engine, int32_t rank,
   if (!inputSizes.empty())
     buffers.push_back(inputSizes.data());
   loom_status status;
+  loom::runtime::CollectiveCounters collectives;
   {
-    loom::runtime::CollectiveScope scope(comm, engine->threads,
-                                         &r->collectives);
+    loom::runtime::CollectiveScope scope(comm, engine->threads, &collectives);
     loom::runtime::KernelTimerScope timers(*r->kernelTimes,
                                            engine->collectKernelTimes);
     // Per calling thread in OpenMP: set on every run, since runs (and the
@@ -1025,6 +1032,10 @@ static loom_status runRank(loom_engine *engine, int32_t rank,
     }
     loom::runtime::setCallEscape(nullptr, nullptr);
     status = scope.status();
+  }
+  {
+    std::lock_guard<std::mutex> lock(r->collectives->mutex);
+    r->collectives->last = collectives;
   }
   for (size_t i = 0; i < r->outputs.size(); ++i) {
     if (records[i].empty())
