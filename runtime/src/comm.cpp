@@ -54,6 +54,8 @@ static void reduceTyped(T *acc, const T *x, size_t count, loom_reduce_op op) {
     case LOOM_REDUCE_MIN:
       acc[i] = x[i] < acc[i] ? x[i] : acc[i];
       break;
+    case LOOM_REDUCE_OP_MAX_ENUM: // refused by loom_comm_all_reduce
+      break;
     }
   }
 }
@@ -100,6 +102,8 @@ const char *reduceOpName(loom_reduce_op op) {
     return "max";
   case LOOM_REDUCE_MIN:
     return "min";
+  case LOOM_REDUCE_OP_MAX_ENUM:
+    break;
   }
   return "?";
 }
@@ -387,6 +391,9 @@ loom_status loom_comm_all_reduce(loom_comm *comm, const void *send, void *recv,
                                  size_t count, loom_dtype dtype,
                                  loom_reduce_op op) {
   LOOM_CHECK_COMM(comm)
+  if (op < LOOM_REDUCE_SUM || op > LOOM_REDUCE_MIN)
+    return setError(LOOM_ERROR_INVALID_ARGUMENT,
+                    "unknown reduction " + std::to_string(int(op)));
   return comm->allReduce(send, recv, count, dtype, op);
 }
 

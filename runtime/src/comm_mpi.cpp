@@ -56,6 +56,8 @@ MPI_Op mpiOp(loom_reduce_op op) {
     return MPI_MAX;
   case LOOM_REDUCE_MIN:
     return MPI_MIN;
+  case LOOM_REDUCE_OP_MAX_ENUM: // refused by loom_comm_all_reduce
+    break;
   }
   return MPI_SUM;
 }

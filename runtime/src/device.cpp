@@ -60,6 +60,8 @@ const char *loom_device_kind_name(loom_device_kind kind) {
     return "cpu";
   case LOOM_DEVICE_CUDA:
     return "cuda";
+  case LOOM_DEVICE_KIND_MAX_ENUM:
+    break;
   }
   return "unknown";
 }
@@ -74,6 +76,8 @@ loom_status loom_device_count(loom_device_kind kind, int32_t *count) {
     return LOOM_OK;
   case LOOM_DEVICE_CUDA:
     return countCudaDevices(count);
+  case LOOM_DEVICE_KIND_MAX_ENUM:
+    break;
   }
   return setError(LOOM_ERROR_INVALID_ARGUMENT,
                   "unknown device kind " + std::to_string(int(kind)));

@@ -42,6 +42,8 @@ const char *loom_status_name(loom_status status) {
     return "LOOM_ERROR_INTERNAL";
   case LOOM_ERROR_SIGNATURE:
     return "LOOM_ERROR_SIGNATURE";
+  case LOOM_STATUS_MAX_ENUM:
+    break;
   }
   return "LOOM_ERROR_UNKNOWN";
 }

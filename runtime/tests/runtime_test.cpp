@@ -346,6 +346,15 @@ TEST(LocalComm, BadArguments) {
                                  LOOM_REDUCE_SUM),
             LOOM_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(loom_comm_send(comms[0], &h, 2, 5), LOOM_ERROR_INVALID_ARGUMENT);
+  // A reduction outside the enum (a C caller's bad value) is refused.
+  float f = 1;
+  EXPECT_EQ(loom_comm_all_reduce(comms[0], &f, &f, 1, LOOM_DTYPE_F32,
+                                 static_cast<loom_reduce_op>(9)),
+            LOOM_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(loom_last_error(), "unknown reduction 9");
+  EXPECT_STREQ(loom_status_name(static_cast<loom_status>(99)),
+               "LOOM_ERROR_UNKNOWN");
+  EXPECT_STREQ(loom_dtype_name(static_cast<loom_dtype>(99)), "?");
   loom_comm_free(comms[0]);
 }
 

@@ -517,6 +517,8 @@ double elementAsDouble(loom_dtype dtype, const char *data, size_t i) {
     return load<uint32_t>(data, i);
   case LOOM_DTYPE_U64:
     return static_cast<double>(load<uint64_t>(data, i));
+  case LOOM_DTYPE_MAX_ENUM:
+    break;
   }
   return 0;
 }

@@ -32,7 +32,11 @@ typedef enum loom_reduce_op {
   LOOM_REDUCE_SUM = 0,
   LOOM_REDUCE_PROD = 1,
   LOOM_REDUCE_MAX = 2,
-  LOOM_REDUCE_MIN = 3
+  LOOM_REDUCE_MIN = 3,
+  /* Not a value: makes the type int-sized with every int representable,
+     so that a caller's out-of-range value is refused with an error instead
+     of being undefined behaviour in the C++ implementation. */
+  LOOM_REDUCE_OP_MAX_ENUM = 0x7fffffff
 } loom_reduce_op;
 
 typedef struct loom_comm_options {

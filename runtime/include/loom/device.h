@@ -20,7 +20,11 @@ extern "C" {
 typedef enum loom_device_kind {
   LOOM_DEVICE_CPU = 0,
   /* NVIDIA GPUs through the CUDA driver (libcuda.so.1). */
-  LOOM_DEVICE_CUDA = 1
+  LOOM_DEVICE_CUDA = 1,
+  /* Not a value: makes the type int-sized with every int representable,
+     so that a caller's out-of-range value is refused with an error instead
+     of being undefined behaviour in the C++ implementation. */
+  LOOM_DEVICE_KIND_MAX_ENUM = 0x7fffffff
 } loom_device_kind;
 
 /* "cpu", "cuda"; "unknown" for anything else. */

@@ -52,7 +52,11 @@ typedef enum loom_status {
   /* A trusted key was given (loom_load_options::trusted_public_key) and the
      engine is not signed, or not by that key, or was changed after it was
      signed. */
-  LOOM_ERROR_SIGNATURE = 9
+  LOOM_ERROR_SIGNATURE = 9,
+  /* Not a value: makes the type int-sized with every int representable,
+     so that a caller's out-of-range value is refused with an error instead
+     of being undefined behaviour in the C++ implementation. */
+  LOOM_STATUS_MAX_ENUM = 0x7fffffff
 } loom_status;
 
 /* A short name of a status ("LOOM_ERROR_CORRUPT"). */
@@ -74,7 +78,11 @@ typedef enum loom_dtype {
   LOOM_DTYPE_U8 = 10,
   LOOM_DTYPE_U16 = 11,
   LOOM_DTYPE_U32 = 12,
-  LOOM_DTYPE_U64 = 13
+  LOOM_DTYPE_U64 = 13,
+  /* Not a value: makes the type int-sized with every int representable,
+     so that a caller's out-of-range value is refused with an error instead
+     of being undefined behaviour in the C++ implementation. */
+  LOOM_DTYPE_MAX_ENUM = 0x7fffffff
 } loom_dtype;
 
 /* "f32", "i64", ...; the names the manifest uses. */
