@@ -99,6 +99,13 @@ echo "== Fuzzing: every libFuzzer harness for a short budget (docs/reliability.m
 "$python_venv/bin/python" "$root/scripts/fuzz.py" --build "$build" \
   --seconds 20 --parallel 2
 
+echo "== Sanitizers: the runtime under ASan + UBSan (with leak checks) and TSan"
+# Its C API tests, the in-process communicator, one engine executed from 8
+# threads and 1,000 load/execute/free cycles, each built instrumented in
+# build-asan / build-tsan (scripts/sanitize.sh; --full runs the whole lit
+# suite under ASan + UBSan, too long for CI).
+"$root/scripts/sanitize.sh"
+
 echo "== The newer suite's transformer ops (opsets 23-25): reference and engines"
 # Attention, RMSNormalization, RotaryEmbedding and TensorScatter cases (and
 # their expanded function bodies): fails on any failure not listed with its
@@ -145,6 +152,6 @@ LOOM_BUILD_DIR="$root/build-gcc" LOOM_BUILD_TARGETS="loom-opt loom-translate loo
 # Reached only when everything above passed (set -e): lit's tests plus the
 # conformance (reference and compiled), coverage and partitioning checks,
 # the corpus runs (every path; the CUDA kernels on this CPU), the fuzzing
-# run and the g++ build; the pytest tests of the Python package are counted
-# one by one.
-echo "summary: $((lit_passed + pytest_passed + 9)) passed, 0 failed"
+# and sanitizer runs and the g++ build; the pytest tests of the Python
+# package are counted one by one.
+echo "summary: $((lit_passed + pytest_passed + 10)) passed, 0 failed"
