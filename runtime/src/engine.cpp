@@ -147,7 +147,7 @@ const char *hostArch() {
 bool hostHasFeature(const std::string &feature) {
 #if defined(__x86_64__)
 #define LOOM_FEATURE(name)                                                     \
-  if (feature == name)                                                         \
+  if (feature == (name))                                                       \
     return __builtin_cpu_supports(name);
   LOOM_FEATURE("sse4.2")
   LOOM_FEATURE("avx")

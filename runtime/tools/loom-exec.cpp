@@ -383,8 +383,7 @@ std::string readNpy(const std::string &path, Tensor &tensor) {
   if (!type)
     return "'" + path + "' has dtype '" + descr + "', which is not supported";
   // One-byte types carry '|' (no byte order); wider ones must be '<'.
-  if (descr[0] != '<' &&
-      !(descr[0] == '|' && loom_dtype_size(type->dtype) == 1))
+  if (descr[0] != '<' && (descr[0] != '|' || loom_dtype_size(type->dtype) != 1))
     return "'" + path + "' has dtype '" + descr +
            "': only little-endian data is supported";
   tensor.dtype = type->dtype;
