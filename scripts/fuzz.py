@@ -40,6 +40,7 @@ HARNESSES = {
     "tensor-file": dict(max_len=8192, timeout=10),
     "engine-loader": dict(max_len=None, timeout=10),
     "runtime-api": dict(max_len=512, timeout=10),
+    "npy-exec": dict(max_len=8192, timeout=10),
 }
 
 # Real-model seeds: the corpus's models up to this size (the smaller
@@ -273,6 +274,9 @@ def main():
     engines = compile_engines(build, work)
     for engine in engines:
         copy_seed(engine, seeds / "engine-loader", engine.name)
+    # loom-exec's reader gets the .npy seeds of the tensor readers.
+    for npy in sorted((seeds / "tensor-file").glob("*.npy")):
+        copy_seed(npy, seeds / "npy-exec", npy.name)
     for name in names:
         count = len(list((seeds / name).glob("*"))) if (seeds / name).is_dir() else 0
         log(f"fuzz: {name}: {count} seeds")
