@@ -15,6 +15,11 @@ namespace loom {
 void buildGraphOptimizationPipeline(OpPassManager &pm,
                                     const GraphOptimizationOptions &options) {
   OpPassManager &func = pm.nest<func::FuncOp>();
+  // Quantized models (QDQ) compute in integers: dequantize -> conv/matmul
+  // becomes loom.qconv/qmatmul before the canonicalizer folds the weights'
+  // dequantize into f32 constants, so 8-bit weights stay 8-bit in the
+  // engine and are neither widened nor dequantized on any call.
+  func.addPass(createLoomFoldQDQPass());
   func.addPass(createCanonicalizerPass());
   func.addPass(createLoomRecognizePass());
   func.addPass(createLoomSimplifyPass());

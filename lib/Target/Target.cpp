@@ -18,6 +18,9 @@ Target::~Target() = default;
 
 void buildDefaultGraphPipeline(OpPassManager &pm, const CompileOptions &options,
                                bool formKernels) {
+  // Quantized contractions first, before constant folding evaluates the
+  // dequantized weights into floats (see buildGraphOptimizationPipeline).
+  pm.addNestedPass<func::FuncOp>(createLoomFoldQDQPass());
   // Static types first: the graph passes and kernel formation see them.
   // Shape arithmetic on constants is evaluated before, so shapes computed
   // in the graph (ONNX function bodies) become constants first.

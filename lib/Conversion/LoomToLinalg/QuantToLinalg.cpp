@@ -28,9 +28,11 @@
 
 #include "Utils.h"
 
+#include "loom/Dialect/Loom/IR/ConstantValues.h"
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 
 #include <cmath>
@@ -183,6 +185,52 @@ Value centered(B &b, L loc, Value q, Value original, Value zp, Value originalZp,
   });
 }
 
+/// The elements of a constant operand: `converted` (the operand after type
+/// conversion, which is also what a loom.fusion's inlined block reads) seen
+/// through conversion casts. Signedness comes from `original`'s type.
+std::optional<SmallVector<int64_t>> constantIntegers(Value converted,
+                                                     Value original) {
+  while (auto cast = converted.getDefiningOp<UnrealizedConversionCastOp>()) {
+    if (cast.getInputs().size() != 1)
+      return std::nullopt;
+    converted = cast.getInputs()[0];
+  }
+  ElementsAttr attr;
+  if (!matchPattern(converted, m_Constant(&attr)))
+    return std::nullopt;
+  // Signless after conversion: extend as the original type says.
+  return getIntegerValues(attr, isUnsigned(original));
+}
+
+/// `q - zp` computed now when both are constants and `acc` is an integer:
+/// a constant weight is centred and widened once, at compile time, so the
+/// code reads (and the CPU target packs) a constant instead of widening
+/// the weight on every call. `zp` is 0-D or one value per channel, the
+/// channel of element i being `channelOf(i)`. `q` and `zp` are converted
+/// operands, `original*` the op's own.
+Value centeredConstant(B &b, L loc, Value q, Value originalQ, Value zp,
+                       Value originalZp, Type acc,
+                       function_ref<int64_t(int64_t)> channelOf) {
+  if (!isa<IntegerType>(acc))
+    return {};
+  std::optional<SmallVector<int64_t>> values = constantIntegers(q, originalQ);
+  std::optional<SmallVector<int64_t>> zeros;
+  if (!values || (zp && !(zeros = constantIntegers(zp, originalZp))))
+    return {};
+  unsigned width = acc.getIntOrFloatBitWidth();
+  SmallVector<APInt> out;
+  out.reserve(values->size());
+  for (auto [i, v] : llvm::enumerate(*values)) {
+    int64_t z = !zeros               ? 0
+                : zeros->size() == 1 ? (*zeros)[0]
+                                     : (*zeros)[channelOf(i)];
+    out.push_back(APInt(width, v - z, /*isSigned=*/true));
+  }
+  auto type = cast<RankedTensorType>(q.getType()).clone(acc);
+  return arith::ConstantOp::create(b, loc, type,
+                                   DenseElementsAttr::get(type, out));
+}
+
 /// A [M] vector viewed as [M, 1, ..., 1] (`trailing` ones); 0-D values
 /// stay as they are.
 Value perChannel(B &b, L loc, Value value, int64_t trailing) {
@@ -231,8 +279,14 @@ public:
     Value lhs = centered(rewriter, loc, adaptor.getLhs(), op.getLhs(),
                          adaptor.getLhsZeroPoint(), op.getLhsZeroPoint(), acc);
     // Per-column zero points [N] broadcast over the rows of [K, N].
-    Value rhs = centered(rewriter, loc, adaptor.getRhs(), op.getRhs(),
-                         adaptor.getRhsZeroPoint(), op.getRhsZeroPoint(), acc);
+    int64_t columns =
+        cast<RankedTensorType>(adaptor.getRhs().getType()).getShape().back();
+    Value rhs = centeredConstant(
+        rewriter, loc, adaptor.getRhs(), op.getRhs(), adaptor.getRhsZeroPoint(),
+        op.getRhsZeroPoint(), acc, [&](int64_t i) { return i % columns; });
+    if (!rhs)
+      rhs = centered(rewriter, loc, adaptor.getRhs(), op.getRhs(),
+                     adaptor.getRhsZeroPoint(), op.getRhsZeroPoint(), acc);
     Value product =
         buildMatrixProduct(rewriter, loc, lhs, rhs, type.clone(acc));
     rewriter.replaceOp(op, scaleAccumulator(rewriter, loc, type,
@@ -258,11 +312,20 @@ public:
     Value input =
         centered(rewriter, loc, adaptor.getInput(), op.getInput(),
                  adaptor.getInputZeroPoint(), op.getInputZeroPoint(), acc);
-    Value weightZp = adaptor.getWeightZeroPoint();
-    if (weightZp)
-      weightZp = perChannel(rewriter, loc, weightZp, weightType.getRank() - 1);
-    Value weight = centered(rewriter, loc, adaptor.getWeight(), op.getWeight(),
-                            weightZp, op.getWeightZeroPoint(), acc);
+    // Per-output-channel zero points [M] of [M, C/group, K...].
+    int64_t perFilter = weightType.getNumElements() / weightType.getDimSize(0);
+    Value weight =
+        centeredConstant(rewriter, loc, adaptor.getWeight(), op.getWeight(),
+                         adaptor.getWeightZeroPoint(), op.getWeightZeroPoint(),
+                         acc, [&](int64_t i) { return i / perFilter; });
+    if (!weight) {
+      Value weightZp = adaptor.getWeightZeroPoint();
+      if (weightZp)
+        weightZp =
+            perChannel(rewriter, loc, weightZp, weightType.getRank() - 1);
+      weight = centered(rewriter, loc, adaptor.getWeight(), op.getWeight(),
+                        weightZp, op.getWeightZeroPoint(), acc);
+    }
     ArrayRef<int64_t> pads = op.getPads();
     if (llvm::any_of(pads, [](int64_t p) { return p != 0; })) {
       SmallVector<int64_t> low{0, 0}, high{0, 0};

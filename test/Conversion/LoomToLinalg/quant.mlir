@@ -156,3 +156,31 @@ func.func @fp8(%x: tensor<4xf32>, %s: tensor<f32>, %w: tensor<4x2xf8E4M3FN>, %sw
   %y = loom.qmatmul %q2, %w scales(%s, %sw) : (tensor<1x4xf8E4M3FN>, tensor<4x2xf8E4M3FN>, tensor<f32>, tensor<2xf32>) -> tensor<1x2xf32>
   return %d, %y : tensor<4xf32>, tensor<1x2xf32>
 }
+
+// -----
+
+// Constant weights are centred and widened at compile time: the product
+// reads an i32 constant (which the CPU target packs once) instead of
+// widening the weight on every call. Per-output-channel zero points of a
+// convolution weight read inside a loom.fusion; per-column zero points of
+// an unsigned matmul weight.
+// CHECK-LABEL: func.func @constant_weights
+// CHECK: %[[CW:.+]] = arith.constant dense<{{\[\[\[\[}}1]], {{\[\[}}-2]]], {{\[\[\[}}2]], {{\[\[}}3]]], {{\[\[\[}}6]], {{\[\[}}-5]]]]> : tensor<3x2x1x1xi32>
+// CHECK: linalg.conv_2d_nchw_fchw {{.*}} ins(%{{.+}}, %[[CW]] : tensor<1x2x4x4xi32>, tensor<3x2x1x1xi32>)
+// CHECK: %[[MW:.+]] = arith.constant dense<{{\[\[}}-1, 254], [1, 0]]> : tensor<2x2xi32>
+// CHECK: linalg.matmul ins(%{{.+}}, %[[MW]] : tensor<16x2xi32>, tensor<2x2xi32>)
+func.func @constant_weights(%x: tensor<1x2x4x4xui8>, %sx: tensor<f32>, %zx: tensor<ui8>, %a: tensor<16x2xui8>) -> (tensor<1x3x4x4xf32>, tensor<16x2xf32>) {
+  %w = loom.constant dense<[[[[1]], [[-2]]], [[[3]], [[4]]], [[[5]], [[-6]]]]> : tensor<3x2x1x1xi8>
+  %sw = loom.constant dense<[0.5, 0.25, 2.0]> : tensor<3xf32>
+  %zw = loom.constant dense<[0, 1, -1]> : tensor<3xi8>
+  %y = loom.fusion "epilogue" ins(%x, %w, %sx, %sw, %zx, %zw : tensor<1x2x4x4xui8>, tensor<3x2x1x1xi8>, tensor<f32>, tensor<3xf32>, tensor<ui8>, tensor<3xi8>) -> tensor<1x3x4x4xf32> {
+  ^bb0(%bx: tensor<1x2x4x4xui8>, %bw: tensor<3x2x1x1xi8>, %bsx: tensor<f32>, %bsw: tensor<3xf32>, %bzx: tensor<ui8>, %bzw: tensor<3xi8>):
+    %c = loom.qconv %bx, %bw scales(%bsx, %bsw) zero_points(%bzx, %bzw) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x2x4x4xui8>, tensor<3x2x1x1xi8>, tensor<f32>, tensor<3xf32>, tensor<ui8>, tensor<3xi8>) -> tensor<1x3x4x4xf32>
+    loom.yield %c : tensor<1x3x4x4xf32>
+  }
+  %m = loom.constant dense<[[1, 255], [3, 1]]> : tensor<2x2xui8>
+  %zm = loom.constant dense<[2, 1]> : tensor<2xui8>
+  %sm = loom.constant dense<[0.5, 0.25]> : tensor<2xf32>
+  %z = loom.qmatmul %a, %m scales(%sx, %sm) zero_points(%zx, %zm) : (tensor<16x2xui8>, tensor<2x2xui8>, tensor<f32>, tensor<2xf32>, tensor<ui8>, tensor<2xui8>) -> tensor<16x2xf32>
+  return %y, %z : tensor<1x3x4x4xf32>, tensor<16x2xf32>
+}

@@ -9,6 +9,8 @@
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
+#include "loom/Dialect/Loom/IR/ConstantValues.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -222,33 +224,51 @@ OpFoldResult DequantizeOp::fold(FoldAdaptor adaptor) {
   DenseElementsAttr scale = smallConstant(adaptor.getScale());
   DenseElementsAttr zeroPoint = smallConstant(adaptor.getZeroPoint());
   if (!input || !scale || (getZeroPoint() && !zeroPoint) ||
-      !isa<IntegerType>(input.getElementType()) || !isFoldableResult(getType()))
+      !isa<IntegerType>(input.getElementType()) ||
+      input.getElementType().getIntOrFloatBitWidth() <= 8 ||
+      !isFoldableResult(getType()))
     return {};
-  auto type = cast<RankedTensorType>(getType());
+  return evaluate(input, scale, zeroPoint, cast<RankedTensorType>(getType()));
+}
+
+DenseElementsAttr DequantizeOp::evaluate(ElementsAttr input,
+                                         DenseElementsAttr scale,
+                                         ElementsAttr zeroPoint,
+                                         RankedTensorType type) {
+  std::optional<SmallVector<int64_t>> values = getIntegerValues(input);
+  std::optional<SmallVector<int64_t>> zeros;
+  if (zeroPoint && !(zeros = getIntegerValues(zeroPoint)))
+    return {};
+  if (!values || !isa<FloatType>(scale.getElementType()))
+    return {};
   ArrayRef<int64_t> shape = type.getShape();
-  bool inputUnsigned = isUnsigned(input.getType());
-  auto values = llvm::to_vector(input.getValues<APInt>());
-  auto scales = llvm::to_vector(scale.getValues<APFloat>());
-  SmallVector<APInt> zeros;
-  if (zeroPoint)
-    zeros = llvm::to_vector(zeroPoint.getValues<APInt>());
-  auto asDouble = [&](const APInt &v) {
-    return inputUnsigned ? double(v.getZExtValue()) : double(v.getSExtValue());
+  auto scales =
+      llvm::map_to_vector(scale.getValues<APFloat>(),
+                          [](const APFloat &f) { return f.convertToDouble(); });
+  auto element = [&](int64_t i) {
+    double zp =
+        zeros
+            ? double((*zeros)[broadcastSourceIndex(
+                  shape, cast<ShapedType>(zeroPoint.getType()).getShape(), i)])
+            : 0.0;
+    // (x - zp) is exact in double; one rounding to the result type.
+    return (double((*values)[i]) - zp) *
+           scales[broadcastSourceIndex(shape, scale.getType().getShape(), i)];
   };
+  int64_t n = type.getNumElements();
+  if (type.getElementType().isF32()) {
+    // Weights of whole models come this way: no APFloat per element.
+    SmallVector<float> out(n);
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = static_cast<float>(element(i));
+    return DenseElementsAttr::get(type, ArrayRef<float>(out));
+  }
   const llvm::fltSemantics &semantics =
       cast<FloatType>(type.getElementType()).getFloatSemantics();
   SmallVector<APFloat> out;
-  for (int64_t i = 0, n = type.getNumElements(); i < n; ++i) {
-    double zp = zeroPoint ? asDouble(zeros[broadcastSourceIndex(
-                                shape, zeroPoint.getType().getShape(), i)])
-                          : 0.0;
-    // (x - zp) is exact in double; one rounding to the result type, as the
-    // reference executor computes it.
-    double v =
-        (asDouble(values[i]) - zp) *
-        scales[broadcastSourceIndex(shape, scale.getType().getShape(), i)]
-            .convertToDouble();
-    APFloat f(v);
+  out.reserve(n);
+  for (int64_t i = 0; i < n; ++i) {
+    APFloat f(element(i));
     bool lost;
     f.convert(semantics, APFloat::rmNearestTiesToEven, &lost);
     out.push_back(f);

@@ -238,11 +238,43 @@ struct SinkTransposeIntoDequantize : OpRewritePattern<TransposeOp> {
   }
 };
 
+/// dequantize(constant) -> a float constant, whatever its size. Run after
+/// the contraction patterns: what they did not take (a weight whose
+/// activation is not quantized, a bias, a residual's constant) would
+/// otherwise be dequantized on every call.
+struct EvaluateConstantDequantize : OpRewritePattern<DequantizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(DequantizeOp op,
+                                PatternRewriter &rewriter) const override {
+    ElementsAttr input, zeroPoint;
+    DenseElementsAttr scale;
+    if (!matchPattern(op.getInput(), m_Constant(&input)) ||
+        !matchPattern(op.getScale(), m_Constant(&scale)) ||
+        (op.getZeroPoint() &&
+         !matchPattern(op.getZeroPoint(), m_Constant(&zeroPoint))))
+      return rewriter.notifyMatchFailure(op, "operands are not constants");
+    auto type = dyn_cast<RankedTensorType>(op.getType());
+    if (!type || !type.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "result shape not static");
+    DenseElementsAttr value =
+        DequantizeOp::evaluate(input, scale, zeroPoint, type);
+    if (!value)
+      return rewriter.notifyMatchFailure(op, "not an integer input");
+    rewriter.replaceOpWithNewOp<ConstantOp>(op, value);
+    return success();
+  }
+};
+
 struct LoomFoldQDQPass : loom::impl::LoomFoldQDQPassBase<LoomFoldQDQPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateQDQFoldingPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+    RewritePatternSet constants(&getContext());
+    constants.add<EvaluateConstantDequantize>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(constants))))
       signalPassFailure();
   }
 };

@@ -121,3 +121,32 @@ func.func @not_foldable(%a: tensor<4x16xi8>, %f: tensor<16x8xf8E4M3FN>, %a16: te
   %y2 = loom.matmul %x, %dw : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xf32>
   return %y0, %y1, %y2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// A constant weight stays 8-bit inside the quantized contraction; constants
+// no contraction takes (a weight whose activation is float, here with an
+// unsigned zero point and per-element scales, and one larger than the
+// canonicalizer's folding limit) become float constants, so that nothing
+// is dequantized at run time.
+// CHECK-LABEL: func.func @constant_weights
+// CHECK-DAG: %[[W:.*]] = loom.constant dense<{{.*}}> : tensor<16x8xi8>
+// CHECK-DAG: %[[F:.*]] = loom.constant dense<[-2.000000e+00, 0.000000e+00, 4.500000e+02]> : tensor<3xf32>
+// CHECK-DAG: %[[L:.*]] = loom.constant dense<{{.*}}> : tensor<8192xf32>
+// CHECK: loom.qmatmul %{{.*}}, %[[W]]
+// CHECK-NOT: loom.dequantize
+// CHECK: return %{{.*}}, %[[F]], %[[L]]
+func.func @constant_weights(%a: tensor<4x16xui8>, %sa: tensor<f32>) -> (tensor<4x8xf32>, tensor<3xf32>, tensor<8192xf32>) {
+  %w = loom.constant dense<3> : tensor<16x8xi8>
+  %sw = loom.constant dense<0.25> : tensor<f32>
+  %da = loom.dequantize %a, %sa : (tensor<4x16xui8>, tensor<f32>) -> tensor<4x16xf32>
+  %dw = loom.dequantize %w, %sw : (tensor<16x8xi8>, tensor<f32>) -> tensor<16x8xf32>
+  %y = loom.matmul %da, %dw : tensor<4x16xf32>, tensor<16x8xf32> -> tensor<4x8xf32>
+  %q = loom.constant dense<[126, 128, 255]> : tensor<3xui8>
+  %s = loom.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  %z = loom.constant dense<[128, 128, 105]> : tensor<3xui8>
+  %f = loom.dequantize %q, %s, %z : (tensor<3xui8>, tensor<3xf32>, tensor<3xui8>) -> tensor<3xf32>
+  %big = loom.constant dense<-7> : tensor<8192xi8>
+  %l = loom.dequantize %big, %sw : (tensor<8192xi8>, tensor<f32>) -> tensor<8192xf32>
+  return %y, %f, %l : tensor<4x8xf32>, tensor<3xf32>, tensor<8192xf32>
+}

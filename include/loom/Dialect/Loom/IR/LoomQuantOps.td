@@ -58,8 +58,19 @@ def Loom_DequantizeOp : Loom_Op<"dequantize", [Pure]> {
     functional-type(operands, results)
   }];
   let hasVerifier = 1;
-  // Small integer constants (a QDQ model's i32 biases) fold to floats.
+  // Small constants wider than 8 bits (a QDQ model's i32 biases) fold to
+  // floats. 8-bit constants are quantized weights: -loom-fold-qdq keeps
+  // them 8-bit in quantized contractions and evaluates the others.
   let hasFolder = 1;
+  let extraClassDeclaration = [{
+    /// `(input - zero_point) * scale` on constants, in `type` (the
+    /// result's): each element computed in double and rounded once, as
+    /// the reference executor computes it. `input` and `zeroPoint` are
+    /// integer dense elements or resources; `zeroPoint` may be null.
+    static ::mlir::DenseElementsAttr
+    evaluate(::mlir::ElementsAttr input, ::mlir::DenseElementsAttr scale,
+             ::mlir::ElementsAttr zeroPoint, ::mlir::RankedTensorType type);
+  }];
 }
 
 def Loom_QMatMulOp : Loom_Op<"qmatmul", [Pure, AttrSizedOperandSegments]> {

@@ -124,7 +124,9 @@ def LoomFoldQDQPass : Pass<"loom-fold-qdq", "::mlir::func::FuncOp"> {
     per tensor or per output channel, 8-bit integers or f8E4M3FN) into
     loom.qmatmul and loom.qconv, which consume the quantized values and
     their parameters directly. Transposes of dequantized weights are moved
-    onto the quantized values first.
+    onto the quantized values first. Then every loom.dequantize of
+    constants left is evaluated into a float constant (any size), so that
+    no weight is dequantized at run time.
   }];
   let dependentDialects = ["::loom::LoomDialect"];
 }
