@@ -238,6 +238,58 @@ struct SinkTransposeIntoDequantize : OpRewritePattern<TransposeOp> {
   }
 };
 
+/// Whether `a` and `b` are the same value: one SSA value, or constants with
+/// equal elements.
+bool sameValue(Value a, Value b) {
+  if (a == b)
+    return true;
+  Attribute x, y;
+  return a && b && matchPattern(a, m_Constant(&x)) &&
+         matchPattern(b, m_Constant(&y)) && x == y;
+}
+
+/// quantize(reshape*(dequantize(q, s, z)), s, z) -> reshape*(q): a value
+/// quantized again with the parameters it was quantized with (exporters
+/// write a QuantizeLinear/DequantizeLinear pair on each side of a Reshape)
+/// is itself. Exact for 8-bit integers: (q - z) * s / s is within an ulp of
+/// the integer q - z, so rounding gives q - z back, unless s is so small or
+/// large that the product under- or overflows (such scales are left alone).
+struct ElideRequantize : OpRewritePattern<QuantizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(QuantizeOp op,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<ReshapeOp> reshapes;
+    Value v = op.getInput();
+    while (auto reshape = v.getDefiningOp<ReshapeOp>()) {
+      reshapes.push_back(reshape);
+      v = reshape.getInput();
+    }
+    auto dq = v.getDefiningOp<DequantizeOp>();
+    Type quantized = getElementTypeOrSelf(op.getType());
+    if (!dq || getElementTypeOrSelf(dq.getInput().getType()) != quantized ||
+        !isa<IntegerType>(quantized) ||
+        !sameValue(dq.getScale(), op.getScale()) ||
+        !sameValue(dq.getZeroPoint(), op.getZeroPoint()))
+      return rewriter.notifyMatchFailure(op, "not a requantize to the same");
+    DenseElementsAttr scales;
+    if (!matchPattern(op.getScale(), m_Constant(&scales)) ||
+        !isa<FloatType>(scales.getElementType()) ||
+        llvm::any_of(scales.getValues<APFloat>(), [](const APFloat &s) {
+          double d = s.convertToDouble();
+          return !(d >= 1e-30 && d <= 1e30);
+        }))
+      return rewriter.notifyMatchFailure(op, "scale not a moderate constant");
+    Value q = dq.getInput();
+    for (ReshapeOp reshape : llvm::reverse(reshapes))
+      q = ReshapeOp::create(rewriter, reshape.getLoc(),
+                            tensorType(reshape.getResult()).clone(quantized), q,
+                            reshape.getShape(), reshape.getAllowzero());
+    rewriter.replaceOp(op, q);
+    return success();
+  }
+};
+
 /// dequantize(constant) -> a float constant, whatever its size. Run after
 /// the contraction patterns: what they did not take (a weight whose
 /// activation is not quantized, a bias, a residual's constant) would
@@ -282,6 +334,6 @@ struct LoomFoldQDQPass : loom::impl::LoomFoldQDQPassBase<LoomFoldQDQPass> {
 } // namespace
 
 void loom::populateQDQFoldingPatterns(RewritePatternSet &patterns) {
-  patterns.add<FoldQDQMatMul, FoldQDQConv, SinkTransposeIntoDequantize>(
-      patterns.getContext());
+  patterns.add<FoldQDQMatMul, FoldQDQConv, SinkTransposeIntoDequantize,
+               ElideRequantize>(patterns.getContext());
 }

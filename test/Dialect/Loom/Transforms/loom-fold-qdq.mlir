@@ -150,3 +150,33 @@ func.func @constant_weights(%a: tensor<4x16xui8>, %sa: tensor<f32>) -> (tensor<4
   %l = loom.dequantize %big, %sw : (tensor<8192xi8>, tensor<f32>) -> tensor<8192xf32>
   return %y, %f, %l : tensor<4x8xf32>, tensor<3xf32>, tensor<8192xf32>
 }
+
+// -----
+
+// A value quantized again with its own parameters (a Quantize/Dequantize
+// pair on each side of a Reshape) is the quantized value reshaped; other
+// parameters, or a scale that could underflow, requantize.
+// CHECK-LABEL: func.func @requantize
+// CHECK-SAME: (%[[Q:.+]]: tensor<2x8xui8>
+// CHECK-DAG: %[[R:.+]] = loom.reshape %[[Q]], %{{.+}} : (tensor<2x8xui8>, tensor<1xi64>) -> tensor<16xui8>
+// CHECK-DAG: %[[D:.+]] = loom.dequantize %[[Q]], %[[QUARTER:[^,]+]],
+// CHECK-DAG: %[[F:.+]] = loom.reshape %[[D]]
+// CHECK-DAG: %[[O:.+]] = loom.quantize %[[F]], %{{.+}}, %{{.+}} : (tensor<16xf32>, tensor<f32>, tensor<ui8>)
+// CHECK-DAG: %[[T:.+]] = loom.quantize %{{.+}}, %{{.+}}, %{{.+}} : (tensor<16xf32>, tensor<f32>, tensor<ui8>)
+// CHECK: return %[[R]], %[[O]], %[[T]]
+func.func @requantize(%q: tensor<2x8xui8>) -> (tensor<16xui8>, tensor<16xui8>, tensor<16xui8>) {
+  %s = loom.constant dense<0.25> : tensor<f32>
+  %z = loom.constant dense<7> : tensor<ui8>
+  %d = loom.dequantize %q, %s, %z : (tensor<2x8xui8>, tensor<f32>, tensor<ui8>) -> tensor<2x8xf32>
+  %shape = loom.constant dense<16> : tensor<1xi64>
+  %f = loom.reshape %d, %shape : (tensor<2x8xf32>, tensor<1xi64>) -> tensor<16xf32>
+  %same_s = loom.constant dense<0.25> : tensor<f32>
+  %r = loom.quantize %f, %same_s, %z : (tensor<16xf32>, tensor<f32>, tensor<ui8>) -> tensor<16xui8>
+  %other = loom.constant dense<0.5> : tensor<f32>
+  %o = loom.quantize %f, %other, %z : (tensor<16xf32>, tensor<f32>, tensor<ui8>) -> tensor<16xui8>
+  %tiny = loom.constant dense<1.0e-38> : tensor<f32>
+  %dt = loom.dequantize %q, %tiny, %z : (tensor<2x8xui8>, tensor<f32>, tensor<ui8>) -> tensor<2x8xf32>
+  %ft = loom.reshape %dt, %shape : (tensor<2x8xf32>, tensor<1xi64>) -> tensor<16xf32>
+  %t = loom.quantize %ft, %tiny, %z : (tensor<16xf32>, tensor<f32>, tensor<ui8>) -> tensor<16xui8>
+  return %r, %o, %t : tensor<16xui8>, tensor<16xui8>, tensor<16xui8>
+}
