@@ -277,7 +277,8 @@ struct ElideRequantize : OpRewritePattern<QuantizeOp> {
         !isa<FloatType>(scales.getElementType()) ||
         llvm::any_of(scales.getValues<APFloat>(), [](const APFloat &s) {
           double d = s.convertToDouble();
-          return !(d >= 1e-30 && d <= 1e30);
+          bool moderate = d >= 1e-30 && d <= 1e30; // false for NaN too
+          return !moderate;
         }))
       return rewriter.notifyMatchFailure(op, "scale not a moderate constant");
     Value q = dq.getInput();
