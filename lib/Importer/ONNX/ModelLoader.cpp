@@ -21,6 +21,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <sys/stat.h>
 #include <unordered_map>
 #include <unordered_set>
@@ -392,11 +393,47 @@ static std::string bindInputShapes(onnx::ModelProto &model,
   return "";
 }
 
+/// Debian's ONNX 1.12 shape inference reads past the weight's dimensions
+/// of a ConvTranspose whose weight has fewer dimensions than its input
+/// (found by the onnx-text fuzzer: a null dereference inside libonnx). Its
+/// inference functions are wrapped, once per process, in the rank check
+/// that the function itself lacks; the failure is an ordinary inference
+/// error that names the node.
+static void guardLibraryShapeInference() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (int version : {1, 11}) {
+      const onnx::OpSchema *schema =
+          onnx::OpSchemaRegistry::Schema("ConvTranspose", version, "");
+      if (!schema || schema->SinceVersion() != version)
+        continue;
+      onnx::InferenceFunction original =
+          schema->GetTypeAndShapeInferenceFunction();
+      if (!original)
+        continue;
+      const_cast<onnx::OpSchema *>(schema)->TypeAndShapeInferenceFunction(
+          [original](onnx::InferenceContext &ctx) {
+            if (ctx.getNumInputs() >= 2 && onnx::hasInputShape(ctx, 0) &&
+                onnx::hasInputShape(ctx, 1)) {
+              int input = onnx::getInputShape(ctx, 0).dim_size();
+              int weight = onnx::getInputShape(ctx, 1).dim_size();
+              if (input != weight || input < 3)
+                fail_shape_inference("ConvTranspose: the weight has ", weight,
+                                     " dimensions and the input ", input,
+                                     "; both need the same rank, at least 3");
+            }
+            original(ctx);
+          });
+    }
+  });
+}
+
 std::string prepareModel(onnx::ModelProto &model,
                          const HasBuilderFn &hasBuilder,
                          const ONNXImportOptions &options) {
   if (std::string error = bindInputShapes(model, options); !error.empty())
     return error;
+  guardLibraryShapeInference();
   int uniqueCounter = 0;
   try {
     onnx::ShapeInferenceOptions inference(/*check_type=*/true,
