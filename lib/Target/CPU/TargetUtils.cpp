@@ -120,6 +120,20 @@ bool mayOverlap(Value a, Value b) {
              isa<func::FuncOp>(argument.getOwner()->getParentOp());
     return bool(v.getDefiningOp<memref::GetGlobalOp>());
   };
+  // A buffer allocated on its own (a panel of a register-tiled product,
+  // a temporary the memory plan left out of the arena) shares bytes only
+  // with the views carved out of it (the arena's).
+  auto isAllocation = [](Value v) {
+    return v.getDefiningOp<memref::AllocOp>() ||
+           v.getDefiningOp<memref::AllocaOp>();
+  };
+  auto viewSource = [](Value v) {
+    auto view = v.getDefiningOp<memref::ViewOp>();
+    return view ? view.getSource() : Value();
+  };
+  if ((isAllocation(a) && viewSource(b) != a) ||
+      (isAllocation(b) && viewSource(a) != b))
+    return false;
   auto ra = arenaRange(a), rb = arenaRange(b);
   if (ra && rb)
     return std::get<0>(*ra) == std::get<0>(*rb) &&

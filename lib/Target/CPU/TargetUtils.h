@@ -48,7 +48,9 @@ arenaRange(mlir::Value buffer);
 /// Whether writing `a` could change what `b` holds. Distinct arena views
 /// are compared by their byte ranges; the entry function's parameters
 /// (inputs, weights, outputs: the caller's own buffers) and constant
-/// globals never overlap arena views or each other; anything else might.
+/// globals never overlap arena views or each other; a buffer of its own
+/// (memref.alloc/alloca) overlaps only the views taken of it; anything
+/// else might.
 bool mayOverlap(mlir::Value a, mlir::Value b);
 
 /// Whether `op`'s body is yield(out + in0 * in1), in any operand order:

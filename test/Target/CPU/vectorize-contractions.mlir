@@ -70,6 +70,31 @@ func.func @blocked(%a: memref<64x512xf32>, %b: memref<512x512xf32>, %c: memref<6
 
 // -----
 
+// The same product writing a view of the memory plan's arena (as every
+// temporary of an engine is): its accumulators still live in registers
+// across K. The panel is a buffer of its own and shares no byte with the
+// arena, so nothing in the K loop can change them.
+// CHECK-LABEL: func.func @blocked_into_arena
+// CHECK: %[[C:.+]] = memref.view
+// CHECK: %[[PANEL:.+]] = memref.alloc() {alignment = 64 : i64} : memref<256x256xf32>
+// CHECK: linalg.copy ins({{.*}}) outs(%[[PANEL]] : memref<256x256xf32>)
+// CHECK: %[[ACC:.+]] = vector.transfer_read %[[C]]
+// CHECK: %[[SUM:.+]] = scf.for %{{.+}} = {{.*}} iter_args(%{{.+}} = %[[ACC]])
+// CHECK-NOT: vector.transfer_write
+// CHECK: vector.contract
+// CHECK: scf.yield
+// CHECK: vector.transfer_write %[[SUM]], %[[C]]
+func.func @blocked_into_arena(%a: memref<64x512xf32>, %b: memref<512x512xf32>) {
+  %arena = memref.alloc() : memref<131072xi8>
+  %zero = arith.constant 0 : index
+  %c = memref.view %arena[%zero][] : memref<131072xi8> to memref<64x512xf32>
+  linalg.matmul ins(%a, %b : memref<64x512xf32>, memref<512x512xf32>) outs(%c : memref<64x512xf32>)
+  memref.dealloc %arena : memref<131072xi8>
+  return
+}
+
+// -----
+
 // Batch dimensions are loops outside the tiles.
 // CHECK-LABEL: func.func @batched
 // CHECK: scf.for %[[BATCH:.+]] =
