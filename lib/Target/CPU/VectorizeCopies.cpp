@@ -17,44 +17,57 @@ using namespace mlir;
 namespace loom::cpu {
 namespace {
 
-/// Whether `op` only copies its input into its output along loops that are
-/// the output's dimensions, the innermost walking both contiguously.
-bool isRowCopy(linalg::LinalgOp op) {
+/// The largest step between the input elements of neighbouring output
+/// elements that a copy reads as one contiguous piece and compacts with a
+/// shuffle (a strided convolution's window: 2; rarely more than 4).
+constexpr int64_t kMaxShuffledStride = 4;
+
+/// When `op` only copies its input into its output along loops that are
+/// the output's dimensions, the innermost walking the output contiguously
+/// and the input's innermost dimension with a constant step of at most
+/// kMaxShuffledStride: that step (1 for a contiguous row).
+std::optional<int64_t> rowCopyStride(linalg::LinalgOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 1 ||
       op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 0)
-    return false;
+    return std::nullopt;
   if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation())) {
     Block *body = generic.getBody();
     if (!llvm::hasSingleElement(*body) ||
         body->getTerminator()->getOperand(0) != body->getArgument(0))
-      return false;
+      return std::nullopt;
   } else if (!isa<linalg::CopyOp>(op.getOperation())) {
-    return false;
+    return std::nullopt;
   }
   Value in = op.getDpsInputs()[0], out = op.getDpsInits()[0];
   if (getElementTypeOrSelf(in.getType()) != getElementTypeOrSelf(out.getType()))
-    return false;
+    return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (ranges.empty() || llvm::any_of(ranges, ShapedType::isDynamic) ||
       ranges.back() < 4)
-    return false;
+    return std::nullopt;
   AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   AffineMap inMap = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
   if (!outMap.isIdentity() || inMap.getNumResults() == 0)
-    return false;
+    return std::nullopt;
   if (!innermostContiguous(in.getType()) || !innermostContiguous(out.getType()))
-    return false;
+    return std::nullopt;
   // The innermost loop appears in the input's innermost index only, with a
-  // coefficient of one.
+  // constant coefficient: the stride.
   unsigned inner = ranges.size() - 1;
   MLIRContext *ctx = op.getContext();
   for (AffineExpr expr : inMap.getResults().drop_back())
     if (expr.isFunctionOfDim(inner))
-      return false;
+      return std::nullopt;
   AffineExpr last = inMap.getResults().back();
-  AffineExpr rest = simplifyAffineExpr(last - getAffineDimExpr(inner, ctx),
-                                       inMap.getNumDims(), 0);
-  return last.isFunctionOfDim(inner) && !rest.isFunctionOfDim(inner);
+  if (!last.isFunctionOfDim(inner))
+    return std::nullopt;
+  for (int64_t stride = 1; stride <= kMaxShuffledStride; ++stride) {
+    AffineExpr rest = simplifyAffineExpr(
+        last - getAffineDimExpr(inner, ctx) * stride, inMap.getNumDims(), 0);
+    if (!rest.isFunctionOfDim(inner))
+      return stride;
+  }
+  return std::nullopt;
 }
 
 class LoomCPUVectorizeCopiesPass
@@ -65,21 +78,23 @@ public:
   void runOnOperation() override {
     unsigned bits =
         vectorBits ? unsigned(vectorBits) : hostVectorRegisters().first;
-    SmallVector<linalg::LinalgOp> copies;
+    SmallVector<std::pair<linalg::LinalgOp, int64_t>> copies;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (isRowCopy(op))
-        copies.push_back(op);
+      if (std::optional<int64_t> stride = rowCopyStride(op))
+        copies.emplace_back(op, *stride);
     });
     IRRewriter rewriter(&getContext());
-    for (linalg::LinalgOp op : copies) {
+    for (auto [op, stride] : copies) {
       rewriter.setInsertionPoint(op);
-      emit(rewriter, op, bits);
+      emit(rewriter, op, bits, stride);
       rewriter.eraseOp(op);
     }
   }
 
 private:
-  void emit(OpBuilder &b, linalg::LinalgOp op, unsigned bits) {
+  /// `stride`: the step between the input elements of neighbouring output
+  /// elements in the innermost loop.
+  void emit(OpBuilder &b, linalg::LinalgOp op, unsigned bits, int64_t stride) {
     Location loc = op.getLoc();
     Value in = op.getDpsInputs()[0], out = op.getDpsInits()[0];
     AffineMap inMap = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
@@ -116,12 +131,23 @@ private:
       for (unsigned i = 0; i < inMap.getNumResults(); ++i)
         inIndices.push_back(
             affine::AffineApplyOp::create(b, loc, inMap.getSubMap({i}), ivs));
-      auto type = VectorType::get({w}, element);
+      // A strided row is read as the contiguous run from its first
+      // element to its last (no element outside the window is touched)
+      // and compacted by a shuffle: LLVM lowers it to a few permutes,
+      // where element-wise loads would be scalar moves or a gather.
+      int64_t span = (w - 1) * stride + 1;
       Value row = vector::TransferReadOp::create(
-          b, loc, type, in, inIndices, /*padding=*/std::nullopt,
+          b, loc, VectorType::get({span}, element), in, inIndices,
+          /*padding=*/std::nullopt,
           AffineMap::getMinorIdentityMap(inMap.getNumResults(), 1,
                                          b.getContext()),
           ArrayRef<bool>{true});
+      if (span != w) {
+        SmallVector<int64_t> picked;
+        for (int64_t i = 0; i < w; ++i)
+          picked.push_back(i * stride);
+        row = vector::ShuffleOp::create(b, loc, row, row, picked);
+      }
       vector::TransferWriteOp::create(b, loc, row, out, ivs,
                                       ArrayRef<bool>{true});
     };

@@ -5,6 +5,7 @@
 // by kw).
 // CHECK-DAG: #[[ROW:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d2 + d4)>
 // CHECK-DAG: #[[COLUMN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3 + d5)>
+// CHECK-DAG: #[[STRIDED:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d5 * 2 + d3)>
 // CHECK-LABEL: func.func @window
 // CHECK: scf.for %[[C:.+]] =
 // CHECK: scf.for %[[KH:.+]] =
@@ -24,8 +25,21 @@
 // CHECK: vector.transfer_read {{.*}} vector<4xf32>
 // CHECK-NOT: linalg.copy
 
-// Left alone: a strided innermost dimension, and a transpose.
-// CHECK-LABEL: func.func @strided
+// A strided convolution's window (stride 2): each piece of a row reads
+// the contiguous run from its first element to its last (15 elements for
+// 8) and keeps every second one (#STRIDED above: the column 2 * ow + kw).
+// CHECK-LABEL: func.func @strided_window
+// CHECK: %[[X:.+]] = affine.apply #[[STRIDED]](
+// CHECK: %[[PIECE:.+]] = vector.transfer_read %arg0[%{{.+}}, %{{.+}}, %{{.+}}, %[[X]]]{{.*}} : memref<1x3x17x17xf32>, vector<15xf32>
+// CHECK: %[[ROW:.+]] = vector.shuffle %[[PIECE]], %[[PIECE]] [0, 2, 4, 6, 8, 10, 12, 14] : vector<15xf32>, vector<15xf32>
+// CHECK: vector.transfer_write %[[ROW]], %arg1
+// CHECK-NOT: linalg.generic
+
+// Left alone: a strided innermost dimension, a window of stride 5 (more
+// than it would pay to read and drop), and a transpose.
+// CHECK-LABEL: func.func @stride_5_window
+// CHECK: linalg.generic
+// CHECK-LABEL: func.func @strided(
 // CHECK: linalg.copy
 // CHECK-LABEL: func.func @transpose
 // CHECK: linalg.generic
@@ -38,6 +52,20 @@ func.func @window(%x: memref<1x3x10x10xf32>, %col: memref<1x3x3x3x8x8xf32>) {
 }
 func.func @rows(%x: memref<4x100xf32, strided<[128, 1], offset: ?>>, %y: memref<4x100xf32>) {
   linalg.copy ins(%x : memref<4x100xf32, strided<[128, 1], offset: ?>>) outs(%y : memref<4x100xf32>)
+  return
+}
+func.func @strided_window(%x: memref<1x3x17x17xf32>, %col: memref<1x3x3x3x8x8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(n, c, kh, kw, oh, ow) -> (n, c, oh * 2 + kh, ow * 2 + kw)>, affine_map<(n, c, kh, kw, oh, ow) -> (n, c, kh, kw, oh, ow)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : memref<1x3x17x17xf32>) outs(%col : memref<1x3x3x3x8x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  return
+}
+func.func @stride_5_window(%x: memref<1x3x40x40xf32>, %col: memref<1x3x3x3x8x8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(n, c, kh, kw, oh, ow) -> (n, c, oh * 5 + kh, ow * 5 + kw)>, affine_map<(n, c, kh, kw, oh, ow) -> (n, c, kh, kw, oh, ow)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : memref<1x3x40x40xf32>) outs(%col : memref<1x3x3x3x8x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
   return
 }
 func.func @strided(%x: memref<4x100xf32, strided<[100, 2]>>, %y: memref<4x100xf32>) {

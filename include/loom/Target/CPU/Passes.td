@@ -488,12 +488,15 @@ def LoomCPUVectorizeCopiesPass
     Runs on bufferized code. `linalg.copy` and generics that only copy
     (the body yields an input; im2col's window copy, padding, the panels
     of `loom-cpu-vectorize-contractions`) whose output's innermost
-    dimension is contiguous, and whose input walks that dimension
-    contiguously in its own innermost dimension, become loops over the
-    other dimensions around vector transfers of whole row pieces (vector
-    registers, then power-of-two remainders). Left to LLVM, such loops
-    with small trip counts are fully unrolled into scalar moves before the
-    loop vectorizer sees them.
+    dimension is contiguous, and whose input walks that dimension in its
+    own innermost dimension, contiguously or with a constant step of at
+    most 4 (a strided convolution's window), become loops over the other
+    dimensions around vector transfers of whole row pieces (vector
+    registers, then power-of-two remainders). A strided piece is read as
+    the contiguous run from its first element to its last and compacted
+    by a `vector.shuffle`. Left to LLVM, such loops with small trip counts
+    are fully unrolled into scalar moves (a strided one stays a loop of
+    scalar loads) before the loop vectorizer sees them.
 
     A copy of at least `parallel-bytes` bytes (0: none) that is not already
     inside a parallel loop has its outermost loop of two or more
