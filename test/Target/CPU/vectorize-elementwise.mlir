@@ -226,3 +226,51 @@ func.func @gather_nd_chunk(%start: index, %indices: memref<8x1xi64>, %data: memr
   }
   return
 }
+
+// -----
+
+// Rows shorter than a vector (a deep layer's 2x2 map): the two trailing
+// loops are merged, every operand that walks them collapsed (the
+// per-channel bias reads neither and stays as it is), so each channel is
+// one vector of 4 instead of two of 2.
+// CHECK-LABEL: func.func @short_rows
+// CHECK-DAG: %[[X:.+]] = memref.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : memref<1x8x2x2xf32> into memref<1x8x4xf32>
+// CHECK-DAG: %[[Y:.+]] = memref.collapse_shape %arg2 {{\[}}[0], [1], [2, 3]] : memref<1x8x2x2xf32> into memref<1x8x4xf32>
+// CHECK: vector.transfer_read %[[X]]{{.*}} vector<4xf32>
+// CHECK: vector.transfer_write %{{.+}}, %[[Y]]{{.*}} vector<4xf32>
+// CHECK-NOT: vector<2xf32>
+func.func @short_rows(%x: memref<1x8x2x2xf32>, %b: memref<8x1x1xf32>, %y: memref<1x8x2x2xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x, %b : memref<1x8x2x2xf32>, memref<8x1x1xf32>) outs(%y : memref<1x8x2x2xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Not merged: rows that are not contiguous with each other (a view of
+// every other pair of columns), and a window's index arithmetic.
+// CHECK-LABEL: func.func @short_rows_apart
+// CHECK-NOT: memref.collapse_shape
+// CHECK: vector<2xf32>
+// CHECK-LABEL: func.func @short_window
+// CHECK-NOT: memref.collapse_shape
+// CHECK: return
+func.func @short_rows_apart(%x: memref<1x8x2x2xf32, strided<[64, 8, 4, 1]>>, %y: memref<1x8x2x2xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : memref<1x8x2x2xf32, strided<[64, 8, 4, 1]>>) outs(%y : memref<1x8x2x2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.negf %a : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @short_window(%x: memref<1x8x3x3xf32>, %y: memref<1x8x2x2x2x2xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(n, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>, affine_map<(n, c, kh, kw, oh, ow) -> (n, c, kh, kw, oh, ow)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%x : memref<1x8x3x3xf32>) outs(%y : memref<1x8x2x2x2x2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.negf %a : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -469,6 +469,13 @@ def LoomCPUVectorizeElementwisePass
     arith add, mul, min, max or bitwise combiner), the pieces accumulate
     in a vector reduced once per output element: a sum's terms are then
     added in another order than the scalar loop's.
+
+    First, an elementwise generic (all loops parallel, every operand
+    indexed by loops or constant zeros, no `linalg.index`) whose innermost
+    loop is shorter than a vector has its trailing loops merged into one,
+    as far as each operand reads them as consecutive indices of a memref
+    contiguous there (collapsed with `memref.collapse_shape`) or reads
+    none of them: a [1, C, 2, 2] op becomes [1, C, 4].
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
