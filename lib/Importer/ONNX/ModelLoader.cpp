@@ -394,31 +394,45 @@ static std::string bindInputShapes(onnx::ModelProto &model,
 }
 
 /// Debian's ONNX 1.12 shape inference reads past the weight's dimensions
-/// of a ConvTranspose whose weight has fewer dimensions than its input
-/// (found by the onnx-text fuzzer: a null dereference inside libonnx). Its
-/// inference functions are wrapped, once per process, in the rank check
-/// that the function itself lacks; the failure is an ordinary inference
-/// error that names the node.
+/// of a convolution (Conv, ConvTranspose, ConvInteger, QLinearConv) whose
+/// weight has fewer dimensions than its input (found by the onnx-text and
+/// onnx-model fuzzers: null dereferences inside libonnx). Their inference
+/// functions are wrapped, once per process, in the rank check that they
+/// lack; the failure is an ordinary inference error that names the node.
 static void guardLibraryShapeInference() {
   static std::once_flag once;
   std::call_once(once, [] {
-    for (int version : {1, 11}) {
+    // (op, version, the weight's input): the convolutions whose inference
+    // (onnx::convPoolShapeInference, convTransposeShapeInference) reads the
+    // weight's dimensions by the input's rank.
+    struct Guarded {
+      const char *op;
+      int version;
+      int weight;
+    };
+    for (Guarded guarded :
+         {Guarded{"Conv", 1, 1}, Guarded{"Conv", 11, 1},
+          Guarded{"ConvTranspose", 1, 1}, Guarded{"ConvTranspose", 11, 1},
+          Guarded{"ConvInteger", 10, 1}, Guarded{"QLinearConv", 10, 3}}) {
       const onnx::OpSchema *schema =
-          onnx::OpSchemaRegistry::Schema("ConvTranspose", version, "");
-      if (!schema || schema->SinceVersion() != version)
+          onnx::OpSchemaRegistry::Schema(guarded.op, guarded.version, "");
+      if (!schema || schema->SinceVersion() != guarded.version)
         continue;
       onnx::InferenceFunction original =
           schema->GetTypeAndShapeInferenceFunction();
       if (!original)
         continue;
+      std::string op = guarded.op;
+      int weightIndex = guarded.weight;
       const_cast<onnx::OpSchema *>(schema)->TypeAndShapeInferenceFunction(
-          [original](onnx::InferenceContext &ctx) {
-            if (ctx.getNumInputs() >= 2 && onnx::hasInputShape(ctx, 0) &&
-                onnx::hasInputShape(ctx, 1)) {
+          [original, op, weightIndex](onnx::InferenceContext &ctx) {
+            if (int(ctx.getNumInputs()) > weightIndex &&
+                onnx::hasInputShape(ctx, 0) &&
+                onnx::hasInputShape(ctx, weightIndex)) {
               int input = onnx::getInputShape(ctx, 0).dim_size();
-              int weight = onnx::getInputShape(ctx, 1).dim_size();
+              int weight = onnx::getInputShape(ctx, weightIndex).dim_size();
               if (input != weight || input < 3)
-                fail_shape_inference("ConvTranspose: the weight has ", weight,
+                fail_shape_inference(op, ": the weight has ", weight,
                                      " dimensions and the input ", input,
                                      "; both need the same rank, at least 3");
             }
