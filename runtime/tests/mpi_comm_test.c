@@ -14,6 +14,12 @@
  * communicator's) naming the rank, well before lit's timeout: no hang.
  * Prints "rank R of N: ok" per rank in mode ok.
  *
+ * The second argument is the communicator's timeout in milliseconds. It
+ * defaults to a minute so that the healthy collectives before a failure
+ * never time out on a loaded machine (lit runs many MPI jobs at once, each
+ * with more processes than cores); the modes that test the timeout itself
+ * pass a short one.
+ *
  *===----------------------------------------------------------------------===*/
 
 #include "loom/comm.h"
@@ -46,7 +52,7 @@ int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "ok";
   loom_comm_options options;
   loom_comm_options_init(&options);
-  options.timeout_ms = 2000;
+  options.timeout_ms = argc > 2 ? atoi(argv[2]) : 60000;
   loom_comm *comm = NULL;
   int rank = -1;
   CHECK(loom_comm_create_mpi(&options, &comm));
