@@ -104,6 +104,9 @@ struct CompileRequest {
   /// Optimization profiles (--profile): per input name, its min, opt and
   /// max shapes.
   std::map<std::string, std::array<std::vector<int64_t>, 3>> profiles;
+  /// With profiles: also compile the program for their OPT shapes, run
+  /// when a call's shapes are exactly those (--specialize-opt).
+  bool specializeOpt = true;
   ONNXImportOptions importOptions;
   CompileOptions options;
 };
@@ -212,9 +215,158 @@ LogicalResult writeReport(const CompileReport &report, llvm::StringRef path) {
   return success();
 }
 
-int compile(CompileRequest request) {
+/// Imports the model with `importOptions` and runs what comes before the
+/// target: profiles, the in-place KV cache, and the plan (partitioning,
+/// with --plan=auto choosing it first and recording the choice in
+/// `request.partition`). Null after printing why not.
+OwningOpRef<ModuleOp>
+prepareModule(CompileRequest &request, const ONNXImportOptions &importOptions,
+              MLIRContext &context,
+              llvm::function_ref<void(llvm::StringRef, double)> report,
+              bool withProfiles = true) {
   using Clock = std::chrono::steady_clock;
   Clock::time_point start = Clock::now();
+  OwningOpRef<ModuleOp> module =
+      loadModel(request.model, &context, importOptions);
+  if (!module)
+    return nullptr;
+  report(
+      "import",
+      std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+  if (withProfiles && failed(applyProfiles(*module, request.profiles)))
+    return nullptr;
+
+  if (request.kvCacheCapacity > 0) {
+    if (request.partition || request.autoPlan) {
+      llvm::errs() << "error: --kv-cache does not combine with --grid or "
+                      "--plan yet\n";
+      return nullptr;
+    }
+    PassManager pm(&context);
+    LoomKVCacheInPlacePassOptions cacheOptions;
+    cacheOptions.capacity = request.kvCacheCapacity;
+    pm.addNestedPass<func::FuncOp>(createLoomKVCacheInPlacePass(cacheOptions));
+    if (failed(pm.run(*module)))
+      return nullptr;
+  }
+
+  // The plan: recognition and precision first, then partitioning (the
+  // order of DESIGN.md); kernels are formed per rank when lowering.
+  if (request.partition || request.autoPlan) {
+    Clock::time_point partitionStart = Clock::now();
+    PassManager pm(&context);
+    // Static types first, as for one rank: the plan splits static shapes,
+    // and a rank's outputs must be static. Kernels are formed per rank.
+    buildDefaultGraphPipeline(pm, request.options, /*formKernels=*/false);
+    if (failed(pm.run(*module)))
+      return nullptr;
+    if (request.autoPlan) {
+      std::string plans;
+      FailureOr<PartitionOptions> chosen =
+          choosePlan(*module, *request.autoPlan, plans);
+      if (failed(chosen))
+        return nullptr;
+      llvm::errs() << "loomc: " << plans << "\n";
+      request.partition = *chosen;
+      request.autoPlan.reset();
+    }
+    if (failed(partitionModule(*module, *request.partition)))
+      return nullptr;
+    report(
+        "optimize graph and partition",
+        std::chrono::duration<double, std::milli>(Clock::now() - partitionStart)
+            .count());
+  }
+  return module;
+}
+
+/// The OPT shape of every profiled input, by name: what the specialized
+/// program is compiled for. Empty when some input of `module` has a
+/// symbolic dimension no profile covers (then there is nothing static to
+/// specialize for); `why` says which.
+std::map<std::string, std::vector<int64_t>>
+optShapes(ModuleOp module, const CompileRequest &request, std::string &why) {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  func::FuncOp entry = findEntry(module);
+  if (!entry)
+    return {};
+  for (unsigned i = 0; i < entry.getNumArguments(); ++i) {
+    auto type = dyn_cast<RankedTensorType>(entry.getArgumentTypes()[i]);
+    if (!type || type.hasStaticShape())
+      continue;
+    auto name = entry.getArgAttrOfType<StringAttr>(i, "onnx.name");
+    auto it = name ? request.profiles.find(name.str()) : request.profiles.end();
+    if (it == request.profiles.end()) {
+      why = "input '" + (name ? name.str() : std::to_string(i)) +
+            "' has symbolic dimensions and no --profile";
+      return {};
+    }
+    shapes[it->first] = it->second[1];
+  }
+  return shapes;
+}
+
+/// With profiles whose OPT shapes fix every symbolic input dimension:
+/// compiles the model again for those shapes (static types throughout, so
+/// tiles, vector code and the memory plan are chosen for them) and adds
+/// each rank's program to `engine` as a variant of that rank.
+LogicalResult
+addOptVariants(CompileRequest &request, ModuleOp general, MLIRContext &context,
+               llvm::function_ref<void(llvm::StringRef, double)> report,
+               EngineDescription &engine) {
+  if (request.profiles.empty() || !request.specializeOpt)
+    return success();
+  if (request.targetName != "cpu") {
+    if (request.report)
+      llvm::errs() << "loomc: no code specialized for the profiles' OPT "
+                      "shapes: the "
+                   << request.targetName << " target does not specialize\n";
+    return success();
+  }
+  std::string why;
+  std::map<std::string, std::vector<int64_t>> shapes =
+      optShapes(general, request, why);
+  if (shapes.empty()) {
+    llvm::errs() << "loomc: no code specialized for the profiles' OPT "
+                    "shapes: "
+                 << why << "\n";
+    return success();
+  }
+  ONNXImportOptions importOptions = request.importOptions;
+  for (const auto &[name, shape] : shapes)
+    importOptions.inputShapes[name] = shape;
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point start = Clock::now();
+  auto quiet = [](llvm::StringRef, double) {};
+  OwningOpRef<ModuleOp> module = prepareModule(request, importOptions, context,
+                                               quiet, /*withProfiles=*/false);
+  if (!module)
+    return failure();
+  EngineDescription specialized;
+  CompileOptions options = request.options;
+  options.onPhase = quiet;
+  if (failed(buildEngine(*module, *request.target, options, specialized)))
+    return failure();
+  if (specialized.ranks.size() != engine.ranks.size()) {
+    llvm::errs() << "error: the program specialized for the OPT shapes has "
+                 << specialized.ranks.size() << " ranks, the general one "
+                 << engine.ranks.size() << "\n";
+    return failure();
+  }
+  for (auto [rank, program] : llvm::zip(engine.ranks, specialized.ranks))
+    if (llvm::Error error = addVariant(rank, std::move(program))) {
+      llvm::errs() << "error: the program specialized for the OPT shapes: "
+                   << llvm::toString(std::move(error)) << "\n";
+      return failure();
+    }
+  report(
+      "specialize for the profiles' OPT shapes",
+      std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+  return success();
+}
+
+int compile(CompileRequest request) {
+  using Clock = std::chrono::steady_clock;
   double total = 0;
   std::optional<CompileReport> htmlReport;
   if (!request.reportHtml.empty()) {
@@ -236,55 +388,9 @@ int compile(CompileRequest request) {
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   OwningOpRef<ModuleOp> module =
-      loadModel(request.model, &context, request.importOptions);
+      prepareModule(request, request.importOptions, context, report);
   if (!module)
     return 1;
-  report(
-      "import",
-      std::chrono::duration<double, std::milli>(Clock::now() - start).count());
-  if (failed(applyProfiles(*module, request.profiles)))
-    return 1;
-
-  if (request.kvCacheCapacity > 0) {
-    if (request.partition || request.autoPlan) {
-      llvm::errs() << "error: --kv-cache does not combine with --grid or "
-                      "--plan yet\n";
-      return 1;
-    }
-    PassManager pm(&context);
-    LoomKVCacheInPlacePassOptions cacheOptions;
-    cacheOptions.capacity = request.kvCacheCapacity;
-    pm.addNestedPass<func::FuncOp>(createLoomKVCacheInPlacePass(cacheOptions));
-    if (failed(pm.run(*module)))
-      return 1;
-  }
-
-  // The plan: recognition and precision first, then partitioning (the
-  // order of DESIGN.md); kernels are formed per rank when lowering.
-  if (request.partition || request.autoPlan) {
-    Clock::time_point partitionStart = Clock::now();
-    PassManager pm(&context);
-    // Static types first, as for one rank: the plan splits static shapes,
-    // and a rank's outputs must be static. Kernels are formed per rank.
-    buildDefaultGraphPipeline(pm, request.options, /*formKernels=*/false);
-    if (failed(pm.run(*module)))
-      return 1;
-    if (request.autoPlan) {
-      std::string plans;
-      FailureOr<PartitionOptions> chosen =
-          choosePlan(*module, *request.autoPlan, plans);
-      if (failed(chosen))
-        return 1;
-      llvm::errs() << "loomc: " << plans << "\n";
-      request.partition = *chosen;
-    }
-    if (failed(partitionModule(*module, *request.partition)))
-      return 1;
-    report(
-        "optimize graph and partition",
-        std::chrono::duration<double, std::milli>(Clock::now() - partitionStart)
-            .count());
-  }
 
   if (request.emit == kEmitPartitioned) {
     if (!request.partition && !request.autoPlan) {
@@ -303,7 +409,8 @@ int compile(CompileRequest request) {
   const Target &target = *request.target;
   if (request.emit == kEmitEngine) {
     EngineDescription engine;
-    if (failed(buildEngine(*module, target, request.options, engine)))
+    if (failed(buildEngine(*module, target, request.options, engine)) ||
+        failed(addOptVariants(request, *module, context, report, engine)))
       return 1;
     Clock::time_point writeStart = Clock::now();
     if (llvm::Error error =
@@ -437,6 +544,12 @@ int loomcMain(int argc, char **argv) {
                "sizes outside [MIN, MAX] with a message naming the "
                "dimension and the range"),
       cl::value_desc("name=min:opt:max"));
+  cl::opt<bool> specializeOpt(
+      "specialize-opt", cl::init(true), cl::cat(inputCategory),
+      cl::desc("With --profile: also compile the model for the profiles' OPT "
+               "shapes (static sizes throughout) and run that code when a "
+               "call's input shapes are exactly those; the general code runs "
+               "at every other size (default on; =false to leave it out)"));
 
   cl::opt<ContractionPrecision> precision(
       "precision", cl::cat(graphCategory),
@@ -763,6 +876,7 @@ int loomcMain(int argc, char **argv) {
     return 1;
   }
   request.kvCacheCapacity = kvCache;
+  request.specializeOpt = specializeOpt;
   for (const std::string &spec : profiles)
     if (std::string error = parseProfile(spec, request.profiles);
         !error.empty()) {

@@ -12,10 +12,13 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
 
 #include <cstring>
+#include <optional>
+#include <unordered_map>
 
 using namespace llvm;
 
@@ -65,6 +68,75 @@ void appendWeight(EngineRank &rank, ArrayRef<char> bytes) {
   rank.weightPlaces.push_back({offset, bytes.size()});
 }
 
+Error addVariant(EngineRank &rank, EngineRank &&specialized) {
+  auto refines = [](const EngineTensor &general, const EngineTensor &fixed,
+                    bool isInput) {
+    if (general.dtype != fixed.dtype ||
+        general.shape.size() != fixed.shape.size())
+      return false;
+    for (auto [g, f] : llvm::zip(general.shape, fixed.shape))
+      if ((g >= 0 && g != f) || (isInput && f < 0))
+        return false;
+    return true;
+  };
+  if (specialized.inputs.size() != rank.inputs.size() ||
+      specialized.outputs.size() != rank.outputs.size())
+    return createStringError(
+        "the specialized program has " +
+        std::to_string(specialized.inputs.size()) + " inputs and " +
+        std::to_string(specialized.outputs.size()) +
+        " outputs, the general one " + std::to_string(rank.inputs.size()) +
+        " and " + std::to_string(rank.outputs.size()));
+  EngineVariant variant;
+  for (bool isInput : {true, false}) {
+    const std::vector<EngineTensor> &generals =
+        isInput ? rank.inputs : rank.outputs;
+    const std::vector<EngineTensor> &fixeds =
+        isInput ? specialized.inputs : specialized.outputs;
+    for (auto [general, fixed] : llvm::zip(generals, fixeds)) {
+      if (!refines(general, fixed, isInput))
+        return createStringError(
+            std::string("the specialized ") + (isInput ? "input" : "output") +
+            " '" + fixed.name + "' (" + fixed.dtype + " " +
+            shapeString(fixed.shape) + ") does not refine the general one (" +
+            general.dtype + " " + shapeString(general.shape) + ")");
+      (isInput ? variant.inputShapes : variant.outputShapes)
+          .push_back(fixed.shape);
+    }
+  }
+  // Weights the general code already stores (packed the same way) are
+  // shared: found by their hash, then compared byte for byte.
+  std::unordered_multimap<uint64_t, EngineWeight> stored;
+  auto bytesAt = [](const std::vector<char> &section, EngineWeight w) {
+    return ArrayRef<char>(section.data() + w.offset, w.size);
+  };
+  auto hashOf = [](ArrayRef<char> bytes) {
+    return xxh3_64bits(ArrayRef<uint8_t>(
+        reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()));
+  };
+  for (const EngineWeight &w : rank.weightPlaces)
+    stored.emplace(hashOf(bytesAt(rank.weights, w)), w);
+  for (const EngineWeight &w : specialized.weightPlaces) {
+    ArrayRef<char> bytes = bytesAt(specialized.weights, w);
+    std::optional<EngineWeight> same;
+    auto [begin, end] = stored.equal_range(hashOf(bytes));
+    for (auto it = begin; it != end && !same; ++it)
+      if (bytesAt(rank.weights, it->second) == bytes)
+        same = it->second;
+    if (!same) {
+      appendWeight(rank, bytes);
+      same = rank.weightPlaces.back();
+      rank.weightPlaces.pop_back();
+      stored.emplace(hashOf(bytes), *same);
+    }
+    variant.weightPlaces.push_back(*same);
+  }
+  variant.code = std::move(specialized.code);
+  variant.entry = std::move(specialized.entry);
+  rank.variants.push_back(std::move(variant));
+  return Error::success();
+}
+
 Expected<std::vector<char>> serializeEngine(const EngineDescription &engine) {
   int64_t devices = 1;
   for (int64_t d : engine.grid)
@@ -101,6 +173,21 @@ Expected<std::vector<char>> serializeEngine(const EngineDescription &engine) {
     for (const EngineWeight &w : rank.weightPlaces)
       os << "weight " << r << " " << w.offset << " " << w.size << "\n";
   }
+  size_t numVariants = 0;
+  for (auto [r, rank] : llvm::enumerate(engine.ranks))
+    for (const EngineVariant &variant : rank.variants) {
+      size_t v = numVariants++;
+      os << "variant " << v << " " << r << " entry " << variant.entry << "\n";
+      for (auto [i, shape] : llvm::enumerate(variant.inputShapes))
+        os << "variant-input " << v << " " << i << " " << shapeString(shape)
+           << "\n";
+      for (auto [i, shape] : llvm::enumerate(variant.outputShapes))
+        os << "variant-output " << v << " " << i << " " << shapeString(shape)
+           << "\n";
+      for (const EngineWeight &w : variant.weightPlaces)
+        os << "variant-weight " << v << " " << w.offset << " " << w.size
+           << "\n";
+    }
 
   // Layout: header, section table, manifest, then page-aligned payloads.
   struct Payload {
@@ -113,9 +200,16 @@ Expected<std::vector<char>> serializeEngine(const EngineDescription &engine) {
     if (!rank.weights.empty())
       payloads.push_back({LOOM_SECTION_WEIGHTS, (uint32_t)r, &rank.weights});
   }
+  uint32_t variantNumber = 0;
+  for (const EngineRank &rank : engine.ranks)
+    for (const EngineVariant &variant : rank.variants)
+      payloads.push_back(
+          {LOOM_SECTION_VARIANT_CODE, variantNumber++, &variant.code});
   loom_engine_header header{};
   std::memcpy(header.magic, LOOM_ENGINE_MAGIC, LOOM_ENGINE_MAGIC_SIZE);
-  header.format_version = LOOM_ENGINE_FORMAT_VERSION;
+  // The lowest version that holds the engine (engine_format.h).
+  header.format_version =
+      numVariants ? LOOM_ENGINE_FORMAT_VERSION : LOOM_ENGINE_MIN_FORMAT_VERSION;
   header.header_size = sizeof(loom_engine_header);
   header.section_table_offset = sizeof(loom_engine_header);
   header.num_sections = payloads.size();

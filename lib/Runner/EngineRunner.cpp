@@ -455,6 +455,29 @@ int runEngine(const RunOptions &options) {
     return 1;
   }
 
+  // Which program ran, where the engine has code specialized for some
+  // shapes (loomc --profile's OPT).
+  for (size_t r = 0; r < ranks; ++r) {
+    int32_t rank = mpiComm ? myRank : static_cast<int32_t>(r);
+    if (loom_engine_num_variants(raw, rank) <= 0)
+      continue;
+    int32_t variant = loom_engine_last_variant(raw, rank);
+    llvm::outs() << "rank " << rank << " ran ";
+    if (variant < 0) {
+      llvm::outs() << "the general code\n";
+      continue;
+    }
+    llvm::outs() << "the code specialized for";
+    for (int32_t i = 0; i < numInputs; ++i) {
+      const loom_tensor_desc *desc =
+          loom_engine_variant_input(raw, rank, variant, i);
+      llvm::outs() << (i ? ", " : " ") << desc->name << "=";
+      for (int32_t d = 0; d < desc->rank; ++d)
+        llvm::outs() << (d ? "x" : "") << desc->dims[d];
+    }
+    llvm::outs() << "\n";
+  }
+
   if (options.collectiveStats) {
     std::vector<int32_t> counted;
     if (mpiComm)

@@ -87,21 +87,14 @@ struct WeightPlace {
   uint64_t offset = 0, size = 0;
 };
 
-struct Rank {
-  std::vector<loom_tensor_desc> inputs, outputs;
-  /// Per input: the axis of a state input (written in place and kept by the
-  /// caller, manifest `state`), -1 for the others.
-  std::vector<int32_t> inputStateAxis;
-  /// Per input: the optimization profile's range of each symbolic
-  /// dimension (manifest `profile`), {dim, min, opt, max}.
-  std::vector<std::vector<std::array<int64_t, 4>>> inputProfiles;
+/// One compiled program: a shared object's entry and the weights it reads.
+struct Program {
   std::vector<WeightPlace> weightPlaces;
   /// Pointers into the mapped weights section, in parameter order (CUDA
   /// engines: their copies in device memory, made at load).
   std::vector<void *> weights;
   /// The device copies of `weights`, freed with the engine.
   std::vector<void *> deviceWeights;
-  bool hasWeightsSection = false;
   std::string entryName;
   EntryFn entry = nullptr;
   /// The OpenMP runtime's omp_set_num_threads, when the code has parallel
@@ -116,9 +109,45 @@ struct Rank {
   /// number (hence "/proc/self/fd/N") would be reused for the next rank,
   /// which would then get this rank's library back.
   int codeFd = -1;
-  /// What code compiled with kernel timers reported (profile.cpp).
+  /// What code compiled with kernel timers reported (profile.cpp); each
+  /// program numbers its own kernels.
   std::unique_ptr<loom::runtime::KernelTable> kernelTimes =
       std::make_unique<loom::runtime::KernelTable>();
+};
+
+/// A rank's program compiled for one static shape of every input (manifest
+/// `variant`, loomc --profile's OPT): a call with exactly these input shapes
+/// runs it instead of the general code.
+struct Variant {
+  Program program;
+  /// Per input, its shape; per output, its shape (LOOM_DYNAMIC_DIM where
+  /// the data decides it).
+  std::vector<std::vector<int64_t>> inputShapes, outputShapes;
+  /// The inputs' descriptors with these shapes (loom_engine_variant_input).
+  std::vector<loom_tensor_desc> inputDescs;
+};
+
+/// A rank: its general program (any shape in its profiles) and signature.
+struct Rank : Program {
+  std::vector<loom_tensor_desc> inputs, outputs;
+  /// Per input: the axis of a state input (written in place and kept by the
+  /// caller, manifest `state`), -1 for the others.
+  std::vector<int32_t> inputStateAxis;
+  /// Per input: the optimization profile's range of each symbolic
+  /// dimension (manifest `profile`), {dim, min, opt, max}.
+  std::vector<std::vector<std::array<int64_t, 4>>> inputProfiles;
+  bool hasWeightsSection = false;
+  std::vector<Variant> variants;
+  /// Which program the most recent call ran; atomics, behind a pointer so
+  /// that ranks stay movable.
+  struct LastCall {
+    /// Its kernel times (what loom_engine_kernel_times reports): the
+    /// general code's or a variant's.
+    std::atomic<loom::runtime::KernelTable *> kernelTimes{nullptr};
+    /// The variant, -1 for the general code.
+    std::atomic<int32_t> variant{-1};
+  };
+  std::unique_ptr<LastCall> last = std::make_unique<LastCall>();
   /// The collectives of the rank's most recent call. Each call counts its
   /// own and publishes them here as it ends, under the lock, so that calls
   /// from several threads at once do not race (the last one to end wins).
@@ -128,7 +157,26 @@ struct Rank {
   };
   std::unique_ptr<CollectiveRecord> collectives =
       std::make_unique<CollectiveRecord>();
+
+  loom::runtime::KernelTable &reportedKernelTimes() const {
+    loom::runtime::KernelTable *times = last->kernelTimes.load();
+    return times ? *times : *kernelTimes;
+  }
 };
+
+/// A weight record's offset and size (unsigned decimal), or nullopt.
+std::optional<WeightPlace> parseWeightPlace(const std::string &offset,
+                                            const std::string &size) {
+  auto parse = [](const std::string &s, uint64_t &value) {
+    char *end = nullptr;
+    value = std::strtoull(s.c_str(), &end, 10);
+    return !s.empty() && !*end && s[0] != '-';
+  };
+  WeightPlace place;
+  if (!parse(offset, place.offset) || !parse(size, place.size))
+    return std::nullopt;
+  return place;
+}
 
 /// The architecture this runtime was built for, as the manifest names it.
 const char *hostArch() {
@@ -226,6 +274,8 @@ struct loom_engine {
   /// Kernel libraries the code calls (manifest `library` records).
   std::vector<std::string> libraries;
   std::vector<Rank> ranks;
+  /// Variant v (manifest numbering) is ranks[first].variants[second].
+  std::vector<std::pair<size_t, size_t>> variantPlaces;
   /// loom_load_options::threads.
   int32_t threads = 1;
   // Names are kept here so that the descriptors' pointers stay valid.
@@ -242,8 +292,11 @@ struct loom_engine {
   ~loom_engine();
 
   loom_status parseManifest(const std::string &text, bool checkTarget);
-  loom_status loadCode(const uint8_t *image,
-                       const loom_engine_section &section);
+  /// Loads `section`'s shared object as `program`'s code; `what` names the
+  /// program in messages ("rank 0", "variant 1 (rank 0)").
+  loom_status loadCode(const uint8_t *image, const loom_engine_section &section,
+                       Program &program, const std::string &what);
+  Variant *variantAt(const std::string &number);
   /// The code runs on a CUDA device (manifest `library cuda`): its weights
   /// live in device memory.
   bool usesCuda() const {
@@ -367,15 +420,50 @@ loom_status loom_engine::parseManifest(const std::string &text,
       r->inputProfiles[index].push_back({dim, values[2], values[3], values[4]});
     } else if (f[0] == "weight" && f.size() == 4) {
       Rank *r = rankAt(f[1]);
-      char *end = nullptr;
-      WeightPlace place;
-      place.offset = std::strtoull(f[2].c_str(), &end, 10);
-      bool ok = !f[2].empty() && !*end && f[2][0] != '-';
-      place.size = std::strtoull(f[3].c_str(), &end, 10);
-      ok = ok && !f[3].empty() && !*end && f[3][0] != '-';
-      if (!r || !ok)
+      std::optional<WeightPlace> place = parseWeightPlace(f[2], f[3]);
+      if (!r || !place)
         return bad("bad rank, offset or size");
-      r->weightPlaces.push_back(place);
+      r->weightPlaces.push_back(*place);
+    } else if (f[0] == "variant" && f.size() == 5 && f[3] == "entry") {
+      Rank *r = rankAt(f[2]);
+      if (!r || f[1] != std::to_string(variantPlaces.size()))
+        return bad("variants must be numbered in order, of an existing rank");
+      Variant variant;
+      variant.program.entryName = f[4];
+      variantPlaces.emplace_back(r - ranks.data(), r->variants.size());
+      r->variants.push_back(std::move(variant));
+    } else if ((f[0] == "variant-input" || f[0] == "variant-output") &&
+               f.size() == 4) {
+      Variant *variant = variantAt(f[1]);
+      if (!variant)
+        return bad("no such variant");
+      const Rank &r = ranks[variantPlaces[std::stoul(f[1])].first];
+      bool isInput = f[0] == "variant-input";
+      const std::vector<loom_tensor_desc> &descs =
+          isInput ? r.inputs : r.outputs;
+      std::vector<std::vector<int64_t>> &shapes =
+          isInput ? variant->inputShapes : variant->outputShapes;
+      std::vector<int64_t> dims;
+      if (f[2] != std::to_string(shapes.size()) ||
+          shapes.size() >= descs.size() || !parseShape(f[3], dims))
+        return bad("the variant's shapes must follow the rank's " +
+                   std::string(isInput ? "inputs" : "outputs") + " in order");
+      // The variant's shape refines the rank's: the same rank, the same
+      // static sizes; an input's every size static.
+      const loom_tensor_desc &desc = descs[shapes.size()];
+      bool fits = static_cast<int32_t>(dims.size()) == desc.rank;
+      for (size_t d = 0; fits && d < dims.size(); ++d)
+        fits = (desc.dims[d] == LOOM_DYNAMIC_DIM || desc.dims[d] == dims[d]) &&
+               (!isInput || dims[d] != LOOM_DYNAMIC_DIM);
+      if (!fits)
+        return bad("the shape does not refine the rank's");
+      shapes.push_back(std::move(dims));
+    } else if (f[0] == "variant-weight" && f.size() == 4) {
+      Variant *variant = variantAt(f[1]);
+      std::optional<WeightPlace> place = parseWeightPlace(f[2], f[3]);
+      if (!variant || !place)
+        return bad("bad variant, offset or size");
+      variant->program.weightPlaces.push_back(*place);
     } else {
       return bad("unknown record");
     }
@@ -384,7 +472,36 @@ loom_status loom_engine::parseManifest(const std::string &text,
     if (ranks[i].entryName.empty())
       return fail(LOOM_ERROR_CORRUPT,
                   "the manifest names no entry for rank " + std::to_string(i));
+  for (size_t v = 0; v < variantPlaces.size(); ++v) {
+    const Rank &r = ranks[variantPlaces[v].first];
+    const Variant &variant = r.variants[variantPlaces[v].second];
+    if (variant.inputShapes.size() != r.inputs.size() ||
+        variant.outputShapes.size() != r.outputs.size())
+      return fail(LOOM_ERROR_CORRUPT,
+                  "the manifest gives variant " + std::to_string(v) +
+                      " fewer shapes than its rank has inputs and outputs");
+  }
+  for (Rank &r : ranks)
+    for (Variant &variant : r.variants)
+      for (size_t i = 0; i < r.inputs.size(); ++i) {
+        loom_tensor_desc desc = r.inputs[i];
+        desc.byte_size = loom_dtype_size(desc.dtype);
+        for (int32_t d = 0; d < desc.rank; ++d) {
+          desc.dims[d] = variant.inputShapes[i][d];
+          desc.byte_size *= static_cast<size_t>(desc.dims[d]);
+        }
+        variant.inputDescs.push_back(desc);
+      }
   return LOOM_OK;
+}
+
+Variant *loom_engine::variantAt(const std::string &number) {
+  char *end = nullptr;
+  unsigned long v = std::strtoul(number.c_str(), &end, 10);
+  if (number.empty() || *end || number[0] == '-' || v >= variantPlaces.size())
+    return nullptr;
+  auto [rank, index] = variantPlaces[v];
+  return &ranks[rank].variants[index];
 }
 
 /// The engine's code resolves the runtime's entry points (the allocator, the
@@ -492,18 +609,18 @@ static void exposeRuntimeSymbols() {
 static void stubEntry(void **) {}
 
 loom_status loom_engine::loadCode(const uint8_t *image,
-                                  const loom_engine_section &section) {
-  Rank &rank = ranks[section.rank];
-  if (rank.library || rank.entry)
-    return fail(LOOM_ERROR_CORRUPT,
-                "two code sections for rank " + std::to_string(section.rank));
+                                  const loom_engine_section &section,
+                                  Program &program, const std::string &what) {
+  if (program.library || program.entry)
+    return fail(LOOM_ERROR_CORRUPT, "two code sections for " + what);
   if (codeSections == loom::runtime::CodeSections::Stub) {
-    rank.entry = stubEntry;
+    program.entry = stubEntry;
     return LOOM_OK;
   }
   exposeRuntimeSymbols();
   const char *bytes = reinterpret_cast<const char *>(image) + section.offset;
-  std::string label = "loom-rank-" + std::to_string(section.rank);
+  std::string label = "loom-" + what;
+  std::replace(label.begin(), label.end(), ' ', '-');
   int fd = memfd_create(label.c_str(), MFD_CLOEXEC);
   if (fd < 0)
     return fail(LOOM_ERROR_IO, std::string("memfd_create: ") + strerror(errno));
@@ -518,30 +635,28 @@ loom_status loom_engine::loadCode(const uint8_t *image,
     written += n;
   }
   std::string path = "/proc/self/fd/" + std::to_string(fd);
-  rank.codeFd = fd;
-  rank.library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!rank.library)
-    return fail(LOOM_ERROR_CORRUPT, "rank " + std::to_string(section.rank) +
-                                        "'s code does not load: " + dlerror());
+  program.codeFd = fd;
+  program.library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!program.library)
+    return fail(LOOM_ERROR_CORRUPT,
+                what + "'s code does not load: " + dlerror());
   // CUDA code loads its kernels in its constructors, which have nobody to
   // report to: the device layer keeps the first failure.
   if (usesCuda())
     if (std::string error = loom::runtime::cuda::takeModuleLoadError();
         !error.empty())
-      return fail(LOOM_ERROR_TARGET,
-                  "rank " + std::to_string(section.rank) + ": " + error);
-  rank.entry =
-      reinterpret_cast<EntryFn>(dlsym(rank.library, rank.entryName.c_str()));
-  if (!rank.entry)
-    return fail(LOOM_ERROR_CORRUPT, "rank " + std::to_string(section.rank) +
-                                        "'s code has no symbol '" +
-                                        rank.entryName + "'");
+      return fail(LOOM_ERROR_TARGET, what + ": " + error);
+  program.entry = reinterpret_cast<EntryFn>(
+      dlsym(program.library, program.entryName.c_str()));
+  if (!program.entry)
+    return fail(LOOM_ERROR_CORRUPT,
+                what + "'s code has no symbol '" + program.entryName + "'");
   // Found only through the library's own dependencies (RTLD_LOCAL): code
   // without parallel loops does not load the OpenMP runtime.
-  rank.setNumThreads = reinterpret_cast<void (*)(int)>(
-      dlsym(rank.library, "omp_set_num_threads"));
-  rank.inParallel =
-      reinterpret_cast<int (*)()>(dlsym(rank.library, "omp_in_parallel"));
+  program.setNumThreads = reinterpret_cast<void (*)(int)>(
+      dlsym(program.library, "omp_set_num_threads"));
+  program.inParallel =
+      reinterpret_cast<int (*)()>(dlsym(program.library, "omp_in_parallel"));
   return LOOM_OK;
 }
 
@@ -675,20 +790,25 @@ loom_status loom::runtime::loadEngineImage(const uint8_t *bytes, size_t size,
                                              options->trusted_public_key);
         !problem.empty())
       return fail(LOOM_ERROR_SIGNATURE, where + problem);
-  if (header.format_version != LOOM_ENGINE_FORMAT_VERSION ||
+  if (header.format_version < LOOM_ENGINE_MIN_FORMAT_VERSION ||
+      header.format_version > LOOM_ENGINE_FORMAT_VERSION ||
       header.header_size != sizeof(loom_engine_header))
     return fail(LOOM_ERROR_VERSION,
                 where + "engine format version " +
                     std::to_string(header.format_version) +
-                    ", this runtime reads version " +
+                    ", this runtime reads versions " +
+                    std::to_string(LOOM_ENGINE_MIN_FORMAT_VERSION) + " to " +
                     std::to_string(LOOM_ENGINE_FORMAT_VERSION) +
                     ": recompile the model");
 
   auto inside = [&](uint64_t offset, uint64_t length) {
     return offset <= size && length <= size - offset;
   };
+  // At most a code and a weights section per rank, and a code section per
+  // variant (counted once the manifest is read).
+  constexpr uint32_t kMaxVariants = 65536;
   if (header.num_ranks == 0 || header.num_ranks > 65536 ||
-      header.num_sections > 2 * header.num_ranks ||
+      header.num_sections > 2 * header.num_ranks + kMaxVariants ||
       !inside(header.section_table_offset,
               uint64_t(header.num_sections) * sizeof(loom_engine_section)) ||
       !inside(header.manifest_offset, header.manifest_size))
@@ -700,38 +820,65 @@ loom_status loom::runtime::loadEngineImage(const uint8_t *bytes, size_t size,
       header.manifest_size);
   if (loom_status s = result->parseManifest(manifest, options->check_target))
     return fail(s, where + loom_last_error());
+  size_t numVariants = result->variantPlaces.size();
+  if (numVariants && header.format_version < 3)
+    return fail(LOOM_ERROR_CORRUPT,
+                where + "the manifest has variants, which format version " +
+                    std::to_string(header.format_version) + " does not");
+  if (header.num_sections > 2 * header.num_ranks + numVariants)
+    return fail(LOOM_ERROR_CORRUPT,
+                where + "more sections than ranks and variants need");
 
   for (uint32_t i = 0; i < header.num_sections; ++i) {
     loom_engine_section section;
     std::memcpy(&section,
                 bytes + header.section_table_offset + i * sizeof(section),
                 sizeof(section));
-    if (section.rank >= header.num_ranks ||
-        section.offset % LOOM_ENGINE_ALIGNMENT != 0 ||
+    uint64_t owners = section.kind == LOOM_SECTION_VARIANT_CODE
+                          ? numVariants
+                          : header.num_ranks;
+    if (section.rank >= owners || section.offset % LOOM_ENGINE_ALIGNMENT != 0 ||
         !inside(section.offset, section.size))
       return fail(LOOM_ERROR_CORRUPT,
                   where + "section " + std::to_string(i) + " is malformed");
     if (section.kind == LOOM_SECTION_CODE) {
-      if (loom_status s = result->loadCode(bytes, section))
+      if (loom_status s =
+              result->loadCode(bytes, section, result->ranks[section.rank],
+                               "rank " + std::to_string(section.rank)))
+        return fail(s, where + loom_last_error());
+    } else if (section.kind == LOOM_SECTION_VARIANT_CODE) {
+      auto [rank, index] = result->variantPlaces[section.rank];
+      if (loom_status s = result->loadCode(
+              bytes, section, result->ranks[rank].variants[index].program,
+              "variant " + std::to_string(section.rank) + " (rank " +
+                  std::to_string(rank) + ")"))
         return fail(s, where + loom_last_error());
     } else if (section.kind == LOOM_SECTION_WEIGHTS) {
-      // Used in place: the weights stay in the read-only mapping.
+      // Used in place: the weights stay in the read-only mapping; the
+      // rank's variants point into the same section.
       Rank &rank = result->ranks[section.rank];
       if (rank.hasWeightsSection)
         return fail(LOOM_ERROR_CORRUPT, where +
                                             "two weights sections for rank " +
                                             std::to_string(section.rank));
       rank.hasWeightsSection = true;
-      for (const WeightPlace &place : rank.weightPlaces) {
-        if (place.offset > section.size ||
-            place.size > section.size - place.offset)
-          return fail(LOOM_ERROR_CORRUPT,
-                      where + "a weight of rank " +
-                          std::to_string(section.rank) +
-                          " lies outside its weights section");
-        rank.weights.push_back(
-            const_cast<uint8_t *>(bytes + section.offset + place.offset));
-      }
+      auto place = [&](Program &program) {
+        for (const WeightPlace &place : program.weightPlaces) {
+          if (place.offset > section.size ||
+              place.size > section.size - place.offset)
+            return false;
+          program.weights.push_back(
+              const_cast<uint8_t *>(bytes + section.offset + place.offset));
+        }
+        return true;
+      };
+      bool inSection = place(rank);
+      for (Variant &variant : rank.variants)
+        inSection = inSection && place(variant.program);
+      if (!inSection)
+        return fail(LOOM_ERROR_CORRUPT,
+                    where + "a weight of rank " + std::to_string(section.rank) +
+                        " lies outside its weights section");
     } else {
       return fail(LOOM_ERROR_CORRUPT, where + "section " + std::to_string(i) +
                                           " has unknown kind " +
@@ -739,10 +886,20 @@ loom_status loom::runtime::loadEngineImage(const uint8_t *bytes, size_t size,
     }
   }
   for (size_t r = 0; r < result->ranks.size(); ++r) {
-    if (!result->ranks[r].entry)
+    const Rank &rank = result->ranks[r];
+    if (!rank.entry)
       return fail(LOOM_ERROR_CORRUPT,
                   where + "no code for rank " + std::to_string(r));
-    if (result->ranks[r].weights.size() != result->ranks[r].weightPlaces.size())
+    bool weighed = rank.weights.size() == rank.weightPlaces.size();
+    for (const Variant &variant : rank.variants) {
+      if (!variant.program.entry)
+        return fail(LOOM_ERROR_CORRUPT, where +
+                                            "no code for a variant of rank " +
+                                            std::to_string(r));
+      weighed = weighed && variant.program.weights.size() ==
+                               variant.program.weightPlaces.size();
+    }
+    if (!weighed)
       return fail(LOOM_ERROR_CORRUPT,
                   where + "the manifest lists weights of rank " +
                       std::to_string(r) +
@@ -751,6 +908,10 @@ loom_status loom::runtime::loadEngineImage(const uint8_t *bytes, size_t size,
   }
   // CUDA engines: the weights are uploaded once, here; the code receives
   // their device addresses.
+  if (result->usesCuda() && !result->variantPlaces.empty())
+    return fail(LOOM_ERROR_CORRUPT,
+                where + "a CUDA engine with specialized variants (loomc "
+                        "specializes CPU engines only)");
   if (result->usesCuda())
     for (size_t r = 0; r < result->ranks.size(); ++r) {
       Rank &rank = result->ranks[r];
@@ -806,8 +967,11 @@ void loom_engine_collect_kernel_times(loom_engine *engine, int32_t enable) {
   if (!engine)
     return;
   if (enable)
-    for (Rank &r : engine->ranks)
+    for (Rank &r : engine->ranks) {
       r.kernelTimes->clear();
+      for (Variant &variant : r.variants)
+        variant.program.kernelTimes->clear();
+    }
   engine->collectKernelTimes = enable != 0;
 }
 
@@ -818,8 +982,9 @@ loom_status loom_engine_kernel_times(const loom_engine *engine, int32_t rank,
   if (!r || !count || (capacity && !times))
     return fail(LOOM_ERROR_INVALID_ARGUMENT,
                 "null engine, times or count, or a bad rank");
-  std::lock_guard<std::mutex> lock(r->kernelTimes->mutex);
-  const std::vector<loom_kernel_time> &kernels = r->kernelTimes->kernels;
+  loom::runtime::KernelTable &table = r->reportedKernelTimes();
+  std::lock_guard<std::mutex> lock(table.mutex);
+  const std::vector<loom_kernel_time> &kernels = table.kernels;
   *count = kernels.size();
   std::copy_n(kernels.begin(), std::min(capacity, kernels.size()), times);
   return LOOM_OK;
@@ -832,8 +997,9 @@ loom_status loom_engine_kernel_events(const loom_engine *engine, int32_t rank,
   if (!r || !count || (capacity && !events))
     return fail(LOOM_ERROR_INVALID_ARGUMENT,
                 "null engine, events or count, or a bad rank");
-  std::lock_guard<std::mutex> lock(r->kernelTimes->mutex);
-  const std::vector<loom_kernel_event> &recent = r->kernelTimes->events;
+  loom::runtime::KernelTable &table = r->reportedKernelTimes();
+  std::lock_guard<std::mutex> lock(table.mutex);
+  const std::vector<loom_kernel_event> &recent = table.events;
   *count = recent.size();
   std::copy_n(recent.begin(), std::min(capacity, recent.size()), events);
   return LOOM_OK;
@@ -897,6 +1063,26 @@ int32_t loom_engine_input_state_axis(const loom_engine *engine, int32_t rank,
   return r->inputStateAxis[index];
 }
 
+int32_t loom_engine_num_variants(const loom_engine *engine, int32_t rank) {
+  const Rank *r = rankOf(engine, rank);
+  return r ? static_cast<int32_t>(r->variants.size()) : -1;
+}
+
+const loom_tensor_desc *loom_engine_variant_input(const loom_engine *engine,
+                                                  int32_t rank, int32_t variant,
+                                                  int32_t index) {
+  const Rank *r = rankOf(engine, rank);
+  if (!r || variant < 0 || variant >= (int32_t)r->variants.size() ||
+      index < 0 || index >= (int32_t)r->inputs.size())
+    return nullptr;
+  return &r->variants[variant].inputDescs[index];
+}
+
+int32_t loom_engine_last_variant(const loom_engine *engine, int32_t rank) {
+  const Rank *r = rankOf(engine, rank);
+  return r ? r->last->variant.load() : -1;
+}
+
 const loom_tensor_desc *loom_engine_output(const loom_engine *engine,
                                            int32_t rank, int32_t index) {
   const Rank *r = rankOf(engine, rank);
@@ -946,6 +1132,19 @@ static std::string checkInputShape(const loom_tensor_desc &desc,
 
 /// Runs rank `rank`'s code with `comm` (null: no collectives) installed
 /// for its collectives.
+/// The variant of `r` compiled for exactly `shapes` (one per input), or
+/// null: then the general code runs.
+static const Variant *
+findVariant(const Rank &r, const std::vector<std::vector<int64_t>> &shapes) {
+  for (const Variant &variant : r.variants)
+    if (variant.inputShapes == shapes)
+      return &variant;
+  return nullptr;
+}
+
+/// Runs rank `rank`'s code with `comm` (null: no collectives) installed
+/// for its collectives: the variant compiled for the inputs' shapes when
+/// there is one, else the general code.
 static loom_status runRank(loom_engine *engine, int32_t rank,
                            const void *const *inputs, void *const *outputs,
                            loom_comm *comm) {
@@ -957,8 +1156,11 @@ static loom_status runRank(loom_engine *engine, int32_t rank,
     return fail(LOOM_ERROR_INVALID_ARGUMENT, "null buffer array");
   std::vector<void *> buffers;
   // The symbolic dimensions of the inputs that have them, in input order:
-  // the code's trailing argument (loom-cpu-run-time-sized-arguments).
+  // the general code's trailing argument
+  // (loom-cpu-run-time-sized-arguments).
   std::vector<int64_t> inputSizes;
+  // Every input's shape, to choose a variant by.
+  std::vector<std::vector<int64_t>> inputShapes;
   for (size_t i = 0; i < r->inputs.size(); ++i) {
     const loom_tensor_desc &desc = r->inputs[i];
     if (!inputs[i] && (desc.byte_size || loom_tensor_desc_is_dynamic(&desc)))
@@ -966,6 +1168,7 @@ static loom_status runRank(loom_engine *engine, int32_t rank,
                   "input " + std::to_string(i) + " is null");
     if (!loom_tensor_desc_is_dynamic(&desc)) {
       buffers.push_back(const_cast<void *>(inputs[i]));
+      inputShapes.emplace_back(desc.dims, desc.dims + desc.rank);
       continue;
     }
     const auto *shaped = static_cast<const loom_shaped_input *>(inputs[i]);
@@ -986,49 +1189,81 @@ static loom_status runRank(loom_engine *engine, int32_t rank,
     for (int32_t d = 0; d < desc.rank; ++d)
       if (desc.dims[d] == LOOM_DYNAMIC_DIM)
         inputSizes.push_back(shaped->dims[d]);
+    inputShapes.emplace_back(shaped->dims, shaped->dims + desc.rank);
     // An empty input's data may be null; the code reads nothing.
     static const int64_t kNoData = 0;
     buffers.push_back(
         const_cast<void *>(shaped->data ? shaped->data : &kNoData));
   }
+  const Variant *variant =
+      r->variants.empty() ? nullptr : findVariant(*r, inputShapes);
+  const Program &program = variant ? variant->program : *r;
+  r->last->variant =
+      variant ? static_cast<int32_t>(variant - r->variants.data()) : -1;
   // The code only reads its weights; the mapping is read-only.
-  buffers.insert(buffers.end(), r->weights.begin(), r->weights.end());
+  buffers.insert(buffers.end(), program.weights.begin(), program.weights.end());
   // Outputs whose sizes the data decides: the code fills a record (the
-  // address of its copy, then the sizes; loom/abi/outputs.h).
+  // address of its copy, then the sizes; loom/abi/outputs.h). A variant
+  // whose output is static where the general code's is not writes into a
+  // buffer allocated here, described by the same record.
   std::vector<std::vector<int64_t>> records(r->outputs.size());
   for (size_t i = 0; i < r->outputs.size(); ++i) {
     const loom_tensor_desc &desc = r->outputs[i];
     if (!outputs[i] && (desc.byte_size || loom_tensor_desc_is_dynamic(&desc)))
       return fail(LOOM_ERROR_INVALID_ARGUMENT,
                   "output " + std::to_string(i) + " is null");
-    if (loom_tensor_desc_is_dynamic(&desc)) {
-      auto *dynamic = static_cast<loom_dynamic_output *>(outputs[i]);
-      dynamic->data = nullptr;
-      records[i].assign(1 + desc.rank, 0);
-      buffers.push_back(records[i].data());
+    if (!loom_tensor_desc_is_dynamic(&desc)) {
+      buffers.push_back(outputs[i]);
       continue;
     }
-    buffers.push_back(outputs[i]);
+    auto *dynamic = static_cast<loom_dynamic_output *>(outputs[i]);
+    dynamic->data = nullptr;
+    records[i].assign(1 + desc.rank, 0);
+    const std::vector<int64_t> *fixed =
+        variant ? &variant->outputShapes[i] : nullptr;
+    if (fixed && std::find(fixed->begin(), fixed->end(), LOOM_DYNAMIC_DIM) ==
+                     fixed->end()) {
+      size_t bytes = loom_dtype_size(desc.dtype);
+      for (int64_t size : *fixed)
+        bytes *= static_cast<size_t>(size);
+      void *data = std::aligned_alloc(64, (bytes + 64) / 64 * 64);
+      if (!data) {
+        for (size_t j = 0; j < i; ++j)
+          if (!records[j].empty())
+            std::free(reinterpret_cast<void *>(records[j][0]));
+        return fail(LOOM_ERROR_INTERNAL, "out of memory: could not allocate " +
+                                             std::to_string(bytes) +
+                                             " bytes for output " +
+                                             std::to_string(i));
+      }
+      records[i][0] = reinterpret_cast<int64_t>(data);
+      std::copy(fixed->begin(), fixed->end(), records[i].begin() + 1);
+      buffers.push_back(data);
+      continue;
+    }
+    buffers.push_back(records[i].data());
   }
-  if (!inputSizes.empty())
+  if (!inputSizes.empty() && !variant)
     buffers.push_back(inputSizes.data());
   loom_status status;
   loom::runtime::CollectiveCounters collectives;
   {
     loom::runtime::CollectiveScope scope(comm, engine->threads, &collectives);
-    loom::runtime::KernelTimerScope timers(*r->kernelTimes,
+    loom::runtime::KernelTimerScope timers(*program.kernelTimes,
                                            engine->collectKernelTimes);
+    if (engine->collectKernelTimes)
+      r->last->kernelTimes = program.kernelTimes.get();
     // Per calling thread in OpenMP: set on every run, since runs (and the
     // ranks' threads) may come from any thread.
-    if (r->setNumThreads)
-      r->setNumThreads(engine->threads);
+    if (program.setNumThreads)
+      program.setNumThreads(engine->threads);
     // Code that cannot allocate what it needs comes back here
     // (abandonCall), with the failure recorded; what it had allocated
     // before is not freed.
     std::jmp_buf escape;
     if (setjmp(escape) == 0) {
-      loom::runtime::setCallEscape(&escape, r->inParallel);
-      r->entry(buffers.data());
+      loom::runtime::setCallEscape(&escape, program.inParallel);
+      program.entry(buffers.data());
     }
     loom::runtime::setCallEscape(nullptr, nullptr);
     status = scope.status();
@@ -1212,15 +1447,20 @@ private:
 
 loom_engine::~loom_engine() {
   pool.reset();
-  for (Rank &r : ranks) {
-    for (void *device : r.deviceWeights)
+  auto release = [](Program &program) {
+    for (void *device : program.deviceWeights)
       loom::runtime::cuda::freeDeviceBuffer(device);
-    if (r.library) {
-      loom::runtime::releaseLibraryKernels(r.library);
-      dlclose(r.library);
+    if (program.library) {
+      loom::runtime::releaseLibraryKernels(program.library);
+      dlclose(program.library);
     }
-    if (r.codeFd >= 0)
-      close(r.codeFd);
+    if (program.codeFd >= 0)
+      close(program.codeFd);
+  };
+  for (Rank &r : ranks) {
+    release(r);
+    for (Variant &variant : r.variants)
+      release(variant.program);
   }
   if (mapping)
     munmap(mapping, mappedSize);

@@ -43,6 +43,20 @@ struct EngineWeight {
   uint64_t offset = 0, size = 0;
 };
 
+/// A rank's program compiled for one static shape of every input (loomc
+/// --profile's OPT), run instead of the rank's general code when a call's
+/// input shapes are exactly `inputShapes`. Its weights lie in the rank's
+/// weights section. Manifest records `variant`, `variant-input`,
+/// `variant-output`, `variant-weight` (format version 3).
+struct EngineVariant {
+  std::vector<char> code;
+  std::string entry = "loom_entry";
+  std::vector<EngineWeight> weightPlaces;
+  /// Per input and per output, its shape (kDynamic where the data decides
+  /// an output's size).
+  std::vector<llvm::SmallVector<int64_t>> inputShapes, outputShapes;
+};
+
 /// One rank's program: a shared object exporting `entry`
 /// (`void entry(void **buffers)`: inputs, then weights, then outputs), its
 /// signature, and its weights (the section's bytes and each weight's place
@@ -53,11 +67,19 @@ struct EngineRank {
   std::vector<char> weights;
   std::vector<EngineWeight> weightPlaces;
   std::vector<EngineTensor> inputs, outputs;
+  std::vector<EngineVariant> variants;
 };
 
 /// Appends `bytes` to `rank`'s weights section at the next 64-byte boundary
 /// (what vector loads want) and records its place.
 void appendWeight(EngineRank &rank, llvm::ArrayRef<char> bytes);
+
+/// Adds `specialized` (the same rank compiled for static input shapes) to
+/// `rank` as a variant: its code, and its weights moved into `rank`'s
+/// weights section, each stored once when the general code has the same
+/// bytes. Fails when the signatures differ in anything but sizes the
+/// general code leaves symbolic.
+llvm::Error addVariant(EngineRank &rank, EngineRank &&specialized);
 
 struct EngineDescription {
   std::string compilerVersion;

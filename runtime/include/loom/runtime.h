@@ -201,6 +201,21 @@ const loom_tensor_desc *loom_engine_output(const loom_engine *engine,
 int32_t loom_engine_input_state_axis(const loom_engine *engine, int32_t rank,
                                      int32_t index);
 
+/* Specialized programs (loomc --profile's OPT shapes): rank `rank` holds
+   loom_engine_num_variants programs besides its general code, each compiled
+   for one static shape of every input; a call whose input shapes are
+   exactly a variant's runs that variant, any other call the general code.
+   The caller sees no difference but speed. -1 for a bad rank. */
+int32_t loom_engine_num_variants(const loom_engine *engine, int32_t rank);
+/* The shape variant `variant` of rank `rank` takes for input `index` (its
+   name and dtype are the input's); null for a bad rank, variant or index. */
+const loom_tensor_desc *loom_engine_variant_input(const loom_engine *engine,
+                                                  int32_t rank, int32_t variant,
+                                                  int32_t index);
+/* Which program rank `rank`'s most recent call ran: a variant's number, or
+   -1 for the general code (and before the first call, or a bad rank). */
+int32_t loom_engine_last_variant(const loom_engine *engine, int32_t rank);
+
 /* Runs rank `rank`'s program: `inputs` and `outputs` hold one buffer per
    input / output of that rank, each of the descriptor's byte_size (for an
    input with a LOOM_DYNAMIC_DIM dimension, a loom_shaped_input; for such an

@@ -30,6 +30,25 @@
  *                                 `offset` from its start, in parameter
  *                                 order)
  *
+ * Format version 3 adds specialized programs (loomc --profile's OPT
+ * shapes): a program of rank r compiled for one static shape of every
+ * input, run instead of the rank's general code when a call's input shapes
+ * are exactly those. Variants are numbered from 0 in manifest order:
+ *
+ *   variant <v> <r> entry <symbol>   (variant v belongs to rank r; its code
+ *                                     is section LOOM_SECTION_VARIANT_CODE
+ *                                     with `rank` = v)
+ *   variant-input <v> <i> <d0>x<d1>...    (input i's static shape)
+ *   variant-output <v> <i> <d0>x<d1>...   (output i's shape; "?" where the
+ *                                          data decides it)
+ *   variant-weight <v> <offset> <bytes>   (in rank r's weights section:
+ *                                          the variants share it with the
+ *                                          general code, identical weights
+ *                                          stored once)
+ *
+ * A writer stores the lowest version that holds the engine: 2 without
+ * variants, so engines without them load in runtimes that read only 2.
+ *
  * Rank r's code is called with one pointer per input, then one per weight
  * (into the mapped weights section), then one per output.
  * Names are percent-encoded (%20 for a space, %25 for '%'). The dtypes are
@@ -49,8 +68,10 @@ extern "C" {
 /* "LOOMENGN": the first 8 bytes of every engine. */
 #define LOOM_ENGINE_MAGIC "LOOMENGN"
 #define LOOM_ENGINE_MAGIC_SIZE 8
-/* Bumped on any incompatible change of this header or the manifest. */
-#define LOOM_ENGINE_FORMAT_VERSION 2u
+/* Bumped on any incompatible change of this header or the manifest. The
+   runtime reads versions LOOM_ENGINE_MIN_FORMAT_VERSION to this one. */
+#define LOOM_ENGINE_FORMAT_VERSION 3u
+#define LOOM_ENGINE_MIN_FORMAT_VERSION 2u
 /* Payload alignment: a page, so sections can be mapped in place. */
 #define LOOM_ENGINE_ALIGNMENT 4096u
 
@@ -59,7 +80,10 @@ typedef enum loom_engine_section_kind {
      manifest). */
   LOOM_SECTION_CODE = 1,
   /* One rank's weights, read-only. */
-  LOOM_SECTION_WEIGHTS = 2
+  LOOM_SECTION_WEIGHTS = 2,
+  /* A shared object holding a variant's code (format version 3; the
+     section's `rank` field is the variant's number). */
+  LOOM_SECTION_VARIANT_CODE = 3
 } loom_engine_section_kind;
 
 typedef struct loom_engine_header {
