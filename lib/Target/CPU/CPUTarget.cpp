@@ -50,6 +50,9 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm,
   // nest each before buffers exist.
   pm.addPass(createLoomCPUFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
+  // Ops whose only run-time size is the batch run one element at a time,
+  // so that the convolution and product paths below see static sizes.
+  pm.addNestedPass<func::FuncOp>(createLoomCPUBatchLoopsPass());
   // Convolutions oneDNN computes faster are marked before im2col takes the
   // others.
   if (options.libraryConvolutionFlops >= 0) {
@@ -464,6 +467,7 @@ LogicalResult lowerModule(ModuleOp module, Stage stopAfter,
   // programs that come to it directly; they find nothing left to do.)
   {
     PassManager weightLayouts(module.getContext());
+    weightLayouts.addNestedPass<func::FuncOp>(createLoomCPUBatchLoopsPass());
     if (options.libraryConvolutionFlops >= 0) {
       LoomCPUSelectLibraryConvolutionsPassOptions library;
       library.minFlops = options.libraryConvolutionFlops;

@@ -161,15 +161,16 @@ public:
   }
 };
 
-/// Whether `buffer` is dense, row-major and starts at its aligned pointer
-/// (what the library reads through one address).
+/// Whether `buffer` is dense and row-major (what the library reads through
+/// one address, firstElementAddress). Its offset may be a run-time one: one
+/// batch element of a larger buffer (loom-cpu-batch-loops).
 bool isDenseRowMajor(Value buffer) {
   auto type = dyn_cast<MemRefType>(buffer.getType());
   if (!type || !type.hasStaticShape())
     return false;
   SmallVector<int64_t> strides;
   int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset)) || offset != 0)
+  if (failed(type.getStridesAndOffset(strides, offset)))
     return false;
   int64_t expected = 1;
   for (int64_t d = type.getRank() - 1; d >= 0; --d) {
@@ -178,6 +179,24 @@ bool isDenseRowMajor(Value buffer) {
     expected *= type.getDimSize(d);
   }
   return true;
+}
+
+/// The address of `buffer`'s first element: its aligned pointer, plus its
+/// offset when that is not 0.
+Value firstElementAddress(OpBuilder &b, Location loc, Value buffer) {
+  Value address = addressOf(b, loc, buffer);
+  auto type = cast<MemRefType>(buffer.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (succeeded(type.getStridesAndOffset(strides, offset)) && offset == 0)
+    return address;
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
+  Value elements =
+      arith::IndexCastOp::create(b, loc, b.getI64Type(), metadata.getOffset());
+  Value elementBytes = arith::ConstantIntOp::create(
+      b, loc, b.getI64Type(), type.getElementTypeBitWidth() / 8);
+  return arith::AddIOp::create(
+      b, loc, address, arith::MulIOp::create(b, loc, elements, elementBytes));
 }
 
 /// Whether `filter` always holds the same values: a constant global, or a
@@ -513,12 +532,12 @@ private:
     func::FuncOp callee = declareRuntimeFunction(
         module, kConvEntry, SmallVector<Type>(6, moduleBuilder.getI64Type()));
     Value bias = epilogue
-                     ? addressOf(b, loc, epilogue->bias)
+                     ? firstElementAddress(b, loc, epilogue->bias)
                      : arith::ConstantIntOp::create(b, loc, 0, 64).getResult();
     func::CallOp::create(b, loc, callee,
-                         ValueRange{addressOf(b, loc, source),
-                                    addressOf(b, loc, filter), bias,
-                                    addressOf(b, loc, destination),
+                         ValueRange{firstElementAddress(b, loc, source),
+                                    firstElementAddress(b, loc, filter), bias,
+                                    firstElementAddress(b, loc, destination),
                                     addressOf(b, loc, descBuffer),
                                     addressOf(b, loc, slotBuffer)});
     conv->erase();

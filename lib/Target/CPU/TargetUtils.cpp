@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -59,10 +60,24 @@ Value addressOf(OpBuilder &b, Location loc, Value buffer) {
 }
 
 Value viewedBuffer(Value value) {
-  while (auto view = value.getDefiningOp<ViewLikeOpInterface>()) {
-    if (isa<memref::ViewOp>(view.getOperation()))
+  while (true) {
+    if (auto view = value.getDefiningOp<ViewLikeOpInterface>()) {
+      if (isa<memref::ViewOp>(view.getOperation()))
+        break;
+      value = view.getViewSource();
+      continue;
+    }
+    // A buffer a loop carries and yields unchanged (what bufferization
+    // makes of a loop that writes slices of a tensor, loom-cpu-batch-loops)
+    // is the loop's initial buffer.
+    auto carried = dyn_cast<BlockArgument>(value);
+    auto loop = carried
+                    ? dyn_cast<scf::ForOp>(carried.getOwner()->getParentOp())
+                    : scf::ForOp();
+    OpOperand *yielded = loop ? loop.getTiedLoopYieldedValue(carried) : nullptr;
+    if (!yielded || yielded->get() != value)
       break;
-    value = view.getViewSource();
+    value = loop.getTiedLoopInit(carried)->get();
   }
   return value;
 }
