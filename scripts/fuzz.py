@@ -5,9 +5,9 @@ Each harness gets seeds made here from inputs Loom did not write where they
 exist: the ONNX node suites' models and tensors, the real-model corpus
 (test/models), every .onnxtxt in test/, external-data models naming the
 harness's fixture files, NumPy files of each dtype, and engines compiled
-with loomc (plain, symbolic, tensor-parallel, with a KV cache). The corpus
-each run grows is kept in --work, so that later runs start where earlier
-ones stopped.
+with loomc (plain, symbolic, profiled, tensor-parallel, with a KV cache).
+The corpus each run grows is kept in --work, so that later runs start
+where earlier ones stopped.
 
 Fails (exit 1) when any harness crashes, leaks, trips a sanitizer or times
 out; the input is kept in --work/artifacts and printed as a command that
@@ -174,6 +174,10 @@ def compile_engines(build, work):
     inputs = ROOT / "test/Runtime/Inputs"
     jobs = [
         ("symbolic", inputs / "symbolic_add_relu.onnxtxt", []),
+        # A profile with code specialized for its OPT shapes: variant records
+        # and a variant code section (format version 3).
+        ("profiled", inputs / "symbolic_add_relu.onnxtxt",
+         ["--profile=X=1x4:3x4:8x4", "--profile=Y=1x4:3x4:8x4"]),
         ("mlp", inputs / "uniform_bias_mlp.onnxtxt", []),
         ("mlp_tp2", inputs / "uniform_bias_mlp.onnxtxt", ["--grid=tp=2"]),
         ("decoder_kv", ROOT / "test/models/llama_kv/model.onnx",
