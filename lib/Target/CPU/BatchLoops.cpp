@@ -57,9 +57,12 @@ bool staticOnceSliced(RankedTensorType type, std::optional<unsigned> dim,
 /// The batch split of `op`, when it has one: a parallel loop every operand
 /// either does not index or indexes alone in one dimension, such that one
 /// batch element of every operand has static sizes, and some operand's
-/// batch is a run-time size.
-std::optional<BatchSplit> batchSplitOf(linalg::LinalgOp op) {
-  if (!op.hasPureTensorSemantics() || op.getNumReductionLoops() == 0 ||
+/// batch is a run-time size. Only ops with a reduction loop unless
+/// `needsReduction` is false.
+std::optional<BatchSplit> batchSplitOf(linalg::LinalgOp op,
+                                       bool needsReduction = true) {
+  if (!op.hasPureTensorSemantics() ||
+      (needsReduction && op.getNumReductionLoops() == 0) ||
       op.getNumDpsInits() == 0)
     return std::nullopt;
   // A body that reads its loop indices would see the slice's.
@@ -110,13 +113,24 @@ SmallVector<OpFoldResult> sliceSizes(OpBuilder &b, RankedTensorType type,
   return sizes;
 }
 
-void runPerBatchElement(RewriterBase &rewriter, linalg::LinalgOp op,
-                        const BatchSplit &split) {
-  Location loc = op.getLoc();
-  rewriter.setInsertionPoint(op);
+/// An op run one batch element at a time, and how.
+struct Link {
+  linalg::LinalgOp op;
+  BatchSplit split;
+};
+
+/// Runs `chain` one batch element at a time in one loop at the last op's
+/// place: each op on its slices, an op after the first reading the previous
+/// one's slice where it read its result (the previous op's only use). The
+/// last op's results are the loop's.
+void runPerBatchElement(RewriterBase &rewriter, ArrayRef<Link> chain) {
+  linalg::LinalgOp first = chain.front().op, last = chain.back().op;
+  Location loc = first.getLoc();
+  rewriter.setInsertionPoint(last);
   // The batch size: a run-time size of some operand indexed by the loop.
   Value batch;
-  for (auto [operand, dim] : llvm::zip(op->getOpOperands(), split.operandDims))
+  for (auto [operand, dim] :
+       llvm::zip(first->getOpOperands(), chain.front().split.operandDims))
     if (dim &&
         cast<RankedTensorType>(operand.get().getType()).isDynamicDim(*dim)) {
       batch = tensor::DimOp::create(rewriter, loc, operand.get(), *dim);
@@ -124,7 +138,20 @@ void runPerBatchElement(RewriterBase &rewriter, linalg::LinalgOp op,
     }
   Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  SmallVector<Value> inits = op.getDpsInits();
+  // An init that is a fill (a convolution's zeros) is filled one slice at a
+  // time, just before the op: no pass over the whole tensor first, and a
+  // library call sees the fill it may drop (it then overwrites).
+  auto fillOf = [](Value value) {
+    auto fill = value.getDefiningOp<linalg::FillOp>();
+    return fill && fill->getResult(0).hasOneUse() ? fill : linalg::FillOp();
+  };
+  SmallVector<Value> inits;
+  SmallVector<linalg::FillOp> fills;
+  for (Value init : last.getDpsInits()) {
+    linalg::FillOp fill = fillOf(init);
+    inits.push_back(fill ? fill.getOutputs()[0] : init);
+    fills.push_back(fill);
+  }
   auto loop = scf::ForOp::create(
       rewriter, loc, zero, batch, one, inits,
       [&](OpBuilder &b, Location loc, Value index, ValueRange iterArgs) {
@@ -137,20 +164,51 @@ void runPerBatchElement(RewriterBase &rewriter, linalg::LinalgOp op,
               b, loc, value, sliceOffsets(b, type, *dim, index),
               sliceSizes(b, type, *dim), ones);
         };
-        SmallVector<Value> operands;
-        unsigned numInputs = op.getNumDpsInputs();
-        for (auto [i, operand] : llvm::enumerate(op->getOpOperands())) {
-          Value value =
-              op.isDpsInit(&operand) ? iterArgs[i - numInputs] : operand.get();
-          operands.push_back(slice(value, split.operandDims[i]));
+        Operation *element = nullptr;
+        for (auto [k, link] : llvm::enumerate(chain)) {
+          linalg::LinalgOp op = link.op;
+          bool isLast = k + 1 == chain.size();
+          SmallVector<Value> operands;
+          unsigned numInputs = op.getNumDpsInputs();
+          for (auto [i, operand] : llvm::enumerate(op->getOpOperands())) {
+            if (element && operand.get() == chain[k - 1].op->getResult(0)) {
+              operands.push_back(element->getResult(0));
+              continue;
+            }
+            std::optional<unsigned> dim = link.split.operandDims[i];
+            if (!op.isDpsInit(&operand)) {
+              operands.push_back(slice(operand.get(), dim));
+              continue;
+            }
+            linalg::FillOp fill =
+                isLast ? fills[i - numInputs] : fillOf(operand.get());
+            Value target;
+            if (isLast) {
+              target = slice(iterArgs[i - numInputs], dim);
+            } else if (fill) {
+              auto type = cast<RankedTensorType>(operand.get().getType());
+              SmallVector<int64_t> shape(type.getShape());
+              shape[*dim] = 1;
+              target =
+                  tensor::EmptyOp::create(b, loc, shape, type.getElementType());
+            } else {
+              target = slice(operand.get(), dim);
+            }
+            if (fill)
+              target = linalg::FillOp::create(b, loc, fill.getInputs(),
+                                              ValueRange{target})
+                           .getResult(0);
+            operands.push_back(target);
+          }
+          SmallVector<Type> resultTypes;
+          for (Value init : ArrayRef<Value>(operands).drop_front(numInputs))
+            resultTypes.push_back(init.getType());
+          element = clone(b, op.getOperation(), resultTypes, operands);
         }
-        SmallVector<Type> resultTypes;
-        for (Value init : ArrayRef<Value>(operands).drop_front(numInputs))
-          resultTypes.push_back(init.getType());
-        Operation *element = clone(b, op.getOperation(), resultTypes, operands);
+        unsigned numInputs = last.getNumDpsInputs();
         SmallVector<Value> inserted;
         for (auto [i, result] : llvm::enumerate(element->getResults())) {
-          unsigned dim = *split.operandDims[numInputs + i];
+          unsigned dim = *chain.back().split.operandDims[numInputs + i];
           auto type = cast<RankedTensorType>(iterArgs[i].getType());
           SmallVector<OpFoldResult> ones(type.getRank(), b.getIndexAttr(1));
           inserted.push_back(tensor::InsertSliceOp::create(
@@ -159,20 +217,60 @@ void runPerBatchElement(RewriterBase &rewriter, linalg::LinalgOp op,
         }
         scf::YieldOp::create(b, loc, inserted);
       });
-  rewriter.replaceOp(op, loop.getResults());
+  SmallVector<Operation *> replaced;
+  for (Link link : chain)
+    for (Value init : link.op.getDpsInits())
+      if (linalg::FillOp fill = fillOf(init))
+        replaced.push_back(fill);
+  rewriter.replaceOp(last, loop.getResults());
+  for (const Link &link : llvm::reverse(chain.drop_back()))
+    rewriter.eraseOp(link.op);
+  for (Operation *fill : replaced)
+    rewriter.eraseOp(fill);
 }
 
+/// The elementwise op that is the only user of `op`'s only result and can
+/// run one batch element at a time with it (in the same loop, slicing the
+/// result where `op` writes it): a convolution's bias and activation.
+std::optional<Link> batchedConsumer(const Link &producer) {
+  linalg::LinalgOp op = producer.op;
+  if (op->getNumResults() != 1 || !op->getResult(0).hasOneUse())
+    return std::nullopt;
+  OpOperand &use = *op->getResult(0).getUses().begin();
+  auto consumer = dyn_cast<linalg::GenericOp>(use.getOwner());
+  if (!consumer || consumer.isDpsInit(&use) ||
+      consumer.getNumParallelLoops() != consumer.getNumLoops() ||
+      consumer.getNumDpsInits() != 1 || consumer.hasIndexSemantics())
+    return std::nullopt;
+  std::optional<BatchSplit> split =
+      batchSplitOf(consumer, /*needsReduction=*/false);
+  unsigned producedDim =
+      *producer.split.operandDims[op.getDpsInitOperand(0)->getOperandNumber()];
+  if (!split || split->operandDims[use.getOperandNumber()] != producedDim)
+    return std::nullopt;
+  return Link{consumer, std::move(*split)};
+}
 struct LoomCPUBatchLoopsPass
     : impl::LoomCPUBatchLoopsPassBase<LoomCPUBatchLoopsPass> {
   void runOnOperation() override {
-    SmallVector<std::pair<linalg::LinalgOp, BatchSplit>> splits;
+    SmallVector<SmallVector<Link, 2>> chains;
+    DenseSet<Operation *> taken;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (std::optional<BatchSplit> split = batchSplitOf(op))
-        splits.emplace_back(op, std::move(*split));
+      if (taken.count(op))
+        return;
+      std::optional<BatchSplit> split = batchSplitOf(op);
+      if (!split)
+        return;
+      SmallVector<Link, 2> &chain = chains.emplace_back();
+      chain.push_back(Link{op, std::move(*split)});
+      if (std::optional<Link> consumer = batchedConsumer(chain.back())) {
+        taken.insert(consumer->op);
+        chain.push_back(std::move(*consumer));
+      }
     });
     IRRewriter rewriter(&getContext());
-    for (auto &[op, split] : splits)
-      runPerBatchElement(rewriter, op, split);
+    for (const SmallVector<Link, 2> &chain : chains)
+      runPerBatchElement(rewriter, chain);
   }
 };
 

@@ -83,8 +83,37 @@ public:
     };
     bufferization::BufferizationState state;
     if (failed(bufferization::runOneShotModuleBufferize(getOperation(), options,
-                                                        state)))
+                                                        state))) {
       signalPassFailure();
+      return;
+    }
+    eraseSelfCopies();
+  }
+
+private:
+  /// An op that wrote its result in place into a slice of a loop-carried
+  /// buffer (loom-cpu-batch-loops' tensor.insert_slice of the op's result
+  /// into the slice it came from) bufferizes to a copy of that slice onto
+  /// the same slice, taken twice: the copy is removed.
+  void eraseSelfCopies() {
+    auto sameSlice = [](Value a, Value b) {
+      auto x = a.getDefiningOp<memref::SubViewOp>();
+      auto y = b.getDefiningOp<memref::SubViewOp>();
+      return x && y && x.getSource() == y.getSource() &&
+             x.getType() == y.getType() &&
+             x.getMixedOffsets() == y.getMixedOffsets() &&
+             x.getMixedSizes() == y.getMixedSizes() &&
+             x.getMixedStrides() == y.getMixedStrides();
+    };
+    SmallVector<linalg::CopyOp> selfCopies;
+    getOperation().walk([&](linalg::CopyOp copy) {
+      if (copy.hasPureBufferSemantics() &&
+          (copy.getInputs()[0] == copy.getOutputs()[0] ||
+           sameSlice(copy.getInputs()[0], copy.getOutputs()[0])))
+        selfCopies.push_back(copy);
+    });
+    for (linalg::CopyOp copy : selfCopies)
+      copy.erase();
   }
 };
 

@@ -349,7 +349,11 @@ std::optional<Epilogue> matchEpilogue(Operation *conv, Operation *zeroFill,
   Epilogue epilogue;
   epilogue.op = generic;
   epilogue.result = generic.getDpsInitOperand(0)->get();
-  if (epilogue.result.getType() != output.getType() ||
+  // Written like the output (the same sizes, dense rows), though perhaps
+  // at another offset: one image of a larger buffer (loom-cpu-batch-loops).
+  auto resultType = dyn_cast<MemRefType>(epilogue.result.getType());
+  if (!resultType || resultType.getShape() != outputType.getShape() ||
+      resultType.getElementType() != outputType.getElementType() ||
       !isDenseRowMajor(epilogue.result) ||
       generic.getMatchingIndexingMap(generic.getDpsInitOperand(0)) != identity)
     return std::nullopt;

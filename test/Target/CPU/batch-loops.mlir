@@ -4,14 +4,17 @@
 // A convolution whose only run-time size is the batch: a loop over the
 // batch, and in it the convolution on one image (static types: im2col and
 // the library take it as they take a batch-1 model). The filter is not
-// sliced; the output slice is inserted back into the loop's tensor.
+// sliced; the output's zeros are filled one image at a time, just before
+// the convolution, and its slice is inserted back into the loop's tensor.
 // CHECK-LABEL: func.func @conv_batch
 // CHECK-SAME: (%[[X:.+]]: tensor<?x3x16x16xf32>, %[[W:.+]]: tensor<8x3x3x3xf32>)
-// CHECK: %[[FILL:.+]] = linalg.fill
+// CHECK: %[[EMPTY:.+]] = tensor.empty
+// CHECK-NOT: linalg.fill
 // CHECK: %[[N:.+]] = tensor.dim %[[X]], %c0
-// CHECK: %[[LOOP:.+]] = scf.for %[[I:.+]] = %{{.+}} to %[[N]] step %{{.+}} iter_args(%[[ACC:.+]] = %[[FILL]]) -> (tensor<?x8x14x14xf32>)
+// CHECK: %[[LOOP:.+]] = scf.for %[[I:.+]] = %{{.+}} to %[[N]] step %{{.+}} iter_args(%[[ACC:.+]] = %[[EMPTY]]) -> (tensor<?x8x14x14xf32>)
 // CHECK: %[[IN:.+]] = tensor.extract_slice %[[X]][%[[I]], 0, 0, 0] [1, 3, 16, 16] [1, 1, 1, 1] : tensor<?x3x16x16xf32> to tensor<1x3x16x16xf32>
-// CHECK: %[[OUT:.+]] = tensor.extract_slice %[[ACC]][%[[I]], 0, 0, 0] [1, 8, 14, 14] [1, 1, 1, 1] : tensor<?x8x14x14xf32> to tensor<1x8x14x14xf32>
+// CHECK: %[[SLICE:.+]] = tensor.extract_slice %[[ACC]][%[[I]], 0, 0, 0] [1, 8, 14, 14] [1, 1, 1, 1] : tensor<?x8x14x14xf32> to tensor<1x8x14x14xf32>
+// CHECK: %[[OUT:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[SLICE]] : tensor<1x8x14x14xf32>)
 // CHECK: %[[CONV:.+]] = linalg.conv_2d_nchw_fchw {{.*}} ins(%[[IN]], %[[W]] : tensor<1x3x16x16xf32>, tensor<8x3x3x3xf32>) outs(%[[OUT]] : tensor<1x8x14x14xf32>) -> tensor<1x8x14x14xf32>
 // CHECK: %[[PUT:.+]] = tensor.insert_slice %[[CONV]] into %[[ACC]][%[[I]], 0, 0, 0] [1, 8, 14, 14] [1, 1, 1, 1]
 // CHECK: scf.yield %[[PUT]]
@@ -19,8 +22,11 @@
 //
 // The library computes each image: its input and output are one image of
 // the whole buffers, at an offset known at run time, added to the
-// buffers' addresses (4 bytes per element).
+// buffers' addresses (4 bytes per element). It overwrites the output (the
+// fill before it is gone), and the slice it wrote is not copied onto
+// itself.
 // LIBRARY-LABEL: func.func @conv_batch
+// LIBRARY-NOT: linalg.fill
 // LIBRARY: scf.for
 // LIBRARY: %[[IN:.+]] = memref.subview %{{.+}}[%[[I:.+]], 0, 0, 0] [1, 3, 16, 16]
 // LIBRARY: %[[OUT:.+]] = memref.subview %{{.+}}[%[[I]], 0, 0, 0] [1, 8, 14, 14]
@@ -32,6 +38,9 @@
 // LIBRARY: %[[INADDR:.+]] = arith.addi %[[INAT]], %[[INBYTES]]
 // LIBRARY: call @loom_rt_conv2d_f32(%[[INADDR]],
 // LIBRARY-NOT: linalg.conv
+// LIBRARY-NOT: linalg.copy
+// LIBRARY-NOT: linalg.fill
+// LIBRARY: scf.yield
 func.func @conv_batch(%x: tensor<?x3x16x16xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<?x8x14x14xf32> {
   %c0 = arith.constant 0 : index
   %zero = arith.constant 0.0 : f32
@@ -41,6 +50,50 @@ func.func @conv_batch(%x: tensor<?x3x16x16xf32>, %w: tensor<8x3x3x3xf32>) -> ten
   %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
     ins(%x, %w : tensor<?x3x16x16xf32>, tensor<8x3x3x3xf32>) outs(%fill : tensor<?x8x14x14xf32>) -> tensor<?x8x14x14xf32>
   return %y : tensor<?x8x14x14xf32>
+}
+
+// -----
+
+// The bias and ReLU that alone use a convolution's result join it in the
+// loop, on the same image (its result slice, not the whole tensor): one
+// loop, the elementwise op on [1, 8, 14, 14]; the library call then takes
+// them as its epilogue (the bias's address, no generic left).
+// CHECK-LABEL: func.func @conv_bias_relu
+// CHECK: scf.for
+// CHECK: %[[CONV:.+]] = linalg.conv_2d_nchw_fchw {{.*}} -> tensor<1x8x14x14xf32>
+// CHECK: %[[OUT:.+]] = tensor.extract_slice %{{.+}}[%{{.+}}, 0, 0, 0] [1, 8, 14, 14]
+// CHECK: %[[ACT:.+]] = linalg.generic {{.*}} ins(%[[CONV]], %{{.+}} : tensor<1x8x14x14xf32>, tensor<8xf32>) outs(%[[OUT]] : tensor<1x8x14x14xf32>)
+// CHECK: tensor.insert_slice %[[ACT]]
+// CHECK-NOT: scf.for
+// CHECK: return
+// LIBRARY-LABEL: func.func @conv_bias_relu
+// LIBRARY-SAME: %[[BIAS:[a-z0-9]+]]: memref<8xf32>
+// LIBRARY: scf.for
+// LIBRARY: %[[B:.+]] = memref.extract_aligned_pointer_as_index %[[BIAS]]
+// LIBRARY: %[[BADDR:.+]] = arith.index_cast %[[B]]
+// LIBRARY: call @loom_rt_conv2d_f32(%{{.+}}, %{{.+}}, %[[BADDR]],
+// LIBRARY-NOT: linalg.generic
+// LIBRARY-NOT: linalg.copy
+// LIBRARY: return
+#nchw = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#channel = affine_map<(d0, d1, d2, d3) -> (d1)>
+func.func @conv_bias_relu(%x: tensor<?x3x16x16xf32>, %w: tensor<8x3x3x3xf32>, %bias: tensor<8xf32>) -> tensor<?x8x14x14xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %x, %c0 : tensor<?x3x16x16xf32>
+  %empty = tensor.empty(%n) : tensor<?x8x14x14xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%empty : tensor<?x8x14x14xf32>) -> tensor<?x8x14x14xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : tensor<?x3x16x16xf32>, tensor<8x3x3x3xf32>) outs(%fill : tensor<?x8x14x14xf32>) -> tensor<?x8x14x14xf32>
+  %out = tensor.empty(%n) : tensor<?x8x14x14xf32>
+  %act = linalg.generic {indexing_maps = [#nchw, #channel, #nchw], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+    ins(%y, %bias : tensor<?x8x14x14xf32>, tensor<8xf32>) outs(%out : tensor<?x8x14x14xf32>) {
+  ^bb0(%v: f32, %b: f32, %o: f32):
+    %s = arith.addf %v, %b : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<?x8x14x14xf32>
+  return %act : tensor<?x8x14x14xf32>
 }
 
 // -----

@@ -12,7 +12,9 @@ def LoomCPUBufferizePass : Pass<"loom-cpu-bufferize", "::mlir::ModuleOp"> {
     to identity-layout memrefs (what the bare-pointer calling convention
     needs) and every buffer copy emitted as `linalg.copy`, so that copies
     between strided views lower to loops like the rest of the program and
-    the object code needs no MLIR runtime library.
+    the object code needs no MLIR runtime library. A copy of a slice onto
+    the same slice (what an op that wrote its result in place into a slice
+    of a loop-carried tensor leaves) is removed.
   }];
   let dependentDialects = [
     "::mlir::bufferization::BufferizationDialect",
@@ -38,8 +40,11 @@ def LoomCPUBatchLoopsPass
     body slices each operand at one batch element (size 1, static) and
     runs the op on the slices, inserting its results. The sliced op has
     static types, so the later passes take it as they take a model
-    compiled for batch 1. Elementwise ops are left alone: their loops
-    already vectorize at any size.
+    compiled for batch 1. The elementwise op that alone uses such an op's
+    result (a convolution's bias and activation) joins it in the loop, on
+    the same slice, so that a library call can take it as its epilogue.
+    Other elementwise ops are left alone: their loops already vectorize at
+    any size.
   }];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect",
