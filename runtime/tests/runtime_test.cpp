@@ -381,12 +381,31 @@ TEST(Memory, LargeBlocksAreReusedOnTheSameThread) {
   EXPECT_EQ(loom_memory_cached_bytes(), 0u);
 }
 
-TEST(Memory, SmallAndOverAlignedBlocksAreNotKept) {
+TEST(Memory, SmallBlocksAreReusedByTheirSizeClass) {
   loom_memory_release();
   void *small = _mlir_memref_to_llvm_alloc(100);
   ASSERT_NE(small, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small) % 64, 0u);
+  std::memset(small, 3, 100);
   _mlir_memref_to_llvm_free(small);
+  // Kept in the smallest class (256 bytes), which a 200-byte request takes.
+  EXPECT_EQ(loom_memory_cached_bytes(), 256u);
+  void *again = _mlir_memref_to_llvm_alloc(200);
+  EXPECT_EQ(again, small);
   EXPECT_EQ(loom_memory_cached_bytes(), 0u);
+  // A request of another class does not take it.
+  _mlir_memref_to_llvm_free(again);
+  void *larger = _mlir_memref_to_llvm_alloc(20000);
+  EXPECT_NE(larger, small);
+  std::memset(larger, 4, 20000);
+  _mlir_memref_to_llvm_free(larger);
+  EXPECT_EQ(loom_memory_cached_bytes(), 256u + 32768u);
+  loom_memory_release();
+  EXPECT_EQ(loom_memory_cached_bytes(), 0u);
+}
+
+TEST(Memory, OverAlignedBlocksAreNotKept) {
+  loom_memory_release();
   void *aligned = _mlir_memref_to_llvm_aligned_alloc(4096, 1 << 20);
   ASSERT_NE(aligned, nullptr);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(aligned) % 4096, 0u);

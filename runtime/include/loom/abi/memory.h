@@ -10,9 +10,12 @@
  * arena is usually larger than glibc's mmap threshold, so malloc maps
  * fresh pages on every call and the kernel zero-fills them on first
  * touch: a quarter of a small transformer's time went to page faults.
- * The runtime keeps each thread's large freed blocks (the last few) and
- * hands them back to the next allocation of a fitting size, so a steady
- * stream of calls touches the same pages; loom_memory_release returns them.
+ * Small blocks freed together at the end of a call let glibc trim its
+ * heap, with the same cost on the next call. The runtime keeps each
+ * thread's freed blocks (small ones by size class, the last few large
+ * ones) and hands them back to the next allocation of a fitting size, so a
+ * steady stream of calls touches the same pages; loom_memory_release
+ * returns them.
  *
  *===----------------------------------------------------------------------===*/
 
