@@ -2,6 +2,8 @@
 
 #include "loom/Target/CPU/Passes.h"
 
+#include "TargetUtils.h"
+
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -54,11 +56,41 @@ bool staticOnceSliced(RankedTensorType type, std::optional<unsigned> dim,
   return true;
 }
 
+/// Whether `loop` is a matrix product's row loop and the only one: `op`
+/// multiplies and accumulates, the loop indexes the left operand and the
+/// result but not the right one, and no other parallel loop of more than
+/// one iteration does so. One batch element of such a loop is one row, a
+/// matrix-vector product; the register tiles take rows known only at run
+/// time as they are (VectorizeContractions), so the op is better left
+/// whole. A convolution's batch keeps its image rows (the output's
+/// spatial loops) and is split.
+bool isOnlyRowLoop(linalg::LinalgOp op, unsigned loop) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !isMultiplyAccumulate(op))
+    return false;
+  AffineMap left = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  AffineMap right = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
+  AffineMap result = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  auto isRowLoop = [&](unsigned d) {
+    return left.isFunctionOfDim(d) && result.isFunctionOfDim(d) &&
+           !right.isFunctionOfDim(d);
+  };
+  if (!isRowLoop(loop))
+    return false;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (unsigned d = 0; d < ranges.size(); ++d)
+    if (d != loop && iterators[d] == utils::IteratorType::parallel &&
+        !ShapedType::isDynamic(ranges[d]) && ranges[d] > 1 && isRowLoop(d))
+      return false;
+  return true;
+}
+
 /// The batch split of `op`, when it has one: a parallel loop every operand
 /// either does not index or indexes alone in one dimension, such that one
 /// batch element of every operand has static sizes, and some operand's
-/// batch is a run-time size. Only ops with a reduction loop unless
-/// `needsReduction` is false.
+/// batch is a run-time size, and that is not a product's only row loop.
+/// Only ops with a reduction loop unless `needsReduction` is false.
 std::optional<BatchSplit> batchSplitOf(linalg::LinalgOp op,
                                        bool needsReduction = true) {
   if (!op.hasPureTensorSemantics() ||
@@ -70,7 +102,8 @@ std::optional<BatchSplit> batchSplitOf(linalg::LinalgOp op,
     return std::nullopt;
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   for (unsigned loop = 0; loop < iterators.size(); ++loop) {
-    if (iterators[loop] != utils::IteratorType::parallel)
+    if (iterators[loop] != utils::IteratorType::parallel ||
+        isOnlyRowLoop(op, loop))
       continue;
     BatchSplit split{loop, {}};
     bool fits = true, slicesRunTimeSize = false, initIndexed = true;

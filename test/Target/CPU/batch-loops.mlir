@@ -169,3 +169,51 @@ func.func @left_alone(%a: tensor<?x?x8xf32>, %b: tensor<?x8xf32>, %c: tensor<?x8
   } -> tensor<2xf32>
   return %sum, %neg, %indexed, %rowsum : tensor<?x?xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<2xf32>
 }
+
+// -----
+
+// A matrix product whose run-time size is its row count alone: left whole.
+// One row per iteration would be a matrix-vector product; the register
+// tiles take rows known only at run time as they are (a transformer's
+// projections on [batch x tokens, features]).
+// CHECK-LABEL: func.func @product_rows
+// CHECK-NOT: scf.for
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<?x64xf32>, tensor<64x32xf32>) outs(%{{.+}} : tensor<?x32xf32>)
+// CHECK-NOT: scf.for
+// CHECK: return
+func.func @product_rows(%x: tensor<?x64xf32>, %w: tensor<64x32xf32>) -> tensor<?x32xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tensor.dim %x, %c0 : tensor<?x64xf32>
+  %empty = tensor.empty(%m) : tensor<?x32xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%empty : tensor<?x32xf32>) -> tensor<?x32xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<?x64xf32>, tensor<64x32xf32>) outs(%fill : tensor<?x32xf32>) -> tensor<?x32xf32>
+  return %y : tensor<?x32xf32>
+}
+
+// -----
+
+// The same product with a run-time batch before 16 static rows: each
+// iteration keeps its 16 rows (a register tile's worth), so the batch is
+// split.
+// CHECK-LABEL: func.func @product_batch_of_rows
+// CHECK: scf.for
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<1x16x64xf32>, tensor<64x32xf32>) outs(%{{.+}} : tensor<1x16x32xf32>)
+#lhs = affine_map<(b, m, n, k) -> (b, m, k)>
+#rhs = affine_map<(b, m, n, k) -> (k, n)>
+#res = affine_map<(b, m, n, k) -> (b, m, n)>
+func.func @product_batch_of_rows(%x: tensor<?x16x64xf32>, %w: tensor<64x32xf32>) -> tensor<?x16x32xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %x, %c0 : tensor<?x16x64xf32>
+  %empty = tensor.empty(%n) : tensor<?x16x32xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%empty : tensor<?x16x32xf32>) -> tensor<?x16x32xf32>
+  %y = linalg.generic {indexing_maps = [#lhs, #rhs, #res], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+    ins(%x, %w : tensor<?x16x64xf32>, tensor<64x32xf32>) outs(%fill : tensor<?x16x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<?x16x32xf32>
+  return %y : tensor<?x16x32xf32>
+}
