@@ -39,11 +39,18 @@ constexpr int64_t kTiledAttentionScoreElements = int64_t(1) << 12;
 /// [B, H, kAttentionQueryTile, kAttentionKeyTile].
 constexpr int64_t kAttentionQueryTile = 32;
 constexpr int64_t kAttentionKeyTile = 128;
-/// With sizes known only at run time, the query rows left after the whole
-/// tiles go one at a time (a decode step is one such row), and the keys
-/// left in tiles of this many. Each tile shape is one more copy of the
-/// tile's code: a tile of 8 rows between 32 and 1 doubled loomc's time
-/// for an attention op (4 -> 9 s) for little gain.
+/// With query rows known only at run time, the whole tiles have this many
+/// rows, a register tile's (VectorizeContractions: 8 on AVX-512 and AVX2),
+/// and the rows left after them go one at a time (a decode step is one
+/// such row). Tiles of 32 left a prompt of 16 tokens to single rows:
+/// llama_dyn's attention at [2, 16] took 10.5 us a layer with tiles of 32,
+/// 6.5 with tiles of 8, and the same at [1, 40] and [1, 128] (one thread,
+/// loom-run --profile). Each tile shape is one more copy of the tile's
+/// code: a third shape between these two doubled loomc's time for an
+/// attention op (4 -> 9 s).
+constexpr int64_t kAttentionRunTimeQueryTile = 8;
+/// With keys known only at run time, the keys left after the whole tiles
+/// go in tiles of this many.
 constexpr int64_t kAttentionTailKeyTile = 16;
 
 /// Whether lowerAttentionInTiles can take `mask`: with grouped query heads
@@ -104,7 +111,7 @@ static Value maskByPosition(OpBuilder &b, Location loc, AttentionOp op,
 /// Every tile has a static shape, so that the products stay register
 /// tiles whatever the sizes. With S and T known at compile time, tiles
 /// that do not divide them are one more, smaller tile after the loop.
-/// With S known only at run time, query rows go in tiles of 32, then one
+/// With S known only at run time, query rows go in tiles of 8, then one
 /// at a time (a decode step of one token is one tile of one row). With T
 /// known only at run time, keys go in tiles of 128, then 16; a last tile
 /// of 16 that reaches past T is read into zeros and its missing keys
@@ -565,9 +572,9 @@ static Value lowerAttentionTilesOfBatch(OpBuilder &rewriter, Location loc,
                                       ArrayRef<int64_t>{batch, heads, s, dv},
                                       resultElement, outSizes);
   if (dynamicQueries) {
-    // Rows in tiles of kAttentionQueryTile, then one at a time.
-    Value whole = roundDown(rewriter, queries, kAttentionQueryTile);
-    out = queryLoop(index(rewriter, 0), whole, kAttentionQueryTile, out);
+    // Rows in tiles of kAttentionRunTimeQueryTile, then one at a time.
+    Value whole = roundDown(rewriter, queries, kAttentionRunTimeQueryTile);
+    out = queryLoop(index(rewriter, 0), whole, kAttentionRunTimeQueryTile, out);
     return queryLoop(whole, queries, 1, out);
   }
   int64_t sq = std::min(kAttentionQueryTile, s);

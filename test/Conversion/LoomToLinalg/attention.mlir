@@ -140,8 +140,8 @@ func.func @attention_tiled(%q: tensor<1x2x1024x16xf32>, %k: tensor<1x1x1124x16xf
 // -----
 
 // Sizes known only at run time run in tiles too, every tile of a static
-// shape: a loop over the batch's items, in it query rows in tiles of 32
-// then one at a time, and in each keys in tiles of 128 then of 16, the
+// shape: a loop over the batch's items, in it query rows in tiles of 8 (a
+// register tile's rows) then one at a time, and in each keys in tiles of 128 then of 16, the
 // last tile of 16 read into zeros where fewer keys are left and those
 // masked. No tensor of scores with a run-time size is ever made.
 // CHECK-LABEL: func.func @attention_run_time_sizes
@@ -154,8 +154,8 @@ func.func @attention_tiled(%q: tensor<1x2x1024x16xf32>, %k: tensor<1x1x1124x16xf
 // CHECK: scf.for %[[ITEM:[a-z0-9]+]] = %{{.+}} to %[[BATCH]] step
 // CHECK: %[[K:.+]] = tensor.extract_slice %[[KEYS]][%[[ITEM]], 0, 0, 0] [1, 2, %[[T:.+]], 8]
 // CHECK: %[[KT:.+]] = linalg.transpose ins(%[[K]] : tensor<1x2x?x8xf32>)
-// CHECK: scf.for %{{.+}} step %c32{{.*}} -> (tensor<1x4x?x6xf32>)
-// CHECK: tensor<1x2x64x8xf32>
+// CHECK: scf.for %{{.+}} step %c8{{.*}} -> (tensor<1x4x?x6xf32>)
+// CHECK: tensor<1x2x16x8xf32>
 // Causal: tiles past the last key visible to the query tile are skipped.
 // CHECK: %[[VISIBLE:.+]] = arith.minsi %{{.+}}, %[[T]] : index
 // CHECK: arith.addi %[[VISIBLE]], %c127
