@@ -1,7 +1,7 @@
 //===- engine_internal.h - Loading engine images from memory ----*- C++ -*-===//
 //
-// The loader's steps after the file is mapped (runtime/src/engine.cpp): the
-// header, digest, signature, manifest and section table of an engine image
+// The loader's steps after the file is mapped (runtime/src/engine_load.cpp):
+// the header, digest, signature, manifest and section table of an engine image
 // held in memory. loom_engine_load maps a file and calls it; the loader's
 // fuzz harness (test/Fuzz) calls it on images whose code must never run.
 //
