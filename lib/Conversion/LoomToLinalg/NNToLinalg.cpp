@@ -1410,8 +1410,17 @@ Value buildConvolution(OpBuilder &b, Location loc, Value input, Value weight,
     sizes.push_back(tensor::DimOp::create(b, loc, input, 0));
   // A 1-D convolution (audio, sequence models) is the 2-D one over a
   // height of one, so that the CPU target's convolution paths (im2col,
-  // the kernel library) take it too.
-  if (spatial == 1 && group == 1 && !type.isDynamicDim(0)) {
+  // the kernel library, and with a batch known only at run time its batch
+  // loop) take it too. Lengths known only at run time stay a generic.
+  auto staticButBatch = [](Type shapedType) {
+    auto shaped = cast<RankedTensorType>(shapedType);
+    for (int64_t d = 1; d < shaped.getRank(); ++d)
+      if (shaped.isDynamicDim(d))
+        return false;
+    return true;
+  };
+  if (spatial == 1 && group == 1 && staticButBatch(input.getType()) &&
+      staticButBatch(weight.getType()) && staticButBatch(type)) {
     auto withUnitHeight = [&](Value value) {
       auto shaped = cast<RankedTensorType>(value.getType());
       SmallVector<int64_t> shape(shaped.getShape());
@@ -1426,7 +1435,7 @@ Value buildConvolution(OpBuilder &b, Location loc, Value input, Value weight,
     Value conv = linalg::Conv2DNchwFchwOp::create(
                      b, loc, TypeRange{type2d},
                      ValueRange{withUnitHeight(input), withUnitHeight(weight)},
-                     ValueRange{zeroFilled(b, loc, type2d, {})},
+                     ValueRange{zeroFilled(b, loc, type2d, sizes)},
                      b.getI64TensorAttr({1, strides[0]}),
                      b.getI64TensorAttr({1, dilations[0]}))
                      ->getResult(0);

@@ -39,6 +39,24 @@ func.func @conv_1d(%x: tensor<2x8x16xf32>, %w: tensor<4x8x3xf32>) -> tensor<2x4x
 
 // -----
 
+// The same with a batch known only at run time (an encoder served at any
+// batch): still the 2-D named op, whose batch the CPU target then runs
+// one element at a time (loom-cpu-batch-loops).
+// CHECK-LABEL: func.func @conv_1d_run_time_batch
+// CHECK-SAME: (%[[X:.+]]: tensor<?x8x16xf32>, %[[W:.+]]: tensor<4x8x3xf32>)
+// CHECK: %[[N:.+]] = tensor.dim %[[X]], %c0
+// CHECK: %[[X4:.+]] = tensor.expand_shape %[[X]] {{\[\[}}0], [1], [2, 3]] output_shape [%{{.+}}, 8, 1, 16] : tensor<?x8x16xf32> into tensor<?x8x1x16xf32>
+// CHECK: tensor.empty(%{{.+}}) : tensor<?x4x1x14xf32>
+// CHECK: %[[C:.+]] = linalg.conv_2d_nchw_fchw {{.+}} ins(%[[X4]], %{{.+}} : tensor<?x8x1x16xf32>, tensor<4x8x1x3xf32>) outs(%{{.+}} : tensor<?x4x1x14xf32>)
+// CHECK: tensor.collapse_shape %[[C]] {{\[\[}}0], [1], [2, 3]] : tensor<?x4x1x14xf32> into tensor<?x4x14xf32>
+// CHECK: return
+func.func @conv_1d_run_time_batch(%x: tensor<?x8x16xf32>, %w: tensor<4x8x3xf32>) -> tensor<?x4x14xf32> {
+  %a = loom.conv %x, %w {strides = array<i64: 1>, pads = array<i64: 0, 0>, dilations = array<i64: 1>, group = 1 : i64} : (tensor<?x8x16xf32>, tensor<4x8x3xf32>) -> tensor<?x4x14xf32>
+  return %a : tensor<?x4x14xf32>
+}
+
+// -----
+
 // Grouped: the input channel of output channel m is
 // (m floordiv M/group) * C/group + c.
 // CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, (d1 floordiv 2) * 2 + d4, d2 + d5, d3 + d6)>
