@@ -64,8 +64,7 @@ struct Program {
   int codeFd = -1;
   /// What code compiled with kernel timers reported (profile.cpp); each
   /// program numbers its own kernels.
-  std::unique_ptr<KernelTable> kernelTimes =
-      std::make_unique<KernelTable>();
+  std::unique_ptr<KernelTable> kernelTimes = std::make_unique<KernelTable>();
 };
 
 /// A rank's program compiled for one static shape of every input (manifest
@@ -117,7 +116,6 @@ struct Rank : Program {
   }
 };
 
-
 /// One thread and one in-process communicator per rank, kept between
 /// loom_engine_execute_ranks calls (engine.cpp).
 class RankPool;
@@ -154,7 +152,8 @@ struct loom_engine {
   /// Loads `section`'s shared object as `program`'s code; `what` names the
   /// program in messages ("rank 0", "variant 1 (rank 0)").
   loom_status loadCode(const uint8_t *image, const loom_engine_section &section,
-                       loom::runtime::Program &program, const std::string &what);
+                       loom::runtime::Program &program,
+                       const std::string &what);
   loom::runtime::Variant *variantAt(const std::string &number);
   /// The code runs on a CUDA device (manifest `library cuda`): its weights
   /// live in device memory.
