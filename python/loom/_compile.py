@@ -56,6 +56,8 @@ def compile(model: Model, *, target: str = "cpu", precision: str = "f32",
             plan: Optional[str] = None, devices: Optional[int] = None,
             input_shapes: Optional[Mapping[str, Union[str, Sequence[int]]]]
             = None,
+            profiles: Optional[Mapping[str, Sequence[
+                Union[str, Sequence[int]]]]] = None,
             kv_cache: Optional[int] = None, kernel_timers: bool = False,
             report: Union[bool, str, os.PathLike, None] = None,
             threads: int = 1, extra_args: Sequence[str] = ()) -> Engine:
@@ -68,6 +70,12 @@ def compile(model: Model, *, target: str = "cpu", precision: str = "f32",
       plan="auto" with `devices` lets the planner choose it;
     - input_shapes: bind symbolic input dimensions, {"input_ids": (2, 64)};
       inputs left symbolic are sized at each run;
+    - profiles: optimization profiles of symbolic inputs, {"input_ids":
+      ((1, 1), (2, 16), (4, 64))}: (min, opt, max) shapes per input; a run
+      outside [min, max] is refused, and code compiled for the OPT shapes
+      (every symbolic input needs a profile) runs whenever a run has
+      exactly them (``Engine.specialized_shapes``,
+      ``Engine.last_run_specialized``);
     - kv_cache: decoders exported with past_key_values: keep the cache in
       place, N positions (Engine.session runs it);
     - kernel_timers: time every kernel (Engine.profile);
@@ -98,6 +106,13 @@ def compile(model: Model, *, target: str = "cpu", precision: str = "f32",
             args.append(f"--devices={int(devices)}")
         for name, shape in (input_shapes or {}).items():
             args.append(f"--input-shape={name}={_shape_text(shape)}")
+        for name, shapes in (profiles or {}).items():
+            if isinstance(shapes, str) or len(shapes) != 3:
+                raise ValueError(
+                    f"the profile of {name!r} must be three shapes (min, opt,"
+                    f" max), not {shapes!r}")
+            args.append(f"--profile={name}=" +
+                        ":".join(_shape_text(shape) for shape in shapes))
         if kv_cache is not None:
             args.append(f"--kv-cache={int(kv_cache)}")
         if kernel_timers:

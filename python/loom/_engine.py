@@ -231,6 +231,29 @@ class Engine:
         """The ranks of the grid; run() runs them all, on threads."""
         return self._runtime(None).num_ranks
 
+    @property
+    def specialized_shapes(self) -> List[Dict[str, Tuple[int, ...]]]:
+        """The input shapes that have code of their own (the OPT shapes of
+        ``loom.compile(profiles=...)`` or ``loomc --profile``), one dict
+        {input name: shape} per program. A run whose inputs have exactly
+        one program's shapes runs that program; any other run the general
+        code, with the same results."""
+        return [{d["name"]: tuple(d["shape"]) for d in inputs}
+                for inputs in self._runtime(None).variants(0)]
+
+    def last_run_specialized(self, rank: int = 0
+                             ) -> Optional[Dict[str, Tuple[int, ...]]]:
+        """The shapes of the specialized program rank `rank`'s last run
+        (``run``, ``benchmark`` or ``profile``) ran, as in
+        ``specialized_shapes``; None when it ran the general code, or
+        before the first run."""
+        raw = getattr(self, "_last_runtime", None) or self._runtime(None)
+        variant = raw.last_variant(rank)
+        if variant < 0:
+            return None
+        return {d["name"]: tuple(d["shape"])
+                for d in raw.variants(rank)[variant]}
+
     def __repr__(self) -> str:
         return (f"<loom.Engine {str(self._path)!r} target={self.target} "
                 f"ranks={self.ranks} inputs={self._inputs} "

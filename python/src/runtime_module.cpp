@@ -375,6 +375,26 @@ public:
     return {times, dynamic};
   }
 
+  /// Per program compiled for one static shape of every input (loomc
+  /// --profile's OPT), its inputs' descriptors.
+  nb::list variants(int32_t rank) const {
+    checkRank(rank);
+    nb::list list;
+    for (int32_t v = 0; v < loom_engine_num_variants(engine, rank); ++v) {
+      nb::list inputs;
+      for (int32_t i = 0; i < loom_engine_num_inputs(engine, rank); ++i)
+        inputs.append(
+            describe(*loom_engine_variant_input(engine, rank, v, i), -1));
+      list.append(inputs);
+    }
+    return list;
+  }
+
+  int32_t lastVariant(int32_t rank) const {
+    checkRank(rank);
+    return loom_engine_last_variant(engine, rank);
+  }
+
   void collectKernelTimes(bool enable) {
     loom_engine_collect_kernel_times(engine, enable ? 1 : 0);
   }
@@ -494,6 +514,12 @@ NB_MODULE(_runtime, m) {
            nb::arg("iterations") = 1, nb::arg("timeout_ms") = 0,
            "Runs every rank `iterations` times; returns the run times (ns) "
            "and, per rank, the outputs whose size the data decided.")
+      .def("variants", &Engine::variants, nb::arg("rank") = 0,
+           "Rank `rank`'s programs compiled for one shape of every input "
+           "(loomc --profile's OPT): per program, its inputs' dicts.")
+      .def("last_variant", &Engine::lastVariant, nb::arg("rank") = 0,
+           "The program rank `rank`'s last call ran: an index into "
+           "variants(), or -1 for the general code.")
       .def("collect_kernel_times", &Engine::collectKernelTimes,
            nb::arg("enable"))
       .def("kernel_times", &Engine::kernelTimes, nb::arg("rank") = 0)

@@ -83,6 +83,34 @@ def test_input_shapes_bind_symbolic_dimensions():
     assert_matches(engine.run(inputs)[engine.output_names[0]], expected[0])
 
 
+def test_profiles_specialize_the_opt_shapes():
+    """Code compiled for a profile's OPT shapes runs at exactly those
+    shapes, the general code at the others; both match onnxruntime."""
+    inputs0, expected0 = corpus_data("bert_dyn", 0)
+    inputs1, expected1 = corpus_data("bert_dyn", 1)
+    opt = inputs0["input_ids"].shape
+    other = inputs1["input_ids"].shape
+    largest = tuple(max(a, b) for a, b in zip(opt, other))
+    profile = ((1, 1), opt, largest)
+    engine = loom.compile(model_path("bert_dyn"), profiles={
+        "input_ids": profile, "attention_mask": profile})
+    assert engine.specialized_shapes == [
+        {"input_ids": opt, "attention_mask": opt}]
+    assert engine.last_run_specialized() is None
+    outputs = engine.run(inputs0)
+    assert engine.last_run_specialized() == {
+        "input_ids": opt, "attention_mask": opt}
+    assert_matches(outputs["last_hidden_state"], expected0[0])
+    outputs = engine.run(inputs1)
+    assert engine.last_run_specialized() is None
+    assert_matches(outputs["last_hidden_state"], expected1[0])
+    # An engine without profiles has no specialized code.
+    assert loom.compile(model_path("bert_dyn")).specialized_shapes == []
+    with pytest.raises(ValueError, match="three shapes"):
+        loom.compile(model_path("bert_dyn"),
+                     profiles={"input_ids": ((1, 1), opt)})
+
+
 def test_outputs_sized_by_the_data(tmp_path):
     """NonZero: the output's size is known only after the run; the array
     owns the runtime's buffer."""
