@@ -107,6 +107,12 @@ struct CompileRequest {
   /// With profiles: also compile the program for their OPT shapes, run
   /// when a call's shapes are exactly those (--specialize-opt).
   bool specializeOpt = true;
+  /// More shapes to compile a program for (--specialize): as written, and
+  /// a shape per named input; the profiled inputs not named take their OPT
+  /// shape.
+  std::vector<
+      std::pair<std::string, std::map<std::string, std::vector<int64_t>>>>
+      specializations;
   ONNXImportOptions importOptions;
   CompileOptions options;
 };
@@ -306,15 +312,63 @@ optShapes(ModuleOp module, const CompileRequest &request, std::string &why) {
   return shapes;
 }
 
+/// The shapes of every specialized program: the profiles' OPT (unless
+/// --specialize-opt=false), then each --specialize, whose inputs not named
+/// take their OPT shape. An error names a --specialize whose input has no
+/// profile, whose shape lies outside it, or whose shapes are another
+/// program's.
+static FailureOr<std::vector<std::map<std::string, std::vector<int64_t>>>>
+specializedShapes(const CompileRequest &request,
+                  const std::map<std::string, std::vector<int64_t>> &opt) {
+  std::vector<std::map<std::string, std::vector<int64_t>>> all;
+  if (request.specializeOpt)
+    all.push_back(opt);
+  for (const auto &[text, named] : request.specializations) {
+    std::map<std::string, std::vector<int64_t>> shapes = opt;
+    for (const auto &[name, shape] : named) {
+      auto profile = request.profiles.find(name);
+      if (profile == request.profiles.end()) {
+        llvm::errs() << "error: --specialize " << text << ": input '" << name
+                     << "' has no --profile\n";
+        return failure();
+      }
+      const auto &[min, optShape, max] = profile->second;
+      if (shape.size() != min.size()) {
+        llvm::errs() << "error: --specialize " << text << ": input '" << name
+                     << "' has rank " << min.size() << " in its profile\n";
+        return failure();
+      }
+      for (size_t d = 0; d < shape.size(); ++d)
+        if (shape[d] < min[d] || shape[d] > max[d]) {
+          llvm::errs() << "error: --specialize " << text << ": dimension " << d
+                       << " of input '" << name << "' is " << shape[d]
+                       << ", outside its profile: " << min[d] << " to "
+                       << max[d] << "\n";
+          return failure();
+        }
+      shapes[name] = shape;
+    }
+    if (llvm::is_contained(all, shapes)) {
+      llvm::errs() << "error: --specialize " << text
+                   << ": a program is already specialized for these shapes\n";
+      return failure();
+    }
+    all.push_back(std::move(shapes));
+  }
+  return all;
+}
+
 /// With profiles whose OPT shapes fix every symbolic input dimension:
-/// compiles the model again for those shapes (static types throughout, so
-/// tiles, vector code and the memory plan are chosen for them) and adds
-/// each rank's program to `engine` as a variant of that rank.
+/// compiles the model again for those shapes and for each --specialize
+/// (static types throughout, so tiles, vector code and the memory plan are
+/// chosen for them) and adds each rank's programs to `engine` as variants
+/// of that rank.
 LogicalResult
 addOptVariants(CompileRequest &request, ModuleOp general, MLIRContext &context,
                llvm::function_ref<void(llvm::StringRef, double)> report,
                EngineDescription &engine) {
-  if (request.profiles.empty() || !request.specializeOpt)
+  if (request.profiles.empty() ||
+      (!request.specializeOpt && request.specializations.empty()))
     return success();
   if (request.targetName != "cpu") {
     if (request.report)
@@ -327,38 +381,48 @@ addOptVariants(CompileRequest &request, ModuleOp general, MLIRContext &context,
   std::map<std::string, std::vector<int64_t>> shapes =
       optShapes(general, request, why);
   if (shapes.empty()) {
+    if (!request.specializations.empty()) {
+      llvm::errs() << "error: --specialize: " << why << "\n";
+      return failure();
+    }
     llvm::errs() << "loomc: no code specialized for the profiles' OPT "
                     "shapes: "
                  << why << "\n";
     return success();
   }
-  ONNXImportOptions importOptions = request.importOptions;
-  for (const auto &[name, shape] : shapes)
-    importOptions.inputShapes[name] = shape;
+  FailureOr<std::vector<std::map<std::string, std::vector<int64_t>>>> all =
+      specializedShapes(request, shapes);
+  if (failed(all))
+    return failure();
   using Clock = std::chrono::steady_clock;
   Clock::time_point start = Clock::now();
   auto quiet = [](llvm::StringRef, double) {};
-  OwningOpRef<ModuleOp> module = prepareModule(request, importOptions, context,
-                                               quiet, /*withProfiles=*/false);
-  if (!module)
-    return failure();
-  EngineDescription specialized;
-  CompileOptions options = request.options;
-  options.onPhase = quiet;
-  if (failed(buildEngine(*module, *request.target, options, specialized)))
-    return failure();
-  if (specialized.ranks.size() != engine.ranks.size()) {
-    llvm::errs() << "error: the program specialized for the OPT shapes has "
-                 << specialized.ranks.size() << " ranks, the general one "
-                 << engine.ranks.size() << "\n";
-    return failure();
-  }
-  for (auto [rank, program] : llvm::zip(engine.ranks, specialized.ranks))
-    if (llvm::Error error = addVariant(rank, std::move(program))) {
-      llvm::errs() << "error: the program specialized for the OPT shapes: "
-                   << llvm::toString(std::move(error)) << "\n";
+  for (const auto &programShapes : *all) {
+    ONNXImportOptions importOptions = request.importOptions;
+    for (const auto &[name, shape] : programShapes)
+      importOptions.inputShapes[name] = shape;
+    OwningOpRef<ModuleOp> module = prepareModule(
+        request, importOptions, context, quiet, /*withProfiles=*/false);
+    if (!module)
+      return failure();
+    EngineDescription specialized;
+    CompileOptions options = request.options;
+    options.onPhase = quiet;
+    if (failed(buildEngine(*module, *request.target, options, specialized)))
+      return failure();
+    if (specialized.ranks.size() != engine.ranks.size()) {
+      llvm::errs() << "error: a specialized program has "
+                   << specialized.ranks.size() << " ranks, the general one "
+                   << engine.ranks.size() << "\n";
       return failure();
     }
+    for (auto [rank, program] : llvm::zip(engine.ranks, specialized.ranks))
+      if (llvm::Error error = addVariant(rank, std::move(program))) {
+        llvm::errs() << "error: a specialized program: "
+                     << llvm::toString(std::move(error)) << "\n";
+        return failure();
+      }
+  }
   report(
       "specialize for the profiles' OPT shapes",
       std::chrono::duration<double, std::milli>(Clock::now() - start).count());
@@ -550,6 +614,15 @@ int loomcMain(int argc, char **argv) {
                "shapes (static sizes throughout) and run that code when a "
                "call's input shapes are exactly those; the general code runs "
                "at every other size (default on; =false to leave it out)"));
+
+  cl::list<std::string> specializations(
+      "specialize", cl::cat(inputCategory),
+      cl::desc("With --profile: also compile the model for these shapes, "
+               "NAME=SHAPE[,NAME=SHAPE...] (profiled inputs not named take "
+               "their OPT shape; each inside its profile), and run that code "
+               "when a call's input shapes are exactly those (repeatable: "
+               "one program each, e.g. batch buckets)"),
+      cl::value_desc("name=shape,..."));
 
   cl::opt<ContractionPrecision> precision(
       "precision", cl::cat(graphCategory),
@@ -883,6 +956,25 @@ int loomcMain(int argc, char **argv) {
       llvm::errs() << "error: " << error << "\n";
       return 1;
     }
+  for (llvm::StringRef spec : specializations) {
+    if (request.profiles.empty()) {
+      llvm::errs() << "error: --specialize needs --profile\n";
+      return 1;
+    }
+    std::map<std::string, std::vector<int64_t>> &shapes =
+        request.specializations
+            .emplace_back(spec.str(),
+                          std::map<std::string, std::vector<int64_t>>())
+            .second;
+    llvm::SmallVector<llvm::StringRef> named;
+    spec.split(named, ',');
+    for (llvm::StringRef one : named)
+      if (std::string error = parseInputShape(one.str(), shapes);
+          !error.empty()) {
+        llvm::errs() << "error: --specialize " << spec << ": " << error << "\n";
+        return 1;
+      }
+  }
   FailureOr<ONNXImportOptions> importOptions = inputShapes.resolve();
   if (failed(importOptions))
     return 1;

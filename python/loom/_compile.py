@@ -58,6 +58,8 @@ def compile(model: Model, *, target: str = "cpu", precision: str = "f32",
             = None,
             profiles: Optional[Mapping[str, Sequence[
                 Union[str, Sequence[int]]]]] = None,
+            specialize: Sequence[Mapping[str, Union[str, Sequence[int]]]]
+            = (),
             kv_cache: Optional[int] = None, kernel_timers: bool = False,
             report: Union[bool, str, os.PathLike, None] = None,
             threads: int = 1, extra_args: Sequence[str] = ()) -> Engine:
@@ -75,7 +77,9 @@ def compile(model: Model, *, target: str = "cpu", precision: str = "f32",
       outside [min, max] is refused, and code compiled for the OPT shapes
       (every symbolic input needs a profile) runs whenever a run has
       exactly them (``Engine.specialized_shapes``,
-      ``Engine.last_run_specialized``);
+      ``Engine.last_run_specialized``); specialize: more shapes to compile
+      code for, one program each, [{"input_ids": (8, 16)}] (inputs not
+      named take their OPT shape);
     - kv_cache: decoders exported with past_key_values: keep the cache in
       place, N positions (Engine.session runs it);
     - kernel_timers: time every kernel (Engine.profile);
@@ -113,6 +117,10 @@ def compile(model: Model, *, target: str = "cpu", precision: str = "f32",
                     f" max), not {shapes!r}")
             args.append(f"--profile={name}=" +
                         ":".join(_shape_text(shape) for shape in shapes))
+        for shapes in specialize:
+            args.append("--specialize=" + ",".join(
+                f"{name}={_shape_text(shape)}" for name, shape in
+                shapes.items()))
         if kv_cache is not None:
             args.append(f"--kv-cache={int(kv_cache)}")
         if kernel_timers:

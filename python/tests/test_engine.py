@@ -104,6 +104,18 @@ def test_profiles_specialize_the_opt_shapes():
     outputs = engine.run(inputs1)
     assert engine.last_run_specialized() is None
     assert_matches(outputs["last_hidden_state"], expected1[0])
+    # One more program, for data set 1's shapes: both data sets run code
+    # specialized for them.
+    engine = loom.compile(model_path("bert_dyn"), profiles={
+        "input_ids": profile, "attention_mask": profile},
+        specialize=[{"input_ids": other, "attention_mask": other}])
+    assert engine.specialized_shapes == [
+        {"input_ids": opt, "attention_mask": opt},
+        {"input_ids": other, "attention_mask": other}]
+    outputs = engine.run(inputs1)
+    assert engine.last_run_specialized() == {
+        "input_ids": other, "attention_mask": other}
+    assert_matches(outputs["last_hidden_state"], expected1[0])
     # An engine without profiles has no specialized code.
     assert loom.compile(model_path("bert_dyn")).specialized_shapes == []
     with pytest.raises(ValueError, match="three shapes"):
