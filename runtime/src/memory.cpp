@@ -11,7 +11,7 @@
 //   list keeps at most kMaxCachedBlocks blocks, the oldest going first.
 // What the cache keeps is what the thread just used, so a steady stream of
 // calls holds no more memory than one call needs at its peak, within
-// kMaxCachedBytes.
+// kMaxCachedBytes (small blocks within kMaxCachedSmallBytes).
 //
 // Small blocks are not left to malloc's bins: code with sizes known only
 // at run time allocates many of them per call, and when they are freed
@@ -44,6 +44,10 @@ static_assert(kSmallestClass << kNumSmallClasses == kSmallestLargeBlock,
               "the small classes end where large blocks begin");
 constexpr size_t kMaxCachedBlocks = 16;
 constexpr size_t kMaxCachedBytes = size_t(4) << 30;
+/// Of which small blocks: a block freed on another thread than the one that
+/// allocated it joins the freeing thread's cache, so a steady stream of
+/// such calls would grow that cache without this bound.
+constexpr size_t kMaxCachedSmallBytes = size_t(64) << 20;
 
 struct BlockHeader {
   /// The address that malloc/aligned_alloc returned.
@@ -72,7 +76,8 @@ struct ThreadCache {
   std::array<std::vector<void *>, kNumSmallClasses> small;
   /// Large blocks, oldest first.
   std::vector<void *> blocks;
-  size_t bytes = 0;
+  /// Bytes of all kept blocks, and of the small ones.
+  size_t bytes = 0, smallBytes = 0;
 
   void release() {
     for (std::vector<void *> &list : small) {
@@ -84,6 +89,7 @@ struct ThreadCache {
       std::free(headerOf(block)->base);
     blocks.clear();
     bytes = 0;
+    smallBytes = 0;
   }
   ~ThreadCache() { release(); }
 };
@@ -130,6 +136,7 @@ void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size) {
     void *block = list.back();
     list.pop_back();
     cache.bytes -= capacity;
+    cache.smallBytes -= capacity;
     return block;
   }
   size_t capacity = (size + kPage - 1) & ~(kPage - 1);
@@ -165,11 +172,13 @@ void _mlir_memref_to_llvm_free(void *block) {
   }
   ThreadCache &cache = threadCache();
   if (header->capacity < kSmallestLargeBlock) {
-    if (cache.bytes + header->capacity > kMaxCachedBytes) {
+    if (cache.bytes + header->capacity > kMaxCachedBytes ||
+        cache.smallBytes + header->capacity > kMaxCachedSmallBytes) {
       std::free(header->base);
       return;
     }
     cache.bytes += header->capacity;
+    cache.smallBytes += header->capacity;
     cache.small[smallClassOf(header->capacity)].push_back(block);
     return;
   }
