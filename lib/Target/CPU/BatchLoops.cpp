@@ -128,22 +128,23 @@ std::optional<BatchSplit> batchSplitOf(linalg::LinalgOp op,
   return std::nullopt;
 }
 
-/// One batch element of `value` (a tensor indexed by the batch in `dim`)
-/// at `index`: offsets 0 but `index`, sizes static but 1 in `dim`.
-SmallVector<OpFoldResult> sliceOffsets(OpBuilder &b, RankedTensorType type,
-                                       unsigned dim, Value index) {
-  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
-  offsets[dim] = index;
-  return offsets;
-}
+/// Where one batch element of a tensor of `type` (indexed by the batch in
+/// `dim`) lies, at `index`: offsets 0 but `index`, sizes static but 1 in
+/// `dim`, unit strides. The same for the slice read and the slice written.
+struct ElementSlice {
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+};
 
-SmallVector<OpFoldResult> sliceSizes(OpBuilder &b, RankedTensorType type,
-                                     unsigned dim) {
-  SmallVector<OpFoldResult> sizes;
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    sizes.push_back(b.getIndexAttr(
-        d == static_cast<int64_t>(dim) ? 1 : type.getDimSize(d)));
-  return sizes;
+ElementSlice elementSlice(OpBuilder &b, RankedTensorType type, unsigned dim,
+                          Value index) {
+  ElementSlice slice;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    bool batch = d == static_cast<int64_t>(dim);
+    slice.offsets.push_back(batch ? OpFoldResult(index) : b.getIndexAttr(0));
+    slice.sizes.push_back(b.getIndexAttr(batch ? 1 : type.getDimSize(d)));
+    slice.strides.push_back(b.getIndexAttr(1));
+  }
+  return slice;
 }
 
 /// An op run one batch element at a time, and how.
@@ -191,11 +192,10 @@ void runPerBatchElement(RewriterBase &rewriter, ArrayRef<Link> chain) {
         auto slice = [&](Value value, std::optional<unsigned> dim) -> Value {
           if (!dim)
             return value;
-          auto type = cast<RankedTensorType>(value.getType());
-          SmallVector<OpFoldResult> ones(type.getRank(), b.getIndexAttr(1));
-          return tensor::ExtractSliceOp::create(
-              b, loc, value, sliceOffsets(b, type, *dim, index),
-              sliceSizes(b, type, *dim), ones);
+          ElementSlice at = elementSlice(
+              b, cast<RankedTensorType>(value.getType()), *dim, index);
+          return tensor::ExtractSliceOp::create(b, loc, value, at.offsets,
+                                                at.sizes, at.strides);
         };
         Operation *element = nullptr;
         for (auto [k, link] : llvm::enumerate(chain)) {
@@ -242,11 +242,10 @@ void runPerBatchElement(RewriterBase &rewriter, ArrayRef<Link> chain) {
         SmallVector<Value> inserted;
         for (auto [i, result] : llvm::enumerate(element->getResults())) {
           unsigned dim = *chain.back().split.operandDims[numInputs + i];
-          auto type = cast<RankedTensorType>(iterArgs[i].getType());
-          SmallVector<OpFoldResult> ones(type.getRank(), b.getIndexAttr(1));
+          ElementSlice at = elementSlice(
+              b, cast<RankedTensorType>(iterArgs[i].getType()), dim, index);
           inserted.push_back(tensor::InsertSliceOp::create(
-              b, loc, result, iterArgs[i], sliceOffsets(b, type, dim, index),
-              sliceSizes(b, type, dim), ones));
+              b, loc, result, iterArgs[i], at.offsets, at.sizes, at.strides));
         }
         scf::YieldOp::create(b, loc, inserted);
       });

@@ -181,24 +181,6 @@ bool isDenseRowMajor(Value buffer) {
   return true;
 }
 
-/// The address of `buffer`'s first element: its aligned pointer, plus its
-/// offset when that is not 0.
-Value firstElementAddress(OpBuilder &b, Location loc, Value buffer) {
-  Value address = addressOf(b, loc, buffer);
-  auto type = cast<MemRefType>(buffer.getType());
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (succeeded(type.getStridesAndOffset(strides, offset)) && offset == 0)
-    return address;
-  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
-  Value elements =
-      arith::IndexCastOp::create(b, loc, b.getI64Type(), metadata.getOffset());
-  Value elementBytes = arith::ConstantIntOp::create(
-      b, loc, b.getI64Type(), type.getElementTypeBitWidth() / 8);
-  return arith::AddIOp::create(
-      b, loc, address, arith::MulIOp::create(b, loc, elements, elementBytes));
-}
-
 /// Whether `filter` always holds the same values: a constant global, or a
 /// weight parameter of the entry (externalizeWeights marks them).
 bool isConstantFilter(Value filter) {

@@ -59,6 +59,24 @@ Value addressOf(OpBuilder &b, Location loc, Value buffer) {
   return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
 }
 
+/// The address of `buffer`'s first element: its aligned pointer, plus its
+/// offset when that is not 0.
+Value firstElementAddress(OpBuilder &b, Location loc, Value buffer) {
+  Value address = addressOf(b, loc, buffer);
+  auto type = cast<MemRefType>(buffer.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (succeeded(type.getStridesAndOffset(strides, offset)) && offset == 0)
+    return address;
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
+  Value elements =
+      arith::IndexCastOp::create(b, loc, b.getI64Type(), metadata.getOffset());
+  Value elementBytes = arith::ConstantIntOp::create(
+      b, loc, b.getI64Type(), type.getElementTypeBitWidth() / 8);
+  return arith::AddIOp::create(
+      b, loc, address, arith::MulIOp::create(b, loc, elements, elementBytes));
+}
+
 Value viewedBuffer(Value value) {
   while (true) {
     if (auto view = value.getDefiningOp<ViewLikeOpInterface>()) {

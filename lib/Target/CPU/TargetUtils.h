@@ -24,9 +24,15 @@ mlir::func::FuncOp declareRuntimeFunction(mlir::ModuleOp module,
                                           llvm::StringRef name,
                                           mlir::TypeRange inputs);
 
-/// The address of `buffer`'s data as i64 (what runtime calls take).
+/// The address of `buffer`'s data as i64 (what runtime calls take): its
+/// aligned pointer, which is its first element's only when its offset is 0.
 mlir::Value addressOf(mlir::OpBuilder &b, mlir::Location loc,
                       mlir::Value buffer);
+
+/// The address of `buffer`'s first element as i64: its aligned pointer,
+/// plus its offset (static or known only at run time) when that is not 0.
+mlir::Value firstElementAddress(mlir::OpBuilder &b, mlir::Location loc,
+                                mlir::Value buffer);
 
 /// `base`'s memory viewed as `type` (identity layout) at `sizes` (one per
 /// dimension; the type's static sizes are taken from it) with row-major
