@@ -39,9 +39,11 @@ constexpr size_t kPage = 4096;
 /// Small blocks: size classes of powers of two from kSmallestClass bytes.
 constexpr size_t kSmallestClass = 256;
 constexpr size_t kSmallestLargeBlock = 64 * 1024;
-constexpr size_t kNumSmallClasses = 8; // 256 B to 32 KiB
-static_assert(kSmallestClass << kNumSmallClasses == kSmallestLargeBlock,
-              "the small classes end where large blocks begin");
+/// 256 B to 64 KiB: a request under 64 KiB rounds up to at most 64 KiB.
+constexpr size_t kNumSmallClasses = 9;
+static_assert(kSmallestClass << (kNumSmallClasses - 1) == kSmallestLargeBlock,
+              "the largest small class holds any request under a large "
+              "block's size");
 constexpr size_t kMaxCachedBlocks = 16;
 constexpr size_t kMaxCachedBytes = size_t(4) << 30;
 /// Of which small blocks: a block freed on another thread than the one that
@@ -62,8 +64,8 @@ BlockHeader *headerOf(void *block) {
                                          kHeaderBytes);
 }
 
-/// The size class of a small block of `capacity` bytes (a power of two
-/// from kSmallestClass to kSmallestLargeBlock / 2).
+/// The size class that holds `capacity` bytes (at most
+/// kSmallestLargeBlock): the smallest power of two from kSmallestClass up.
 size_t smallClassOf(size_t capacity) {
   size_t sizeClass = 0;
   while ((kSmallestClass << sizeClass) < capacity)
@@ -171,7 +173,9 @@ void _mlir_memref_to_llvm_free(void *block) {
     return;
   }
   ThreadCache &cache = threadCache();
-  if (header->capacity < kSmallestLargeBlock) {
+  // A large block of exactly kSmallestLargeBlock bytes joins the largest
+  // small class, which it fits.
+  if (header->capacity <= kSmallestLargeBlock) {
     if (cache.bytes + header->capacity > kMaxCachedBytes ||
         cache.smallBytes + header->capacity > kMaxCachedSmallBytes) {
       std::free(header->base);

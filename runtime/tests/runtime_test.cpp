@@ -400,6 +400,25 @@ TEST(Memory, SmallBlocksAreReusedByTheirSizeClass) {
   std::memset(larger, 4, 20000);
   _mlir_memref_to_llvm_free(larger);
   EXPECT_EQ(loom_memory_cached_bytes(), 256u + 32768u);
+  // Requests just under a large block's 64 KiB take the largest class, as
+  // does a freed large block of exactly 64 KiB; neither is taken by a
+  // larger request.
+  void *justUnder = _mlir_memref_to_llvm_alloc(40000);
+  std::memset(justUnder, 5, 40000);
+  _mlir_memref_to_llvm_free(justUnder);
+  EXPECT_EQ(loom_memory_cached_bytes(), 256u + 32768u + 65536u);
+  void *large = _mlir_memref_to_llvm_alloc(100000);
+  EXPECT_NE(large, justUnder);
+  EXPECT_EQ(_mlir_memref_to_llvm_alloc(65000), justUnder);
+  _mlir_memref_to_llvm_free(justUnder);
+  _mlir_memref_to_llvm_free(large);
+  loom_memory_release();
+  void *exactly = _mlir_memref_to_llvm_alloc(65536);
+  _mlir_memref_to_llvm_free(exactly);
+  EXPECT_EQ(loom_memory_cached_bytes(), 65536u);
+  void *reused = _mlir_memref_to_llvm_alloc(50000);
+  EXPECT_EQ(reused, exactly);
+  _mlir_memref_to_llvm_free(reused);
   loom_memory_release();
   EXPECT_EQ(loom_memory_cached_bytes(), 0u);
 }
@@ -432,11 +451,11 @@ TEST(Memory, OverAlignedBlocksAreNotKept) {
 TEST(Memory, TheCacheIsBounded) {
   loom_memory_release();
   std::vector<void *> blocks;
-  for (int i = 0; i < 40; ++i)
+  for (int i = 1; i < 40; ++i)
     blocks.push_back(_mlir_memref_to_llvm_alloc((1 << 16) * (i + 1)));
   for (void *block : blocks)
     _mlir_memref_to_llvm_free(block);
-  // At most 16 blocks are kept: the 16 freed last, 25..40 x 64 KiB.
+  // At most 16 large blocks are kept: the 16 freed last, 25..40 x 64 KiB.
   size_t kept = 0;
   for (int i = 24; i < 40; ++i)
     kept += size_t(1 << 16) * (i + 1);
