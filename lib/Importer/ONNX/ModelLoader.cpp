@@ -19,6 +19,7 @@
 #include <climits>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -393,52 +394,79 @@ static std::string bindInputShapes(onnx::ModelProto &model,
   return "";
 }
 
-/// Debian's ONNX 1.12 shape inference reads past the weight's dimensions
-/// of a convolution (Conv, ConvTranspose, ConvInteger, QLinearConv) whose
-/// weight has fewer dimensions than its input (found by the onnx-text and
-/// onnx-model fuzzers: null dereferences inside libonnx). Their inference
-/// functions are wrapped, once per process, in the rank check that they
-/// lack; the failure is an ordinary inference error that names the node.
+/// Wraps the inference function that `op`'s schema `version` registered
+/// (when the library has that exact version) so that `check` runs first; a
+/// check that fails calls fail_shape_inference, which the importer reports
+/// as an ordinary inference error naming the node.
+static void
+guardInference(const char *op, int version,
+               std::function<void(onnx::InferenceContext &)> check) {
+  const onnx::OpSchema *schema =
+      onnx::OpSchemaRegistry::Schema(op, version, "");
+  if (!schema || schema->SinceVersion() != version)
+    return;
+  onnx::InferenceFunction original = schema->GetTypeAndShapeInferenceFunction();
+  if (!original)
+    return;
+  const_cast<onnx::OpSchema *>(schema)->TypeAndShapeInferenceFunction(
+      [original, check = std::move(check)](onnx::InferenceContext &ctx) {
+        check(ctx);
+        original(ctx);
+      });
+}
+
+/// Debian's ONNX 1.12 shape inference trusts some attributes and ranks that
+/// it never checks, and dereferences past them (each found by the onnx-text
+/// or onnx-model fuzzer as a crash inside libonnx):
+/// - a convolution (Conv, ConvTranspose, ConvInteger, QLinearConv) whose
+///   weight has fewer dimensions than its input;
+/// - a LayerNormalization whose `axis` is outside [-rank, rank) and whose
+///   Mean / InvStdDev outputs are wanted (their shape is built from it).
+/// Those inference functions are wrapped, once per process, in the checks
+/// that they lack.
 static void guardLibraryShapeInference() {
   static std::once_flag once;
   std::call_once(once, [] {
     // (op, version, the weight's input): the convolutions whose inference
     // (onnx::convPoolShapeInference, convTransposeShapeInference) reads the
     // weight's dimensions by the input's rank.
-    struct Guarded {
+    struct Convolution {
       const char *op;
       int version;
       int weight;
     };
-    for (Guarded guarded :
-         {Guarded{"Conv", 1, 1}, Guarded{"Conv", 11, 1},
-          Guarded{"ConvTranspose", 1, 1}, Guarded{"ConvTranspose", 11, 1},
-          Guarded{"ConvInteger", 10, 1}, Guarded{"QLinearConv", 10, 3}}) {
-      const onnx::OpSchema *schema =
-          onnx::OpSchemaRegistry::Schema(guarded.op, guarded.version, "");
-      if (!schema || schema->SinceVersion() != guarded.version)
-        continue;
-      onnx::InferenceFunction original =
-          schema->GetTypeAndShapeInferenceFunction();
-      if (!original)
-        continue;
-      std::string op = guarded.op;
-      int weightIndex = guarded.weight;
-      const_cast<onnx::OpSchema *>(schema)->TypeAndShapeInferenceFunction(
-          [original, op, weightIndex](onnx::InferenceContext &ctx) {
-            if (int(ctx.getNumInputs()) > weightIndex &&
-                onnx::hasInputShape(ctx, 0) &&
-                onnx::hasInputShape(ctx, weightIndex)) {
-              int input = onnx::getInputShape(ctx, 0).dim_size();
-              int weight = onnx::getInputShape(ctx, weightIndex).dim_size();
-              if (input != weight || input < 3)
-                fail_shape_inference(op, ": the weight has ", weight,
-                                     " dimensions and the input ", input,
-                                     "; both need the same rank, at least 3");
-            }
-            original(ctx);
+    for (Convolution conv :
+         {Convolution{"Conv", 1, 1}, Convolution{"Conv", 11, 1},
+          Convolution{"ConvTranspose", 1, 1},
+          Convolution{"ConvTranspose", 11, 1},
+          Convolution{"ConvInteger", 10, 1},
+          Convolution{"QLinearConv", 10, 3}}) {
+      std::string op = conv.op;
+      int weightIndex = conv.weight;
+      guardInference(
+          conv.op, conv.version,
+          [op, weightIndex](onnx::InferenceContext &ctx) {
+            if (int(ctx.getNumInputs()) <= weightIndex ||
+                !onnx::hasInputShape(ctx, 0) ||
+                !onnx::hasInputShape(ctx, weightIndex))
+              return;
+            int input = onnx::getInputShape(ctx, 0).dim_size();
+            int weight = onnx::getInputShape(ctx, weightIndex).dim_size();
+            if (input != weight || input < 3)
+              fail_shape_inference(op, ": the weight has ", weight,
+                                   " dimensions and the input ", input,
+                                   "; both need the same rank, at least 3");
           });
     }
+    guardInference("LayerNormalization", 17, [](onnx::InferenceContext &ctx) {
+      if (ctx.getNumInputs() < 1 || !onnx::hasInputShape(ctx, 0))
+        return;
+      int64_t rank = onnx::getInputShape(ctx, 0).dim_size();
+      int64_t axis = onnx::getAttribute(ctx, "axis", int64_t(-1));
+      if (axis < -rank || axis >= rank)
+        fail_shape_inference("LayerNormalization: axis ", axis,
+                             " is out of range for an input of rank ", rank);
+    });
   });
 }
 
