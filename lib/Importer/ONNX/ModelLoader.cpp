@@ -395,12 +395,13 @@ static std::string bindInputShapes(onnx::ModelProto &model,
 }
 
 /// Wraps the inference function that `op`'s schema `version` registered
-/// (when the library has that exact version) so that `check` runs first; a
-/// check that fails calls fail_shape_inference, which the importer reports
-/// as an ordinary inference error naming the node.
+/// (when the library has that exact version) so that `check` runs first.
+/// A check either calls fail_shape_inference (an ordinary inference error)
+/// or returns false to skip the library's inference, leaving the outputs
+/// untyped for the node's builder, whose own check names the node.
 static void
 guardInference(const char *op, int version,
-               std::function<void(onnx::InferenceContext &)> check) {
+               std::function<bool(onnx::InferenceContext &)> check) {
   const onnx::OpSchema *schema =
       onnx::OpSchemaRegistry::Schema(op, version, "");
   if (!schema || schema->SinceVersion() != version)
@@ -410,8 +411,8 @@ guardInference(const char *op, int version,
     return;
   const_cast<onnx::OpSchema *>(schema)->TypeAndShapeInferenceFunction(
       [original, check = std::move(check)](onnx::InferenceContext &ctx) {
-        check(ctx);
-        original(ctx);
+        if (check(ctx))
+          original(ctx);
       });
 }
 
@@ -449,23 +450,23 @@ static void guardLibraryShapeInference() {
             if (int(ctx.getNumInputs()) <= weightIndex ||
                 !onnx::hasInputShape(ctx, 0) ||
                 !onnx::hasInputShape(ctx, weightIndex))
-              return;
+              return true;
             int input = onnx::getInputShape(ctx, 0).dim_size();
             int weight = onnx::getInputShape(ctx, weightIndex).dim_size();
             if (input != weight || input < 3)
               fail_shape_inference(op, ": the weight has ", weight,
                                    " dimensions and the input ", input,
                                    "; both need the same rank, at least 3");
+            return true;
           });
     }
+    // The importer's LayerNormalization builder reports the axis.
     guardInference("LayerNormalization", 17, [](onnx::InferenceContext &ctx) {
       if (ctx.getNumInputs() < 1 || !onnx::hasInputShape(ctx, 0))
-        return;
+        return true;
       int64_t rank = onnx::getInputShape(ctx, 0).dim_size();
       int64_t axis = onnx::getAttribute(ctx, "axis", int64_t(-1));
-      if (axis < -rank || axis >= rank)
-        fail_shape_inference("LayerNormalization: axis ", axis,
-                             " is out of range for an input of rank ", rank);
+      return axis >= -rank && axis < rank;
     });
   });
 }
