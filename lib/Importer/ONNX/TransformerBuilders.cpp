@@ -494,6 +494,14 @@ LogicalResult buildAttention(NodeBinder &b) {
   n.leftWindow = *left;
   n.rightWindow = *right;
 
+  // ONNX 1.12's checker does not know this op (opset 23): its type
+  // constraints (T1, T2: floating-point tensors) are checked here.
+  for (auto [value, name] :
+       {std::pair{q, "Q"}, std::pair{k, "K"}, std::pair{v, "V"},
+        std::pair{n.pastKey, "past_key"}, std::pair{n.pastValue, "past_value"}})
+    if (value && !isa<FloatType>(typeOfValue(value).getElementType()))
+      return b.emitError() << name << " must be a floating-point tensor, got "
+                           << typeOfValue(value);
   int64_t rank = typeOfValue(q).getRank();
   if (rank != 3 && rank != 4)
     return b.fail("Q, K and V must be 3-D [B, S, hidden] or 4-D [B, H, S, D]");
