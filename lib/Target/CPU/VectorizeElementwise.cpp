@@ -204,8 +204,17 @@ std::optional<Plan> planFor(linalg::GenericOp op, unsigned vectorBits) {
       varying.insert(inner.getResults().begin(), inner.getResults().end());
     if (isa<arith::ConstantOp>(inner))
       continue;
+    // Besides scalars, a row's ops may make memrefs: bufferization
+    // rewrites the index arithmetic of a gather whose indices were
+    // reshaped with run-time sizes into memref.extract_strided_metadata
+    // and affine.(de)linearize_index of the buffer's sizes. Those memrefs
+    // are only ever read per row (a vector op or a load inside the body
+    // from one is refused below).
     bool perRow = inner.getNumRegions() == 0 && inner.getNumResults() > 0 &&
-                  llvm::all_of(inner.getResultTypes(), isScalar) &&
+                  llvm::all_of(inner.getResultTypes(),
+                               [](Type type) {
+                                 return isScalar(type) || isa<MemRefType>(type);
+                               }) &&
                   llvm::all_of(inner.getOperands(), knownPerRow);
     if (perRow && isPure(&inner)) {
       plan.rowUniform.insert(&inner);
