@@ -37,6 +37,10 @@ using namespace mlir;
 
 namespace loom {
 
+/// Shapes for a model's inputs, by input name (--input-shape, a profile's
+/// OPT, a --specialize).
+using InputShapes = std::map<std::string, std::vector<int64_t>>;
+
 OwningOpRef<ModuleOp> loadModel(llvm::StringRef path, MLIRContext *context,
                                 const ONNXImportOptions &importOptions) {
   // Loom IR from a `.mlir` file or standard input ("-"); else ONNX.
@@ -110,9 +114,7 @@ struct CompileRequest {
   /// More shapes to compile a program for (--specialize): as written, and
   /// a shape per named input; the profiled inputs not named take their OPT
   /// shape.
-  std::vector<
-      std::pair<std::string, std::map<std::string, std::vector<int64_t>>>>
-      specializations;
+  std::vector<std::pair<std::string, InputShapes>> specializations;
   ONNXImportOptions importOptions;
   CompileOptions options;
 };
@@ -140,7 +142,7 @@ static std::string parseProfile(
            spec.str() + "'";
   std::array<std::vector<int64_t>, 3> profile;
   for (int i = 0; i < 3; ++i) {
-    std::map<std::string, std::vector<int64_t>> one;
+    InputShapes one;
     if (std::string error = parseInputShape((name + "=" + parts[i]).str(), one);
         !error.empty())
       return "--profile " + spec.str() + ": " + error;
@@ -290,9 +292,9 @@ prepareModule(CompileRequest &request, const ONNXImportOptions &importOptions,
 /// program is compiled for. Empty when some input of `module` has a
 /// symbolic dimension no profile covers (then there is nothing static to
 /// specialize for); `why` says which.
-std::map<std::string, std::vector<int64_t>>
-optShapes(ModuleOp module, const CompileRequest &request, std::string &why) {
-  std::map<std::string, std::vector<int64_t>> shapes;
+InputShapes optShapes(ModuleOp module, const CompileRequest &request,
+                      std::string &why) {
+  InputShapes shapes;
   func::FuncOp entry = findEntry(module);
   if (!entry)
     return {};
@@ -317,14 +319,13 @@ optShapes(ModuleOp module, const CompileRequest &request, std::string &why) {
 /// take their OPT shape. An error names a --specialize whose input has no
 /// profile, whose shape lies outside it, or whose shapes are another
 /// program's.
-static FailureOr<std::vector<std::map<std::string, std::vector<int64_t>>>>
-specializedShapes(const CompileRequest &request,
-                  const std::map<std::string, std::vector<int64_t>> &opt) {
-  std::vector<std::map<std::string, std::vector<int64_t>>> all;
+static FailureOr<std::vector<InputShapes>>
+specializedShapes(const CompileRequest &request, const InputShapes &opt) {
+  std::vector<InputShapes> all;
   if (request.specializeOpt)
     all.push_back(opt);
   for (const auto &[text, named] : request.specializations) {
-    std::map<std::string, std::vector<int64_t>> shapes = opt;
+    InputShapes shapes = opt;
     for (const auto &[name, shape] : named) {
       auto profile = request.profiles.find(name);
       if (profile == request.profiles.end()) {
@@ -378,8 +379,7 @@ addOptVariants(CompileRequest &request, ModuleOp general, MLIRContext &context,
     return success();
   }
   std::string why;
-  std::map<std::string, std::vector<int64_t>> shapes =
-      optShapes(general, request, why);
+  InputShapes shapes = optShapes(general, request, why);
   if (shapes.empty()) {
     if (!request.specializations.empty()) {
       llvm::errs() << "error: --specialize: " << why << "\n";
@@ -390,8 +390,7 @@ addOptVariants(CompileRequest &request, ModuleOp general, MLIRContext &context,
                  << why << "\n";
     return success();
   }
-  FailureOr<std::vector<std::map<std::string, std::vector<int64_t>>>> all =
-      specializedShapes(request, shapes);
+  FailureOr<std::vector<InputShapes>> all = specializedShapes(request, shapes);
   if (failed(all))
     return failure();
   using Clock = std::chrono::steady_clock;
@@ -424,7 +423,7 @@ addOptVariants(CompileRequest &request, ModuleOp general, MLIRContext &context,
       }
   }
   report(
-      "specialize for the profiles' OPT shapes",
+      "compile the specialized programs",
       std::chrono::duration<double, std::milli>(Clock::now() - start).count());
   return success();
 }
@@ -553,7 +552,7 @@ FailureOr<ONNXImportOptions> InputShapeFlags::resolve() const {
   for (const std::string &spec : shapes)
     if (std::string error = parseInputShape(spec, options.inputShapes);
         !error.empty()) {
-      llvm::errs() << "error: " << error << "\n";
+      llvm::errs() << "error: --input-shape " << error << "\n";
       return failure();
     }
   return options;
@@ -961,11 +960,8 @@ int loomcMain(int argc, char **argv) {
       llvm::errs() << "error: --specialize needs --profile\n";
       return 1;
     }
-    std::map<std::string, std::vector<int64_t>> &shapes =
-        request.specializations
-            .emplace_back(spec.str(),
-                          std::map<std::string, std::vector<int64_t>>())
-            .second;
+    InputShapes &shapes =
+        request.specializations.emplace_back(spec.str(), InputShapes()).second;
     llvm::SmallVector<llvm::StringRef> named;
     spec.split(named, ',');
     for (llvm::StringRef one : named)

@@ -92,8 +92,8 @@ parseInputShape(llvm::StringRef spec,
                 std::map<std::string, std::vector<int64_t>> &shapes) {
   auto [name, sizes] = spec.rsplit('=');
   if (name.empty() || sizes.empty() || name == spec)
-    return "--input-shape expects NAME=D0xD1x... (e.g. input_ids=2x64), got '" +
-           spec.str() + "'";
+    return "expects NAME=D0xD1x... (e.g. input_ids=2x64), got '" + spec.str() +
+           "'";
   std::vector<int64_t> dims;
   llvm::SmallVector<llvm::StringRef> pieces;
   // A scalar input is spelled NAME=scalar.
@@ -102,12 +102,11 @@ parseInputShape(llvm::StringRef spec,
   for (llvm::StringRef piece : pieces) {
     int64_t size = 0;
     if (piece.getAsInteger(10, size) || size < 0)
-      return "--input-shape '" + spec.str() + "': '" + piece.str() +
-             "' is not a size";
+      return "'" + spec.str() + "': '" + piece.str() + "' is not a size";
     dims.push_back(size);
   }
   if (!shapes.emplace(name.str(), std::move(dims)).second)
-    return "--input-shape gives input '" + name.str() + "' twice";
+    return "gives input '" + name.str() + "' twice";
   return "";
 }
 
@@ -143,7 +142,9 @@ struct ImportONNXCommandLine {
     ONNXImportOptions o;
     for (const std::string &spec : inputShapes)
       if (error.empty())
-        error = parseInputShape(spec, o.inputShapes);
+        if (std::string why = parseInputShape(spec, o.inputShapes);
+            !why.empty())
+          error = "--input-shape " + why;
     o.maxModelBytes = maxModelBytes;
     o.maxNodes = maxNodes;
     o.maxRank = maxRank;

@@ -48,7 +48,8 @@ struct ONNXImportOptions {
 };
 
 /// Parses `name=2x64` (one input's shape) into `shapes`. Returns an empty
-/// string on success, else what is wrong.
+/// string on success, else what is wrong, for the caller to prefix with
+/// the flag it came from (`--input-shape`, `--specialize`, `--profile`).
 std::string
 parseInputShape(llvm::StringRef spec,
                 std::map<std::string, std::vector<int64_t>> &shapes);
