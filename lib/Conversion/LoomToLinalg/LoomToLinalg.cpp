@@ -331,6 +331,8 @@ void configureLoomToLinalgTarget(ConversionTarget &target,
 void populateLoomToLinalgPatterns(const TypeConverter &converter,
                                   RewritePatternSet &patterns) {
   populateLoomElementwiseToLinalgPatterns(converter, patterns);
+  populateLoomDataMovementToLinalgPatterns(converter, patterns);
+  populateLoomIndexingToLinalgPatterns(converter, patterns);
   populateLoomNNToLinalgPatterns(converter, patterns);
   populateLoomAttentionToLinalgPatterns(converter, patterns);
   populateLoomResizeToLinalgPatterns(converter, patterns);

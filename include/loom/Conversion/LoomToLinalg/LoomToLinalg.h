@@ -8,11 +8,22 @@
 
 namespace loom {
 
-/// Patterns lowering loom ops on statically shaped tensors to linalg,
-/// tensor, arith and math ops: elementwise and broadcasting ops, casts,
-/// constants and data movement.
+/// Patterns lowering elementwise and broadcasting ops and casts to one
+/// linalg.generic each.
 void populateLoomElementwiseToLinalgPatterns(
     const mlir::TypeConverter &converter, mlir::RewritePatternSet &patterns);
+
+/// Patterns lowering constants and data movement (reshapes, transpose,
+/// expand, concat, split, slice, pad, tile, trilu, the KV-cache append) to
+/// tensor views and slices, linalg.transpose and linalg.generic.
+void populateLoomDataMovementToLinalgPatterns(
+    const mlir::TypeConverter &converter, mlir::RewritePatternSet &patterns);
+
+/// Patterns lowering the ops that read or write at positions taken from
+/// data: gather, gather_elements, gather_nd, one_hot, scatter_elements and
+/// scatter_nd, their indices checked at run time.
+void populateLoomIndexingToLinalgPatterns(const mlir::TypeConverter &converter,
+                                          mlir::RewritePatternSet &patterns);
 
 /// Patterns lowering contractions, convolutions, pooling, reductions,
 /// softmax and normalizations.
