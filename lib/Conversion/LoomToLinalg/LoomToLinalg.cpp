@@ -334,6 +334,7 @@ void populateLoomToLinalgPatterns(const TypeConverter &converter,
   populateLoomDataMovementToLinalgPatterns(converter, patterns);
   populateLoomIndexingToLinalgPatterns(converter, patterns);
   populateLoomNNToLinalgPatterns(converter, patterns);
+  populateLoomReductionsToLinalgPatterns(converter, patterns);
   populateLoomAttentionToLinalgPatterns(converter, patterns);
   populateLoomResizeToLinalgPatterns(converter, patterns);
   populateLoomGridSampleToLinalgPatterns(converter, patterns);

@@ -25,6 +25,14 @@ inline int64_t axisIndex(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
+/// The axes [first, rank): the trailing dimensions from `first`.
+inline llvm::SmallVector<int64_t> axesFrom(int64_t first, int64_t rank) {
+  llvm::SmallVector<int64_t> axes;
+  for (int64_t d = first; d < rank; ++d)
+    axes.push_back(d);
+  return axes;
+}
+
 /// The element type of a shaped value.
 mlir::Type elementType(mlir::Value value);
 

@@ -25,10 +25,15 @@ void populateLoomDataMovementToLinalgPatterns(
 void populateLoomIndexingToLinalgPatterns(const mlir::TypeConverter &converter,
                                           mlir::RewritePatternSet &patterns);
 
-/// Patterns lowering contractions, convolutions, pooling, reductions,
-/// softmax and normalizations.
+/// Patterns lowering contractions, convolutions, pooling, normalizations,
+/// rotary embeddings and mixtures of experts.
 void populateLoomNNToLinalgPatterns(const mlir::TypeConverter &converter,
                                     mlir::RewritePatternSet &patterns);
+
+/// Patterns lowering reductions (sum, mean, max, min, prod, arg-max,
+/// arg-min), softmax and log-softmax, cumsum and top-k.
+void populateLoomReductionsToLinalgPatterns(
+    const mlir::TypeConverter &converter, mlir::RewritePatternSet &patterns);
 
 /// The pattern lowering loom.attention: in tiles with an online softmax
 /// when its shapes are static and its scores many, whole otherwise.
