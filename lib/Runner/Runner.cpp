@@ -12,6 +12,7 @@
 #include "loom/TensorIO/TensorIO.h"
 
 #include "loom/device.h"
+#include "loom/runtime.h"
 #include <cstdlib>
 #include <cstring>
 
@@ -298,7 +299,8 @@ FailureOr<SmallVector<Tensor>> executeCompiled(ModuleOp module,
     char *data = reinterpret_cast<char *>(record[0]);
     std::optional<Tensor> t = tensorFromBytes(
         outputKinds[i], shape, llvm::ArrayRef<char>(data, bytes));
-    std::free(data);
+    // The copy is the runtime's (loom_rt_copy_output), released through it.
+    loom_buffer_free(data);
     outputs.push_back(std::move(*t));
   }
   return outputs;

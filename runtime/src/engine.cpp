@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "engine_state.h"
+#include "memory_internal.h"
 
 #include "loom/abi/memory.h"
 
@@ -324,11 +325,12 @@ static loom_status runRank(loom_engine *engine, int32_t rank,
       size_t bytes = loom_dtype_size(desc.dtype);
       for (int64_t size : *fixed)
         bytes *= static_cast<size_t>(size);
-      void *data = std::aligned_alloc(64, (bytes + 64) / 64 * 64);
+      void *data = loom::runtime::allocateOutputBuffer(bytes);
       if (!data) {
         for (size_t j = 0; j < i; ++j)
           if (!records[j].empty())
-            std::free(reinterpret_cast<void *>(records[j][0]));
+            loom::runtime::freeOutputBuffer(
+                reinterpret_cast<void *>(records[j][0]));
         return fail(LOOM_ERROR_INTERNAL, "out of memory: could not allocate " +
                                              std::to_string(bytes) +
                                              " bytes for output " +
@@ -376,7 +378,7 @@ static loom_status runRank(loom_engine *engine, int32_t rank,
     const loom_tensor_desc &desc = r->outputs[i];
     void *data = reinterpret_cast<void *>(records[i][0]);
     if (status != LOOM_OK) {
-      std::free(data);
+      loom::runtime::freeOutputBuffer(data);
       continue;
     }
     auto *dynamic = static_cast<loom_dynamic_output *>(outputs[i]);
@@ -394,7 +396,7 @@ static loom_status runRank(loom_engine *engine, int32_t rank,
 
 extern "C" {
 
-void loom_buffer_free(void *data) { std::free(data); }
+void loom_buffer_free(void *data) { loom::runtime::freeOutputBuffer(data); }
 
 int loom_tensor_desc_is_dynamic(const loom_tensor_desc *desc) {
   if (!desc)

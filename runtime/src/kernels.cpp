@@ -11,6 +11,7 @@
 #include "collectives_internal.h"
 #include "drivers/cuda/cuda_driver.h"
 #include "kernel_library.h"
+#include "memory_internal.h"
 
 #include "loom/abi/checks.h"
 #include "loom/abi/kernels.h"
@@ -218,7 +219,7 @@ void loom_rt_shape_error(int64_t actual, int64_t stated, int64_t dim,
 
 int64_t loom_rt_copy_output(int64_t data, int64_t bytes) {
   size_t size = bytes > 0 ? static_cast<size_t>(bytes) : 1;
-  void *copy = std::malloc(size);
+  void *copy = loom::runtime::allocateOutputBuffer(size);
   if (!copy) {
     if (!loom::runtime::callFailed())
       kernelFailed(LOOM_ERROR_INTERNAL, "out of memory for an output of " +

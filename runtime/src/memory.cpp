@@ -8,7 +8,9 @@
 //   powers of two, one free list per class;
 // - large blocks (page multiples) in one list, an allocation taking the
 //   smallest that holds it without wasting more than half of it; the
-//   list keeps at most kMaxCachedBlocks blocks, the oldest going first.
+//   list keeps at most kMaxCachedBlocks blocks (256: a symbolic engine
+//   frees dozens per call, and a block dropped is faulted in again, page
+//   by page, the next call), the oldest going first.
 // What the cache keeps is what the thread just used, so a steady stream of
 // calls holds no more memory than one call needs at its peak, within
 // kMaxCachedBytes (small blocks within kMaxCachedSmallBytes).
@@ -25,6 +27,7 @@
 #include "loom/abi/memory.h"
 
 #include "collectives_internal.h"
+#include "memory_internal.h"
 
 #include <array>
 #include <cstdint>
@@ -44,7 +47,7 @@ constexpr size_t kNumSmallClasses = 9;
 static_assert(kSmallestClass << (kNumSmallClasses - 1) == kSmallestLargeBlock,
               "the largest small class holds any request under a large "
               "block's size");
-constexpr size_t kMaxCachedBlocks = 16;
+constexpr size_t kMaxCachedBlocks = 256;
 constexpr size_t kMaxCachedBytes = size_t(4) << 30;
 /// Of which small blocks: a block freed on another thread than the one that
 /// allocated it joins the freeing thread's cache, so a steady stream of
@@ -102,39 +105,41 @@ ThreadCache &threadCache() {
 }
 
 /// A fresh block of `capacity` usable bytes aligned to `alignment`
-/// (at least 64).
-void *allocateBlock(size_t alignment, size_t capacity, bool cacheable) {
+/// (at least 64); null when there is no memory for it.
+void *tryAllocateBlock(size_t alignment, size_t capacity, bool cacheable) {
   // The payload starts `offset` bytes into the allocation: room for the
   // header, and the payload keeps the allocation's alignment.
   size_t offset = alignment > kHeaderBytes ? alignment : kHeaderBytes;
   size_t total = (offset + capacity + alignment - 1) & ~(alignment - 1);
   void *base = std::aligned_alloc(alignment, total);
   if (!base)
-    // The code would write through the null pointer: leave it instead.
-    loom::runtime::abandonCall("out of memory: could not allocate " +
-                               std::to_string(capacity) +
-                               " bytes for the code's tensors");
+    return nullptr;
   void *block = static_cast<char *>(base) + offset;
   *headerOf(block) = BlockHeader{base, cacheable ? capacity : 0};
   return block;
 }
 
-} // namespace
+/// tryAllocateBlock for compiled code, which has no error path: without
+/// memory, the call is abandoned (it would write through the null
+/// pointer).
+void *allocateBlock(size_t alignment, size_t capacity, bool cacheable) {
+  if (void *block = tryAllocateBlock(alignment, capacity, cacheable))
+    return block;
+  loom::runtime::abandonCall("out of memory: could not allocate " +
+                             std::to_string(capacity) +
+                             " bytes for the code's tensors");
+}
 
-extern "C" {
-
-void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size) {
-  if (alignment < kHeaderBytes)
-    alignment = kHeaderBytes;
-  if (alignment > kHeaderBytes)
-    return allocateBlock(alignment, size, /*cacheable=*/false);
+/// A cached block that holds `size` bytes, or a fresh one from `allocate`.
+template <typename AllocateFn>
+void *takeBlock(size_t size, AllocateFn allocate) {
   ThreadCache &cache = threadCache();
   if (size < kSmallestLargeBlock) {
     size_t sizeClass = smallClassOf(size);
     size_t capacity = kSmallestClass << sizeClass;
     std::vector<void *> &list = cache.small[sizeClass];
     if (list.empty())
-      return allocateBlock(kHeaderBytes, capacity, /*cacheable=*/true);
+      return allocate(kHeaderBytes, capacity, /*cacheable=*/true);
     void *block = list.back();
     list.pop_back();
     cache.bytes -= capacity;
@@ -157,7 +162,19 @@ void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size) {
     cache.blocks.erase(cache.blocks.begin() + best);
     return block;
   }
-  return allocateBlock(kHeaderBytes, capacity, /*cacheable=*/true);
+  return allocate(kHeaderBytes, capacity, /*cacheable=*/true);
+}
+
+} // namespace
+
+extern "C" {
+
+void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size) {
+  if (alignment < kHeaderBytes)
+    alignment = kHeaderBytes;
+  if (alignment > kHeaderBytes)
+    return allocateBlock(alignment, size, /*cacheable=*/false);
+  return takeBlock(size, allocateBlock);
 }
 
 void *_mlir_memref_to_llvm_alloc(size_t size) {
@@ -203,3 +220,11 @@ void loom_memory_release(void) { threadCache().release(); }
 size_t loom_memory_cached_bytes(void) { return threadCache().bytes; }
 
 } // extern "C"
+
+void *loom::runtime::allocateOutputBuffer(size_t size) {
+  return takeBlock(size, tryAllocateBlock);
+}
+
+void loom::runtime::freeOutputBuffer(void *buffer) {
+  _mlir_memref_to_llvm_free(buffer);
+}
