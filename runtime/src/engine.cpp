@@ -325,7 +325,7 @@ static loom_status runRank(loom_engine *engine, int32_t rank,
       size_t bytes = loom_dtype_size(desc.dtype);
       for (int64_t size : *fixed)
         bytes *= static_cast<size_t>(size);
-      void *data = loom::runtime::allocateOutputBuffer(bytes);
+      void *data = loom::runtime::allocateUncachedOutputBuffer(bytes);
       if (!data) {
         for (size_t j = 0; j < i; ++j)
           if (!records[j].empty())

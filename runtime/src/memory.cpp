@@ -225,6 +225,10 @@ void *loom::runtime::allocateOutputBuffer(size_t size) {
   return takeBlock(size, tryAllocateBlock);
 }
 
+void *loom::runtime::allocateUncachedOutputBuffer(size_t size) {
+  return tryAllocateBlock(kHeaderBytes, size, /*cacheable=*/false);
+}
+
 void loom::runtime::freeOutputBuffer(void *buffer) {
   _mlir_memref_to_llvm_free(buffer);
 }

@@ -20,8 +20,15 @@ namespace loom::runtime {
 /// own; null when there is no memory. Safe outside a call.
 void *allocateOutputBuffer(size_t size);
 
-/// Releases a buffer from allocateOutputBuffer (null is ignored), on any
-/// thread: it joins that thread's cache.
+/// allocateOutputBuffer without the calling thread's cache: a block that
+/// freeOutputBuffer hands straight back to the system. For the runtime's
+/// own threads outside compiled code (a rank thread allocating a variant's
+/// static output), which would otherwise each register a thread-local
+/// cache, and its destructor, for one buffer per call.
+void *allocateUncachedOutputBuffer(size_t size);
+
+/// Releases a buffer from either allocator (null is ignored), on any
+/// thread: a cached one joins that thread's cache.
 void freeOutputBuffer(void *buffer);
 
 } // namespace loom::runtime
