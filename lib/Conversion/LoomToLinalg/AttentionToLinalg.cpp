@@ -718,8 +718,13 @@ static Value alignMaskToScores(OpBuilder &b, Location loc, Operation *op,
       .getResult(0);
 }
 
-/// Attention in tiles (lowerAttentionTilesOfBatch); a batch known only at
-/// run time is a loop over its items, each a batch of one.
+/// Attention in tiles (lowerAttentionTilesOfBatch), one batch item and
+/// key/value head (with the query heads that share it) at a time, in an
+/// scf.forall: the items are independent, so the target may run them on
+/// several threads, and each item's tiles ([1, 1, rows, keys]) stay in
+/// the core's caches. (Tiles spanning the whole batch and every head were
+/// [B, Hkv, 32, 128]: 256 KB at gpt2's [4, 4] heads, read and written by
+/// each of the softmax's passes, and one thread did them all.)
 static Value lowerAttentionInTiles(OpBuilder &rewriter, Location loc,
                                    AttentionOp op, Value q, Value k, Value v,
                                    Value mask, RankedTensorType type,
@@ -731,55 +736,88 @@ static Value lowerAttentionInTiles(OpBuilder &rewriter, Location loc,
         indexDim(rewriter, loc, q, 2), indexDim(rewriter, loc, k, 2)};
     mask = alignMaskToScores(rewriter, loc, op, mask, scoreSizes);
   }
-  if (!type.isDynamicDim(0))
-    return lowerAttentionTilesOfBatch(rewriter, loc, op, q, k, v, mask,
-                                      resultElement, element, scale);
-  // One item of the batch: `size` 1 at `item` in dimension 0.
-  auto itemOf = [&](OpBuilder &b, Value source, Value item) {
-    auto sourceType = cast<RankedTensorType>(source.getType());
-    int64_t rank = sourceType.getRank();
-    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes;
-    offsets[0] = item;
-    sizes.push_back(b.getIndexAttr(1));
-    for (int64_t i = 1; i < rank; ++i)
+  int64_t heads = cast<RankedTensorType>(q.getType()).getDimSize(1);
+  int64_t kvHeads = cast<RankedTensorType>(k.getType()).getDimSize(1);
+  int64_t group = heads / kvHeads;
+  // `source`'s dimensions 0 and 1 at `item` and `head` with sizes 1 and
+  // `headCount`, the others whole.
+  auto itemOf = [&](OpBuilder &b, Value source, OpFoldResult item,
+                    OpFoldResult head, int64_t headCount) {
+    SmallVector<OpFoldResult> offsets{item, head},
+        sizes{b.getIndexAttr(1), b.getIndexAttr(headCount)};
+    for (int64_t i = 2; i < 4; ++i) {
+      offsets.push_back(b.getIndexAttr(0));
       sizes.push_back(tensor::getMixedSize(b, loc, source, i));
-    SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+    }
+    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
     return tensor::ExtractSliceOp::create(b, loc, source, offsets, sizes,
                                           strides)
         .getResult();
   };
-  Value batch = indexDim(rewriter, loc, q, 0);
-  SmallVector<Value> outSizes{batch};
+  // The mask's part for one item and key/value head: its batch and head
+  // dimensions are sliced where it does not broadcast them (a mask that
+  // varies by head has one query head per key/value head,
+  // maskFitsGroupedRows).
+  auto maskOf = [&](OpBuilder &b, OpFoldResult item,
+                    OpFoldResult kvHead) -> Value {
+    auto maskType = cast<RankedTensorType>(mask.getType());
+    int64_t rank = maskType.getRank();
+    SmallVector<OpFoldResult> offsets, sizes;
+    bool sliced = false;
+    for (int64_t i = 0; i < rank; ++i) {
+      int64_t scoreDim = 4 - rank + i;
+      if (scoreDim < 2 && maskType.getDimSize(i) != 1) {
+        offsets.push_back(scoreDim == 0 ? item : kvHead);
+        sizes.push_back(b.getIndexAttr(1));
+        sliced = true;
+        continue;
+      }
+      offsets.push_back(b.getIndexAttr(0));
+      sizes.push_back(tensor::getMixedSize(b, loc, mask, i));
+    }
+    if (!sliced)
+      return mask;
+    SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+    return tensor::ExtractSliceOp::create(b, loc, mask, offsets, sizes, strides)
+        .getResult();
+  };
+  OpFoldResult batch = tensor::getMixedSize(rewriter, loc, q, 0);
+  SmallVector<Value> outSizes;
+  if (type.isDynamicDim(0))
+    outSizes.push_back(cast<Value>(batch));
   if (type.isDynamicDim(2))
     outSizes.push_back(indexDim(rewriter, loc, q, 2));
   Value out = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
                                       resultElement, outSizes);
-  auto loop = scf::ForOp::create(
-      rewriter, loc, arith::ConstantIndexOp::create(rewriter, loc, 0), batch,
-      arith::ConstantIndexOp::create(rewriter, loc, 1), ValueRange{out},
-      [&](OpBuilder &b, Location, Value item, ValueRange carried) {
-        Value itemMask = mask;
-        // A mask of rank 4 whose batch does not broadcast: its item.
-        if (mask) {
-          auto maskType = cast<RankedTensorType>(mask.getType());
-          if (maskType.getRank() == 4 && maskType.getDimSize(0) != 1)
-            itemMask = itemOf(b, mask, item);
-        }
-        Value itemOut = lowerAttentionTilesOfBatch(
-            b, loc, op, itemOf(b, q, item), itemOf(b, k, item),
-            itemOf(b, v, item), itemMask, resultElement, element, scale);
-        int64_t rank = type.getRank();
-        SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes;
-        offsets[0] = item;
-        for (int64_t i = 0; i < rank; ++i)
-          sizes.push_back(tensor::getMixedSize(b, loc, itemOut, i));
-        SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
-        scf::YieldOp::create(b, loc,
-                             tensor::InsertSliceOp::create(b, loc, itemOut,
-                                                           carried[0], offsets,
-                                                           sizes, strides)
-                                 .getResult());
-      });
+  SmallVector<OpFoldResult> bounds{batch, rewriter.getIndexAttr(kvHeads)};
+  auto loop = scf::ForallOp::create(rewriter, loc, bounds, ValueRange{out},
+                                    /*mapping=*/std::nullopt);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(loop.getBody());
+  Value item = loop.getInductionVar(0), kvHead = loop.getInductionVar(1);
+  OpFoldResult firstHead = kvHead;
+  if (group > 1)
+    firstHead = arith::MulIOp::create(
+                    rewriter, loc, kvHead,
+                    arith::ConstantIndexOp::create(rewriter, loc, group))
+                    .getResult();
+  Value itemOut = lowerAttentionTilesOfBatch(
+      rewriter, loc, op, itemOf(rewriter, q, item, firstHead, group),
+      itemOf(rewriter, k, item, kvHead, 1),
+      itemOf(rewriter, v, item, kvHead, 1),
+      mask ? maskOf(rewriter, item, kvHead) : Value(), resultElement, element,
+      scale);
+  SmallVector<OpFoldResult> offsets{item, firstHead, rewriter.getIndexAttr(0),
+                                    rewriter.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t i = 0; i < 4; ++i)
+    sizes.push_back(tensor::getMixedSize(rewriter, loc, itemOut, i));
+  SmallVector<OpFoldResult> strides(4, rewriter.getIndexAttr(1));
+  // The terminator's region holds the parallel inserts alone.
+  rewriter.setInsertionPointToStart(loop.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(rewriter, loc, itemOut,
+                                        loop.getRegionIterArgs()[0], offsets,
+                                        sizes, strides);
   return loop.getResult(0);
 }
 

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -64,6 +65,14 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createLoomCPUIm2ColPass());
   pm.addNestedPass<func::FuncOp>(createLoomCPUContractionOrderPass());
   pm.addPass(createLoomCPUBufferizePass());
+  // Loops of independent iterations (attention's items and heads) as
+  // parallel loops, which become OpenMP loops like the chunk loops below;
+  // serial loops where contractions are never to be parallel (their work
+  // is attention's products).
+  if (options.parallelFlops > 0)
+    pm.addPass(createForallToParallelLoopPass());
+  else
+    pm.addPass(createForallToForLoopPass());
   // Results whose sizes the data decides: records of a copy the runtime
   // allocates, static like every out-parameter.
   pm.addPass(createLoomCPURunTimeSizedResultsPass());

@@ -2,7 +2,10 @@
 
 #include "loom/Target/CPU/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/CSE.h"
@@ -57,6 +60,105 @@ std::optional<unsigned> parallelLoop(linalg::LinalgOp op,
   return std::nullopt;
 }
 
+/// The loops to split when some loop's range is known only at run time:
+/// the outermost two parallel loops that split the outputs and have a
+/// run-time range or a static one of two or more. Two, so that one of
+/// them has rows to share when the other has one at run time (a batch of
+/// one in a prompt, one position per sequence in a decoding step).
+SmallVector<unsigned> runTimeParallelLoops(linalg::LinalgOp op,
+                                           ArrayRef<int64_t> ranges) {
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<unsigned> dims;
+  for (unsigned dim = 0; dim < ranges.size() && dims.size() < 2; ++dim)
+    if (iterators[dim] == utils::IteratorType::parallel &&
+        (ShapedType::isDynamic(ranges[dim]) || ranges[dim] >= 2) &&
+        splitsOutputs(op, dim))
+      dims.push_back(dim);
+  return dims;
+}
+
+/// `op`, some of whose loop ranges are known only at run time, as
+///   if (points >= parallelElements && rows >= 2) { chunks in parallel }
+///   else { op }
+/// where the chunks are tiles of the loops `dims`, sized at run time as
+/// the static case sizes them at compile time: whole rows of the loops
+/// taken together (the second loop's rows inside the first's), at least
+/// `chunkElements` points each, two or more chunks.
+LogicalResult splitAtRunTime(IRRewriter &rewriter, linalg::LinalgOp op,
+                             ArrayRef<unsigned> dims, int64_t parallelElements,
+                             int64_t chunkElements) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(rewriter, loc, value);
+  };
+  auto mul = [&](Value a, Value b) -> Value {
+    return arith::MulIOp::create(rewriter, loc, a, b);
+  };
+  auto ceilDiv = [&](Value a, Value b) -> Value {
+    return arith::CeilDivUIOp::create(rewriter, loc, a, b);
+  };
+  auto atLeast = [&](Value a, Value b) -> Value {
+    return arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::uge, a,
+                                 b);
+  };
+  SmallVector<Value> sizes;
+  for (Range range : op.createLoopRanges(rewriter, loc))
+    sizes.push_back(getValueOrCreateConstantIndexOp(rewriter, loc, range.size));
+  Value points = index(1);
+  for (Value size : sizes)
+    points = mul(points, size);
+  // Rows: the split loops' iterations taken together.
+  Value inner = dims.size() == 2 ? sizes[dims[1]] : index(1);
+  Value rows = mul(sizes[dims[0]], inner);
+  Value split = arith::AndIOp::create(rewriter, loc,
+                                      atLeast(points, index(parallelElements)),
+                                      atLeast(rows, index(2)));
+  auto ifOp = scf::IfOp::create(rewriter, loc, split, /*withElseRegion=*/true);
+  rewriter.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+  rewriter.clone(*op);
+  rewriter.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  // Rows per chunk, as in the static case.
+  Value perRow = arith::MaxUIOp::create(
+      rewriter, loc, arith::DivUIOp::create(rewriter, loc, points, rows),
+      index(1));
+  Value chunkRows = arith::MinUIOp::create(
+      rewriter, loc,
+      arith::MaxUIOp::create(
+          rewriter, loc,
+          ceilDiv(index(std::max<int64_t>(chunkElements, 1)), perRow),
+          index(1)),
+      ceilDiv(rows, index(2)));
+  chunkRows = ceilDiv(rows, ceilDiv(rows, chunkRows));
+  SmallVector<Value> tileSizes(sizes.size(), index(0));
+  if (dims.size() == 1) {
+    tileSizes[dims[0]] = chunkRows;
+  } else {
+    // Whole rows of the inner loop where a chunk holds as many, else part
+    // of one row of the outer loop.
+    Value wholeInner = atLeast(chunkRows, inner);
+    tileSizes[dims[0]] = arith::SelectOp::create(
+        rewriter, loc, wholeInner,
+        arith::DivUIOp::create(rewriter, loc, chunkRows, inner), index(1));
+    tileSizes[dims[1]] =
+        arith::SelectOp::create(rewriter, loc, wholeInner, inner, chunkRows);
+  }
+  auto chunked = cast<linalg::LinalgOp>(rewriter.clone(*op));
+  linalg::LinalgTilingOptions options;
+  options
+      .setTileSizeComputationFunction(
+          [&](OpBuilder &, Operation *) { return tileSizes; })
+      .setLoopType(linalg::LinalgTilingLoopType::ParallelLoops);
+  rewriter.setInsertionPoint(chunked);
+  FailureOr<linalg::TiledLinalgOp> tiled =
+      linalg::tileLinalgOp(rewriter, chunked, options);
+  if (failed(tiled))
+    return failure();
+  rewriter.eraseOp(chunked);
+  rewriter.eraseOp(op);
+  return success();
+}
+
 class LoomCPUParallelizeLoopsPass
     : public impl::LoomCPUParallelizeLoopsPassBase<
           LoomCPUParallelizeLoopsPass> {
@@ -77,8 +179,18 @@ public:
     bool changed = false;
     for (linalg::LinalgOp op : ops) {
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-      if (llvm::any_of(ranges, ShapedType::isDynamic))
+      if (llvm::any_of(ranges, ShapedType::isDynamic)) {
+        SmallVector<unsigned> dims = runTimeParallelLoops(op, ranges);
+        if (dims.empty())
+          continue;
+        if (failed(splitAtRunTime(rewriter, op, dims, parallelElements,
+                                  chunkElements))) {
+          op.emitError("could not split the loop for threads");
+          return signalPassFailure();
+        }
+        changed = true;
         continue;
+      }
       int64_t points = saturatingProduct(ranges);
       if (points < parallelElements)
         continue;

@@ -247,16 +247,22 @@ public:
               int64_t parallelFlops, SmallVectorImpl<linalg::GenericOp> &tiles)
       : c(c), mTile(mTile), nTile(nTile), tiles(tiles),
         offsets(c.ranges.size()), sizes(c.ranges.size(), 1) {
-    // One multiply and one add per point of the iteration space. Rows
-    // known only at run time are walked by serial loops, and the tiles in
-    // them do not fork threads each (not yet parallel).
+    // One multiply and one add per point of the iteration space. With rows
+    // known only at run time, a register tile's rows stand for them: a
+    // batch or column-block loop is parallel when those are enough work;
+    // where the row tiles are the loop to share, that is decided at run
+    // time (emitRunTimeRows).
+    dynamicRows = ShapedType::isDynamic(c.ranges[c.mv]);
     int64_t flops = 2;
-    for (int64_t range : c.ranges)
+    for (auto [dim, range] : llvm::enumerate(c.ranges)) {
+      if (dynamicRows && dim == c.mv)
+        range = mTile;
       flops =
           range > 0 && flops > INT64_MAX / range ? INT64_MAX : flops * range;
-    dynamicRows = ShapedType::isDynamic(c.ranges[c.mv]);
-    parallelPending =
-        !dynamicRows && parallelFlops > 0 && flops >= parallelFlops;
+    }
+    this->parallelFlops = parallelFlops;
+    outerLoopsShared = parallelFlops > 0 && flops >= parallelFlops;
+    parallelPending = dynamicRows ? parallelFlops > 0 : outerLoopsShared;
     MLIRContext *ctx = c.op.getContext();
     for (OpFoldResult &offset : offsets)
       offset = IntegerAttr::get(IndexType::get(ctx), 0);
@@ -350,7 +356,7 @@ private:
       body(b, index(b, lo));
       return;
     }
-    if (parallel && parallelPending) {
+    if (parallel && parallelPending && outerLoopsShared) {
       parallelPending = false;
       auto loop = scf::ParallelOp::create(b, loc(), ValueRange{index(b, lo)},
                                           ValueRange{index(b, hi)},
@@ -470,7 +476,42 @@ private:
       sizes[c.mv] = step;
       emitColumns(b, nBase, nLen, kBase, kLen);
     };
-    rowLoop(index(b, 0), full, mTile);
+    if (!parallelPending) {
+      rowLoop(index(b, 0), full, mTile);
+    } else {
+      // No loop around these rows is parallel: the whole row tiles are,
+      // when there are two or more and their work is worth a fork (a
+      // decoding step's few rows run on the calling thread).
+      parallelPending = false;
+      // A row's work in this block: its columns, times every K dimension
+      // (those other than kv are loops inside the tile).
+      int64_t perRow = 2 * nLen * kLen;
+      for (auto [dim, range] : llvm::enumerate(c.ranges))
+        if (c.roles[dim] == Role::K && dim != c.kv)
+          perRow = range > 0 && perRow > INT64_MAX / range ? INT64_MAX
+                                                           : perRow * range;
+      Value worth = arith::AndIOp::create(
+          b, loc(),
+          arith::CmpIOp::create(
+              b, loc(), arith::CmpIPredicate::uge, rows,
+              index(b, llvm::divideCeil(parallelFlops,
+                                        std::max<int64_t>(perRow, 1)))),
+          arith::CmpIOp::create(b, loc(), arith::CmpIPredicate::uge, full,
+                                index(b, 2 * mTile)));
+      auto ifOp = scf::IfOp::create(b, loc(), worth, /*withElseRegion=*/true);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+        auto loop = scf::ParallelOp::create(b, loc(), ValueRange{index(b, 0)},
+                                            ValueRange{full}, ValueRange{tile});
+        b.setInsertionPoint(loop.getBody()->getTerminator());
+        offsets[c.mv] = loop.getInductionVars()[0];
+        sizes[c.mv] = mTile;
+        emitColumns(b, nBase, nLen, kBase, kLen);
+        b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+        rowLoop(index(b, 0), full, mTile);
+      }
+    }
     rowLoop(full, rows, 1);
   }
 
@@ -655,6 +696,13 @@ private:
   bool prepacked = false;
   /// Whether the next loop of independent iterations is to be parallel.
   bool parallelPending = false;
+  /// Operations from which a contraction is shared by threads.
+  int64_t parallelFlops = 0;
+  /// Whether a loop with a static number of iterations may be the shared
+  /// one: the contraction is large enough (with rows known only at run
+  /// time, for a register tile's rows). Otherwise only the run-time rows'
+  /// loop may be, decided at run time.
+  bool outerLoopsShared = false;
   /// Whether the rows' count (mv) is known only at run time.
   bool dynamicRows = false;
   /// Whether the code being emitted runs after a panel copy, reading it.
@@ -916,7 +964,11 @@ public:
               .getIntOrFloatBitWidth();
       auto [mTile, nTile] = registerTile(elementBits, bits, numRegisters);
       rewriter.setInsertionPoint(c.op);
-      TileEmitter(c, mTile, nTile, blockBytes, parallelFlops, tiles)
+      // Inside a parallel loop (attention's items) the threads are busy
+      // already: a nested fork would only add its cost.
+      bool nested = c.op->getParentOfType<scf::ParallelOp>() != nullptr;
+      TileEmitter(c, mTile, nTile, blockBytes, nested ? 0 : parallelFlops,
+                  tiles)
           .emit(rewriter);
       rewriter.eraseOp(c.op);
     }

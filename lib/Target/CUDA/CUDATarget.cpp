@@ -31,6 +31,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -82,6 +83,10 @@ void buildMappedKernelsPipeline(OpPassManager &pm, const CUDAOptions &options) {
   // The CPU target's bufferization policy (identity layouts at the
   // boundary, copies as linalg.copy) is the GPU's too.
   pm.addPass(cpu::createLoomCPUBufferizePass());
+  // Loops of independent iterations (attention's items and heads) run
+  // their kernels one iteration after the other: each op in them is a
+  // kernel of its own, launched from host code.
+  pm.addPass(createForallToForLoopPass());
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;

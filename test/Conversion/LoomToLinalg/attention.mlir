@@ -108,30 +108,40 @@ func.func @attention_f16(%q: tensor<1x2x4x8xf16>, %k: tensor<1x2x4x8xf16>, %v: t
 
 // -----
 
-// Scores of 2^20 elements or more are never materialized. K is transposed
-// once; the two query heads sharing the key/value head are stacked as the
-// 64 rows of a tile of 32 query positions, so both products are plain
-// batched matrix products. An scf.for over query tiles, in it one over
-// tiles of 128 keys carrying the running row maxima, sums of exponentials
-// and weighted value sums; the 100 keys left over are one more tile.
+// Scores of 2^20 elements or more are never materialized. An scf.forall
+// over the batch's items and the key/value heads (here one of each) takes
+// one item's query heads that share the key/value head, and its K
+// transposed; the two query heads are stacked as the 64 rows of a tile of
+// 32 query positions, so both products are plain batched matrix products.
+// In it an scf.for over query tiles, in that one over tiles of 128 keys
+// carrying the running row maxima, sums of exponentials and weighted value
+// sums; the 100 keys left over are one more tile. Each item's result is
+// inserted into the whole in parallel.
 // CHECK-LABEL: func.func @attention_tiled
 // CHECK-NOT: tensor<1x2x1024x1124xf32>
-// CHECK: %[[KT:.+]] = linalg.transpose ins(%arg1 : tensor<1x1x1124x16xf32>) outs(%{{.+}} : tensor<1x1x16x1124xf32>) permutation = [0, 1, 3, 2]
+// CHECK: %[[ALL:.+]] = scf.forall (%[[ITEM:.+]], %[[KVH:.+]]) in (1, 1) shared_outs(%[[SHARED:.+]] = %{{.+}}) -> (tensor<1x2x1024x16xf32>)
+// CHECK: %[[FIRST:.+]] = arith.muli %[[KVH]], %c2
+// CHECK: %[[QI:.+]] = tensor.extract_slice %arg0[%[[ITEM]], %[[FIRST]], 0, 0] [1, 2, 1024, 16]
+// CHECK: %[[KI:.+]] = tensor.extract_slice %arg1[%[[ITEM]], %[[KVH]], 0, 0] [1, 1, 1124, 16]
+// CHECK: %[[VI:.+]] = tensor.extract_slice %arg2[%[[ITEM]], %[[KVH]], 0, 0] [1, 1, 1124, 16]
+// CHECK: %[[KT:.+]] = linalg.transpose ins(%[[KI]] : tensor<1x1x1124x16xf32>) outs(%{{.+}} : tensor<1x1x16x1124xf32>) permutation = [0, 1, 3, 2]
 // CHECK: %[[OUT:.+]] = scf.for %[[S0:[a-z0-9]+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC_OUT:.+]] = %{{.+}}) -> (tensor<1x2x1024x16xf32>)
-// CHECK: %[[Q:.+]] = tensor.extract_slice %arg0[0, 0, %[[S0]], 0] [1, 2, 32, 16]
+// CHECK: %[[Q:.+]] = tensor.extract_slice %[[QI]][0, 0, %[[S0]], 0] [1, 2, 32, 16]
 // CHECK: %[[QH:.+]] = tensor.expand_shape %[[Q]] {{\[\[}}0], [1, 2], [3], [4]] output_shape [1, 1, 2, 32, 16]
 // CHECK: tensor.collapse_shape %[[QH]] {{\[\[}}0], [1], [2, 3], [4]] : tensor<1x1x2x32x16xf32> into tensor<1x1x64x16xf32>
 // CHECK: scf.for %[[T0:[a-z0-9]+]] = {{.+}} -> (tensor<1x1x64x1xf32>, tensor<1x1x64x1xf32>, tensor<1x1x64x16xf32>)
 // CHECK: tensor.extract_slice %[[KT]][0, 0, 0, %[[T0]]] [1, 1, 16, 128]
 // CHECK: math.exp
-// CHECK: tensor.extract_slice %arg2[0, 0, %[[T0]], 0] [1, 1, 128, 16]
+// CHECK: tensor.extract_slice %[[VI]][0, 0, %[[T0]], 0] [1, 1, 128, 16]
 // CHECK: scf.yield
 // CHECK: tensor.extract_slice %[[KT]][0, 0, 0, %{{.+}}] [1, 1, 16, 100]
 // CHECK: arith.divf
 // CHECK: tensor.collapse_shape %{{.+}} {{\[\[}}0], [1, 2], [3], [4]] : tensor<1x1x2x32x16xf32> into tensor<1x2x32x16xf32>
 // CHECK: tensor.insert_slice %{{.+}} into %[[ACC_OUT]][0, 0, %[[S0]], 0] [1, 2, 32, 16]
+// CHECK: scf.forall.in_parallel
+// CHECK-NEXT: tensor.parallel_insert_slice %[[OUT]] into %[[SHARED]][%[[ITEM]], %[[FIRST]], 0, 0] [1, 2, 1024, 16]
 // CHECK-NOT: tensor<1x2x1024x1124xf32>
-// CHECK: return %[[OUT]]
+// CHECK: return %[[ALL]]
 func.func @attention_tiled(%q: tensor<1x2x1024x16xf32>, %k: tensor<1x1x1124x16xf32>, %v: tensor<1x1x1124x16xf32>) -> tensor<1x2x1024x16xf32> {
   %0 = loom.attention %q, %k, %v {is_causal = true} : (tensor<1x2x1024x16xf32>, tensor<1x1x1124x16xf32>, tensor<1x1x1124x16xf32>) -> tensor<1x2x1024x16xf32>
   return %0 : tensor<1x2x1024x16xf32>
@@ -140,39 +150,42 @@ func.func @attention_tiled(%q: tensor<1x2x1024x16xf32>, %k: tensor<1x1x1124x16xf
 // -----
 
 // Sizes known only at run time run in tiles too, every tile of a static
-// shape: a loop over the batch's items, in it query rows in tiles of 8 (a
-// register tile's rows) then one at a time, and in each keys in tiles of 128 then of 16, the
-// last tile of 16 read into zeros where fewer keys are left and those
-// masked. No tensor of scores with a run-time size is ever made.
+// shape: an scf.forall over the batch's items (as many as the queries')
+// and the key/value heads, in it query rows in tiles of 8 (a register
+// tile's rows) then one at a time, and in each keys in tiles of 128 then
+// of 16, the last tile of 16 read into zeros where fewer keys are left and
+// those masked. No tensor of scores with a run-time size is ever made.
 // CHECK-LABEL: func.func @attention_run_time_sizes
 // CHECK-NOT: x?x?xf32>
 // Keys and values whose batch is not the queries' are reported, and zeros
 // read in their place.
 // CHECK: call @loom_rt_check_failed
 // CHECK: %[[KEYS:.+]] = scf.if %{{.+}} -> (tensor<?x2x?x8xf32>)
-// CHECK: %[[BATCH:.+]] = tensor.dim %arg0, %{{.+}} : tensor<?x4x?x8xf32>
-// CHECK: scf.for %[[ITEM:[a-z0-9]+]] = %{{.+}} to %[[BATCH]] step
-// CHECK: %[[K:.+]] = tensor.extract_slice %[[KEYS]][%[[ITEM]], 0, 0, 0] [1, 2, %[[T:.+]], 8]
-// CHECK: %[[KT:.+]] = linalg.transpose ins(%[[K]] : tensor<1x2x?x8xf32>)
-// CHECK: scf.for %{{.+}} step %c8{{.*}} -> (tensor<1x4x?x6xf32>)
-// CHECK: tensor<1x2x16x8xf32>
+// CHECK: %[[BATCH:.+]] = tensor.dim %arg0, %c0{{.*}} : tensor<?x4x?x8xf32>
+// CHECK: tensor.empty(%[[BATCH]], %{{.+}}) : tensor<?x4x?x6xf32>
+// CHECK: scf.forall (%[[ITEM:.+]], %[[KVH:.+]]) in (%[[BATCH]], 2)
+// CHECK: %[[K:.+]] = tensor.extract_slice %[[KEYS]][%[[ITEM]], %[[KVH]], 0, 0] [1, 1, %[[T:.+]], 8]
+// CHECK: %[[KT:.+]] = linalg.transpose ins(%[[K]] : tensor<1x1x?x8xf32>)
+// CHECK: scf.for %{{.+}} step %c8{{.*}} -> (tensor<1x2x?x6xf32>)
+// CHECK: tensor<1x1x16x8xf32>
 // Causal: tiles past the last key visible to the query tile are skipped.
 // CHECK: %[[VISIBLE:.+]] = arith.minsi %{{.+}}, %[[T]] : index
 // CHECK: arith.addi %[[VISIBLE]], %c127
 // CHECK: %[[UPTO:.+]] = arith.minui
 // CHECK: scf.for %[[T0:[a-z0-9]+]] = %{{.+}} to %[[UPTO]] step %c128
-// CHECK: tensor.extract_slice %[[KT]][0, 0, 0, %[[T0]]] [1, 2, 8, 128]
+// CHECK: tensor.extract_slice %[[KT]][0, 0, 0, %[[T0]]] [1, 1, 8, 128]
 // CHECK: scf.for %[[T1:[a-z0-9]+]] = %[[UPTO]] to %{{.+}} step %c16
 // CHECK: %[[LEFT:.+]] = arith.subi %[[T]], %[[T1]]
 // CHECK: scf.if
-// CHECK: tensor.extract_slice %[[KT]][0, 0, 0, %[[T1]]] [1, 2, 8, 16]
+// CHECK: tensor.extract_slice %[[KT]][0, 0, 0, %[[T1]]] [1, 1, 8, 16]
 // CHECK: } else {
-// CHECK: %[[PART:.+]] = tensor.extract_slice %[[KT]][0, 0, 0, %[[T1]]] [1, 2, 8, %[[LEFT]]]
-// CHECK: tensor.insert_slice %[[PART]] into %{{.+}}[0, 0, 0, 0] [1, 2, 8, %[[LEFT]]] [1, 1, 1, 1] : tensor<1x2x8x?xf32> into tensor<1x2x8x16xf32>
+// CHECK: %[[PART:.+]] = tensor.extract_slice %[[KT]][0, 0, 0, %[[T1]]] [1, 1, 8, %[[LEFT]]]
+// CHECK: tensor.insert_slice %[[PART]] into %{{.+}}[0, 0, 0, 0] [1, 1, 8, %[[LEFT]]] [1, 1, 1, 1] : tensor<1x1x8x?xf32> into tensor<1x1x8x16xf32>
 // CHECK: arith.cmpi sge, %{{.+}}, %[[T]] : index
 // One query row at a time: its two heads are the tile's two rows.
-// CHECK: scf.for %{{.+}} step %c1{{.*}} -> (tensor<1x4x?x6xf32>)
-// CHECK: tensor<1x2x2x8xf32>
+// CHECK: scf.for %{{.+}} step %c1{{.*}} -> (tensor<1x2x?x6xf32>)
+// CHECK: tensor<1x1x2x8xf32>
+// CHECK: tensor.parallel_insert_slice
 // CHECK-NOT: x?x?xf32>
 // CHECK: return
 func.func @attention_run_time_sizes(%q: tensor<?x4x?x8xf32>, %k: tensor<?x2x?x8xf32>, %v: tensor<?x2x?x6xf32>) -> tensor<?x4x?x6xf32> {

@@ -226,3 +226,49 @@ func.func @flat(%a: memref<1000003xf32>, %c: memref<1000003xf32>) {
   }
   return
 }
+
+// -----
+
+// Sizes known only at run time: decided at run time. When the op has
+// parallel-elements points or more and its two outermost loops have two
+// rows or more together, chunks of both loops in parallel (whole rows of
+// the second loop when a chunk holds as many, else pieces of one row of
+// the first: a batch of one still leaves its rows to share); otherwise the
+// op as it was.
+// CHECK-LABEL: func.func @run_time_sizes
+// CHECK: %[[B:.+]] = memref.dim %arg0, %c0
+// CHECK: %[[S:.+]] = memref.dim %arg0, %c1
+// CHECK: %[[ROWS:.+]] = arith.muli %[[B]], %[[S]]
+// CHECK: %[[BIG:.+]] = arith.cmpi uge, %{{.+}}, %c131072
+// CHECK: %[[TWO:.+]] = arith.cmpi uge, %[[ROWS]], %c2
+// CHECK: %[[SPLIT:.+]] = arith.andi %[[BIG]], %[[TWO]]
+// CHECK: scf.if %[[SPLIT]] {
+// CHECK:   %[[WHOLE:.+]] = arith.cmpi uge, %[[CHUNK:.+]], %[[S]]
+// CHECK:   %[[PER:.+]] = arith.divui %[[CHUNK]], %[[S]]
+// CHECK:   %[[T0:.+]] = arith.select %[[WHOLE]], %[[PER]], %c1
+// CHECK:   %[[T1:.+]] = arith.select %[[WHOLE]], %[[S]], %[[CHUNK]]
+// CHECK:   scf.parallel (%[[I:.+]], %[[J:.+]]) = (%c0{{.*}}, %c0{{.*}}) to (%[[B]], %[[S]]) step (%[[T0]], %[[T1]]) {
+// CHECK:     memref.subview %arg0[%[[I]], %[[J]], 0]
+// CHECK:     linalg.generic
+// CHECK:     scf.reduce
+// CHECK: } else {
+// CHECK:   linalg.generic
+// CHECK-SAME: ins(%arg0, %arg1 :
+// CHECK: }
+// CHECK: return
+// NONE-LABEL: func.func @run_time_sizes
+// NONE-NOT: scf.
+// NONE: linalg.generic
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @run_time_sizes(%a: memref<?x?x768xf32>, %b: memref<?x?x768xf32>,
+                          %c: memref<?x?x768xf32>) {
+  linalg.generic {indexing_maps = [#id3, #id3, #id3],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%a, %b : memref<?x?x768xf32>, memref<?x?x768xf32>)
+      outs(%c : memref<?x?x768xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -65,3 +65,56 @@ func.func @small(%a: memref<20x64xf32>, %b: memref<64x72xf32>, %c: memref<20x72x
   linalg.matmul ins(%a, %b : memref<20x64xf32>, memref<64x72xf32>) outs(%c : memref<20x72xf32>)
   return
 }
+
+// -----
+
+// Rows known only at run time (x 256 x 256, 131072 operations a row): the
+// whole row tiles are the parallel loop when, at run time, there are two
+// or more and they reach parallel-flops (8 rows here); else, and for the
+// rows left after them, serial loops.
+// CHECK-LABEL: func.func @run_time_rows
+// CHECK: %[[ROWS:.+]] = memref.dim %arg2, %c0
+// CHECK: %[[FULL:.+]] = arith.muli
+// CHECK: %[[ENOUGH:.+]] = arith.cmpi uge, %[[ROWS]], %c8
+// CHECK: %[[TWO:.+]] = arith.cmpi uge, %[[FULL]], %c16
+// CHECK: %[[WORTH:.+]] = arith.andi %[[ENOUGH]], %[[TWO]]
+// CHECK: scf.if %[[WORTH]] {
+// CHECK:   scf.parallel (%[[M:.+]]) = (%{{.+}}) to (%[[FULL]]) step (%c8{{.*}}) {
+// CHECK:     vector.contract {{.*}} into vector<8x32xf32>
+// CHECK:     scf.reduce
+// CHECK: } else {
+// CHECK:   scf.for %{{.+}} = %{{.+}} to %[[FULL]] step %c8
+// CHECK:     vector.contract {{.*}} into vector<8x32xf32>
+// CHECK: }
+// CHECK-NOT: scf.parallel
+// CHECK: scf.for %{{.+}} = %[[FULL]] to %[[ROWS]] step %c1
+// CHECK:   vector.contract {{.*}} into vector<1x32xf32>
+// CHECK-NOT: scf.parallel
+// CHECK: return
+func.func @run_time_rows(%a: memref<?x256xf32>, %b: memref<256x256xf32>, %c: memref<?x256xf32>) {
+  linalg.matmul ins(%a, %b : memref<?x256xf32>, memref<256x256xf32>) outs(%c : memref<?x256xf32>)
+  return
+}
+
+// -----
+
+// A large contraction inside a parallel loop already (attention's items)
+// forks nothing more.
+// CHECK-LABEL: func.func @nested
+// CHECK: scf.parallel
+// CHECK-NOT: scf.parallel
+// CHECK: vector.contract {{.*}} into vector<8x32xf32>
+// CHECK-NOT: scf.parallel
+// CHECK: return
+func.func @nested(%a: memref<4x256x256xf32>, %b: memref<256x256xf32>, %c: memref<4x256x256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %x = memref.subview %a[%i, 0, 0] [1, 256, 256] [1, 1, 1] : memref<4x256x256xf32> to memref<256x256xf32, strided<[256, 1], offset: ?>>
+    %y = memref.subview %c[%i, 0, 0] [1, 256, 256] [1, 1, 1] : memref<4x256x256xf32> to memref<256x256xf32, strided<[256, 1], offset: ?>>
+    linalg.matmul ins(%x, %b : memref<256x256xf32, strided<[256, 1], offset: ?>>, memref<256x256xf32>) outs(%y : memref<256x256xf32, strided<[256, 1], offset: ?>>)
+    scf.reduce
+  }
+  return
+}

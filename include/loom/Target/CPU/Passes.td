@@ -341,8 +341,17 @@ def LoomCPUVectorizeContractionsPass
     reduction) emitted as an `scf.parallel` of one dimension, which
     `convert-scf-to-openmp` turns into an OpenMP work-sharing loop. One
     loop per contraction, the outermost possible, so each fork covers as
-    much work as possible; smaller contractions do not pay for a fork. When that loop encloses the copies of B's
-    panel, each iteration copies into a panel of its own.
+    much work as possible; smaller contractions do not pay for a fork. When
+    that loop encloses the copies of B's panel, each iteration copies into
+    a panel of its own. A contraction inside a parallel loop already
+    (attention's items) forks nothing.
+
+    With rows known only at run time, a register tile's rows stand for
+    them in that count. Where the loop to share is the row tiles' own (no
+    batch or column-block loop of two or more iterations around it), it
+    is decided at run time: `scf.if` there are two whole row tiles or more
+    and their work reaches `parallel-flops`, a parallel loop over them,
+    else the serial one.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "unsigned", /*default=*/"0",
@@ -576,6 +585,13 @@ def LoomCPUParallelizeLoopsPass
 
     A chunk holds enough rows of that loop for at least `chunk-elements`
     points, so that a one-dimensional loop keeps vector-long pieces.
+
+    An op with loop ranges known only at run time is split the same way,
+    decided and sized at run time: `scf.if` its points reach
+    `parallel-elements` and its split loops have two or more rows, the
+    chunk loop (over the outermost two such loops together, so that a
+    batch of one or a single position per sequence still leaves rows to
+    share), else the op as it was.
   }];
   let options = [
     Option<"parallelElements", "parallel-elements", "int64_t",
