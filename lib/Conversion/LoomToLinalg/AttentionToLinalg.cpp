@@ -24,10 +24,6 @@ using namespace loom::lowering;
 namespace loom {
 namespace {
 
-using B = OpBuilder;
-using L = Location;
-using V = ValueRange;
-
 /// Attention of static shapes with at least this many scores
 /// ([B, H, S, T]) runs in tiles with an online softmax and never
 /// materializes them. The tiles are faster from small sizes on (measured

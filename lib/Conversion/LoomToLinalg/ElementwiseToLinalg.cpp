@@ -191,9 +191,6 @@ void populateUnaryPatterns(RewritePatternSet &patterns,
   addMath<CeilOp, math::CeilOp>(patterns, converter);
   addMath<RoundOp, math::RoundEvenOp>(patterns, converter);
 
-  using B = OpBuilder;
-  using L = Location;
-  using V = ValueRange;
   addElementwise<AbsOp>(patterns, converter,
                         [](AbsOp op, B &b, L loc, V x, Type) -> Value {
                           if (isUnsigned(op.getInput()))

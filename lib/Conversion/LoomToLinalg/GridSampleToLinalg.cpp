@@ -20,10 +20,6 @@ using namespace loom::lowering;
 namespace loom {
 namespace {
 
-using B = OpBuilder;
-using L = Location;
-using V = ValueRange;
-
 /// The arithmetic of one spatial axis of grid_sample, in f64, as the
 /// reference executor's GridAxis (ONNX's reference algorithm).
 class GridAxisBuilder {

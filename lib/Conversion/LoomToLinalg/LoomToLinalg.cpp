@@ -334,6 +334,8 @@ void populateLoomToLinalgPatterns(const TypeConverter &converter,
   populateLoomDataMovementToLinalgPatterns(converter, patterns);
   populateLoomIndexingToLinalgPatterns(converter, patterns);
   populateLoomNNToLinalgPatterns(converter, patterns);
+  populateLoomPoolingToLinalgPatterns(converter, patterns);
+  populateLoomNormalizationToLinalgPatterns(converter, patterns);
   populateLoomReductionsToLinalgPatterns(converter, patterns);
   populateLoomAttentionToLinalgPatterns(converter, patterns);
   populateLoomResizeToLinalgPatterns(converter, patterns);

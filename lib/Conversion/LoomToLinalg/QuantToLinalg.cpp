@@ -138,10 +138,6 @@ Value encodeF8E4M3FN(OpBuilder &b, Location loc, Value x) {
 
 namespace {
 
-using B = OpBuilder;
-using L = Location;
-using V = ValueRange;
-
 /// The largest |q - zp| of an 8-bit integer operand.
 int64_t maxCentered(Value q, bool hasZeroPoint) {
   if (hasZeroPoint)

@@ -24,10 +24,6 @@ using namespace loom::lowering;
 namespace loom {
 namespace {
 
-using B = OpBuilder;
-using L = Location;
-using V = ValueRange;
-
 template <typename OpTy>
 class ReduceLowering : public ResultTypedLowering<OpTy> {
 public:

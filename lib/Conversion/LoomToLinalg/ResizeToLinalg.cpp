@@ -22,10 +22,6 @@ using namespace loom::lowering;
 namespace loom {
 namespace {
 
-using B = OpBuilder;
-using L = Location;
-using V = ValueRange;
-
 /// With static scales (and roi) the sampling of every output position is
 /// known when compiling (ResizeSampling.h): per resized axis, constant
 /// tables of source indices and weights [out, taps]. One generic runs over

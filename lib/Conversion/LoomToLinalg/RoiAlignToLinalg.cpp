@@ -20,10 +20,6 @@ using namespace loom::lowering;
 namespace loom {
 namespace {
 
-using B = OpBuilder;
-using L = Location;
-using V = ValueRange;
-
 /// Pools each box of `rois` into [output_height, output_width] bins: one
 /// generic over the result [R, C, Ho, Wo] whose body reads the box and its
 /// batch index with tensor.extract and walks the bin's sampling grid with

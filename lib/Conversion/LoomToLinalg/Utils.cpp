@@ -715,4 +715,32 @@ Value reshapeTo(OpBuilder &b, Location loc, Value value,
                                        allDims(type.getRank()));
 }
 
+FailureOr<SmallVector<Value>> batchSizes(OpBuilder &b, Location loc,
+                                         RankedTensorType type, Value input) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  for (int64_t d = 1; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d) ||
+        (d < inputType.getRank() && inputType.isDynamicDim(d)))
+      return failure();
+  SmallVector<Value> sizes;
+  if (type.getRank() && type.isDynamicDim(0))
+    sizes.push_back(tensor::DimOp::create(b, loc, input, 0));
+  return sizes;
+}
+
+Value channelVector(OpBuilder &b, Location loc, Value vector,
+                    int64_t trailing) {
+  auto type = cast<RankedTensorType>(vector.getType());
+  SmallVector<int64_t> shape{type.getNumElements()};
+  shape.append(trailing, 1);
+  return reshapeTo(b, loc, vector,
+                   RankedTensorType::get(shape, type.getElementType()));
+}
+
+AffineExpr windowExpr(MLIRContext *ctx, int64_t outDim, int64_t kernelDim,
+                      int64_t stride, int64_t dilation) {
+  return getAffineDimExpr(outDim, ctx) * stride +
+         getAffineDimExpr(kernelDim, ctx) * dilation;
+}
+
 } // namespace loom::lowering

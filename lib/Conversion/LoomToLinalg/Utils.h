@@ -331,6 +331,28 @@ mlir::Value checkedCast(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::Operation *op, mlir::Value value,
                         mlir::RankedTensorType to, llvm::StringRef site = {});
 
+/// The dynamic sizes of `type` [N, C, spatial...] when only the batch N is
+/// known only at run time (it is `input`'s); failure when another
+/// dimension is (convolution and pooling windows need static extents).
+mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+batchSizes(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorType type,
+           mlir::Value input);
+
+/// A tensor of shape [n, 1, ..., 1] (`trailing` ones) viewing a [n] vector,
+/// so that per-channel parameters broadcast over NC... tensors.
+mlir::Value channelVector(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value vector, int64_t trailing);
+
+/// Input index expressions o*stride + k*dilation of a sliding window.
+mlir::AffineExpr windowExpr(mlir::MLIRContext *ctx, int64_t outDim,
+                            int64_t kernelDim, int64_t stride,
+                            int64_t dilation);
+
+/// The shorthands the lowerings' builder callbacks are written with.
+using B = mlir::OpBuilder;
+using L = mlir::Location;
+using V = mlir::ValueRange;
+
 } // namespace loom::lowering
 
 #endif // LOOM_LIB_CONVERSION_LOOMTOLINALG_UTILS_H

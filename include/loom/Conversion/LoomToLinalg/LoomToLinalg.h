@@ -25,10 +25,18 @@ void populateLoomDataMovementToLinalgPatterns(
 void populateLoomIndexingToLinalgPatterns(const mlir::TypeConverter &converter,
                                           mlir::RewritePatternSet &patterns);
 
-/// Patterns lowering contractions, convolutions, pooling, normalizations,
-/// rotary embeddings and mixtures of experts.
+/// Patterns lowering contractions, convolutions, rotary embeddings and
+/// mixtures of experts.
 void populateLoomNNToLinalgPatterns(const mlir::TypeConverter &converter,
                                     mlir::RewritePatternSet &patterns);
+
+/// Patterns lowering max and average pooling (with or without indices).
+void populateLoomPoolingToLinalgPatterns(const mlir::TypeConverter &converter,
+                                         mlir::RewritePatternSet &patterns);
+
+/// Patterns lowering layer, instance, RMS and batch normalization.
+void populateLoomNormalizationToLinalgPatterns(
+    const mlir::TypeConverter &converter, mlir::RewritePatternSet &patterns);
 
 /// Patterns lowering reductions (sum, mean, max, min, prod, arg-max,
 /// arg-min), softmax and log-softmax, cumsum and top-k.
