@@ -20,7 +20,8 @@ passes or fails on time.
 
 usage (an interpreter with onnxruntime, onnx and numpy):
     /tmp/venv/bin/python bench/symbolic_engines.py --build build \\
-        [--models bert_dyn,resnet50_dyn] [--threads 1] [--rounds 2]
+        [--models bert_dyn,resnet50_dyn] [--threads 1] [--rounds 2] \\
+        [--data DIR0,DIR1]
 """
 
 import argparse
@@ -85,7 +86,12 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=1,
                     help="time each N times and keep the fastest median")
+    ap.add_argument("--data", default="",
+                    help="DIR0[,DIR1]: the inputs (input_N.pb) to use instead "
+                         "of the models' test_data_set_0 and _1 (with one "
+                         "model: other sizes than the corpus's)")
     args = ap.parse_args()
+    data_sets = args.data.split(",") if args.data else []
     names = args.models.split(",") if args.models else sorted(
         n for n in os.listdir(args.folder) if n.endswith("_dyn"))
     loomc = os.path.join(args.build, "bin", "loomc")
@@ -102,6 +108,8 @@ def main():
         model = os.path.join(folder, "model.onnx")
         set0 = os.path.join(folder, "test_data_set_0")
         set1 = os.path.join(folder, "test_data_set_1")
+        if data_sets:
+            set0, set1 = data_sets[0], data_sets[-1]
         if not os.path.isdir(set1):
             set1 = set0
         shapes0, shapes1 = data_shapes(set0), data_shapes(set1)
