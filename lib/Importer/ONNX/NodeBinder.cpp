@@ -7,6 +7,10 @@
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/APSInt.h"
+
+#include <cmath>
 
 using namespace mlir;
 
@@ -272,7 +276,17 @@ static Attribute scalarAttr(Type elementType, double value) {
     return FloatAttr::get(f, value);
   if (elementType.isInteger(1))
     return IntegerAttr::get(elementType, APInt(1, value != 0));
-  return IntegerAttr::get(elementType, static_cast<int64_t>(value));
+  // A float attribute (Gemm's alpha, Clip's bounds) applied to integers:
+  // rounded toward zero and saturated to the type's range, NaN as 0. A
+  // plain cast of a value outside the range is undefined behaviour, and a
+  // model may hold any double there.
+  auto integer = cast<IntegerType>(elementType);
+  llvm::APSInt result(integer.getWidth(), integer.isUnsigned());
+  bool exact = false;
+  if (!std::isnan(value))
+    llvm::APFloat(value).convertToInteger(result, llvm::APFloat::rmTowardZero,
+                                          &exact);
+  return IntegerAttr::get(elementType, result);
 }
 
 Value NodeBinder::splat(RankedTensorType type, double value) {
