@@ -46,10 +46,9 @@ bool attentionFitsTiles(mlir::Value mask, int64_t group,
 /// the core's caches. (Tiles spanning the whole batch and every head were
 /// [B, Hkv, 32, 128]: 256 KB at gpt2's [4, 4] heads, read and written by
 /// each of the softmax's passes, and one thread did them all.)
-mlir::Value lowerAttentionInTiles(mlir::OpBuilder &rewriter,
-                                  mlir::Location loc, AttentionOp op,
-                                  mlir::Value q, mlir::Value k, mlir::Value v,
-                                  mlir::Value mask,
+mlir::Value lowerAttentionInTiles(mlir::OpBuilder &rewriter, mlir::Location loc,
+                                  AttentionOp op, mlir::Value q, mlir::Value k,
+                                  mlir::Value v, mlir::Value mask,
                                   mlir::RankedTensorType type,
                                   mlir::Type element, double scale);
 

@@ -92,9 +92,9 @@ bool maskFitsTiles(Value mask, ArrayRef<int64_t> scoreShape) {
 /// of 16 that reaches past T is read into zeros and its missing keys
 /// masked.
 Value lowerAttentionTilesOfBatch(OpBuilder &rewriter, Location loc,
-                                        AttentionOp op, Value q, Value k,
-                                        Value v, Value mask, Type resultElement,
-                                        Type element, double scale) {
+                                 AttentionOp op, Value q, Value k, Value v,
+                                 Value mask, Type resultElement, Type element,
+                                 double scale) {
   MLIRContext *ctx = rewriter.getContext();
   auto qShape = cast<RankedTensorType>(q.getType()).getShape();
   auto kShape = cast<RankedTensorType>(k.getType()).getShape();
@@ -569,8 +569,8 @@ Value lowerAttentionTilesOfBatch(OpBuilder &rewriter, Location loc,
 /// stretched (a copy, made only then), any other size that differs is
 /// reported and the mask replaced by zeros, so that the tiles' reads stay
 /// inside it.
-Value alignMaskToScores(OpBuilder &b, Location loc, Operation *op,
-                               Value mask, ArrayRef<Value> scoreSizes) {
+Value alignMaskToScores(OpBuilder &b, Location loc, Operation *op, Value mask,
+                        ArrayRef<Value> scoreSizes) {
   auto type = cast<RankedTensorType>(mask.getType());
   int64_t rank = type.getRank();
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
@@ -631,10 +631,9 @@ bool attentionFitsTiles(Value mask, int64_t group,
   return maskFitsGroupedRows(mask, group) && maskFitsTiles(mask, scoreShape);
 }
 
-Value lowerAttentionInTiles(OpBuilder &rewriter, Location loc,
-                                   AttentionOp op, Value q, Value k, Value v,
-                                   Value mask, RankedTensorType type,
-                                   Type element, double scale) {
+Value lowerAttentionInTiles(OpBuilder &rewriter, Location loc, AttentionOp op,
+                            Value q, Value k, Value v, Value mask,
+                            RankedTensorType type, Type element, double scale) {
   Type resultElement = type.getElementType();
   if (mask) {
     SmallVector<Value> scoreSizes{
