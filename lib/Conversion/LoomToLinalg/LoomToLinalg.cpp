@@ -332,6 +332,7 @@ void populateLoomToLinalgPatterns(const TypeConverter &converter,
                                   RewritePatternSet &patterns) {
   populateLoomElementwiseToLinalgPatterns(converter, patterns);
   populateLoomDataMovementToLinalgPatterns(converter, patterns);
+  populateLoomReshapeToLinalgPatterns(converter, patterns);
   populateLoomIndexingToLinalgPatterns(converter, patterns);
   populateLoomNNToLinalgPatterns(converter, patterns);
   populateLoomPoolingToLinalgPatterns(converter, patterns);

@@ -367,6 +367,33 @@ RankedTensorType inferReshapeType(RankedTensorType input, Value shape,
   return RankedTensorType::get(dims, input.getElementType());
 }
 
+/// `shape` as a constant when import time knows each of its elements: a
+/// constant, or the input's own size at the same position -- then 0,
+/// which Reshape reads as that size (unless allowzero). Exporters compute
+/// a head split's [B, S, H, D] from the input's shape at run time; as
+/// [0, 0, H, D] it lowers to a view instead of a reshape of run-time
+/// sizes (a copy). Null when some element is neither.
+Value shapeOfCopiedSizes(NodeBinder &b, Value x, Value shape, bool allowzero) {
+  if (allowzero || matchPattern(shape, m_Constant()))
+    return {};
+  std::optional<SmallVector<ShapeElement>> elements = shapeElements(shape);
+  if (!elements)
+    return {};
+  auto input = cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> entries;
+  for (auto [i, e] : llvm::enumerate(*elements)) {
+    int64_t at = static_cast<int64_t>(i);
+    if (e.constant)
+      entries.push_back(*e.constant);
+    else if (e.isSizeOf() && at < input.getRank() &&
+             sameRunTimeSize(e.of, e.dim, x, at))
+      entries.push_back(0);
+    else
+      return {};
+  }
+  return b.i64Tensor(entries);
+}
+
 LogicalResult buildReshape(NodeBinder &b) {
   RankedTensorType type = b.knownOutputType(0);
   Value x = b.input(0);
@@ -400,6 +427,8 @@ LogicalResult buildReshape(NodeBinder &b) {
   }
   if (!type)
     return b.outputType(0) ? success() : failure();
+  if (Value constant = shapeOfCopiedSizes(b, x, shape, *allowzero != 0))
+    shape = constant;
   b.setOutput(0, ReshapeOp::create(b.builder(), b.loc(), type, x, shape,
                                    *allowzero != 0));
   return success();

@@ -243,3 +243,58 @@ func.func @gather_nd(%d: tensor<4x5xf32>, %i: tensor<3x2xi64>) -> tensor<3xf32> 
   %0 = loom.gather_nd %d, %i : tensor<4x5xf32>, tensor<3x2xi64> -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
+
+// -----
+
+// Sizes known only at run time with a constant target: views where the
+// input and the result share their leading sizes (0: the input's own) and
+// their static trailing ones. A head split, the -1 computed from the static
+// size it splits:
+// CHECK-LABEL: func.func @split_heads
+// CHECK: %[[B:.+]] = tensor.dim %arg0, %c0
+// CHECK: %[[S:.+]] = tensor.dim %arg0, %c1
+// CHECK: %[[R:.+]] = tensor.expand_shape %arg0 {{\[\[}}0], [1], [2, 3]] output_shape [%[[B]], %[[S]], 4, 16] : tensor<?x?x64xf32> into tensor<?x?x4x16xf32>
+// CHECK-NOT: tensor.extract_slice
+// CHECK: return %[[R]]
+func.func @split_heads(%a: tensor<?x?x64xf32>) -> tensor<?x?x4x16xf32> {
+  %s = loom.constant dense<[0, 0, -1, 16]> : tensor<4xi64>
+  %0 = loom.reshape %a, %s : (tensor<?x?x64xf32>, tensor<4xi64>) -> tensor<?x?x4x16xf32>
+  return %0 : tensor<?x?x4x16xf32>
+}
+
+// -----
+
+// Their merge, and a merge of a run-time size with a static one (the -1).
+// CHECK-LABEL: func.func @merge_heads
+// CHECK: %[[R:.+]] = tensor.collapse_shape %arg0 {{\[\[}}0], [1], [2, 3]] : tensor<?x?x4x16xf32> into tensor<?x?x64xf32>
+// CHECK-NOT: tensor.extract_slice
+// CHECK: return %[[R]]
+func.func @merge_heads(%a: tensor<?x?x4x16xf32>) -> tensor<?x?x64xf32> {
+  %s = loom.constant dense<[0, 0, 64]> : tensor<3xi64>
+  %0 = loom.reshape %a, %s : (tensor<?x?x4x16xf32>, tensor<3xi64>) -> tensor<?x?x64xf32>
+  return %0 : tensor<?x?x64xf32>
+}
+
+// CHECK-LABEL: func.func @merge_rows
+// CHECK: %[[R:.+]] = tensor.collapse_shape %arg0 {{\[\[}}0], [1, 2]] : tensor<?x?x64xf32> into tensor<?x?xf32>
+// CHECK-NOT: tensor.extract_slice
+// CHECK: return %[[R]]
+func.func @merge_rows(%a: tensor<?x?x64xf32>) -> tensor<?x?xf32> {
+  %s = loom.constant dense<[0, -1]> : tensor<2xi64>
+  %0 = loom.reshape %a, %s : (tensor<?x?x64xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+// A run-time size split into a static one and the -1 is not a view: the
+// general reshape, its element count checked at run time.
+// CHECK-LABEL: func.func @split_run_time_size
+// CHECK: tensor.collapse_shape %arg0 {{\[\[}}0, 1, 2]]
+// CHECK: tensor.extract_slice
+// CHECK: tensor.expand_shape
+func.func @split_run_time_size(%a: tensor<?x?x64xf32>) -> tensor<?x32x?xf32> {
+  %s = loom.constant dense<[0, 32, -1]> : tensor<3xi64>
+  %0 = loom.reshape %a, %s : (tensor<?x?x64xf32>, tensor<3xi64>) -> tensor<?x32x?xf32>
+  return %0 : tensor<?x32x?xf32>
+}

@@ -13,11 +13,16 @@ namespace loom {
 void populateLoomElementwiseToLinalgPatterns(
     const mlir::TypeConverter &converter, mlir::RewritePatternSet &patterns);
 
-/// Patterns lowering constants and data movement (reshapes, transpose,
-/// expand, concat, split, slice, pad, tile, trilu, the KV-cache append) to
-/// tensor views and slices, linalg.transpose and linalg.generic.
+/// Patterns lowering constants and data movement (transpose, expand,
+/// concat, split, slice, pad, tile, trilu, the KV-cache append) to tensor
+/// slices, linalg.transpose and linalg.generic.
 void populateLoomDataMovementToLinalgPatterns(
     const mlir::TypeConverter &converter, mlir::RewritePatternSet &patterns);
+
+/// Patterns lowering reshape, squeeze and unsqueeze (views), shape and
+/// size.
+void populateLoomReshapeToLinalgPatterns(const mlir::TypeConverter &converter,
+                                         mlir::RewritePatternSet &patterns);
 
 /// Patterns lowering the ops that read or write at positions taken from
 /// data: gather, gather_elements, gather_nd, one_hot, scatter_elements and
