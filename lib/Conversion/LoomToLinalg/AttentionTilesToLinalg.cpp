@@ -611,17 +611,7 @@ Value alignMaskToScores(OpBuilder &b, Location loc, Operation *op, Value mask,
       [&](OpBuilder &otherwise, Location otherwiseLoc) {
         scf::YieldOp::create(otherwise, otherwiseLoc, mask);
       });
-  return scf::IfOp::create(
-             b, loc, mismatch,
-             [&](OpBuilder &then, Location thenLoc) {
-               scf::YieldOp::create(then, thenLoc,
-                                    zeroFilled(then, thenLoc, type, targets));
-             },
-             [&](OpBuilder &otherwise, Location otherwiseLoc) {
-               scf::YieldOp::create(otherwise, otherwiseLoc,
-                                    stretched.getResult(0));
-             })
-      .getResult(0);
+  return zerosWhere(b, loc, mismatch, stretched.getResult(0), targets);
 }
 
 } // namespace

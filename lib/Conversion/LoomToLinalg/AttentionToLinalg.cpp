@@ -87,16 +87,7 @@ static void checkKeyValueSizes(OpBuilder &b, Location loc, Operation *op,
     for (int64_t d = 0; d < type.getRank(); ++d)
       if (type.isDynamicDim(d))
         sizes.push_back(d == 0 ? batch : d == 2 ? length : size(x, d));
-    return scf::IfOp::create(
-               b, loc, bad,
-               [&](OpBuilder &then, Location thenLoc) {
-                 scf::YieldOp::create(then, thenLoc,
-                                      zeroFilled(then, thenLoc, type, sizes));
-               },
-               [&](OpBuilder &otherwise, Location otherwiseLoc) {
-                 scf::YieldOp::create(otherwise, otherwiseLoc, x);
-               })
-        .getResult(0);
+    return zerosWhere(b, loc, bad, x, sizes);
   };
   k = orZeros(k);
   v = orZeros(v);

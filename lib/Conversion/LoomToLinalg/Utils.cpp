@@ -78,6 +78,22 @@ Value zeroFilled(OpBuilder &b, Location loc, RankedTensorType type,
                       dynamicSizes);
 }
 
+Value zerosWhere(OpBuilder &b, Location loc, Value failed, Value value,
+                 ValueRange dynamicSizes) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return scf::IfOp::create(
+             b, loc, failed,
+             [&](OpBuilder &then, Location thenLoc) {
+               scf::YieldOp::create(
+                   then, thenLoc,
+                   zeroFilled(then, thenLoc, type, dynamicSizes));
+             },
+             [&](OpBuilder &otherwise, Location otherwiseLoc) {
+               scf::YieldOp::create(otherwise, otherwiseLoc, value);
+             })
+      .getResult(0);
+}
+
 Value multiplyAccumulate(OpBuilder &b, Location loc, Value x, Value y,
                          Value acc) {
   Type type = acc.getType();

@@ -92,6 +92,14 @@ mlir::Value zeroFilled(mlir::OpBuilder &b, mlir::Location loc,
                        mlir::RankedTensorType type,
                        mlir::ValueRange dynamicSizes = {});
 
+/// `value`, or zeros of its type (its dynamic dimensions of the sizes
+/// `dynamicSizes`) where `failed` holds: after a size check that failed at
+/// run time, the code goes on with operands of the sizes it was told, so
+/// that no read reaches past the real ones.
+mlir::Value zerosWhere(mlir::OpBuilder &b, mlir::Location loc,
+                       mlir::Value failed, mlir::Value value,
+                       mlir::ValueRange dynamicSizes);
+
 /// acc + cast(x) * cast(y) in the accumulator's type.
 mlir::Value multiplyAccumulate(mlir::OpBuilder &b, mlir::Location loc,
                                mlir::Value x, mlir::Value y, mlir::Value acc);

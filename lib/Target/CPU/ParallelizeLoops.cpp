@@ -1,5 +1,6 @@
 //===- ParallelizeLoops.cpp - Large linalg ops as parallel chunk loops ----===//
 
+#include "TargetUtils.h"
 #include "loom/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -19,16 +20,6 @@ using namespace mlir;
 
 namespace loom::cpu {
 namespace {
-
-int64_t saturatingProduct(ArrayRef<int64_t> values) {
-  int64_t product = 1;
-  for (int64_t v : values) {
-    if (v == 0)
-      return 0;
-    product = product > INT64_MAX / v ? INT64_MAX : product * v;
-  }
-  return product;
-}
 
 /// Whether every output of `op` is indexed by loop `dim` itself, so that
 /// iterations of that loop write disjoint elements, and no input is an

@@ -16,6 +16,9 @@
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <cassert>
+#include <cstdint>
+
 namespace loom::cpu {
 
 /// Declares the runtime function `name(inputs...) -> ()` in `module` once
@@ -90,6 +93,23 @@ private:
   unsigned nextNumber = 0;
   llvm::StringMap<mlir::memref::GlobalOp> byText;
 };
+
+/// `a * b` for static sizes and counts of work (both non-negative),
+/// saturating at INT64_MAX instead of overflowing: the passes compare these
+/// with thresholds, and a huge iteration space must not wrap to a small one.
+inline int64_t saturatingMultiply(int64_t a, int64_t b) {
+  assert(a >= 0 && b >= 0 && "a count of work is a static size");
+  return b != 0 && a > INT64_MAX / b ? INT64_MAX : a * b;
+}
+
+/// The product of `values` (static sizes), saturating as
+/// saturatingMultiply.
+inline int64_t saturatingProduct(llvm::ArrayRef<int64_t> values) {
+  int64_t product = 1;
+  for (int64_t v : values)
+    product = saturatingMultiply(product, v);
+  return product;
+}
 
 /// Whether `type` is a memref whose innermost dimension is contiguous
 /// (stride 1); a rank-0 memref counts as contiguous when `allowScalar`.

@@ -257,8 +257,7 @@ public:
     for (auto [dim, range] : llvm::enumerate(c.ranges)) {
       if (dynamicRows && dim == c.mv)
         range = mTile;
-      flops =
-          range > 0 && flops > INT64_MAX / range ? INT64_MAX : flops * range;
+      flops = saturatingMultiply(flops, range);
     }
     this->parallelFlops = parallelFlops;
     outerLoopsShared = parallelFlops > 0 && flops >= parallelFlops;
@@ -468,16 +467,30 @@ private:
     Value tile = index(b, mTile);
     Value full = arith::MulIOp::create(
         b, loc(), arith::DivUIOp::create(b, loc(), rows, tile), tile);
-    auto rowLoop = [&](Value lo, Value hi, int64_t step) {
-      auto loop = scf::ForOp::create(b, loc(), lo, hi, index(b, step));
+    // Tiles of `step` rows from `lo` to `hi`, shared among threads when
+    // `parallel`.
+    auto rowLoop = [&](Value lo, Value hi, int64_t step, bool parallel) {
+      Value stepValue = step == mTile ? tile : index(b, step);
+      Operation *loop;
+      Value row;
+      if (parallel) {
+        auto forked = scf::ParallelOp::create(
+            b, loc(), ValueRange{lo}, ValueRange{hi}, ValueRange{stepValue});
+        loop = forked;
+        row = forked.getInductionVars()[0];
+      } else {
+        auto serial = scf::ForOp::create(b, loc(), lo, hi, stepValue);
+        loop = serial;
+        row = serial.getInductionVar();
+      }
       OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(loop.getBody()->getTerminator());
-      offsets[c.mv] = loop.getInductionVar();
+      b.setInsertionPoint(loop->getRegion(0).front().getTerminator());
+      offsets[c.mv] = row;
       sizes[c.mv] = step;
       emitColumns(b, nBase, nLen, kBase, kLen);
     };
     if (!parallelPending) {
-      rowLoop(index(b, 0), full, mTile);
+      rowLoop(index(b, 0), full, mTile, /*parallel=*/false);
     } else {
       // No loop around these rows is parallel: the whole row tiles are,
       // when there are two or more and their work is worth a fork (a
@@ -488,8 +501,7 @@ private:
       int64_t perRow = 2 * nLen * kLen;
       for (auto [dim, range] : llvm::enumerate(c.ranges))
         if (c.roles[dim] == Role::K && dim != c.kv)
-          perRow = range > 0 && perRow > INT64_MAX / range ? INT64_MAX
-                                                           : perRow * range;
+          perRow = saturatingMultiply(perRow, range);
       Value worth = arith::AndIOp::create(
           b, loc(),
           arith::CmpIOp::create(
@@ -502,17 +514,12 @@ private:
       {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-        auto loop = scf::ParallelOp::create(b, loc(), ValueRange{index(b, 0)},
-                                            ValueRange{full}, ValueRange{tile});
-        b.setInsertionPoint(loop.getBody()->getTerminator());
-        offsets[c.mv] = loop.getInductionVars()[0];
-        sizes[c.mv] = mTile;
-        emitColumns(b, nBase, nLen, kBase, kLen);
+        rowLoop(index(b, 0), full, mTile, /*parallel=*/true);
         b.setInsertionPoint(ifOp.elseBlock()->getTerminator());
-        rowLoop(index(b, 0), full, mTile);
+        rowLoop(index(b, 0), full, mTile, /*parallel=*/false);
       }
     }
-    rowLoop(full, rows, 1);
+    rowLoop(full, rows, 1, /*parallel=*/false);
   }
 
   /// Full tiles of nTile columns, then the remainder as power-of-two

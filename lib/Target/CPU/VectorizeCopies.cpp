@@ -105,8 +105,7 @@ private:
     SmallVector<Value> ivs(ranges.size());
     int64_t bytes = element.getIntOrFloatBitWidth() / 8;
     for (int64_t range : ranges)
-      bytes = bytes > INT64_MAX / std::max<int64_t>(range, 1) ? INT64_MAX
-                                                              : bytes * range;
+      bytes = saturatingMultiply(bytes, std::max<int64_t>(range, 1));
     // Nested parallel loops would only add forks: the copies of
     // loom-cpu-vectorize-contractions' panels may be inside one.
     bool parallelPending = parallelBytes > 0 && bytes >= parallelBytes &&
