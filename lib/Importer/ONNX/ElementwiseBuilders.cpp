@@ -8,6 +8,8 @@
 
 #include "BuilderUtils.h"
 
+#include "mlir/IR/TypeUtilities.h"
+
 using namespace mlir;
 
 namespace loom::onnx_import {
@@ -148,6 +150,52 @@ LogicalResult buildMish(NodeBinder &b) {
   return success();
 }
 
+/// x * sigmoid(alpha * x): loom.silu when alpha is 1.
+Value swish(NodeBinder &b, Value x, float alpha) {
+  if (alpha == 1.0f)
+    return createInferred<SiluOp>(b, x);
+  Type element = typeOf(x).getElementType();
+  Value scaled = createInferred<MulOp>(b, x, b.scalar(element, alpha));
+  return createInferred<MulOp>(b, x, createInferred<SigmoidOp>(b, scaled));
+}
+
+/// Swish-24: x * sigmoid(alpha * x).
+LogicalResult buildSwish(NodeBinder &b) {
+  if (failed(b.rejectUnknownAttrs({"alpha"})))
+    return failure();
+  Value x = b.input(0);
+  std::optional<float> alpha = b.floatAttr("alpha", 1.0f);
+  if (!x || !alpha)
+    return failure();
+  if (!isa<FloatType>(typeOf(x).getElementType()))
+    return b.emitError() << "input 0 must be a float tensor, not " << typeOf(x);
+  return bindRefined(b, swish(b, x, *alpha));
+}
+
+/// SwiGLU-28: Swish_alpha(A) * B, A and B of one shape (no broadcasting);
+/// loom.swiglu when alpha is 1.
+LogicalResult buildSwiGLU(NodeBinder &b) {
+  if (failed(b.rejectUnknownAttrs({"alpha"})))
+    return failure();
+  Value gate = b.input(0), linear = b.input(1);
+  std::optional<float> alpha = b.floatAttr("alpha", 1.0f);
+  if (!gate || !linear || !alpha)
+    return failure();
+  RankedTensorType gateType = typeOf(gate), linearType = typeOf(linear);
+  if (!isa<FloatType>(gateType.getElementType()) ||
+      gateType.getElementType() != linearType.getElementType())
+    return b.emitError() << "inputs A and B must be float tensors of one "
+                            "element type, not "
+                         << gateType << " and " << linearType;
+  if (failed(verifyCompatibleShape(gateType, linearType)))
+    return b.emitError() << "inputs A " << gateType << " and B " << linearType
+                         << " must have one shape (SwiGLU does not broadcast)";
+  if (*alpha == 1.0f)
+    return bindRefined(b, createInferred<SwigluOp>(b, gate, linear));
+  return bindRefined(b,
+                     createInferred<MulOp>(b, swish(b, gate, *alpha), linear));
+}
+
 /// Shrink: x + bias where x < -lambd, x - bias where x > lambd, else 0.
 LogicalResult buildShrink(NodeBinder &b) {
   Value x = b.input(0);
@@ -269,6 +317,8 @@ void registerElementwiseBuilders(OpTable &t) {
   t.add("", "PRelu", 7, buildPRelu);
   t.add("", "ThresholdedRelu", 10, buildThresholdedRelu);
   t.add("", "Mish", 18, buildMish);
+  t.add("", "Swish", 24, buildSwish);
+  t.add("", "SwiGLU", 28, buildSwiGLU);
   t.add("", "Shrink", 9, buildShrink);
 
   // Broadcasting arithmetic (numpy broadcasting from opset 7).

@@ -287,6 +287,15 @@ LogicalResult buildConvTranspose(NodeBinder &b) {
 // Pooling
 //===----------------------------------------------------------------------===//
 
+/// The pooling window over `in`'s spatial axes: kernel_shape, strides,
+/// dilations and pads (auto_pad resolved).
+LogicalResult readPoolWindow(NodeBinder &b, RankedTensorType in, Window &win) {
+  std::optional<size_t> spatial = spatialRank(b, in);
+  return success(spatial && succeeded(readPoolKernel(b, *spatial, win)) &&
+                 succeeded(readStridesDilations(b, *spatial, win)) &&
+                 succeeded(resolveForwardPads(b, in, win)));
+}
+
 /// MaxPool. A used Indices output (opset 8+) selects
 /// loom.max_pool_with_indices, which carries `storage_order`; without it
 /// `storage_order` only orders those indices, so it is checked and dropped.
@@ -304,14 +313,8 @@ LogicalResult buildMaxPool(NodeBinder &b) {
   if (*storageOrder != 0 && *storageOrder != 1)
     return b.emitError() << "attribute 'storage_order' must be 0 or 1, got "
                          << *storageOrder;
-  RankedTensorType in = tensorType(x);
-  std::optional<size_t> spatial = spatialRank(b, in);
-  if (!spatial)
-    return failure();
   Window win;
-  if (failed(readPoolKernel(b, *spatial, win)) ||
-      failed(readStridesDilations(b, *spatial, win)) ||
-      failed(resolveForwardPads(b, in, win)))
+  if (failed(readPoolWindow(b, tensorType(x), win)))
     return failure();
   if (!b.hasOutput(1)) {
     b.setOutput(0, MaxPoolOp::create(b.builder(), b.loc(), type, x, win.kernel,
@@ -341,19 +344,55 @@ LogicalResult buildAveragePool(NodeBinder &b) {
   std::optional<int64_t> countIncludePad = b.intAttr("count_include_pad", 0);
   if (!x || !type || !ceilMode || !countIncludePad)
     return failure();
-  RankedTensorType in = tensorType(x);
-  std::optional<size_t> spatial = spatialRank(b, in);
-  if (!spatial)
-    return failure();
   Window win;
-  if (failed(readPoolKernel(b, *spatial, win)) ||
-      failed(readStridesDilations(b, *spatial, win)) ||
-      failed(resolveForwardPads(b, in, win)))
+  if (failed(readPoolWindow(b, tensorType(x), win)))
     return failure();
   b.setOutput(0, AvgPoolOp::create(b.builder(), b.loc(), type, x, win.kernel,
                                    win.strides, win.pads, win.dilations,
                                    *ceilMode != 0, *countIncludePad != 0));
   return success();
+}
+
+/// LpPool: (sum of |x|^p over each window)^(1/p), the window sums being
+/// average pools that count the zero pads, times the window's tap count.
+/// `ceil_mode` (LpPool-18+) is refused: there the last window may hang past
+/// the pads, and the average would count taps that do not exist.
+LogicalResult buildLpPool(NodeBinder &b) {
+  Value x = b.input(0);
+  RankedTensorType type = b.outputType(0);
+  std::optional<int64_t> p = b.intAttr("p", 2);
+  std::optional<int64_t> ceilMode = b.intAttr("ceil_mode", 0);
+  if (!x || !type || !p || !ceilMode)
+    return failure();
+  Type element = type.getElementType();
+  if (!isa<FloatType>(element))
+    return b.emitError() << "input 0 must be a float tensor, not "
+                         << tensorType(x);
+  if (*p <= 0)
+    return b.emitError() << "attribute 'p' must be positive, got " << *p;
+  if (*ceilMode != 0)
+    return b.fail("ceil_mode = 1 is not supported");
+  Window win;
+  if (failed(readPoolWindow(b, tensorType(x), win)))
+    return failure();
+  Value powered = *p == 2 ? createInferred<MulOp>(b, x, x)
+                  : *p == 1
+                      ? createInferred<AbsOp>(b, x)
+                      : createInferred<PowOp>(b, createInferred<AbsOp>(b, x),
+                                              b.scalar(element, double(*p)));
+  Value mean = AvgPoolOp::create(b.builder(), b.loc(), type, powered,
+                                 win.kernel, win.strides, win.pads,
+                                 win.dilations, /*ceil_mode=*/false,
+                                 /*count_include_pad=*/true);
+  int64_t taps = 1;
+  for (int64_t size : win.kernel)
+    taps *= size;
+  Value sum = createInferred<MulOp>(b, mean, b.scalar(element, double(taps)));
+  Value norm = *p == 1 ? sum
+               : *p == 2
+                   ? createInferred<SqrtOp>(b, sum)
+                   : createInferred<PowOp>(b, sum, b.scalar(element, 1.0 / *p));
+  return bindRefined(b, norm);
 }
 
 /// GlobalAveragePool / GlobalMaxPool: a reduction over the spatial axes
@@ -1364,6 +1403,7 @@ void registerNNBuilders(OpTable &t) {
   t.add("", "ConvTranspose", 1, buildConvTranspose);
   t.add("", "MaxPool", 1, buildMaxPool);
   t.add("", "AveragePool", 1, buildAveragePool);
+  t.add("", "LpPool", 2, buildLpPool);
   t.add("", "GlobalAveragePool", 1, buildGlobalPool<ReduceMeanOp>);
   t.add("", "GlobalMaxPool", 1, buildGlobalPool<ReduceMaxOp>);
   t.add("", "MaxUnpool", 9, buildMaxUnpool);

@@ -39,6 +39,7 @@ const OpTable &OpTable::get() {
     OpTable t;
     registerElementwiseBuilders(t);
     registerNNBuilders(t);
+    registerNormalizationBuilders(t);
     registerReductionBuilders(t);
     registerShapeBuilders(t);
     registerQuantizationBuilders(t);

@@ -46,6 +46,7 @@ private:
 // Each family registers its builders (one file per family).
 void registerElementwiseBuilders(OpTable &table);
 void registerNNBuilders(OpTable &table);
+void registerNormalizationBuilders(OpTable &table);
 void registerReductionBuilders(OpTable &table);
 void registerShapeBuilders(OpTable &table);
 void registerQuantizationBuilders(OpTable &table);

@@ -161,7 +161,7 @@ def Loom_DivOp : Loom_ArithBinaryOp<"div", "Div (opset 7-14)",
   let hasFolder = 1;
 }
 def Loom_SwigluOp : Loom_BroadcastBinaryOp<"swiglu",
-    "none (SiLU(gate) * up, recognized; SwiGLU opset 24+ splits one input)",
+    "SwiGLU (opset 28, alpha = 1; also recognized from SiLU(gate) * up)",
     "SwiGLU gating: silu(lhs) * rhs, with lhs the gate and rhs the up projection",
     Loom_FloatTensor, Loom_FloatTensor>;
 def Loom_PowOp : Loom_ArithBinaryOp<"pow", "Pow (opset 7-15)",
