@@ -322,11 +322,19 @@ void registerElementwiseKernels(KernelRegistry &r) {
         broadcastBinary([](Operation *op, const Tensor &a, int64_t ia,
                            const Tensor &b, int64_t ib, Tensor &y,
                            int64_t i) -> LogicalResult {
+          // Signed values shift right arithmetically (their sign fills
+          // every bit when the shift is the width or more); otherwise such
+          // a shift gives 0. A negative amount reads as a large unsigned one.
           bool left = cast<BitShiftOp>(op).getDirection() == "LEFT";
-          uint64_t x = uint64_t(a.getInt(ia)), s = uint64_t(b.getInt(ib));
+          int64_t x = a.getInt(ia);
+          uint64_t s = uint64_t(b.getInt(ib));
           unsigned width = getBitWidth(y.kind());
-          uint64_t v = s >= width ? 0 : (left ? x << s : x >> s);
-          y.setInt(i, int64_t(v));
+          if (!left && !isUnsignedKind(y.kind())) {
+            y.setInt(i, x >> std::min<uint64_t>(s, 63));
+            return success();
+          }
+          uint64_t bits = uint64_t(x);
+          y.setInt(i, s >= width ? 0 : int64_t(left ? bits << s : bits >> s));
           return success();
         }));
   r.add("loom.and", logic([](int64_t a, int64_t b) { return a & b; }));

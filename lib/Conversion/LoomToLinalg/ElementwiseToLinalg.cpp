@@ -376,10 +376,24 @@ void populateBinaryPatterns(RewritePatternSet &patterns,
   addElementwise<BitShiftOp>(
       patterns, converter,
       [](BitShiftOp op, OpBuilder &b, Location loc, ValueRange x,
-         Type) -> Value {
-        if (op.getDirection() == "LEFT")
-          return arith::ShLIOp::create(b, loc, x[0], x[1]);
-        return arith::ShRUIOp::create(b, loc, x[0], x[1]);
+         Type type) -> Value {
+        // A shift by the width or more (a negative amount reads as a large
+        // unsigned one) gives 0, or for signed values shifted right their
+        // sign in every bit: LLVM's shifts would be poison there.
+        unsigned width = type.getIntOrFloatBitWidth();
+        auto constant = [&](int64_t v) -> Value {
+          return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, v));
+        };
+        if (op.getDirection() != "LEFT" && !isUnsigned(op.getResult()))
+          return arith::ShRSIOp::create(
+              b, loc, x[0],
+              arith::MinUIOp::create(b, loc, x[1], constant(width - 1)));
+        Value shifted = op.getDirection() == "LEFT"
+                            ? Value(arith::ShLIOp::create(b, loc, x[0], x[1]))
+                            : Value(arith::ShRUIOp::create(b, loc, x[0], x[1]));
+        Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                              x[1], constant(width));
+        return arith::SelectOp::create(b, loc, inRange, shifted, constant(0));
       });
   addBinary<AndOp, arith::AndIOp, arith::AndIOp>(patterns, converter);
   addBinary<OrOp, arith::OrIOp, arith::OrIOp>(patterns, converter);

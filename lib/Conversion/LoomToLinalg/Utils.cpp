@@ -34,7 +34,8 @@ Value scalarConstant(OpBuilder &b, Location loc, Type type, double value) {
 }
 
 bool isUnsigned(Type type) {
-  return getElementTypeOrSelf(type).isUnsignedInteger();
+  Type element = getElementTypeOrSelf(type);
+  return element.isUnsignedInteger() || element.isSignlessInteger(1);
 }
 
 Value extremeValue(OpBuilder &b, Location loc, Type type, bool lowest,

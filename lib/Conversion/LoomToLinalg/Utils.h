@@ -56,7 +56,8 @@ mlir::Value extremeValue(mlir::OpBuilder &b, mlir::Location loc,
 
 /// Whether a value's (or a type's) elements are unsigned integers: they
 /// lower to signless integers, and the ops whose meaning depends on the sign
-/// pick their unsigned forms from the original type.
+/// pick their unsigned forms from the original type. Booleans (i1) count as
+/// unsigned: true is 1 and orders above false (as signed, i1 true is -1).
 bool isUnsigned(mlir::Type type);
 inline bool isUnsigned(mlir::Value value) {
   return isUnsigned(value.getType());

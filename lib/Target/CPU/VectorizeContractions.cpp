@@ -929,6 +929,45 @@ void hoistAccumulators(RewriterBase &rewriter, func::FuncOp func) {
   }
 }
 
+/// Upstream's fold of a vector transfer through a memref.expand_shape
+/// (fold-memref-alias-ops, LLVM 22) moves it onto the source with a minor
+/// identity map of the vector's rank. That is right only when each of the
+/// view's trailing dimensions the vector spans comes from a source
+/// dimension of its own: a vector<8x1> read of a [2, 4, 8] buffer viewed
+/// [2, 4, 8, 1] became a read of the source's [4, 8] dimensions (a silent
+/// wrong answer, found by the newer ONNX node suite). Such transfers go
+/// through an equivalent memref.reinterpret_cast instead, which no pattern
+/// folds, before the upstream pattern can match them.
+template <typename TransferOp>
+struct KeepUnfoldableExpandShapeTransfer : OpRewritePattern<TransferOp> {
+  explicit KeepUnfoldableExpandShapeTransfer(MLIRContext *ctx)
+      : OpRewritePattern<TransferOp>(ctx, /*benefit=*/2) {}
+
+  LogicalResult matchAndRewrite(TransferOp op,
+                                PatternRewriter &rewriter) const override {
+    auto expand = op.getBase().template getDefiningOp<memref::ExpandShapeOp>();
+    if (!expand)
+      return failure();
+    int64_t rank = expand.getResultType().getRank();
+    int64_t firstSpanned = rank - op.getVectorType().getRank();
+    bool foldable = firstSpanned >= 0;
+    for (const ReassociationIndices &group : expand.getReassociationIndices())
+      if (group.size() != 1 && group.back() >= firstSpanned)
+        foldable = false;
+    if (foldable)
+      return failure();
+    Location loc = op.getLoc();
+    auto metadata =
+        memref::ExtractStridedMetadataOp::create(rewriter, loc, expand);
+    Value view = memref::ReinterpretCastOp::create(
+        rewriter, loc, expand.getResultType(), metadata.getBaseBuffer(),
+        metadata.getConstifiedMixedOffset(), metadata.getConstifiedMixedSizes(),
+        metadata.getConstifiedMixedStrides());
+    rewriter.modifyOpInPlace(op, [&] { op.getBaseMutable().assign(view); });
+    return success();
+  }
+};
+
 class LoomCPUVectorizeContractionsPass
     : public impl::LoomCPUVectorizeContractionsPassBase<
           LoomCPUVectorizeContractionsPass> {
@@ -1006,6 +1045,9 @@ public:
       vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
       vector::populateVectorReductionToContractPatterns(patterns);
       memref::populateFoldMemRefAliasOpPatterns(patterns);
+      patterns.add<KeepUnfoldableExpandShapeTransfer<vector::TransferReadOp>,
+                   KeepUnfoldableExpandShapeTransfer<vector::TransferWriteOp>>(
+          ctx);
       vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
       vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
       // As upstream's fold-memref-alias-ops, whose patterns may report

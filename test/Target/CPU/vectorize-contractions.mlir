@@ -255,3 +255,29 @@ func.func @may_overlap(%b: memref<8x64xf32>, %offset: index) -> memref<16x64xf32
   linalg.matmul ins(%a, %b : memref<16x8xf32>, memref<8x64xf32>) outs(%c : memref<16x64xf32>)
   return %c : memref<16x64xf32>
 }
+
+// -----
+
+// An outer product of views that add a unit dimension ([2, 4, 8] viewed
+// [2, 4, 8, 1] and [2, 4, 1, 8]). Their tiles (vector<8x1>, vector<1x8>)
+// span a dimension that shares its source dimension with another, so they
+// stay reads of the views (a reinterpret_cast of each), not of the source
+// buffers: upstream's fold would read the first one's tiles from the
+// source's [4, 8] dimensions.
+// CHECK-LABEL: func.func @unit_dim_views
+// CHECK-DAG: %[[KC:.+]] = memref.reinterpret_cast %{{.+}} to offset: [0], sizes: [2, 4, 8, 1], strides: [32, 8, 1, 1]
+// CHECK-DAG: %[[W:.+]] = memref.reinterpret_cast %{{.+}} to offset: [0], sizes: [2, 4, 1, 8], strides: [32, 8, 8, 1]
+// CHECK: vector.transfer_read %[[KC]][%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}]{{.*}} : memref<2x4x8x1xf32>, vector<8x1xf32>
+// CHECK: vector.transfer_read %[[W]][%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}]{{.*}} : memref<2x4x1x8xf32>, vector<1x8xf32>
+// CHECK-NOT: memref<2x4x8xf32>, vector
+func.func @unit_dim_views(%k: memref<2x4x8xf32>, %y: memref<2x4x8xf32>, %out: memref<2x4x8x8xf32>) {
+  %kc = memref.expand_shape %k [[0], [1], [2, 3]] output_shape [2, 4, 8, 1] : memref<2x4x8xf32> into memref<2x4x8x1xf32>
+  %w = memref.expand_shape %y [[0], [1, 2], [3]] output_shape [2, 4, 1, 8] : memref<2x4x8xf32> into memref<2x4x1x8xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%kc, %w : memref<2x4x8x1xf32>, memref<2x4x1x8xf32>) outs(%out : memref<2x4x8x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
