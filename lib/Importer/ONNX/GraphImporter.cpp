@@ -22,6 +22,8 @@
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
 
+#include <iterator>
+
 using namespace mlir;
 
 namespace loom::onnx_import {
@@ -63,6 +65,13 @@ static std::string dataTypeName(int32_t dataType) {
   if (onnx::TensorProto_DataType_IsValid(dataType))
     return onnx::TensorProto_DataType_Name(
         static_cast<onnx::TensorProto_DataType>(dataType));
+  // The types added after the linked library's onnx.proto (ONNX 1.12 stops
+  // at BFLOAT16 = 16), by their numbers in onnx 1.23's.
+  static const char *const newer[] = {
+      "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4",
+      "INT4",         "FLOAT4E2M1",     "FLOAT8E8M0", "UINT2",          "INT2"};
+  if (dataType >= 17 && dataType < 17 + int32_t(std::size(newer)))
+    return newer[dataType - 17];
   return "type " + std::to_string(dataType);
 }
 

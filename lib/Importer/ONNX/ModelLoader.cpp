@@ -471,34 +471,66 @@ static void guardLibraryShapeInference() {
   });
 }
 
+/// Whether `model` imports an opset newer than the linked ONNX library has
+/// schemas for: its inference then checks the nodes against older versions
+/// of their ops, which may have gained types and attributes since.
+static bool newerThanLibrary(const onnx::ModelProto &model) {
+  const auto &ranges =
+      onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  for (const onnx::OperatorSetIdProto &opset : model.opset_import()) {
+    std::string domain = opset.domain() == "ai.onnx" ? "" : opset.domain();
+    auto it = ranges.find(domain);
+    if (it != ranges.end() && opset.version() > it->second.second)
+      return true;
+  }
+  return false;
+}
+
 std::string prepareModel(onnx::ModelProto &model,
                          const HasBuilderFn &hasBuilder,
                          const ONNXImportOptions &options) {
   if (std::string error = bindInputShapes(model, options); !error.empty())
     return error;
   guardLibraryShapeInference();
-  int uniqueCounter = 0;
-  try {
-    onnx::ShapeInferenceOptions inference(/*check_type=*/true,
-                                          /*error_mode=*/1,
-                                          /*enable_data_propagation=*/false);
-    for (int64_t round = 0;; ++round) {
-      onnx::shape_inference::InferShapes(
-          model, onnx::OpSchemaRegistry::Instance(), inference);
-      if (round >= options.maxSubgraphDepth)
-        break;
-      if (expandFunctions(model, hasBuilder, uniqueCounter) == 0)
-        break;
-      if (model.graph().node_size() > options.maxNodes)
-        return "the model has more than " + std::to_string(options.maxNodes) +
-               " nodes after function expansion";
+  // Inference and function expansion alternate until no function is left.
+  // `errorMode` 1 stops at the first node whose inference fails; 0 leaves
+  // that node's outputs untyped and goes on.
+  auto infer = [&](int errorMode) -> std::string {
+    int uniqueCounter = 0;
+    try {
+      onnx::ShapeInferenceOptions inference(/*check_type=*/errorMode > 0,
+                                            errorMode,
+                                            /*enable_data_propagation=*/false);
+      for (int64_t round = 0;; ++round) {
+        onnx::shape_inference::InferShapes(
+            model, onnx::OpSchemaRegistry::Instance(), inference);
+        if (round >= options.maxSubgraphDepth)
+          break;
+        if (expandFunctions(model, hasBuilder, uniqueCounter) == 0)
+          break;
+        if (model.graph().node_size() > options.maxNodes)
+          return "the model has more than " + std::to_string(options.maxNodes) +
+                 " nodes after function expansion";
+      }
+      return "";
+    } catch (const std::exception &e) {
+      return std::string("ONNX shape inference failed: ") + e.what();
+    } catch (...) {
+      return "ONNX shape inference failed";
     }
+  };
+  std::string error = infer(1);
+  if (error.empty() || !newerThanLibrary(model))
+    return error;
+  // A model newer than the library: its inference errors may be the
+  // library's ignorance (types, attributes and inputs added since), so the
+  // pass is run again leaving the nodes it cannot type to their builders,
+  // which check what they read. Value infos the failed pass wrote are its
+  // own inferences, consistent with the second pass (no copy of the model:
+  // its initializers may be large).
+  if (infer(0).empty())
     return "";
-  } catch (const std::exception &e) {
-    return std::string("ONNX shape inference failed: ") + e.what();
-  } catch (...) {
-    return "ONNX shape inference failed";
-  }
+  return error;
 }
 
 namespace {
