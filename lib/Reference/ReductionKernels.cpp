@@ -279,39 +279,48 @@ LogicalResult argReduceKernel(Operation *op, ArrayRef<const Tensor *> in,
 }
 
 //===----------------------------------------------------------------------===//
-// cumsum
+// cumsum, cumprod
 //===----------------------------------------------------------------------===//
 
-LogicalResult cumsumKernel(Operation *op, ArrayRef<const Tensor *> in,
-                           SmallVectorImpl<Tensor> &out) {
-  auto cumsum = cast<CumSumOp>(op);
+/// Running sums or products along the op's axis; integers wrap (computed
+/// in uint64 and truncated to the element type).
+template <typename OpTy>
+LogicalResult cumulativeKernel(Operation *op, ArrayRef<const Tensor *> in,
+                               SmallVectorImpl<Tensor> &out) {
+  constexpr bool product = std::is_same_v<OpTy, CumProdOp>;
+  auto cumulative = cast<OpTy>(op);
   const Tensor &x = *in[0];
-  FailureOr<int64_t> axis = getAxis(op, int64_t(cumsum.getAxis()), x.rank());
+  FailureOr<int64_t> axis =
+      getAxis(op, int64_t(cumulative.getAxis()), x.rank());
   if (failed(axis))
     return failure();
   AxisView v = viewAround(x.shape(), *axis);
-  bool exclusive = cumsum.getExclusive(), reverse = cumsum.getReverse();
+  bool exclusive = cumulative.getExclusive(), reverse = cumulative.getReverse();
   Tensor y(x.kind(), x.shape());
   for (int64_t o = 0; o < v.outer; ++o) {
     for (int64_t i = 0; i < v.inner; ++i) {
-      double fsum = 0.0;
-      uint64_t isum = 0;
+      double facc = product ? 1.0 : 0.0;
+      uint64_t iacc = product ? 1 : 0;
       for (int64_t step = 0; step < v.extent; ++step) {
         int64_t k = reverse ? v.extent - 1 - step : step;
         int64_t at = (o * v.extent + k) * v.inner + i;
-        if (x.isFloat()) {
-          if (!exclusive)
-            fsum += x.floats()[at];
-          y.setDouble(at, fsum);
-          if (exclusive)
-            fsum += x.floats()[at];
-        } else {
-          if (!exclusive)
-            isum += uint64_t(x.ints()[at]);
-          y.setInt(at, int64_t(isum));
-          if (exclusive)
-            isum += uint64_t(x.ints()[at]);
-        }
+        auto combine = [&] {
+          if (x.isFloat()) {
+            double value = x.floats()[at];
+            facc = product ? facc * value : facc + value;
+          } else {
+            uint64_t value = uint64_t(x.ints()[at]);
+            iacc = product ? iacc * value : iacc + value;
+          }
+        };
+        if (!exclusive)
+          combine();
+        if (x.isFloat())
+          y.setDouble(at, facc);
+        else
+          y.setInt(at, int64_t(iacc));
+        if (exclusive)
+          combine();
       }
     }
   }
@@ -381,7 +390,8 @@ void registerReductionKernels(KernelRegistry &r) {
   r.add("loom.reduce_prod", reduceKernel<ReduceProdOp, ReduceKind::Prod>);
   r.add("loom.argmax", argReduceKernel<ArgMaxOp, /*IsMax=*/true>);
   r.add("loom.argmin", argReduceKernel<ArgMinOp, /*IsMax=*/false>);
-  r.add("loom.cumsum", cumsumKernel);
+  r.add("loom.cumsum", cumulativeKernel<CumSumOp>);
+  r.add("loom.cumprod", cumulativeKernel<CumProdOp>);
   r.add("loom.topk", topkKernel);
 }
 

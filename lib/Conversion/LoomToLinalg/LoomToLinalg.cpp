@@ -135,8 +135,8 @@ bool lowersRunTimeSizes(Operation *op) {
       // Shapes and data movement.
       ShapeOp, SizeOp, ReshapeOp, TransposeOp, ExpandOp, TileOp, ConcatOp,
       CacheAppendOp, SplitOp, SliceOp, GatherOp, GatherElementsOp, GatherNDOp,
-      SwigluOp, CumSumOp, TopKOp, AttentionOp, ArgMaxOp, ArgMinOp, OneHotOp,
-      RotaryEmbeddingOp, BatchNormOp, ScatterElementsOp, ScatterNDOp,
+      SwigluOp, CumSumOp, CumProdOp, TopKOp, AttentionOp, ArgMaxOp, ArgMinOp,
+      OneHotOp, RotaryEmbeddingOp, BatchNormOp, ScatterElementsOp, ScatterNDOp,
       // Windows (the batch only).
       ConvOp, MaxPoolOp, AvgPoolOp, ReduceMeanOp, ReduceSumOp, ReduceMaxOp,
       ReduceMinOp, ReduceProdOp,

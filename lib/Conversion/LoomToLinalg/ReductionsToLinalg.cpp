@@ -162,14 +162,18 @@ public:
   }
 };
 
-/// Running sums as a generic over (result dims..., k): element k of the
-/// axis counts towards position i when k <= i (k < i exclusive; reversed
-/// with `reverse`).
-class CumSumLowering : public ResultTypedLowering<CumSumOp> {
+/// Running sums (cumsum) or products (cumprod) as a generic over (result
+/// dims..., k): element k of the axis counts towards position i when
+/// k <= i (k < i exclusive; reversed with `reverse`); the accumulator starts
+/// at the identity, 0 or 1.
+template <typename OpTy>
+class CumulativeLowering : public ResultTypedLowering<OpTy> {
 public:
-  using ResultTypedLowering::ResultTypedLowering;
-  LogicalResult lower(CumSumOp op, OpAdaptor adaptor, RankedTensorType type,
+  using ResultTypedLowering<OpTy>::ResultTypedLowering;
+  LogicalResult lower(OpTy op, typename OpTy::Adaptor adaptor,
+                      RankedTensorType type,
                       ConversionPatternRewriter &rewriter) const override {
+    constexpr bool product = std::is_same_v<OpTy, CumProdOp>;
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     int64_t rank = type.getRank();
@@ -189,20 +193,24 @@ public:
                                              : arith::CmpIPredicate::sge)
                         : (op.getExclusive() ? arith::CmpIPredicate::slt
                                              : arith::CmpIPredicate::sle);
+    Value identity =
+        scalarConstant(rewriter, loc, type.getElementType(), product ? 1 : 0);
+    Value init = filledTensor(
+        rewriter, loc, type, identity,
+        sizesFrom(rewriter, loc, type, ValueRange{adaptor.getInput()}));
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{type}, ValueRange{adaptor.getInput()},
-        ValueRange{zeroFilled(
-            rewriter, loc, type,
-            sizesFrom(rewriter, loc, type, ValueRange{adaptor.getInput()}))},
-        maps, iterators, [&](B &b, L loc, V args) {
+        ValueRange{init}, maps, iterators, [&](B &b, L loc, V args) {
           Value k = linalg::IndexOp::create(b, loc, rank);
           Value i = linalg::IndexOp::create(b, loc, axis);
           Value counts = arith::CmpIOp::create(b, loc, predicate, k, i);
-          Value sum = floatOrInt<arith::AddFOp, arith::AddIOp>(b, loc, args[1],
-                                                               args[0]);
-          linalg::YieldOp::create(
-              b, loc,
-              Value(arith::SelectOp::create(b, loc, counts, sum, args[1])));
+          Value combined = product ? floatOrInt<arith::MulFOp, arith::MulIOp>(
+                                         b, loc, args[1], args[0])
+                                   : floatOrInt<arith::AddFOp, arith::AddIOp>(
+                                         b, loc, args[1], args[0]);
+          linalg::YieldOp::create(b, loc,
+                                  Value(arith::SelectOp::create(
+                                      b, loc, counts, combined, args[1])));
         });
     rewriter.replaceOp(op, generic.getResult(0));
     return success();
@@ -431,7 +439,8 @@ void populateLoomReductionsToLinalgPatterns(const TypeConverter &converter,
                ReduceLowering<ReduceMaxOp>, ReduceLowering<ReduceMinOp>,
                ReduceLowering<ReduceProdOp>, SoftmaxLowering<SoftmaxOp>,
                SoftmaxLowering<LogSoftmaxOp>, ArgReduceLowering<ArgMaxOp>,
-               ArgReduceLowering<ArgMinOp>, CumSumLowering, TopKLowering>(
+               ArgReduceLowering<ArgMinOp>, CumulativeLowering<CumSumOp>,
+               CumulativeLowering<CumProdOp>, TopKLowering>(
       converter, patterns.getContext());
 }
 

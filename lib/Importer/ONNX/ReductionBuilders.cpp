@@ -263,7 +263,47 @@ template <typename OpT> LogicalResult buildArgReduce(NodeBinder &b) {
                             builder.getBoolAttr(*last != 0))});
 }
 
-LogicalResult buildCumSum(NodeBinder &b) {
+/// A CumSum or CumProd whose axis is known only at run time: one op per
+/// possible axis, the result chosen by the axis's value. The value is first
+/// looked up in [0, 1, ..., rank - 1] (a gather: a negative axis counts from
+/// the end, as ONNX's does, and one outside [-rank, rank) is a run-time
+/// index error rather than a silent choice).
+template <typename OpT>
+LogicalResult buildRunTimeAxisCumulative(NodeBinder &b, Value x, bool exclusive,
+                                         bool reverse) {
+  Value axis = b.input(1);
+  RankedTensorType axisType = typeOf(axis);
+  if (axisType.getRank() > 1 ||
+      (axisType.getRank() == 1 && axisType.getDimSize(0) != 1))
+    return b.emitError() << "input 1 (the axis) must hold one value, not "
+                         << axisType;
+  OpBuilder &builder = b.builder();
+  if (axisType.getRank() == 1)
+    axis = ReshapeOp::create(builder, b.loc(), axisType.clone({}), axis,
+                             b.i64Tensor({}));
+  int64_t rank = typeOf(x).getRank();
+  Type i64 = builder.getI64Type();
+  Value normalized = GatherOp::create(
+      builder, b.loc(), RankedTensorType::get({}, i64),
+      b.i64Tensor(llvm::to_vector(llvm::seq<int64_t>(0, rank))), axis,
+      builder.getI64IntegerAttr(0));
+  Value result;
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    Value along = createInferred<OpT>(b, x, builder.getI64IntegerAttr(d),
+                                      builder.getBoolAttr(exclusive),
+                                      builder.getBoolAttr(reverse));
+    if (!result) {
+      result = along;
+      continue;
+    }
+    Value chosen = createInferred<EqualOp>(b, normalized, b.scalar(i64, d));
+    result = createInferred<WhereOp>(b, chosen, along, result);
+  }
+  return bindRefined(b, result);
+}
+
+/// CumSum and CumProd: the axis is input 1.
+template <typename OpT> LogicalResult buildCumulative(NodeBinder &b) {
   if (failed(b.rejectUnknownAttrs({"exclusive", "reverse"})))
     return failure();
   Value x = b.input(0);
@@ -283,13 +323,12 @@ LogicalResult buildCumSum(NodeBinder &b) {
       return failure();
     axis = *normalized;
   } else if (rank != 1) {
-    // A rank-1 input has one valid axis whatever the value; otherwise the
-    // axis must be known to pick the loom attribute.
-    return b.emitError() << "input 1 ('" << b.node().input(1)
-                         << "', the axis) must be a constant";
+    // A rank-1 input has one valid axis whatever the value.
+    return buildRunTimeAxisCumulative<OpT>(b, x, *exclusive != 0,
+                                           *reverse != 0);
   }
   OpBuilder &builder = b.builder();
-  return buildSimple<CumSumOp>(
+  return buildSimple<OpT>(
       b, {x},
       {builder.getNamedAttr("axis", builder.getI64IntegerAttr(axis)),
        builder.getNamedAttr("exclusive", builder.getBoolAttr(*exclusive != 0)),
@@ -397,7 +436,8 @@ void registerReductionBuilders(OpTable &t) {
 
   t.add("", "ArgMax", 1, buildArgReduce<ArgMaxOp>);
   t.add("", "ArgMin", 1, buildArgReduce<ArgMinOp>);
-  t.add("", "CumSum", 11, buildCumSum);
+  t.add("", "CumSum", 11, buildCumulative<CumSumOp>);
+  t.add("", "CumProd", 26, buildCumulative<CumProdOp>);
   t.add("", "TopK", 1, buildTopK);
 }
 

@@ -111,6 +111,23 @@ func.func @cumsum(%x: tensor<3x5xf32>) -> tensor<3x5xf32> {
 
 // -----
 
+// A running product: the accumulator starts at 1 and multiplies; exclusive
+// and reversed, element k counts towards position i when k > i.
+// CHECK-LABEL: func.func @cumprod
+// CHECK: %[[ONE:.+]] = arith.constant 1 : i32
+// CHECK: linalg.fill ins(%[[ONE]] : i32)
+// CHECK: linalg.generic
+// CHECK: %[[K:.+]] = linalg.index 2 : index
+// CHECK: %[[I:.+]] = linalg.index 1 : index
+// CHECK: arith.cmpi sgt, %[[K]], %[[I]] : index
+// CHECK: arith.muli
+func.func @cumprod(%x: tensor<3x5xi32>) -> tensor<3x5xi32> {
+  %y = loom.cumprod %x {axis = 1 : i64, exclusive = true, reverse = true} : tensor<3x5xi32>
+  return %y : tensor<3x5xi32>
+}
+
+// -----
+
 // Top-k by rank: first each element's rank along the axis (better values,
 // or equal ones at lower indices, before it), then position p takes the
 // element of rank p.

@@ -741,6 +741,10 @@ LogicalResult CumSumOp::verify() {
   return verifyAxis(*this, getAxis(), tensorTypeOf(getInput()).getRank());
 }
 
+LogicalResult CumProdOp::verify() {
+  return verifyAxis(*this, getAxis(), tensorTypeOf(getInput()).getRank());
+}
+
 LogicalResult TopKOp::verify() {
   auto in = tensorTypeOf(getInput());
   std::optional<int64_t> axis = normalizeAxis(getAxis(), in.getRank());

@@ -578,7 +578,7 @@ LoopNest describe(Operation *op) {
                 BitShiftOp, AndOp, OrOp, XorOp, EqualOp, LessOp, LessEqualOp,
                 GreaterOp, GreaterEqualOp, WhereOp, SwigluOp>(
               [](Operation *op) { return elementwise(op); })
-          .Case<SoftmaxOp, LogSoftmaxOp, CumSumOp>(
+          .Case<SoftmaxOp, LogSoftmaxOp, CumSumOp, CumProdOp>(
               [](auto op) { return elementwise(op, normalizedAxis(op)); })
           .Case([](MatMulOp op) { return matmul(op); })
           .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,

@@ -224,6 +224,8 @@ func.func @reductions(%x: tensor<2x8xf32>, %k: tensor<1xi64>) {
   %6 = loom.argmin %x {axis = 0 : i64, select_last_index = true} : tensor<2x8xf32> -> tensor<1x8xi64>
   // CHECK: loom.cumsum
   %7 = loom.cumsum %x {axis = 1 : i64, exclusive = true, reverse = true} : tensor<2x8xf32>
+  // CHECK: loom.cumprod
+  %9 = loom.cumprod %x {axis = 0 : i64, exclusive = true} : tensor<2x8xf32>
   // CHECK: loom.topk
   %8:2 = loom.topk %x, %k {axis = -1 : i64} : tensor<2x8xf32>, tensor<1xi64> -> tensor<2x3xf32>, tensor<2x3xi64>
   return

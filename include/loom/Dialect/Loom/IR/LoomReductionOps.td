@@ -37,12 +37,14 @@ def Loom_ArgMaxOp : Loom_ArgReduceOp<"argmax", "Index of the maximum",
 def Loom_ArgMinOp : Loom_ArgReduceOp<"argmin", "Index of the minimum",
     "ArgMin (opset 1-13)">;
 
-def Loom_CumSumOp : Loom_Op<"cumsum", [Pure, SameOperandsAndResultType]> {
-  let summary = "Cumulative sum along an axis";
-  let description = Loom_OpDoc<[{
-    Inclusive running sum along `axis`; `exclusive` shifts it by one element,
-    `reverse` runs from the end.}], "CumSum (opset 11-14)",
-    "%y = loom.cumsum %x {axis = 0 : i64} : tensor<5xf32>">.text;
+/// A running sum or product along `axis`.
+class Loom_CumulativeOp<string mnemonic, string what, string onnx>
+    : Loom_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = what;
+  let description = Loom_OpDoc<what # [{ along `axis`, inclusive;
+    `exclusive` shifts it by one element (the first is the identity),
+    `reverse` runs from the end.}], onnx,
+    "%y = loom." # mnemonic # " %x {axis = 0 : i64} : tensor<5xf32>">.text;
   let arguments = (ins Loom_NumericTensor:$input, I64Attr:$axis,
                        DefaultValuedAttr<BoolAttr, "false">:$exclusive,
                        DefaultValuedAttr<BoolAttr, "false">:$reverse);
@@ -50,6 +52,11 @@ def Loom_CumSumOp : Loom_Op<"cumsum", [Pure, SameOperandsAndResultType]> {
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;
 }
+
+def Loom_CumSumOp : Loom_CumulativeOp<"cumsum", "Cumulative sum",
+    "CumSum (opset 11-14)">;
+def Loom_CumProdOp : Loom_CumulativeOp<"cumprod", "Cumulative product",
+    "CumProd (opset 26)">;
 
 def Loom_TopKOp : Loom_Op<"topk", [Pure]> {
   let summary = "The k largest (or smallest) elements along an axis";
