@@ -495,8 +495,10 @@ std::string prepareModel(onnx::ModelProto &model,
   // Inference and function expansion alternate until no function is left.
   // `errorMode` 1 stops at the first node whose inference fails; 0 leaves
   // that node's outputs untyped and goes on.
+  // One counter for both passes: names of functions expanded by a failed
+  // first pass must not be made again by the second.
+  int uniqueCounter = 0;
   auto infer = [&](int errorMode) -> std::string {
-    int uniqueCounter = 0;
     try {
       onnx::ShapeInferenceOptions inference(/*check_type=*/errorMode > 0,
                                             errorMode,
