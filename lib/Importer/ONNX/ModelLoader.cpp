@@ -7,6 +7,8 @@
 
 #include "ModelLoader.h"
 
+#include "ModelValidity.h"
+
 #include <set>
 
 #include "onnx/defs/parser.h"
@@ -475,12 +477,9 @@ static void guardLibraryShapeInference() {
 /// schemas for: its inference then checks the nodes against older versions
 /// of their ops, which may have gained types and attributes since.
 static bool newerThanLibrary(const onnx::ModelProto &model) {
-  const auto &ranges =
-      onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   for (const onnx::OperatorSetIdProto &opset : model.opset_import()) {
-    std::string domain = opset.domain() == "ai.onnx" ? "" : opset.domain();
-    auto it = ranges.find(domain);
-    if (it != ranges.end() && opset.version() > it->second.second)
+    int64_t newest = newestLibraryOpset(opset.domain());
+    if (newest >= 0 && opset.version() > newest)
       return true;
   }
   return false;

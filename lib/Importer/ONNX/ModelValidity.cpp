@@ -48,14 +48,6 @@ constexpr DomainRange kDomainRanges[] = {
     {"com.microsoft", 1},
 };
 
-/// The newest opset the linked ONNX library has schemas for, or -1.
-int64_t newestLibraryOpset(const std::string &domain) {
-  const auto &map =
-      onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
-  auto it = map.find(canonicalDomain(domain));
-  return it == map.end() ? -1 : it->second.second;
-}
-
 std::string domainName(const std::string &domain) {
   return domain.empty() ? "the default domain" : "domain '" + domain + "'";
 }
@@ -313,6 +305,13 @@ std::string ValidityChecker::checkSchema(const onnx::NodeProto &node,
 }
 
 } // namespace
+
+int64_t newestLibraryOpset(const std::string &domain) {
+  const auto &map =
+      onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  auto it = map.find(canonicalDomain(domain));
+  return it == map.end() ? -1 : it->second.second;
+}
 
 int64_t newestSupportedOpset(const std::string &domain) {
   std::string canonical = canonicalDomain(domain);

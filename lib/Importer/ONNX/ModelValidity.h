@@ -25,6 +25,11 @@ namespace loom::onnx_import {
 constexpr int64_t kOldestIRVersion = 3;
 constexpr int64_t kNewestIRVersion = 14;
 
+/// The newest opset of `domain` ("" and "ai.onnx" are one domain) the linked
+/// ONNX library has schemas for (Debian's libonnx: 17 for the default
+/// domain), or -1 for a domain it does not know.
+int64_t newestLibraryOpset(const std::string &domain);
+
 /// The newest opset of `domain` ("" and "ai.onnx" are one domain) that Loom
 /// accepts, or -1 for a domain it has no range for (custom domains: their
 /// ops fail later as unsupported, whatever the version).
