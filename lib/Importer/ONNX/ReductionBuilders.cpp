@@ -23,6 +23,11 @@ struct ReduceSpec {
   bool keepdims = true;
   /// `noop_with_empty_axes` with no axes: the node is the identity.
   bool identity = false;
+  /// Axes known only at run time: the sets of axes they may name (each
+  /// like `axes`), and which one they do name, an i64 scalar indexing
+  /// `candidates` (see runTimeAxes). Empty when the axes are known.
+  SmallVector<SmallVector<int64_t>> candidates;
+  Value choice;
 };
 
 /// Normalizes `axes` against `rank` and sorts them; reports out-of-range
@@ -63,6 +68,112 @@ axesFromKeptShape(NodeBinder &b, RankedTensorType in, bool keepdims) {
   return axes;
 }
 
+template <typename OpT>
+Value createReduce(NodeBinder &b, Value input, ArrayRef<int64_t> axes,
+                   bool keepdims) {
+  return createInferred<OpT>(b, input, b.builder().getDenseI64ArrayAttr(axes),
+                             b.builder().getBoolAttr(keepdims));
+}
+
+/// The result shape of reducing `axes` (sorted) of `shape`.
+SmallVector<int64_t> reducedShape(ArrayRef<int64_t> shape,
+                                  ArrayRef<int64_t> axes, bool keepdims) {
+  SmallVector<int64_t> result;
+  for (auto [d, size] : llvm::enumerate(shape)) {
+    if (!llvm::is_contained(axes, int64_t(d)))
+      result.push_back(size);
+    else if (keepdims)
+      result.push_back(1);
+  }
+  return result;
+}
+
+/// Axes given as a run-time input of a static number k of values: each set
+/// of k distinct dimensions whose result agrees with the declared output
+/// type is a candidate, and when all candidates give one result shape the
+/// node computes each and picks one by the axes' value (`spec.choice`).
+/// The choice is checked: each axis is looked up in a table of 2^d per
+/// dimension d (a Gather: negative axes count from the end, out-of-range
+/// ones are a run-time error), their sum is k bits set exactly when the
+/// axes are distinct, and a second lookup maps the sum to the candidate's
+/// index or, for sums naming no candidate (repeated axes, or axes the
+/// declared type rules out), to an out-of-range index, a run-time error.
+/// A single candidate needs no choice: the declared type names it, as for
+/// axesFromKeptShape. Fails (nullopt) when the candidates' shapes differ.
+std::optional<ReduceSpec> runTimeAxes(NodeBinder &b, Value axes,
+                                      RankedTensorType in, bool keepdims) {
+  // 2^rank entries in the lookup table.
+  constexpr int64_t kMaxRank = 10;
+  RankedTensorType axesType = typeOf(axes);
+  int64_t rank = in.getRank();
+  if (!axesType || axesType.getRank() != 1 || axesType.isDynamicDim(0) ||
+      rank > kMaxRank)
+    return std::nullopt;
+  int64_t count = axesType.getDimSize(0);
+  if (count < 1 || count > rank)
+    return std::nullopt;
+  RankedTensorType out = b.knownOutputType(0);
+  auto agrees = [&](ArrayRef<int64_t> shape) {
+    if (!out)
+      return true;
+    if (out.getRank() != int64_t(shape.size()))
+      return false;
+    for (auto [declared, computed] : llvm::zip(out.getShape(), shape))
+      if (!ShapedType::isDynamic(declared) &&
+          !ShapedType::isDynamic(computed) && declared != computed)
+        return false;
+    return true;
+  };
+  ReduceSpec spec;
+  spec.keepdims = keepdims;
+  SmallVector<int64_t> masks;
+  std::optional<SmallVector<int64_t>> shape;
+  for (int64_t mask = 1; mask < (int64_t(1) << rank); ++mask) {
+    if (llvm::popcount(uint64_t(mask)) != count)
+      continue;
+    SmallVector<int64_t> set;
+    for (int64_t d = 0; d < rank; ++d)
+      if (mask & (int64_t(1) << d))
+        set.push_back(d);
+    SmallVector<int64_t> candidateShape =
+        reducedShape(in.getShape(), set, keepdims);
+    if (!agrees(candidateShape))
+      continue;
+    if (shape && *shape != candidateShape)
+      return std::nullopt;
+    shape = candidateShape;
+    spec.candidates.push_back(std::move(set));
+    masks.push_back(mask);
+  }
+  if (spec.candidates.empty())
+    return std::nullopt;
+  if (spec.candidates.size() == 1) {
+    spec.axes = spec.candidates.pop_back_val();
+    return spec;
+  }
+  OpBuilder &builder = b.builder();
+  Type i64 = builder.getI64Type();
+  auto scalarType = RankedTensorType::get({}, i64);
+  auto gather = [&](ArrayRef<int64_t> table, Value indices, Type type) {
+    return GatherOp::create(builder, b.loc(), type, b.i64Tensor(table), indices,
+                            builder.getI64IntegerAttr(0))
+        .getResult();
+  };
+  SmallVector<int64_t> powers;
+  for (int64_t d = 0; d < rank; ++d)
+    powers.push_back(int64_t(1) << d);
+  Value bits = gather(powers, axes, RankedTensorType::get({count}, i64));
+  Value sum = createReduce<ReduceSumOp>(b, bits, {0}, /*keepdims=*/false);
+  int64_t none = spec.candidates.size();
+  SmallVector<int64_t> indexOfMask(int64_t(1) << rank, none);
+  for (auto [index, mask] : llvm::enumerate(masks))
+    indexOfMask[mask] = index;
+  Value index = gather(indexOfMask, sum, scalarType);
+  spec.choice =
+      gather(llvm::to_vector(llvm::seq<int64_t>(0, none)), index, scalarType);
+  return spec;
+}
+
 /// Reads `keepdims`, `noop_with_empty_axes` and the axes, from the `axes`
 /// attribute before `axesInputSince` and from input 1 from then on.
 FailureOr<ReduceSpec> readReduceSpec(NodeBinder &b, int64_t axesInputSince) {
@@ -101,6 +212,9 @@ FailureOr<ReduceSpec> readReduceSpec(NodeBinder &b, int64_t axesInputSince) {
         spec.identity = true;
       spec.axes = std::move(*derived);
       return spec;
+    } else if (std::optional<ReduceSpec> runTime =
+                   runTimeAxes(b, b.input(1), type, spec.keepdims)) {
+      return *runTime;
     } else {
       return b.emitError() << "input 1 ('" << b.node().input(1)
                            << "', the axes) must be a constant";
@@ -132,14 +246,25 @@ LogicalResult buildIdentity(NodeBinder &b) {
   return success();
 }
 
-template <typename OpT>
-Value createReduce(NodeBinder &b, Value input, ArrayRef<int64_t> axes,
-                   bool keepdims) {
-  return createInferred<OpT>(b, input, b.builder().getDenseI64ArrayAttr(axes),
-                             b.builder().getBoolAttr(keepdims));
+/// The node's result: `compute(axes)` for the spec's axes or, with axes
+/// known only at run time, for every candidate, the one the axes name
+/// picked by a chain of loom.where on the spec's choice.
+Value forEachCandidate(NodeBinder &b, const ReduceSpec &spec,
+                       llvm::function_ref<Value(ArrayRef<int64_t>)> compute) {
+  if (spec.candidates.empty())
+    return compute(spec.axes);
+  Type i64 = b.builder().getI64Type();
+  Value result = compute(spec.candidates.back());
+  for (int64_t i = int64_t(spec.candidates.size()) - 2; i >= 0; --i) {
+    Value chosen = createInferred<EqualOp>(b, spec.choice, b.scalar(i64, i));
+    result =
+        createInferred<WhereOp>(b, chosen, compute(spec.candidates[i]), result);
+  }
+  return result;
 }
 
-/// ReduceSum/Mean/Max/Min/Prod: one loom reduce op.
+/// ReduceSum/Mean/Max/Min/Prod: one loom reduce op (one per candidate when
+/// the axes are known only at run time).
 template <typename OpT>
 LogicalResult buildReduce(NodeBinder &b, int64_t axesInputSince) {
   FailureOr<ReduceSpec> spec = readReduceSpec(b, axesInputSince);
@@ -147,6 +272,11 @@ LogicalResult buildReduce(NodeBinder &b, int64_t axesInputSince) {
     return failure();
   if (spec->identity)
     return buildIdentity(b);
+  if (!spec->candidates.empty())
+    return bindRefined(
+        b, forEachCandidate(b, *spec, [&](ArrayRef<int64_t> axes) {
+          return createReduce<OpT>(b, b.input(0), axes, spec->keepdims);
+        }));
   return buildSimple<OpT>(
       b, {b.input(0)},
       {b.builder().getNamedAttr("axes",
@@ -157,35 +287,16 @@ LogicalResult buildReduce(NodeBinder &b, int64_t axesInputSince) {
 
 enum class ReduceKind { L1, L2, LogSum, LogSumExp, SumSquare };
 
-/// The decomposed reductions. Intermediate reductions keep their dimensions
-/// so they broadcast against the input; only the last step drops them.
-LogicalResult buildDecomposedReduce(NodeBinder &b, ReduceKind kind,
-                                    int64_t axesInputSince) {
-  FailureOr<ReduceSpec> spec = readReduceSpec(b, axesInputSince);
-  if (failed(spec))
-    return failure();
-  Value x = b.input(0);
-  RankedTensorType type = b.outputType(0);
-  if (!x || !type)
-    return failure();
-  // sqrt, log and exp take floats: integer inputs are computed in f64 and
-  // the result truncated back, as the ONNX reference does.
-  bool needsFloat = kind == ReduceKind::L2 || kind == ReduceKind::LogSum ||
-                    kind == ReduceKind::LogSumExp;
-  bool viaF64 = needsFloat && !isa<FloatType>(type.getElementType());
-  if (viaF64) {
-    auto xType = cast<RankedTensorType>(x.getType());
-    x = CastOp::create(b.builder(), b.loc(),
-                       xType.clone(b.builder().getF64Type()), x);
-  }
+/// The decomposed reduction `kind` of `x` over `axes`. Intermediate
+/// reductions keep their dimensions so they broadcast against the input;
+/// only the last step drops them.
+Value decomposedReduce(NodeBinder &b, ReduceKind kind, Value x,
+                       ArrayRef<int64_t> axes, bool keepdims, bool identity) {
   Type elementType = cast<RankedTensorType>(x.getType()).getElementType();
-
-  ArrayRef<int64_t> axes = spec->axes;
-  bool keepdims = spec->keepdims;
   // With `noop_with_empty_axes` nothing is reduced, but the elementwise
   // part still applies (e.g. ReduceL1 is then Abs).
   auto sum = [&](Value v) -> Value {
-    if (spec->identity)
+    if (identity)
       return v;
     return createReduce<ReduceSumOp>(b, v, axes, keepdims);
   };
@@ -205,7 +316,7 @@ LogicalResult buildDecomposedReduce(NodeBinder &b, ReduceKind kind,
     result = createInferred<LogOp>(b, sum(x));
     break;
   case ReduceKind::LogSumExp: {
-    if (spec->identity) {
+    if (identity) {
       // log(exp(x)) is x, exactly so only without the round trip.
       result = x;
       break;
@@ -230,6 +341,32 @@ LogicalResult buildDecomposedReduce(NodeBinder &b, ReduceKind kind,
     break;
   }
   }
+  return result;
+}
+
+/// ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceSumSquare.
+LogicalResult buildDecomposedReduce(NodeBinder &b, ReduceKind kind,
+                                    int64_t axesInputSince) {
+  FailureOr<ReduceSpec> spec = readReduceSpec(b, axesInputSince);
+  if (failed(spec))
+    return failure();
+  Value x = b.input(0);
+  RankedTensorType type = b.outputType(0);
+  if (!x || !type)
+    return failure();
+  // sqrt, log and exp take floats: integer inputs are computed in f64 and
+  // the result truncated back, as the ONNX reference does.
+  bool needsFloat = kind == ReduceKind::L2 || kind == ReduceKind::LogSum ||
+                    kind == ReduceKind::LogSumExp;
+  bool viaF64 = needsFloat && !isa<FloatType>(type.getElementType());
+  if (viaF64) {
+    auto xType = cast<RankedTensorType>(x.getType());
+    x = CastOp::create(b.builder(), b.loc(),
+                       xType.clone(b.builder().getF64Type()), x);
+  }
+  Value result = forEachCandidate(b, *spec, [&](ArrayRef<int64_t> axes) {
+    return decomposedReduce(b, kind, x, axes, spec->keepdims, spec->identity);
+  });
   if (viaF64) {
     auto resultType = cast<RankedTensorType>(result.getType());
     result = CastOp::create(b.builder(), b.loc(),
