@@ -23,6 +23,7 @@
 #include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/TargetSelect.h"
@@ -282,36 +283,98 @@ void describeAllocator(llvm::Module &module) {
   }
 }
 
-/// Defines `__truncsfbf2` (f32 to bf16, round to nearest even, NaN kept
-/// quiet) in the module, hidden. Without a bf16 conversion instruction,
-/// LLVM's X86 backend legalizes bf16 vector operations - broadcasts,
-/// selects - through f32 and calls this compiler-runtime function for
-/// each element; Debian 12's libgcc does not define it, so an engine that
-/// relied on the process to provide it would not load.
-void defineBFloat16Truncation(llvm::Module &module) {
-  llvm::LLVMContext &context = module.getContext();
-  auto *i16 = llvm::Type::getInt16Ty(context);
-  auto *i32 = llvm::Type::getInt32Ty(context);
-  auto *type = llvm::FunctionType::get(llvm::Type::getBFloatTy(context),
-                                       {llvm::Type::getFloatTy(context)},
-                                       /*isVarArg=*/false);
-  auto *fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage,
-                                    "__truncsfbf2", module);
-  fn->setVisibility(llvm::GlobalValue::HiddenVisibility);
-  fn->addFnAttr(llvm::Attribute::NoUnwind);
-  llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", fn));
-  llvm::Value *x = fn->getArg(0);
-  llvm::Value *bits = b.CreateBitCast(x, i32);
+/// The bf16 bits (in an i16) of the f32 `x`: rounded to nearest even, a NaN
+/// kept quiet.
+llvm::Value *roundToBFloat16Bits(llvm::IRBuilder<> &b, llvm::Value *x) {
+  llvm::Value *bits = b.CreateBitCast(x, b.getInt32Ty());
   llvm::Value *odd = b.CreateAnd(b.CreateLShr(bits, 16), 1);
   llvm::Value *rounded =
       b.CreateLShr(b.CreateAdd(bits, b.CreateAdd(odd, b.getInt32(0x7fff))), 16);
   llvm::Value *quietNaN = b.CreateOr(b.CreateLShr(bits, 16), 0x40);
   llvm::Value *isNaN = b.CreateFCmpUNO(x, x);
-  llvm::Value *result =
-      b.CreateTrunc(b.CreateSelect(isNaN, quietNaN, rounded), i16);
-  b.CreateRet(b.CreateBitCast(result, llvm::Type::getBFloatTy(context)));
-  // Referenced only by the code generator: kept through optimization.
+  return b.CreateTrunc(b.CreateSelect(isNaN, quietNaN, rounded),
+                       b.getInt16Ty());
+}
+
+/// Defines the compiler-runtime function `name` (`from` to bf16) in the
+/// module, hidden, its body written by `body` from the argument to the bf16
+/// bits. Referenced only by the code generator, it is kept through
+/// optimization.
+void defineBFloat16Conversion(
+    llvm::Module &module, llvm::StringRef name, llvm::Type *from,
+    llvm::function_ref<llvm::Value *(llvm::IRBuilder<> &, llvm::Value *)>
+        body) {
+  llvm::LLVMContext &context = module.getContext();
+  auto *type = llvm::FunctionType::get(llvm::Type::getBFloatTy(context), {from},
+                                       /*isVarArg=*/false);
+  auto *fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name,
+                                    module);
+  fn->setVisibility(llvm::GlobalValue::HiddenVisibility);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", fn));
+  b.CreateRet(b.CreateBitCast(body(b, fn->getArg(0)),
+                              llvm::Type::getBFloatTy(context)));
   llvm::appendToCompilerUsed(module, {fn});
+}
+
+/// Defines `__truncsfbf2` (f32 to bf16). Without a bf16 conversion
+/// instruction, LLVM's X86 backend legalizes bf16 vector operations -
+/// broadcasts, selects - through f32 and calls this compiler-runtime
+/// function for each element; Debian 12's libgcc does not define it, so an
+/// engine that relied on the process to provide it would not load.
+void defineBFloat16Truncation(llvm::Module &module) {
+  defineBFloat16Conversion(module, "__truncsfbf2",
+                           llvm::Type::getFloatTy(module.getContext()),
+                           roundToBFloat16Bits);
+}
+
+/// Whether `module` truncates a double (or a vector of them) to bf16: the
+/// X86 backend has no instruction for it and calls `__truncdfbf2`, which
+/// neither Debian 12's libgcc nor the runtime defines.
+bool truncatesDoubleToBFloat16(llvm::Module &module) {
+  for (llvm::Function &fn : module)
+    for (llvm::Instruction &inst : llvm::instructions(fn))
+      if (auto *trunc = llvm::dyn_cast<llvm::FPTruncInst>(&inst))
+        if (trunc->getSrcTy()->getScalarType()->isDoubleTy() &&
+            trunc->getDestTy()->getScalarType()->isBFloatTy())
+          return true;
+  return false;
+}
+
+/// Defines `__truncdfbf2` (f64 to bf16, correctly rounded to nearest even).
+/// Rounding to f32 first and then to bf16 would round twice (a double just
+/// above a bf16 tie would round to the tie, then to even); rounding to f32
+/// *to odd* first does not: f32 keeps 16 bits more than bf16, and a sticky
+/// last bit set whenever the first step was inexact keeps the second
+/// step's ties honest. Round to odd = truncate toward zero (one f32 step
+/// toward zero when round-to-nearest went away from it), then set the last
+/// bit if inexact. Overflow truncates to FLT_MAX (odd), which the second
+/// step takes to infinity, as it should; NaN stays a quiet NaN.
+void defineDoubleToBFloat16Truncation(llvm::Module &module) {
+  defineBFloat16Conversion(
+      module, "__truncdfbf2", llvm::Type::getDoubleTy(module.getContext()),
+      [](llvm::IRBuilder<> &b, llvm::Value *x) {
+        llvm::Type *f32 = b.getFloatTy();
+        llvm::Type *f64 = b.getDoubleTy();
+        llvm::Value *nearest = b.CreateFPTrunc(x, f32);
+        llvm::Value *nearestBits = b.CreateBitCast(nearest, b.getInt32Ty());
+        // |nearest| > |x|: one step toward zero on the magnitude's bits.
+        llvm::Value *awayFromZero =
+            b.CreateFCmpOGT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs,
+                                                   b.CreateFPExt(nearest, f64)),
+                            b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x));
+        llvm::Value *truncatedBits = b.CreateSelect(
+            awayFromZero, b.CreateSub(nearestBits, b.getInt32(1)), nearestBits);
+        llvm::Value *truncated = b.CreateBitCast(truncatedBits, f32);
+        llvm::Value *inexact =
+            b.CreateFCmpONE(b.CreateFPExt(truncated, f64), x);
+        llvm::Value *toOdd = b.CreateSelect(
+            inexact, b.CreateOr(truncatedBits, b.getInt32(1)), truncatedBits);
+        // A NaN goes through `nearest`, which is one.
+        llvm::Value *isNaN = b.CreateFCmpUNO(x, x);
+        return roundToBFloat16Bits(
+            b, b.CreateSelect(isNaN, nearest, b.CreateBitCast(toOdd, f32)));
+      });
 }
 
 /// void loom_entry(void **buffers) { loom_main(buffers[0], buffers[1], ...); }
@@ -398,6 +461,9 @@ std::unique_ptr<llvm::Module> translateToLLVMIR(ModuleOp module,
   describeAllocator(*llvmModule);
   if (!hostConvertsBFloat16() && !llvmModule->getFunction("__truncsfbf2"))
     defineBFloat16Truncation(*llvmModule);
+  if (!llvmModule->getFunction("__truncdfbf2") &&
+      truncatesDoubleToBFloat16(*llvmModule))
+    defineDoubleToBFloat16Truncation(*llvmModule);
   if (failed(addPackedEntry(*llvmModule))) {
     module.emitError("the module has no @") << kMainSymbol << " function";
     return nullptr;
