@@ -122,7 +122,7 @@ std::optional<Plan> planFor(linalg::GenericOp op, unsigned vectorBits) {
   plan.reduces =
       op.getIteratorTypesArray().back() == utils::IteratorType::reduction;
   AffineExpr inner = getAffineDimExpr(plan.innermost, op.getContext());
-  unsigned widestBits = 8;
+  unsigned widestBits = 8, computedBits = 8;
   for (OpOperand &operand : op->getOpOperands()) {
     auto type = dyn_cast<MemRefType>(operand.get().getType());
     // Booleans are bytes in memory but bits in a vector register: LLVM
@@ -136,9 +136,12 @@ std::optional<Plan> planFor(linalg::GenericOp op, unsigned vectorBits) {
       plan.access.push_back(Access::Invariant);
       continue;
     }
-    // The vectors' width follows the widest element that varies along the
-    // innermost loop (a gather's i64 index, read once per row, does not
-    // halve the f32 rows).
+    // The vectors' width follows the widest element read or written along
+    // the innermost loop (a gather's i64 index, read once per row, does not
+    // halve the f32 rows). Wider values computed in between take several
+    // registers each, up to four: an f32 program's f64 steps (the
+    // quantized products' exact epilogues) do not halve its rows, whose
+    // long chains of dependent operations need the independent work.
     if (!type.getElementType().isIndex())
       widestBits =
           std::max(widestBits, type.getElementType().getIntOrFloatBitWidth());
@@ -254,7 +257,7 @@ std::optional<Plan> planFor(linalg::GenericOp op, unsigned vectorBits) {
     if (anyVarying)
       for (Type type : inner.getResultTypes())
         if (!type.isIndex())
-          widestBits = std::max(widestBits, type.getIntOrFloatBitWidth());
+          computedBits = std::max(computedBits, type.getIntOrFloatBitWidth());
   }
   if (!plan.reduces) {
     // An output the parallel innermost loop does not walk (elementwise
@@ -291,7 +294,9 @@ std::optional<Plan> planFor(linalg::GenericOp op, unsigned vectorBits) {
       plan.reductions.push_back({combiner, *kind, partial});
     }
   }
-  plan.width = std::max<int64_t>(1, vectorBits / widestBits);
+  // At most four registers for the widest value computed.
+  plan.width = std::max<int64_t>(
+      1, std::min(vectorBits / widestBits, 4 * vectorBits / computedBits));
   return plan;
 }
 

@@ -316,3 +316,51 @@ func.func @short_window(%x: memref<1x8x3x3xf32>, %y: memref<1x8x2x2x2x2xf32>) {
   }
   return
 }
+
+// -----
+
+// A quantized product's exact epilogue: i32 accumulators scaled in f64 and
+// rounded to f32. The vectors' width follows the elements read and
+// written (32 bits: 16 lanes of 512 bits), not the f64 steps between,
+// which take two registers each; at 8 lanes the f32 rows would get half
+// the independent work for their long chains.
+#epilogue = affine_map<(d0, d1) -> (d0, d1)>
+#scalar = affine_map<(d0, d1) -> ()>
+// CHECK-LABEL: func.func @f64_steps
+// CHECK: scf.for %{{.+}} = %c0 to %c128 step %c16
+// CHECK: vector.transfer_read %arg0{{.+}} : memref<32x128xi32>, vector<16xi32>
+// CHECK: arith.sitofp %{{.+}} : vector<16xi32> to vector<16xf64>
+// CHECK: arith.mulf %{{.+}} : vector<16xf64>
+// CHECK: arith.truncf %{{.+}} : vector<16xf64> to vector<16xf32>
+// CHECK: vector.transfer_write %{{.+}} : vector<16xf32>, memref<32x128xf32>
+func.func @f64_steps(%acc: memref<32x128xi32>, %scale: memref<f64>, %out: memref<32x128xf32>) {
+  linalg.generic {indexing_maps = [#epilogue, #scalar, #epilogue], iterator_types = ["parallel", "parallel"]} ins(%acc, %scale : memref<32x128xi32>, memref<f64>) outs(%out : memref<32x128xf32>) {
+  ^bb0(%a: i32, %s: f64, %o: f32):
+    %wide = arith.sitofp %a : i32 to f64
+    %scaled = arith.mulf %wide, %s : f64
+    %narrow = arith.truncf %scaled : f64 to f32
+    linalg.yield %narrow : f32
+  }
+  return
+}
+
+// -----
+
+// Bytes computed in f64: 64 lanes of bytes would make each f64 value eight
+// registers; the width stops at four registers of the widest value
+// computed (32 lanes).
+#bytes = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func.func @bytes_in_f64
+// CHECK: scf.for %{{.+}} = %c0 to %c128 step %c32
+// CHECK: arith.uitofp %{{.+}} : vector<32xi8> to vector<32xf64>
+// CHECK: vector.transfer_write %{{.+}} : vector<32xi8>, memref<128xi8>
+func.func @bytes_in_f64(%in: memref<128xi8>, %out: memref<128xi8>) {
+  linalg.generic {indexing_maps = [#bytes, #bytes], iterator_types = ["parallel"]} ins(%in : memref<128xi8>) outs(%out : memref<128xi8>) {
+  ^bb0(%a: i8, %o: i8):
+    %wide = arith.uitofp %a : i8 to f64
+    %half = arith.mulf %wide, %wide : f64
+    %narrow = arith.fptoui %half : f64 to i8
+    linalg.yield %narrow : i8
+  }
+  return
+}
