@@ -172,8 +172,12 @@ public:
     Value input = adaptor.getInput();
     auto inputShape = cast<RankedTensorType>(input.getType()).getShape();
     Type element = type.getElementType();
-    Value padValue = isMax ? extremeValue(rewriter, loc, element, true)
-                           : scalarConstant(rewriter, loc, element, 0);
+    // Unsigned integers (MaxPool takes uint8 since opset 12) are signless
+    // here: their order and their smallest value come from the op's type.
+    bool unsignedElement = isUnsigned(op.getInput());
+    Value padValue =
+        isMax ? extremeValue(rewriter, loc, element, true, unsignedElement)
+              : scalarConstant(rewriter, loc, element, 0);
     FailureOr<SmallVector<Value>> sizes =
         batchSizes(rewriter, loc, type, input);
     if (failed(sizes))
@@ -187,13 +191,12 @@ public:
             ValueRange{filledTensor(rewriter, loc, type, padValue, *sizes)},
             w.maps, w.iterators,
             [&](B &b, L loc, V args) {
-              Value v = isMax ? (isa<FloatType>(element)
-                                     ? Value(arith::MaximumFOp::create(
-                                           b, loc, args[0], args[2]))
-                                     : Value(arith::MaxSIOp::create(
-                                           b, loc, args[0], args[2])))
-                              : floatOrInt<arith::AddFOp, arith::AddIOp>(
-                                    b, loc, args[0], args[2]);
+              Value v =
+                  isMax ? floatSignedOrUnsigned<arith::MaximumFOp,
+                                                arith::MaxSIOp, arith::MaxUIOp>(
+                              b, loc, unsignedElement, args[0], args[2])
+                        : floatOrInt<arith::AddFOp, arith::AddIOp>(
+                              b, loc, args[0], args[2]);
               linalg::YieldOp::create(b, loc, v);
             })
             .getResult(0);
