@@ -28,15 +28,21 @@ Kernel unaryFloat(FloatFn fn) {
   return unaryFloat([fn](Operation *, double x) { return fn(x); });
 }
 
-/// A unary op defined for floats and integers alike.
-Kernel unaryNumeric(FloatFn floatFn, int64_t (*intFn)(int64_t)) {
+/// A unary op defined for floats and integers alike. Integers are held in
+/// an int64: a uint64 of 2^63 or more reads as negative there, so an op
+/// whose answer depends on the sign takes `unsignedFn` for unsigned kinds.
+Kernel unaryNumeric(FloatFn floatFn, int64_t (*intFn)(int64_t),
+                    int64_t (*unsignedFn)(uint64_t) = nullptr) {
   return [=](Operation *op, ArrayRef<const Tensor *> in,
              SmallVectorImpl<Tensor> &out) -> LogicalResult {
     const Tensor &x = *in[0];
     Tensor y(resultKind(op), x.shape());
+    bool isUnsigned = unsignedFn && isUnsignedKind(x.kind());
     for (int64_t i = 0, n = x.numElements(); i < n; ++i) {
       if (x.isFloat())
         y.setDouble(i, floatFn(x.getDouble(i)));
+      else if (isUnsigned)
+        y.setInt(i, unsignedFn(static_cast<uint64_t>(x.getInt(i))));
       else
         y.setInt(i, intFn(x.getInt(i)));
     }
@@ -149,15 +155,18 @@ double pythonMod(double a, double b) {
 
 void registerElementwiseKernels(KernelRegistry &r) {
   // Unary math.
+  auto unsignedIdentity = [](uint64_t x) { return static_cast<int64_t>(x); };
   r.add("loom.abs", unaryNumeric([](double x) { return std::fabs(x); },
-                                 [](int64_t x) { return x < 0 ? -x : x; }));
+                                 [](int64_t x) { return x < 0 ? -x : x; },
+                                 unsignedIdentity));
   r.add("loom.neg", unaryNumeric([](double x) { return -x; },
                                  [](int64_t x) { return -x; }));
-  r.add(
-      "loom.sign",
-      unaryNumeric([](double x) { return double((x > 0) - (x < 0)); }, signOf));
+  r.add("loom.sign",
+        unaryNumeric([](double x) { return double((x > 0) - (x < 0)); }, signOf,
+                     [](uint64_t x) { return int64_t(x != 0); }));
   r.add("loom.relu", unaryNumeric([](double x) { return x > 0 ? x : 0.0; },
-                                  [](int64_t x) { return x > 0 ? x : 0; }));
+                                  [](int64_t x) { return x > 0 ? x : 0; },
+                                  unsignedIdentity));
   r.add("loom.exp", unaryFloat([](double x) { return std::exp(x); }));
   r.add("loom.log", unaryFloat([](double x) { return std::log(x); }));
   r.add("loom.sqrt", unaryFloat([](double x) { return std::sqrt(x); }));

@@ -81,6 +81,8 @@ void printTensor(llvm::raw_ostream &os, const Tensor &t, int count) {
       os << ", ";
     if (t.isFloat())
       os << llvm::format("%g", t.getDouble(i));
+    else if (isUnsignedKind(t.kind()))
+      os << static_cast<uint64_t>(t.getInt(i));
     else
       os << t.getInt(i);
   }
