@@ -192,6 +192,20 @@ public:
     WalkResult unsupported = getOperation().walk([](Operation *op) {
       if (!isa<LoomDialect>(op->getDialect()))
         return WalkResult::advance();
+      // top-k sorts rows of run-time length, but its k sets its results'
+      // sizes at compile time.
+      if (auto topk = dyn_cast<TopKOp>(op)) {
+        auto values = cast<RankedTensorType>(topk.getValues().getType());
+        int64_t axis = lowering::axisIndex(topk.getAxis(), values.getRank());
+        if (values.isDynamicDim(axis) &&
+            !cast<RankedTensorType>(topk.getInput().getType())
+                 .isDynamicDim(axis)) {
+          op->emitOpError("takes k known only at run time (")
+              << values << "), which the CPU target does not support yet: "
+              << "k must be a constant";
+          return WalkResult::interrupt();
+        }
+      }
       for (auto [position, value] : llvm::enumerate(
                llvm::concat<Value>(op->getOperands(), op->getResults()))) {
         Type type = value.getType();

@@ -35,3 +35,12 @@ func.func @fp8_cast(%x: tensor<4xf8E4M3FN>) -> tensor<4xf32> {
   %y = loom.cast %x : tensor<4xf8E4M3FN> to tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+// -----
+
+// top-k's k sets its results' sizes: known only at run time, it is named.
+func.func @run_time_k(%x: tensor<3x8xf32>, %k: tensor<1xi64>) -> (tensor<3x?xf32>, tensor<3x?xi64>) {
+  // expected-error @+1 {{'loom.topk' op takes k known only at run time ('tensor<3x?xf32>'), which the CPU target does not support yet: k must be a constant}}
+  %v, %i = loom.topk %x, %k {axis = -1 : i64} : tensor<3x8xf32>, tensor<1xi64> -> tensor<3x?xf32>, tensor<3x?xi64>
+  return %v, %i : tensor<3x?xf32>, tensor<3x?xi64>
+}
