@@ -321,7 +321,8 @@ void registerElementwiseKernels(KernelRegistry &r) {
             y.setInt(i, int64_t(uint64_t(x) % uint64_t(d)));
             return success();
           }
-          int64_t rem = x % d;
+          // Any integer is a multiple of -1; INT64_MIN % -1 would trap.
+          int64_t rem = d == -1 ? 0 : x % d;
           if (!cStyle && rem != 0 && ((rem < 0) != (d < 0)))
             rem += d;
           y.setInt(i, rem);

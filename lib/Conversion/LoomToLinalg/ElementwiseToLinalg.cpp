@@ -40,13 +40,19 @@ template <typename OpTy>
 using ScalarFn =
     std::function<Value(OpTy, OpBuilder &, Location, ValueRange, Type)>;
 
+/// Code emitted once before an op's elementwise loop, given its converted
+/// operands (run-time checks).
+template <typename OpTy>
+using PrologueFn = std::function<void(OpTy, OpBuilder &, ValueRange)>;
+
 /// Any elementwise op with broadcasting operands, given its scalar form.
 template <typename OpTy>
 class ElementwiseLowering : public OpConversionPattern<OpTy> {
 public:
   ElementwiseLowering(const TypeConverter &converter, MLIRContext *ctx,
-                      ScalarFn<OpTy> scalar)
-      : OpConversionPattern<OpTy>(converter, ctx), scalar(std::move(scalar)) {}
+                      ScalarFn<OpTy> scalar, PrologueFn<OpTy> prologue = {})
+      : OpConversionPattern<OpTy>(converter, ctx), scalar(std::move(scalar)),
+        prologue(std::move(prologue)) {}
 
   LogicalResult
   matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
@@ -59,6 +65,8 @@ public:
       if (!convertedType(this->getTypeConverter(), operand))
         return rewriter.notifyMatchFailure(op, "unsupported operand type");
     SmallVector<Value> inputs(adaptor.getOperands());
+    if (prologue)
+      prologue(op, rewriter, inputs);
     SmallVector<Value> sizes =
         alignRunTimeSizes(rewriter, op.getLoc(), op, type, inputs);
     Value result = buildElementwise(
@@ -73,13 +81,94 @@ public:
 
 private:
   ScalarFn<OpTy> scalar;
+  PrologueFn<OpTy> prologue;
 };
 
 template <typename OpTy>
 void addElementwise(RewritePatternSet &patterns, const TypeConverter &converter,
-                    ScalarFn<OpTy> scalar) {
-  patterns.add<ElementwiseLowering<OpTy>>(converter, patterns.getContext(),
-                                          std::move(scalar));
+                    ScalarFn<OpTy> scalar, PrologueFn<OpTy> prologue = {}) {
+  patterns.add<ElementwiseLowering<OpTy>>(
+      converter, patterns.getContext(), std::move(scalar), std::move(prologue));
+}
+
+/// `combine` folded over every element of `tensor`, starting from `init`
+/// (a scalar of `type`): one reduction generic into a 0-D tensor, whose
+/// element is returned.
+Value reduceToScalar(
+    OpBuilder &b, Location loc, Value tensor, Type type, Value init,
+    llvm::function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
+  auto tensorType = cast<RankedTensorType>(tensor.getType());
+  int64_t rank = tensorType.getRank();
+  MLIRContext *ctx = b.getContext();
+  Value empty = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, type);
+  Value filled =
+      linalg::FillOp::create(b, loc, ValueRange{init}, ValueRange{empty})
+          .getResult(0);
+  SmallVector<AffineMap> maps{AffineMap::getMultiDimIdentityMap(rank, ctx),
+                              AffineMap::get(rank, 0, {}, ctx)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::reduction);
+  Value reduced = linalg::GenericOp::create(
+                      b, loc, TypeRange{filled.getType()}, ValueRange{tensor},
+                      ValueRange{filled}, maps, iterators,
+                      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                        linalg::YieldOp::create(
+                            nb, nloc, combine(nb, nloc, args[0], args[1]));
+                      })
+                      .getResult(0);
+  return tensor::ExtractOp::create(b, loc, reduced, ValueRange{});
+}
+
+/// Integer division and remainder trap on x86 (SIGFPE) for a zero divisor
+/// and, signed, for the most negative value by -1. Before the loop, a zero
+/// anywhere in the divisor is reported through the runtime (the reference
+/// executor's error, "integer division by zero"); in the loop those
+/// divisors become 1: the most negative value by -1 then gives the
+/// wrapped quotient (itself) and remainder 0, as the reference does, and
+/// the reported zero divisors give the dividend and 0 rather than a crash.
+template <typename OpTy>
+void checkIntegerDivisor(OpTy op, OpBuilder &b, ValueRange operands) {
+  Value divisor = operands[1];
+  auto type = cast<RankedTensorType>(divisor.getType());
+  if (!isa<IntegerType>(type.getElementType()))
+    return;
+  Location loc = op.getLoc();
+  Value anyZero = reduceToScalar(
+      b, loc, divisor, b.getI1Type(),
+      arith::ConstantOp::create(b, loc, b.getBoolAttr(false)),
+      [&](OpBuilder &nb, Location nloc, Value element, Value seen) -> Value {
+        Value zero = arith::ConstantOp::create(
+            nb, nloc, nb.getIntegerAttr(element.getType(), 0));
+        return arith::OrIOp::create(
+            nb, nloc, seen,
+            arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::eq, element,
+                                  zero));
+      });
+  checkCondition(b, loc, op, anyZero, "integer division by zero");
+}
+
+/// `divisor`, or 1 where dividing by it would trap (see
+/// checkIntegerDivisor).
+Value trapFreeDivisor(OpBuilder &b, Location loc, Value dividend, Value divisor,
+                      bool isUnsigned) {
+  Type type = divisor.getType();
+  auto constant = [&](const APInt &value) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, value));
+  };
+  unsigned width = type.getIntOrFloatBitWidth();
+  Value traps = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, divisor,
+                                      constant(APInt::getZero(width)));
+  if (!isUnsigned) {
+    Value overflows = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, dividend,
+                              constant(APInt::getSignedMinValue(width))),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, divisor,
+                              constant(APInt::getAllOnes(width))));
+    traps = arith::OrIOp::create(b, loc, traps, overflows);
+  }
+  return arith::SelectOp::create(b, loc, traps, constant(APInt(width, 1)),
+                                 divisor);
 }
 
 /// A binary op with a float and an integer form.
@@ -367,8 +456,18 @@ void populateBinaryPatterns(RewritePatternSet &patterns,
   addBinary<AddOp, arith::AddFOp, arith::AddIOp>(patterns, converter);
   addBinary<SubOp, arith::SubFOp, arith::SubIOp>(patterns, converter);
   addBinary<MulOp, arith::MulFOp, arith::MulIOp>(patterns, converter);
-  addSignAware<DivOp, arith::DivFOp, arith::DivSIOp, arith::DivUIOp>(patterns,
-                                                                     converter);
+  addElementwise<DivOp>(
+      patterns, converter,
+      [](DivOp op, OpBuilder &b, Location loc, ValueRange x, Type) -> Value {
+        bool unsignedOperands = isUnsigned(op.getLhs());
+        if (isa<FloatType>(x[0].getType()))
+          return arith::DivFOp::create(b, loc, x[0], x[1]);
+        Value divisor = trapFreeDivisor(b, loc, x[0], x[1], unsignedOperands);
+        if (unsignedOperands)
+          return arith::DivUIOp::create(b, loc, x[0], divisor);
+        return arith::DivSIOp::create(b, loc, x[0], divisor);
+      },
+      checkIntegerDivisor<DivOp>);
   addSignAware<MaxOp, arith::MaximumFOp, arith::MaxSIOp, arith::MaxUIOp>(
       patterns, converter);
   addSignAware<MinOp, arith::MinimumFOp, arith::MinSIOp, arith::MinUIOp>(
@@ -429,10 +528,14 @@ void populateBinaryPatterns(RewritePatternSet &patterns,
       patterns, converter,
       [](ModOp op, OpBuilder &b, Location loc, ValueRange x, Type) -> Value {
         bool isFloat = isa<FloatType>(x[0].getType());
-        if (isUnsigned(op.getLhs()))
-          return arith::RemUIOp::create(b, loc, x[0], x[1]);
+        bool unsignedOperands = isUnsigned(op.getLhs());
+        Value divisor =
+            isFloat ? x[1]
+                    : trapFreeDivisor(b, loc, x[0], x[1], unsignedOperands);
+        if (unsignedOperands)
+          return arith::RemUIOp::create(b, loc, x[0], divisor);
         Value remainder =
-            floatOrInt<arith::RemFOp, arith::RemSIOp>(b, loc, x[0], x[1]);
+            floatOrInt<arith::RemFOp, arith::RemSIOp>(b, loc, x[0], divisor);
         if (op.getFmod())
           return remainder;
         // Python's %: the sign follows the divisor.
@@ -456,7 +559,8 @@ void populateBinaryPatterns(RewritePatternSet &patterns,
             b, loc, adjust,
             floatOrInt<arith::AddFOp, arith::AddIOp>(b, loc, remainder, x[1]),
             remainder);
-      });
+      },
+      checkIntegerDivisor<ModOp>);
   addElementwise<WhereOp>(
       patterns, converter,
       [](WhereOp, OpBuilder &b, Location loc, ValueRange x, Type) -> Value {

@@ -98,9 +98,20 @@ func.func @casts(%a: tensor<4xf32>) -> tensor<4xf16> {
 
 // -----
 
-// Python-style modulo: the remainder takes the divisor's sign.
+// Python-style modulo: the remainder takes the divisor's sign. A zero
+// divisor anywhere is reported first (a reduction, then the runtime's
+// check); the loop divides by 1 where the divisor would trap (zero, or
+// -1 under the most negative dividend).
 // CHECK-LABEL: func.func @mod
-// CHECK: %[[R:.+]] = arith.remsi %[[X:.+]], %[[Y:.+]] : i64
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction"]
+// CHECK: arith.cmpi eq
+// CHECK: arith.ori
+// CHECK: scf.if
+// CHECK: call @loom_rt_check_failed
+// CHECK: linalg.generic
+// CHECK: ^bb0(%[[X:.+]]: i64, %[[Y:.+]]: i64, %{{.+}}: i64):
+// CHECK: %[[SAFE:.+]] = arith.select %{{.+}}, %{{.+}}, %[[Y]] : i64
+// CHECK: %[[R:.+]] = arith.remsi %[[X]], %[[SAFE]] : i64
 // CHECK: %[[ADJ:.+]] = arith.addi %[[R]], %[[Y]]
 // CHECK: arith.select %{{.+}}, %[[ADJ]], %[[R]]
 func.func @mod(%a: tensor<4xi64>, %b: tensor<4xi64>) -> tensor<4xi64> {
