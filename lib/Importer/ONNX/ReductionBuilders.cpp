@@ -416,8 +416,9 @@ LogicalResult buildRunTimeAxisCumulative(NodeBinder &b, Value x, bool exclusive,
                          << axisType;
   OpBuilder &builder = b.builder();
   if (axisType.getRank() == 1)
-    axis = ReshapeOp::create(builder, b.loc(), axisType.clone({}), axis,
-                             b.i64Tensor({}));
+    axis =
+        ReshapeOp::create(builder, b.loc(), axisType.clone(ArrayRef<int64_t>{}),
+                          axis, b.i64Tensor({}));
   int64_t rank = typeOf(x).getRank();
   Type i64 = builder.getI64Type();
   Value normalized = GatherOp::create(
