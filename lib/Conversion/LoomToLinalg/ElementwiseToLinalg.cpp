@@ -91,34 +91,6 @@ void addElementwise(RewritePatternSet &patterns, const TypeConverter &converter,
       converter, patterns.getContext(), std::move(scalar), std::move(prologue));
 }
 
-/// `combine` folded over every element of `tensor`, starting from `init`
-/// (a scalar of `type`): one reduction generic into a 0-D tensor, whose
-/// element is returned.
-Value reduceToScalar(
-    OpBuilder &b, Location loc, Value tensor, Type type, Value init,
-    llvm::function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
-  auto tensorType = cast<RankedTensorType>(tensor.getType());
-  int64_t rank = tensorType.getRank();
-  MLIRContext *ctx = b.getContext();
-  Value empty = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, type);
-  Value filled =
-      linalg::FillOp::create(b, loc, ValueRange{init}, ValueRange{empty})
-          .getResult(0);
-  SmallVector<AffineMap> maps{AffineMap::getMultiDimIdentityMap(rank, ctx),
-                              AffineMap::get(rank, 0, {}, ctx)};
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::reduction);
-  Value reduced = linalg::GenericOp::create(
-                      b, loc, TypeRange{filled.getType()}, ValueRange{tensor},
-                      ValueRange{filled}, maps, iterators,
-                      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                        linalg::YieldOp::create(
-                            nb, nloc, combine(nb, nloc, args[0], args[1]));
-                      })
-                      .getResult(0);
-  return tensor::ExtractOp::create(b, loc, reduced, ValueRange{});
-}
-
 /// Integer division and remainder trap on x86 (SIGFPE) for a zero divisor
 /// and, signed, for the most negative value by -1. Before the loop, a zero
 /// anywhere in the divisor is reported through the runtime (the reference
@@ -133,17 +105,20 @@ void checkIntegerDivisor(OpTy op, OpBuilder &b, ValueRange operands) {
   if (!isa<IntegerType>(type.getElementType()))
     return;
   Location loc = op.getLoc();
-  Value anyZero = reduceToScalar(
-      b, loc, divisor, b.getI1Type(),
+  auto rank = static_cast<int64_t>(type.getRank());
+  Value zeros = buildReduction(
+      b, loc, divisor, llvm::to_vector(llvm::seq<int64_t>(0, rank)),
+      /*keepdims=*/false,
       arith::ConstantOp::create(b, loc, b.getBoolAttr(false)),
-      [&](OpBuilder &nb, Location nloc, Value element, Value seen) -> Value {
+      [](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
         Value zero = arith::ConstantOp::create(
-            nb, nloc, nb.getIntegerAttr(element.getType(), 0));
+            nb, nloc, nb.getIntegerAttr(args[0].getType(), 0));
         return arith::OrIOp::create(
-            nb, nloc, seen,
-            arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::eq, element,
+            nb, nloc, args[1],
+            arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::eq, args[0],
                                   zero));
       });
+  Value anyZero = tensor::ExtractOp::create(b, loc, zeros, ValueRange{});
   checkCondition(b, loc, op, anyZero, "integer division by zero");
 }
 
