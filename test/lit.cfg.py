@@ -42,6 +42,19 @@ if os.path.exists(os.path.join(config.loom_obj_root, "lib",
                                "libloom_runtime_onednn.so")):
     config.available_features.add("onednn")
 
+# Byte products compile to vpdpbusd on hosts with AVX512-VNNI only (the
+# engines of other hosts widen the bytes to i32).
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        flags = set()
+        for line in cpuinfo:
+            if line.startswith("flags"):
+                flags.update(line.split(":", 1)[1].split())
+    if {"avx512f", "avx512_vnni"} <= flags:
+        config.available_features.add("avx512-vnni")
+except OSError:
+    pass
+
 # MPI tests need Open MPI's mpirun and the MPI communicator's test program
 # (built when CMake finds MPI; scripts/install-deps.sh installs Open MPI).
 import shutil

@@ -22,7 +22,18 @@ def ConvertLoomToLinalgPass : Pass<"convert-loom-to-linalg",
     forms) first check them: an index outside its dimension makes the code
     call the runtime's `loom_rt_index_error` (loom/abi/checks.h), declared
     with the ops' descriptions as module symbols, hence a module pass.
+
+    With `byte-products`, quantized products of an unsigned 8-bit
+    activation and a constant signed 8-bit weight keep both operands as
+    bytes, widened in the contraction's body, and subtract the
+    activation's zero point in the epilogue (za times the weights' sum per
+    output channel): the form a target that multiplies bytes (x86 VNNI)
+    takes. The results are the same integers.
   }];
+  let options = [
+    Option<"byteProducts", "byte-products", "bool", /*default=*/"false",
+           "Keep u8 x s8 quantized products in bytes">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::func::FuncDialect",

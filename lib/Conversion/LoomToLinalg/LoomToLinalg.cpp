@@ -183,6 +183,8 @@ std::string runTimeSizeOrigin(Value value) {
 class ConvertLoomToLinalgPass
     : public impl::ConvertLoomToLinalgPassBase<ConvertLoomToLinalgPass> {
 public:
+  using ConvertLoomToLinalgPassBase::ConvertLoomToLinalgPassBase;
+
   void runOnOperation() override {
     // Loops first: their bodies' loom ops then lower like any others.
     if (failed(lowerLoopsToWhile(getOperation())))
@@ -248,7 +250,7 @@ public:
     ConversionTarget target(getContext());
     configureLoomToLinalgTarget(target, converter);
     RewritePatternSet patterns(&getContext());
-    populateLoomToLinalgPatterns(converter, patterns);
+    populateLoomToLinalgPatterns(converter, patterns, byteProducts);
     // Loops carrying unsigned tensors take their lowered types.
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);
@@ -343,7 +345,8 @@ void configureLoomToLinalgTarget(ConversionTarget &target,
 }
 
 void populateLoomToLinalgPatterns(const TypeConverter &converter,
-                                  RewritePatternSet &patterns) {
+                                  RewritePatternSet &patterns,
+                                  bool byteProducts) {
   populateLoomElementwiseToLinalgPatterns(converter, patterns);
   populateLoomDataMovementToLinalgPatterns(converter, patterns);
   populateLoomReshapeToLinalgPatterns(converter, patterns);
@@ -356,7 +359,7 @@ void populateLoomToLinalgPatterns(const TypeConverter &converter,
   populateLoomResizeToLinalgPatterns(converter, patterns);
   populateLoomGridSampleToLinalgPatterns(converter, patterns);
   populateLoomRoiAlignToLinalgPatterns(converter, patterns);
-  populateLoomQuantToLinalgPatterns(converter, patterns);
+  populateLoomQuantToLinalgPatterns(converter, patterns, byteProducts);
   populateLoomRunTimeSizesToLinalgPatterns(converter, patterns);
   populateLoomNonMaxSuppressionToLinalgPatterns(converter, patterns);
   patterns.add<FusionLowering, IfLowering, BranchYieldLowering,

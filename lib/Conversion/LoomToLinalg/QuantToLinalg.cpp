@@ -22,6 +22,17 @@
 // performs the reference's f64 operations in its order, so the results are
 // bit-identical to the reference executor's.
 //
+// With byte products (the pass's byte-products option, which the CPU
+// target sets on hosts with VNNI), a product of an unsigned 8-bit
+// activation and a constant signed 8-bit weight with zero weight zero
+// points keeps both operands as bytes: the contraction's body widens them
+// itself (unsigned, signed), so that a target can multiply bytes (x86's
+// vpdpbusd) and move a quarter of the data. The activation's zero point
+// moves to the epilogue: sum((a - za) w) = sum(a w) - za colsum(w), with
+// za colsum(w) a constant per output channel; a convolution pads its
+// input with za, which is what padding the centred input with 0 was. The
+// sums are the same integers, so the results stay bit-identical.
+//
 //===----------------------------------------------------------------------===//
 
 #include "loom/Conversion/LoomToLinalg/LoomToLinalg.h"
@@ -250,33 +261,209 @@ Value toF64(B &b, L loc, Value x) {
 
 /// The reference's epilogue: f64(acc) * (f64(sa) * f64(sw)) (+ f64(bias)),
 /// rounded once to the result type. `inputs` are acc, sa, sw[, bias],
-/// broadcast to `type`.
-Value scaleAccumulator(B &b, L loc, RankedTensorType type, ValueRange inputs) {
-  return buildElementwise(b, loc, type, inputs, [&](B &b, L loc, V x) {
+/// broadcast to `type`. A byte product's `correction` (za colsum(w),
+/// broadcast to `type`) is first subtracted from acc, in i32, exactly.
+Value scaleAccumulator(B &b, L loc, RankedTensorType type, ValueRange inputs,
+                       Value correction = {}) {
+  SmallVector<Value> operands(inputs);
+  if (correction)
+    operands.push_back(correction);
+  return buildElementwise(b, loc, type, operands, [&](B &b, L loc, V x) {
+    Value acc = x[0];
+    if (correction)
+      acc = arith::SubIOp::create(b, loc, acc, x.back());
     Value scale =
         arith::MulFOp::create(b, loc, toF64(b, loc, x[1]), toF64(b, loc, x[2]));
-    Value v = arith::MulFOp::create(b, loc, toF64(b, loc, x[0]), scale);
-    if (x.size() > 3)
+    Value v = arith::MulFOp::create(b, loc, toF64(b, loc, acc), scale);
+    if (inputs.size() > 3)
       v = arith::AddFOp::create(b, loc, v, toF64(b, loc, x[3]));
     return castScalar(b, loc, v, type.getElementType());
   });
 }
 
-class QMatMulLowering : public ResultTypedLowering<QMatMulOp> {
+//===----------------------------------------------------------------------===//
+// Byte products
+//===----------------------------------------------------------------------===//
+
+/// What a byte product needs to know of its operands: the activation's
+/// zero point and the weight's values (as [rows of the contraction,
+/// columns]).
+struct ByteOperands {
+  int64_t activationZeroPoint = 0;
+  SmallVector<int64_t> weights;
+};
+
+/// The byte form's operands when the product may take it: an unsigned
+/// 8-bit activation of static shape with a constant (or no) zero point, a
+/// constant signed 8-bit weight whose zero points are all 0 (or absent),
+/// and at most `k` products per sum that i32 holds whatever the values.
+std::optional<ByteOperands>
+byteOperands(Value activation, Value activationConverted, Value activationZp,
+             Value activationZpConverted, Value weight, Value weightConverted,
+             Value weightZp, Value weightZpConverted, int64_t k) {
+  auto is8Bit = [](Value v) {
+    return getElementTypeOrSelf(v.getType()).isInteger(8);
+  };
+  if (!is8Bit(activation) || !isUnsigned(activation) || !is8Bit(weight) ||
+      isUnsigned(weight) ||
+      !cast<RankedTensorType>(activation.getType()).hasStaticShape() ||
+      k > std::numeric_limits<int32_t>::max() / (255 * 128))
+    return std::nullopt;
+  ByteOperands operands;
+  if (activationZp) {
+    std::optional<SmallVector<int64_t>> zp =
+        constantIntegers(activationZpConverted, activationZp);
+    if (!zp || zp->size() != 1)
+      return std::nullopt;
+    operands.activationZeroPoint = (*zp)[0];
+  }
+  if (weightZp) {
+    std::optional<SmallVector<int64_t>> zp =
+        constantIntegers(weightZpConverted, weightZp);
+    if (!zp || llvm::any_of(*zp, [](int64_t z) { return z != 0; }))
+      return std::nullopt;
+  }
+  std::optional<SmallVector<int64_t>> weights =
+      constantIntegers(weightConverted, weight);
+  if (!weights)
+    return std::nullopt;
+  operands.weights = std::move(*weights);
+  return operands;
+}
+
+/// The body of a byte product: out + zext(a) * sext(w), in i32.
+void byteMultiplyAccumulate(OpBuilder &b, Location loc, ValueRange args) {
+  Type i32 = b.getI32Type();
+  Value a = arith::ExtUIOp::create(b, loc, i32, args[0]);
+  Value w = arith::ExtSIOp::create(b, loc, i32, args[1]);
+  Value product = arith::MulIOp::create(b, loc, a, w);
+  Value sum = arith::AddIOp::create(b, loc, args[2], product);
+  linalg::YieldOp::create(b, loc, sum);
+}
+
+/// za * (the sum of each output channel's weights), as an i32 constant of
+/// `shape`; `channelOf(i)` is the channel of weight element i.
+Value zeroPointCorrection(B &b, L loc, const ByteOperands &operands,
+                          ArrayRef<int64_t> shape,
+                          function_ref<int64_t(int64_t)> channelOf) {
+  int64_t channels = 1;
+  for (int64_t d : shape)
+    channels *= d;
+  SmallVector<int64_t> sums(channels, 0);
+  for (auto [i, w] : llvm::enumerate(operands.weights))
+    sums[channelOf(i)] += w;
+  SmallVector<APInt> values;
+  for (int64_t sum : sums)
+    values.push_back(APInt(32, operands.activationZeroPoint * sum,
+                           /*isSigned=*/true));
+  auto type = RankedTensorType::get(shape, b.getI32Type());
+  return arith::ConstantOp::create(b, loc, type,
+                                   DenseElementsAttr::get(type, values));
+}
+
+/// [rows, K] x [K, N] of bytes into i32, the rows being every dimension of
+/// `lhs` but its last.
+Value buildByteMatrixProduct(B &b, L loc, Value lhs, Value rhs,
+                             RankedTensorType type) {
+  MLIRContext *ctx = b.getContext();
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  int64_t k = lhsType.getShape().back();
+  int64_t rows = lhsType.getNumElements() / std::max<int64_t>(k, 1);
+  Value lhs2 = reshapeTo(
+      b, loc, lhs, RankedTensorType::get({rows, k}, lhsType.getElementType()));
+  auto flatType = RankedTensorType::get(
+      {rows, cast<RankedTensorType>(rhs.getType()).getDimSize(1)},
+      type.getElementType());
+  AffineExpr m, n, kk;
+  bindDims(ctx, m, n, kk);
+  SmallVector<AffineMap> maps{AffineMap::get(3, 0, {m, kk}, ctx),
+                              AffineMap::get(3, 0, {kk, n}, ctx),
+                              AffineMap::get(3, 0, {m, n}, ctx)};
+  Value product =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{flatType}, ValueRange{lhs2, rhs},
+          ValueRange{zeroFilled(b, loc, flatType)}, maps,
+          {utils::IteratorType::parallel, utils::IteratorType::parallel,
+           utils::IteratorType::reduction},
+          byteMultiplyAccumulate)
+          .getResult(0);
+  return reshapeTo(b, loc, product, type);
+}
+
+/// The 2-D convolution of the (padded) byte input [N, C, H, W] with the
+/// byte weight [F, C, KH, KW] into i32 `type`: the generic of
+/// buildConvolution's layout (loops n, f, oh, ow, c, kh, kw) with the byte
+/// body, which loom-cpu-im2col turns into a byte product.
+Value buildByteConvolution(B &b, L loc, Value input, Value weight,
+                           RankedTensorType type, ArrayRef<int64_t> strides,
+                           ArrayRef<int64_t> dilations) {
+  MLIRContext *ctx = b.getContext();
+  auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
+  SmallVector<AffineMap> maps{
+      AffineMap::get(7, 0,
+                     {dim(0), dim(4),
+                      windowExpr(ctx, 2, 5, strides[0], dilations[0]),
+                      windowExpr(ctx, 3, 6, strides[1], dilations[1])},
+                     ctx),
+      AffineMap::get(7, 0, {dim(1), dim(4), dim(5), dim(6)}, ctx),
+      AffineMap::get(7, 0, {dim(0), dim(1), dim(2), dim(3)}, ctx)};
+  SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
+  iterators.append(3, utils::IteratorType::reduction);
+  return linalg::GenericOp::create(b, loc, TypeRange{type},
+                                   ValueRange{input, weight},
+                                   ValueRange{zeroFilled(b, loc, type)}, maps,
+                                   iterators, byteMultiplyAccumulate)
+      .getResult(0);
+}
+
+/// The quantized lowerings' common state: whether products may keep their
+/// operands as bytes.
+template <typename OpTy>
+class QuantizedProductLowering : public ResultTypedLowering<OpTy> {
 public:
-  using ResultTypedLowering::ResultTypedLowering;
+  QuantizedProductLowering(const TypeConverter &converter, MLIRContext *ctx,
+                           bool byteProducts)
+      : ResultTypedLowering<OpTy>(converter, ctx), byteProducts(byteProducts) {}
+
+protected:
+  bool byteProducts;
+};
+
+class QMatMulLowering : public QuantizedProductLowering<QMatMulOp> {
+public:
+  using QuantizedProductLowering::QuantizedProductLowering;
   LogicalResult lower(QMatMulOp op, OpAdaptor adaptor, RankedTensorType type,
                       ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto lhsType = cast<RankedTensorType>(adaptor.getLhs().getType());
+    auto rhsType = cast<RankedTensorType>(adaptor.getRhs().getType());
+    int64_t k = lhsType.getShape().back();
+    int64_t columns = rhsType.getShape().back();
+    if (byteProducts && rhsType.getRank() == 2 && type.hasStaticShape()) {
+      if (std::optional<ByteOperands> bytes = byteOperands(
+              op.getLhs(), adaptor.getLhs(), op.getLhsZeroPoint(),
+              adaptor.getLhsZeroPoint(), op.getRhs(), adaptor.getRhs(),
+              op.getRhsZeroPoint(), adaptor.getRhsZeroPoint(), k)) {
+        Value product = buildByteMatrixProduct(
+            rewriter, loc, adaptor.getLhs(), adaptor.getRhs(),
+            type.clone(rewriter.getI32Type()));
+        Value correction;
+        if (bytes->activationZeroPoint != 0)
+          correction =
+              zeroPointCorrection(rewriter, loc, *bytes, {columns},
+                                  [&](int64_t i) { return i % columns; });
+        rewriter.replaceOp(op, scaleAccumulator(rewriter, loc, type,
+                                                {product, adaptor.getLhsScale(),
+                                                 adaptor.getRhsScale()},
+                                                correction));
+        return success();
+      }
+    }
     bool hasZp = bool(op.getLhsZeroPoint());
-    Type acc = accumulatorType(rewriter, op.getLhs(), op.getRhs(), hasZp,
-                               lhsType.getShape().back());
+    Type acc = accumulatorType(rewriter, op.getLhs(), op.getRhs(), hasZp, k);
     Value lhs = centered(rewriter, loc, adaptor.getLhs(), op.getLhs(),
                          adaptor.getLhsZeroPoint(), op.getLhsZeroPoint(), acc);
     // Per-column zero points [N] broadcast over the rows of [K, N].
-    int64_t columns =
-        cast<RankedTensorType>(adaptor.getRhs().getType()).getShape().back();
     Value rhs = centeredConstant(
         rewriter, loc, adaptor.getRhs(), op.getRhs(), adaptor.getRhsZeroPoint(),
         op.getRhsZeroPoint(), acc, [&](int64_t i) { return i % columns; });
@@ -292,9 +479,9 @@ public:
   }
 };
 
-class QConvLowering : public ResultTypedLowering<QConvOp> {
+class QConvLowering : public QuantizedProductLowering<QConvOp> {
 public:
-  using ResultTypedLowering::ResultTypedLowering;
+  using QuantizedProductLowering::QuantizedProductLowering;
   LogicalResult lower(QConvOp op, OpAdaptor adaptor, RankedTensorType type,
                       ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
@@ -302,6 +489,51 @@ public:
     auto weightType = cast<RankedTensorType>(adaptor.getWeight().getType());
     // Each output sums C/group * prod(K) products.
     int64_t k = weightType.getNumElements() / weightType.getDimSize(0);
+    ArrayRef<int64_t> pads = op.getPads();
+    auto padded = [&](Value input, Value padValue) {
+      if (llvm::none_of(pads, [](int64_t p) { return p != 0; }))
+        return input;
+      SmallVector<int64_t> low{0, 0}, high{0, 0};
+      low.append(pads.begin(), pads.begin() + spatial);
+      high.append(pads.begin() + spatial, pads.end());
+      return padStatic(rewriter, loc, input, low, high, padValue);
+    };
+    // acc * (sa * sw[channel]) (+ bias[channel]), after the contraction.
+    auto epilogue = [&](Value acc, Value correction) {
+      SmallVector<Value> inputs{
+          acc, adaptor.getInputScale(),
+          perChannel(rewriter, loc, adaptor.getWeightScale(), spatial)};
+      if (Value bias = adaptor.getBias())
+        inputs.push_back(perChannel(rewriter, loc, bias, spatial));
+      return scaleAccumulator(rewriter, loc, type, inputs, correction);
+    };
+
+    if (byteProducts && spatial == 2 && op.getGroup() == 1 &&
+        type.hasStaticShape()) {
+      if (std::optional<ByteOperands> bytes = byteOperands(
+              op.getInput(), adaptor.getInput(), op.getInputZeroPoint(),
+              adaptor.getInputZeroPoint(), op.getWeight(), adaptor.getWeight(),
+              op.getWeightZeroPoint(), adaptor.getWeightZeroPoint(), k)) {
+        Value padValue = arith::ConstantOp::create(
+            rewriter, loc,
+            rewriter.getIntegerAttr(rewriter.getI8Type(),
+                                    bytes->activationZeroPoint));
+        Value result = buildByteConvolution(
+            rewriter, loc, padded(adaptor.getInput(), padValue),
+            adaptor.getWeight(), type.clone(rewriter.getI32Type()),
+            op.getStrides(), op.getDilations());
+        Value correction;
+        if (bytes->activationZeroPoint != 0) {
+          SmallVector<int64_t> shape{weightType.getDimSize(0)};
+          shape.append(spatial, 1);
+          correction = zeroPointCorrection(rewriter, loc, *bytes, shape,
+                                           [&](int64_t i) { return i / k; });
+        }
+        rewriter.replaceOp(op, epilogue(result, correction));
+        return success();
+      }
+    }
+
     bool hasZp = bool(op.getInputZeroPoint());
     Type acc =
         accumulatorType(rewriter, op.getInput(), op.getWeight(), hasZp, k);
@@ -309,11 +541,10 @@ public:
         centered(rewriter, loc, adaptor.getInput(), op.getInput(),
                  adaptor.getInputZeroPoint(), op.getInputZeroPoint(), acc);
     // Per-output-channel zero points [M] of [M, C/group, K...].
-    int64_t perFilter = weightType.getNumElements() / weightType.getDimSize(0);
     Value weight =
         centeredConstant(rewriter, loc, adaptor.getWeight(), op.getWeight(),
                          adaptor.getWeightZeroPoint(), op.getWeightZeroPoint(),
-                         acc, [&](int64_t i) { return i / perFilter; });
+                         acc, [&](int64_t i) { return i / k; });
     if (!weight) {
       Value weightZp = adaptor.getWeightZeroPoint();
       if (weightZp)
@@ -322,23 +553,11 @@ public:
       weight = centered(rewriter, loc, adaptor.getWeight(), op.getWeight(),
                         weightZp, op.getWeightZeroPoint(), acc);
     }
-    ArrayRef<int64_t> pads = op.getPads();
-    if (llvm::any_of(pads, [](int64_t p) { return p != 0; })) {
-      SmallVector<int64_t> low{0, 0}, high{0, 0};
-      low.append(pads.begin(), pads.begin() + spatial);
-      high.append(pads.begin() + spatial, pads.end());
-      input = padStatic(rewriter, loc, input, low, high,
-                        scalarConstant(rewriter, loc, acc, 0));
-    }
+    input = padded(input, scalarConstant(rewriter, loc, acc, 0));
     Value result =
         buildConvolution(rewriter, loc, input, weight, type.clone(acc),
                          op.getStrides(), op.getDilations(), op.getGroup());
-    SmallVector<Value> epilogue{
-        result, adaptor.getInputScale(),
-        perChannel(rewriter, loc, adaptor.getWeightScale(), spatial)};
-    if (Value bias = adaptor.getBias())
-      epilogue.push_back(perChannel(rewriter, loc, bias, spatial));
-    rewriter.replaceOp(op, scaleAccumulator(rewriter, loc, type, epilogue));
+    rewriter.replaceOp(op, epilogue(result, Value()));
     return success();
   }
 };
@@ -444,9 +663,12 @@ public:
 } // namespace
 
 void populateLoomQuantToLinalgPatterns(const TypeConverter &converter,
-                                       RewritePatternSet &patterns) {
-  patterns.add<QMatMulLowering, QConvLowering, QuantizeLowering,
-               DequantizeLowering>(converter, patterns.getContext());
+                                       RewritePatternSet &patterns,
+                                       bool byteProducts) {
+  patterns.add<QMatMulLowering, QConvLowering>(converter, patterns.getContext(),
+                                               byteProducts);
+  patterns.add<QuantizeLowering, DequantizeLowering>(converter,
+                                                     patterns.getContext());
 }
 
 } // namespace loom

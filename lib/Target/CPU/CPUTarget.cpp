@@ -39,10 +39,12 @@ using namespace mlir;
 
 namespace loom::cpu {
 
-void buildLoomToLinalgPipeline(OpPassManager &pm) {
+void buildLoomToLinalgPipeline(OpPassManager &pm, bool byteProducts) {
   // A module pass: run-time checks declare the runtime function they call
   // and their site descriptions as module symbols.
-  pm.addPass(createConvertLoomToLinalgPass());
+  ConvertLoomToLinalgPassOptions toLinalg;
+  toLinalg.byteProducts = byteProducts;
+  pm.addPass(createConvertLoomToLinalgPass(toLinalg));
   pm.addPass(createCanonicalizerPass());
 }
 
@@ -107,6 +109,13 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createSymbolDCEPass());
   // Matrix products and convolutions (as im2col) become register tiles of
   // vector code; everything else becomes loops.
+  // Quantized products of bytes whose weights are packed for vpdpbusd.
+  if (hostMultipliesBytes()) {
+    LoomCPUVectorizeByteProductsPassOptions byteProducts;
+    byteProducts.parallelFlops = options.parallelFlops;
+    pm.addNestedPass<func::FuncOp>(
+        createLoomCPUVectorizeByteProductsPass(byteProducts));
+  }
   LoomCPUVectorizeContractionsPassOptions contractions;
   contractions.parallelFlops = options.parallelFlops;
   pm.addNestedPass<func::FuncOp>(
@@ -485,6 +494,16 @@ bool hostConvertsBFloat16() {
   return features.lookup("avx512bf16") || features.lookup("avxneconvert");
 }
 
+bool hostMultipliesBytes() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  return features.lookup("avx512f") && features.lookup("avx512vnni");
+}
+
+bool usesByteProducts(const CPUOptions &options) {
+  return options.byteProducts && options.packConstantWeights &&
+         hostMultipliesBytes();
+}
+
 std::string emitObject(llvm::Module &module, unsigned optLevel,
                        llvm::SmallVectorImpl<char> &object) {
   return emitObject(module, optLevel, object, hostCPUName(), hostCPUFeatures());
@@ -527,7 +546,7 @@ LogicalResult lowerModule(ModuleOp module, Stage stopAfter,
   if (stopAfter == Stage::Loom)
     return success();
   PassManager toLinalg(module.getContext());
-  buildLoomToLinalgPipeline(toLinalg);
+  buildLoomToLinalgPipeline(toLinalg, usesByteProducts(options));
   if (failed(toLinalg.run(module)))
     return failure();
   phaseDone(options, "lower to linalg", start);
@@ -553,6 +572,9 @@ LogicalResult lowerModule(ModuleOp module, Stage stopAfter,
     if (options.packConstantWeights)
       weightLayouts.addNestedPass<func::FuncOp>(
           createLoomCPUPackConstantWeightsPass());
+    if (usesByteProducts(options))
+      weightLayouts.addNestedPass<func::FuncOp>(
+          createLoomCPUPackByteWeightsPass());
     if (failed(weightLayouts.run(module)))
       return failure();
   }

@@ -28,18 +28,27 @@ struct Convolution {
   SmallVector<int64_t> strides, dilations;
 };
 
-std::optional<Convolution> convolutionOf(linalg::Conv2DNchwFchwOp conv) {
+/// The convolution of `input` [N, C, H, W] with `filter` [F, C, KH, KW]
+/// into `init`; nullopt unless all three are static and, with
+/// `sameElements`, of one element type.
+std::optional<Convolution> convolutionFrom(Value input, Value filter,
+                                           Value init,
+                                           ArrayRef<int64_t> strides,
+                                           ArrayRef<int64_t> dilations,
+                                           bool sameElements) {
   Convolution cv;
-  cv.input = conv.getInputs()[0];
-  cv.filter = conv.getInputs()[1];
-  cv.init = conv.getOutputs()[0];
-  auto inputType = cast<RankedTensorType>(cv.input.getType());
-  auto filterType = cast<RankedTensorType>(cv.filter.getType());
-  cv.outputType = cast<RankedTensorType>(cv.init.getType());
-  cv.element = cv.outputType.getElementType();
-  if (inputType.getElementType() != cv.element ||
-      filterType.getElementType() != cv.element ||
+  cv.input = input;
+  cv.filter = filter;
+  cv.init = init;
+  auto inputType = dyn_cast<RankedTensorType>(input.getType());
+  auto filterType = dyn_cast<RankedTensorType>(filter.getType());
+  cv.outputType = dyn_cast<RankedTensorType>(init.getType());
+  if (!inputType || !filterType || !cv.outputType ||
       !inputType.hasStaticShape() || !filterType.hasStaticShape())
+    return std::nullopt;
+  cv.element = cv.outputType.getElementType();
+  if (sameElements && (inputType.getElementType() != cv.element ||
+                       filterType.getElementType() != cv.element))
     return std::nullopt;
   cv.n = cv.outputType.getDimSize(0);
   cv.f = cv.outputType.getDimSize(1);
@@ -48,8 +57,48 @@ std::optional<Convolution> convolutionOf(linalg::Conv2DNchwFchwOp conv) {
   cv.c = filterType.getDimSize(1);
   cv.kh = filterType.getDimSize(2);
   cv.kw = filterType.getDimSize(3);
-  cv.strides = llvm::to_vector(conv.getStrides().getValues<int64_t>());
-  cv.dilations = llvm::to_vector(conv.getDilations().getValues<int64_t>());
+  cv.strides.assign(strides.begin(), strides.end());
+  cv.dilations.assign(dilations.begin(), dilations.end());
+  return cv;
+}
+
+std::optional<Convolution> convolutionOf(linalg::Conv2DNchwFchwOp conv) {
+  return convolutionFrom(
+      conv.getInputs()[0], conv.getInputs()[1], conv.getOutputs()[0],
+      llvm::to_vector(conv.getStrides().getValues<int64_t>()),
+      llvm::to_vector(conv.getDilations().getValues<int64_t>()),
+      /*sameElements=*/true);
+}
+
+/// The byte convolution convert-loom-to-linalg builds: a generic over
+/// (n, f, oh, ow, c, kh, kw) with the maps of conv_2d_nchw_fchw (checked
+/// against the strides and dilations linalg infers) and the byte body.
+std::optional<Convolution> byteConvolutionOf(linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || op.getNumLoops() != 7 ||
+      !isByteMultiplyAccumulate(op))
+    return std::nullopt;
+  FailureOr<linalg::ConvolutionDimensions> dims =
+      linalg::inferConvolutionDims(op);
+  if (failed(dims) || dims->strides.size() != 2 || dims->dilations.size() != 2)
+    return std::nullopt;
+  MLIRContext *ctx = op.getContext();
+  AffineExpr n, f, oh, ow, c, kh, kw;
+  bindDims(ctx, n, f, oh, ow, c, kh, kw);
+  SmallVector<AffineMap> expected{
+      AffineMap::get(7, 0,
+                     {n, c, oh * dims->strides[0] + kh * dims->dilations[0],
+                      ow * dims->strides[1] + kw * dims->dilations[1]},
+                     ctx),
+      AffineMap::get(7, 0, {f, c, kh, kw}, ctx),
+      AffineMap::get(7, 0, {n, f, oh, ow}, ctx)};
+  if (op.getIndexingMapsArray() != expected)
+    return std::nullopt;
+  std::optional<Convolution> cv = convolutionFrom(
+      op.getDpsInputs()[0], op.getDpsInputs()[1], op.getDpsInits()[0],
+      dims->strides, dims->dilations, /*sameElements=*/false);
+  if (!cv || !cv->outputType.hasStaticShape())
+    return std::nullopt;
   return cv;
 }
 
@@ -67,6 +116,41 @@ void multiplyAccumulateBody(OpBuilder &b, Location loc, ValueRange args) {
   linalg::YieldOp::create(b, loc, sum);
 }
 
+/// The windows of `cv`'s input copied into col[n, oh, ow, c, kh, kw]
+/// (`positionMajor`) or col[n, c, kh, kw, oh, ow], each element in[n, c,
+/// oh*sh + kh*dh, ow*sw + kw*dw], in the input's element type.
+Value copyWindows(RewriterBase &rewriter, Location loc, const Convolution &cv,
+                  bool positionMajor) {
+  MLIRContext *ctx = rewriter.getContext();
+  Type element = cast<RankedTensorType>(cv.input.getType()).getElementType();
+  ArrayRef<int64_t> strides = cv.strides, dilations = cv.dilations;
+  AffineExpr dn, doh, dow, dc, dkh, dkw;
+  SmallVector<int64_t> shape;
+  if (positionMajor) {
+    bindDims(ctx, dn, doh, dow, dc, dkh, dkw);
+    shape = {cv.n, cv.oh, cv.ow, cv.c, cv.kh, cv.kw};
+  } else {
+    bindDims(ctx, dn, dc, dkh, dkw, doh, dow);
+    shape = {cv.n, cv.c, cv.kh, cv.kw, cv.oh, cv.ow};
+  }
+  auto colType = RankedTensorType::get(shape, element);
+  Value colInit = tensor::EmptyOp::create(rewriter, loc, shape, element);
+  SmallVector<AffineMap> copyMaps{
+      AffineMap::get(6, 0,
+                     {dn, dc, doh * strides[0] + dkh * dilations[0],
+                      dow * strides[1] + dkw * dilations[1]},
+                     ctx),
+      AffineMap::getMultiDimIdentityMap(6, ctx)};
+  return linalg::GenericOp::create(
+             rewriter, loc, TypeRange{colType}, ValueRange{cv.input},
+             ValueRange{colInit}, copyMaps,
+             SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
+             [](OpBuilder &b, Location loc, ValueRange args) {
+               linalg::YieldOp::create(b, loc, args[0]);
+             })
+      .getResult(0);
+}
+
 /// conv_2d_nchw_fchw as col[n, c, kh, kw, oh, ow] = in[n, c, oh*sh + kh*dh,
 /// ow*sw + kw*dw] (a copy whose innermost loop walks a row of the input)
 /// and out[n, f, oh*ow] += w[f, c*kh*kw] * col[n, c*kh*kw, oh*ow]. f32, and
@@ -81,10 +165,8 @@ LogicalResult rewriteAsIm2Col(RewriterBase &rewriter,
   Value input = cv->input, filter = cv->filter, init = cv->init;
   RankedTensorType outputType = cv->outputType;
   auto inputType = cast<RankedTensorType>(input.getType());
-  Type element = cv->element;
-  int64_t n = cv->n, oh = cv->oh, ow = cv->ow, c = cv->c, kh = cv->kh,
-          kw = cv->kw;
-  ArrayRef<int64_t> strides = cv->strides, dilations = cv->dilations;
+  int64_t oh = cv->oh, ow = cv->ow, kh = cv->kh, kw = cv->kw;
+  ArrayRef<int64_t> strides = cv->strides;
 
   // The copy: loops (n, c, kh, kw, oh, ow); none for a 1x1 window with
   // unit strides, whose input already is the column matrix.
@@ -95,26 +177,7 @@ LogicalResult rewriteAsIm2Col(RewriterBase &rewriter,
         rewriter, loc, input,
         SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
   } else {
-    AffineExpr dn, dc, dkh, dkw, doh, dow;
-    bindDims(ctx, dn, dc, dkh, dkw, doh, dow);
-    auto colType = RankedTensorType::get({n, c, kh, kw, oh, ow}, element);
-    Value colInit =
-        tensor::EmptyOp::create(rewriter, loc, colType.getShape(), element);
-    SmallVector<AffineMap> copyMaps{
-        AffineMap::get(6, 0,
-                       {dn, dc, doh * strides[0] + dkh * dilations[0],
-                        dow * strides[1] + dkw * dilations[1]},
-                       ctx),
-        AffineMap::getMultiDimIdentityMap(6, ctx)};
-    Value col =
-        linalg::GenericOp::create(
-            rewriter, loc, TypeRange{colType}, ValueRange{input},
-            ValueRange{colInit}, copyMaps,
-            SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
-            [](OpBuilder &b, Location loc, ValueRange args) {
-              linalg::YieldOp::create(b, loc, args[0]);
-            })
-            .getResult(0);
+    Value col = copyWindows(rewriter, loc, *cv, /*positionMajor=*/false);
     col2 = tensor::CollapseShapeOp::create(
         rewriter, loc, col,
         SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}});
@@ -186,34 +249,13 @@ LogicalResult rewriteAsPositionMajorIm2Col(RewriterBase &rewriter,
     return failure();
   Location loc = conv.getLoc();
   MLIRContext *ctx = rewriter.getContext();
-  Value input = cv->input, filter = cv->filter, init = cv->init;
+  Value filter = cv->filter, init = cv->init;
   RankedTensorType outputType = cv->outputType;
   Type element = cv->element;
-  int64_t n = cv->n, f = cv->f, oh = cv->oh, ow = cv->ow, c = cv->c,
-          kh = cv->kh, kw = cv->kw;
+  int64_t n = cv->n, f = cv->f, oh = cv->oh, ow = cv->ow;
   int64_t p = oh * ow;
-  ArrayRef<int64_t> strides = cv->strides, dilations = cv->dilations;
 
-  AffineExpr dn, doh, dow, dc, dkh, dkw;
-  bindDims(ctx, dn, doh, dow, dc, dkh, dkw);
-  auto colType = RankedTensorType::get({n, oh, ow, c, kh, kw}, element);
-  Value colInit =
-      tensor::EmptyOp::create(rewriter, loc, colType.getShape(), element);
-  SmallVector<AffineMap> copyMaps{
-      AffineMap::get(6, 0,
-                     {dn, dc, doh * strides[0] + dkh * dilations[0],
-                      dow * strides[1] + dkw * dilations[1]},
-                     ctx),
-      AffineMap::getMultiDimIdentityMap(6, ctx)};
-  Value col =
-      linalg::GenericOp::create(
-          rewriter, loc, TypeRange{colType}, ValueRange{input},
-          ValueRange{colInit}, copyMaps,
-          SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
-          [](OpBuilder &b, Location loc, ValueRange args) {
-            linalg::YieldOp::create(b, loc, args[0]);
-          })
-          .getResult(0);
+  Value col = copyWindows(rewriter, loc, *cv, /*positionMajor=*/true);
   Value col2 = tensor::CollapseShapeOp::create(
       rewriter, loc, col,
       SmallVector<ReassociationIndices>{{0}, {1, 2}, {3, 4, 5}});
@@ -262,6 +304,66 @@ LogicalResult rewriteAsPositionMajorIm2Col(RewriterBase &rewriter,
   return success();
 }
 
+/// A byte convolution as a byte product, position-major:
+/// col[n*oh*ow, c*kh*kw] (bytes) times the filter as [c*kh*kw, f]
+/// (transposed at compile time for a weight) into [n*oh*ow, f] in i32,
+/// with the convolution's body, then transposed to [n, f, oh, ow]. One
+/// form for every size: the byte product's register tiles broadcast four
+/// bytes of a row of the left operand and read the right one packed
+/// (loom-cpu-pack-constant-weights), and the rows here are the positions
+/// copied contiguously, the columns the output channels.
+LogicalResult rewriteByteConvolution(RewriterBase &rewriter,
+                                     linalg::GenericOp conv,
+                                     const Convolution &cv) {
+  Location loc = conv.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  int64_t n = cv.n, f = cv.f, oh = cv.oh, ow = cv.ow;
+  int64_t rows = n * oh * ow;
+  if (!cv.init.getDefiningOp<linalg::FillOp>())
+    return failure();
+
+  Value col = copyWindows(rewriter, loc, cv, /*positionMajor=*/true);
+  Value col2 = tensor::CollapseShapeOp::create(
+      rewriter, loc, col,
+      SmallVector<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
+  Value filter2 = transposedFilter(rewriter, loc, cv.filter);
+
+  auto productType = RankedTensorType::get({rows, f}, cv.element);
+  Value fillValue = cv.init.getDefiningOp<linalg::FillOp>().getInputs()[0];
+  Value empty = tensor::EmptyOp::create(rewriter, loc, productType.getShape(),
+                                        cv.element);
+  Value productInit =
+      linalg::FillOp::create(rewriter, loc, fillValue, empty)->getResult(0);
+  AffineExpr mm, mf, mk;
+  bindDims(ctx, mm, mf, mk);
+  auto product = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{productType}, ValueRange{col2, filter2},
+      ValueRange{productInit},
+      SmallVector<AffineMap>{AffineMap::get(3, 0, {mm, mk}, ctx),
+                             AffineMap::get(3, 0, {mk, mf}, ctx),
+                             AffineMap::get(3, 0, {mm, mf}, ctx)},
+      {utils::IteratorType::parallel, utils::IteratorType::parallel,
+       utils::IteratorType::reduction});
+  IRMapping mapping;
+  conv.getRegion().cloneInto(&product.getRegion(), mapping);
+
+  Value positionMajor = tensor::ExpandShapeOp::create(
+      rewriter, loc, RankedTensorType::get({n, oh * ow, f}, cv.element),
+      product.getResult(0), SmallVector<ReassociationIndices>{{0, 1}, {2}});
+  auto channelMajorType = RankedTensorType::get({n, f, oh * ow}, cv.element);
+  Value channelMajor =
+      linalg::TransposeOp::create(
+          rewriter, loc, positionMajor,
+          tensor::EmptyOp::create(rewriter, loc, channelMajorType.getShape(),
+                                  cv.element),
+          ArrayRef<int64_t>{0, 2, 1})
+          ->getResult(0);
+  rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
+      conv, cv.outputType, channelMajor,
+      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  return success();
+}
+
 class LoomCPUIm2ColPass
     : public impl::LoomCPUIm2ColPassBase<LoomCPUIm2ColPass> {
 public:
@@ -286,6 +388,15 @@ public:
         (void)rewriteAsIm2Col(rewriter, conv);
       else
         (void)rewriteAsPositionMajorIm2Col(rewriter, conv);
+    }
+    SmallVector<std::pair<linalg::GenericOp, Convolution>> byteConvs;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (std::optional<Convolution> cv = byteConvolutionOf(op))
+        byteConvs.push_back({op, *cv});
+    });
+    for (auto &[conv, cv] : byteConvs) {
+      rewriter.setInsertionPoint(conv);
+      (void)rewriteByteConvolution(rewriter, conv, cv);
     }
   }
 };

@@ -54,6 +54,11 @@ struct CPUTargetFlags {
       llvm::cl::desc("Store constant weights of large matrix products in the "
                      "layout the generated code reads (--pack-weights=false: "
                      "copy their panels on every call)")};
+  llvm::cl::opt<bool> byteProducts{
+      "byte-products", llvm::cl::init(true), llvm::cl::cat(cpuTargetCategory()),
+      llvm::cl::desc("Multiply quantized u8 activations by s8 weights as "
+                     "bytes (AVX512-VNNI) on hosts that can "
+                     "(--byte-products=false: widened to i32)")};
   llvm::cl::opt<ConvLibrary> library{
       "conv-library", llvm::cl::init(ConvLibrary::Auto),
       llvm::cl::cat(cpuTargetCategory()),
@@ -85,6 +90,7 @@ struct CPUTargetFlags {
     options.parallelFlops = parallelFlops;
     options.parallelElements = parallelElements;
     options.packConstantWeights = packWeights;
+    options.byteProducts = byteProducts;
     switch (library) {
     case ConvLibrary::None:
       options.libraryConvolutionFlops = -1;

@@ -130,6 +130,43 @@ bool isMultiplyAccumulate(linalg::LinalgOp op) {
          isMultiplyAccumulateOf<arith::AddIOp, arith::MulIOp>(op);
 }
 
+bool isByteMultiplyAccumulate(linalg::LinalgOp op) {
+  Block *body = op.getBlock();
+  if (body->getNumArguments() != 3 ||
+      !body->getArgument(0).getType().isInteger(8) ||
+      !body->getArgument(1).getType().isInteger(8) ||
+      !body->getArgument(2).getType().isInteger(32))
+    return false;
+  auto add =
+      body->getTerminator()->getOperand(0).getDefiningOp<arith::AddIOp>();
+  Value acc = body->getArgument(2);
+  if (!add || (add.getLhs() != acc && add.getRhs() != acc))
+    return false;
+  auto mul = (add.getLhs() == acc ? add.getRhs() : add.getLhs())
+                 .getDefiningOp<arith::MulIOp>();
+  if (!mul)
+    return false;
+  auto a = mul.getLhs().getDefiningOp<arith::ExtUIOp>();
+  auto w = mul.getRhs().getDefiningOp<arith::ExtSIOp>();
+  return a && w && a.getIn() == body->getArgument(0) &&
+         w.getIn() == body->getArgument(1) &&
+         llvm::hasNItems(body->without_terminator(), 4);
+}
+
+void replaceRightOperand(RewriterBase &rewriter, linalg::LinalgOp op, Value rhs,
+                         AffineMap rhsMap) {
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  maps[1] = rhsMap;
+  rewriter.setInsertionPoint(op);
+  auto generic = linalg::GenericOp::create(
+      rewriter, op.getLoc(), op->getResultTypes(),
+      ValueRange{op.getDpsInputs()[0], rhs}, op.getDpsInits(), maps,
+      op.getIteratorTypesArray());
+  IRMapping mapping;
+  op->getRegion(0).cloneInto(&generic.getRegion(), mapping);
+  rewriter.replaceOp(op, generic->getResults());
+}
+
 std::optional<std::tuple<Value, int64_t, int64_t>> arenaRange(Value buffer) {
   auto view = buffer.getDefiningOp<memref::ViewOp>();
   if (!view)

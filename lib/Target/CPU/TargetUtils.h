@@ -66,6 +66,18 @@ bool mayOverlap(mlir::Value a, mlir::Value b);
 /// floats, or integers (the quantized contractions' exact i32 sums).
 bool isMultiplyAccumulate(mlir::linalg::LinalgOp op);
 
+/// Whether `op`'s body is a byte product's, yield(out + zext(in0) *
+/// sext(in1)) with i8 inputs and an i32 output (convert-loom-to-linalg's
+/// byte-products form).
+bool isByteMultiplyAccumulate(mlir::linalg::LinalgOp op);
+
+/// Replaces `op` (a product on tensors) by a generic computing the same
+/// thing from `rhs`, read through `rhsMap`, instead of its second input: a
+/// weight stored in the layout the tiles read.
+void replaceRightOperand(mlir::RewriterBase &rewriter,
+                         mlir::linalg::LinalgOp op, mlir::Value rhs,
+                         mlir::AffineMap rhsMap);
+
 /// An input index of a convolution window, `e` (over `numDims` loops), as
 /// `d(out) * stride + d(kernel) * dilation`: the stride and the dilation,
 /// or failure.

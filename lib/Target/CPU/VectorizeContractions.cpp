@@ -814,16 +814,8 @@ public:
       AffineExpr nDim = getAffineDimExpr(c->nv, ctx);
       results.append({nDim.floorDiv(columns), getAffineDimExpr(c->kv, ctx),
                       nDim % columns});
-      SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-      maps[1] = AffineMap::get(bMap.getNumDims(), 0, results, ctx);
-      rewriter.setInsertionPoint(op);
-      auto generic = linalg::GenericOp::create(
-          rewriter, op.getLoc(), op->getResultTypes(),
-          ValueRange{op.getDpsInputs()[0], packed}, op.getDpsInits(), maps,
-          op.getIteratorTypesArray());
-      IRMapping mapping;
-      op->getRegion(0).cloneInto(&generic.getRegion(), mapping);
-      rewriter.replaceOp(op, generic->getResults());
+      replaceRightOperand(rewriter, op, packed,
+                          AffineMap::get(bMap.getNumDims(), 0, results, ctx));
       if (constant->use_empty())
         rewriter.eraseOp(constant);
     }

@@ -72,9 +72,12 @@ void populateLoomRoiAlignToLinalgPatterns(const mlir::TypeConverter &converter,
 /// Patterns lowering loom.quantize and loom.dequantize to elementwise
 /// generics, and the quantized contractions (loom.qmatmul, loom.qconv) to
 /// exact integer (or, for f8E4M3FN, f64) accumulation and an f64 scaling
-/// epilogue.
+/// epilogue. With `byteProducts`, products of unsigned 8-bit activations and
+/// constant signed 8-bit weights keep their operands as bytes (see
+/// QuantToLinalg.cpp).
 void populateLoomQuantToLinalgPatterns(const mlir::TypeConverter &converter,
-                                       mlir::RewritePatternSet &patterns);
+                                       mlir::RewritePatternSet &patterns,
+                                       bool byteProducts = false);
 
 /// Patterns lowering the ops whose result sizes come from data (range,
 /// constant_of_shape, non_zero): the size computed at run time, checked
@@ -95,8 +98,10 @@ mlir::LogicalResult lowerLoopsToWhile(mlir::Operation *root);
 
 /// All of the above plus the inlining of `loom.fusion` regions and the
 /// conversion of function signatures (unsigned tensors become signless).
+/// `byteProducts` as for populateLoomQuantToLinalgPatterns.
 void populateLoomToLinalgPatterns(const mlir::TypeConverter &converter,
-                                  mlir::RewritePatternSet &patterns);
+                                  mlir::RewritePatternSet &patterns,
+                                  bool byteProducts = false);
 
 /// Marks the loom dialect illegal, the dialects it lowers to legal, and
 /// functions legal once their signatures are converted.

@@ -62,6 +62,11 @@ struct CPUOptions {
   /// layout the register tiles read (loom-cpu-pack-constant-weights),
   /// rather than copying their panels on every call.
   bool packConstantWeights = true;
+  /// Quantized products of u8 activations and constant s8 weights multiply
+  /// bytes (AVX512-VNNI's vpdpbusd) on hosts that have it, with weights
+  /// packed for it (so only with packConstantWeights); otherwise they
+  /// multiply operands widened to i32.
+  bool byteProducts = true;
 };
 
 /// Everything the CPU pipeline reads: the shared options and the CPU's.
@@ -91,8 +96,9 @@ mlir::FailureOr<CPUOptions> cpuOptionsFromCommandLine();
 llvm::cl::OptionCategory &cpuTargetCategory();
 
 /// The passes from loom ops to linalg on tensors (convert-loom-to-linalg,
-/// canonicalization).
-void buildLoomToLinalgPipeline(mlir::OpPassManager &pm);
+/// canonicalization); `byteProducts` is convert-loom-to-linalg's option.
+void buildLoomToLinalgPipeline(mlir::OpPassManager &pm,
+                               bool byteProducts = false);
 
 /// The passes from linalg on tensors to the LLVM dialect: elementwise
 /// fusion, one-shot bufferization with identity layouts at the function
@@ -125,6 +131,13 @@ std::string hostCPUFeatures();
 /// or AVX-NE-CONVERT); without, LLVM calls `__truncsfbf2` for each element
 /// and the pipeline expands the conversions itself.
 bool hostConvertsBFloat16();
+
+/// Whether the host multiplies unsigned by signed bytes into i32 sums in
+/// one instruction (AVX512-VNNI's vpdpbusd on 512-bit registers).
+bool hostMultipliesBytes();
+
+/// Whether `options` and the host make quantized products byte products.
+bool usesByteProducts(const CPUOptions &options);
 
 /// Optimizes `module` at `optLevel` and emits a relocatable,
 /// position-independent object for the host CPU into `object`. Returns an

@@ -297,6 +297,58 @@ def LoomCPUPackConstantWeightsPass
                            "::mlir::arith::ArithDialect"];
 }
 
+def LoomCPUPackByteWeightsPass
+    : Pass<"loom-cpu-pack-byte-weights", "::mlir::func::FuncOp"> {
+  let summary = "Store the constant weights of byte products in the layout "
+                "of vpdpbusd's operands";
+  let description = [{
+    Runs on linalg on tensors, before the weights are externalized. A byte
+    product (convert-loom-to-linalg's byte-products form: a 2-D product
+    C[m, n] += zext(A[m, k]) * sext(B[k, n]) of i8 operands into i32)
+    whose B is a dense constant `[K, N]` gets B stored as
+    `[ceil(N / 16), ceil(K / 4), 16, 4]`, zero-padded: for each block of 16
+    columns and group of four steps of K, the 64 bytes one vpdpbusd reads.
+    The product becomes a generic reading it through `(n floordiv 16, k
+    floordiv 4, n mod 16, k mod 4)`, the same product, which
+    `loom-cpu-vectorize-byte-products` tiles.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def LoomCPUVectorizeByteProductsPass
+    : Pass<"loom-cpu-vectorize-byte-products", "::mlir::func::FuncOp"> {
+  let summary = "Byte products on buffers as register tiles of vpdpbusd";
+  let description = [{
+    Runs on buffers. A byte product whose B is packed by
+    `loom-cpu-pack-byte-weights`, with static sizes and its rows' bytes
+    contiguous, becomes register tiles of 8 rows x 2 registers of 16
+    columns of i32 sums: per group of four steps of K, two 64-byte loads of
+    B and, per row, four bytes of A broadcast to every lane and two
+    `llvm.x86.avx512.vpdpbusd.512` (each lane adds the four products of
+    its unsigned bytes of A and signed bytes of B; 64 multiply-adds per
+    instruction). A K that is not a multiple of four reads its last group
+    of A with a masked load (B's padding is zero); columns past N are
+    masked at C's load and store; the last rows form a tile of fewer
+    rows. The sums are exact in i32 (convert-loom-to-linalg takes the
+    byte form only where they are), so the results are the same integers.
+    The blocks of columns (or, with one block, the row tiles) are shared
+    among threads when the product has at least `parallel-flops`
+    operations and no parallel loop encloses it. Needs AVX512-VNNI: the
+    CPU target runs it only on such hosts.
+  }];
+  let options = [
+    Option<"parallelFlops", "parallel-flops", "int64_t",
+           /*default=*/"0",
+           "Products of at least this many operations get a parallel loop "
+           "(0: none)">,
+  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def LoomCPUVectorizeContractionsPass
     : Pass<"loom-cpu-vectorize-contractions", "::mlir::func::FuncOp"> {
   let summary = "Tile contractions on buffers into register tiles and "
