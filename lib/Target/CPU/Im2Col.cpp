@@ -76,7 +76,7 @@ std::optional<Convolution> convolutionOf(linalg::Conv2DNchwFchwOp conv) {
 std::optional<Convolution> byteConvolutionOf(linalg::GenericOp op) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || op.getNumLoops() != 7 ||
-      !isByteMultiplyAccumulate(op))
+      byteProductUnsignedInput(op) != 0u)
     return std::nullopt;
   FailureOr<linalg::ConvolutionDimensions> dims =
       linalg::inferConvolutionDims(op);
@@ -307,11 +307,11 @@ LogicalResult rewriteAsPositionMajorIm2Col(RewriterBase &rewriter,
 /// A byte convolution as a byte product, position-major:
 /// col[n*oh*ow, c*kh*kw] (bytes) times the filter as [c*kh*kw, f]
 /// (transposed at compile time for a weight) into [n*oh*ow, f] in i32,
-/// with the convolution's body, then transposed to [n, f, oh, ow]. One
-/// form for every size: the byte product's register tiles broadcast four
-/// bytes of a row of the left operand and read the right one packed
-/// (loom-cpu-pack-constant-weights), and the rows here are the positions
-/// copied contiguously, the columns the output channels.
+/// with the convolution's body, then transposed to [n, f, oh, ow]: the
+/// form for few positions (a deep layer's 2x2) or a batch of images. The
+/// register tiles broadcast four bytes of a row (a position) and read the
+/// filter packed by loom-cpu-pack-byte-weights, 16 output channels per
+/// register.
 LogicalResult rewriteByteConvolution(RewriterBase &rewriter,
                                      linalg::GenericOp conv,
                                      const Convolution &cv) {
@@ -364,6 +364,63 @@ LogicalResult rewriteByteConvolution(RewriterBase &rewriter,
   return success();
 }
 
+/// A byte convolution of one image as a byte product, channel-major, the
+/// form of rewriteAsIm2Col: w[f, c*kh*kw] times col[c*kh*kw, oh*ow] (bytes;
+/// for a 1x1 window with unit strides, the input itself) into [f, oh*ow]
+/// in i32, which is already the NCHW result. The register tiles broadcast
+/// four bytes of a filter row and read the columns (positions) in panels
+/// interleaved for vpdpbusd at run time (loom-cpu-vectorize-byte-products).
+LogicalResult rewriteByteConvolutionChannelMajor(RewriterBase &rewriter,
+                                                 linalg::GenericOp conv,
+                                                 const Convolution &cv) {
+  Location loc = conv.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  auto inputType = cast<RankedTensorType>(cv.input.getType());
+  if (cv.n != 1)
+    return failure();
+  Value col2;
+  if (cv.kh == 1 && cv.kw == 1 && cv.strides[0] == 1 && cv.strides[1] == 1 &&
+      inputType.getDimSize(2) == cv.oh && inputType.getDimSize(3) == cv.ow) {
+    col2 = tensor::CollapseShapeOp::create(
+        rewriter, loc, cv.input,
+        SmallVector<ReassociationIndices>{{0, 1}, {2, 3}});
+  } else {
+    Value col = copyWindows(rewriter, loc, cv, /*positionMajor=*/false);
+    col2 = tensor::CollapseShapeOp::create(
+        rewriter, loc, col,
+        SmallVector<ReassociationIndices>{{0, 1, 2, 3}, {4, 5}});
+  }
+  Value filter2 = tensor::CollapseShapeOp::create(
+      rewriter, loc, cv.filter,
+      SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
+  SmallVector<ReassociationIndices> outGroups{{0, 1}, {2, 3}};
+  Value init2 =
+      tensor::CollapseShapeOp::create(rewriter, loc, cv.init, outGroups);
+  AffineExpr mf, mp, mk;
+  bindDims(ctx, mf, mp, mk);
+  Value product =
+      linalg::GenericOp::create(
+          rewriter, loc, TypeRange{init2.getType()}, ValueRange{filter2, col2},
+          ValueRange{init2},
+          SmallVector<AffineMap>{AffineMap::get(3, 0, {mf, mk}, ctx),
+                                 AffineMap::get(3, 0, {mk, mp}, ctx),
+                                 AffineMap::get(3, 0, {mf, mp}, ctx)},
+          {utils::IteratorType::parallel, utils::IteratorType::parallel,
+           utils::IteratorType::reduction},
+          [](OpBuilder &b, Location loc, ValueRange args) {
+            Type i32 = b.getI32Type();
+            Value w = arith::ExtSIOp::create(b, loc, i32, args[0]);
+            Value x = arith::ExtUIOp::create(b, loc, i32, args[1]);
+            Value mul = arith::MulIOp::create(b, loc, w, x);
+            Value sum = arith::AddIOp::create(b, loc, args[2], mul);
+            linalg::YieldOp::create(b, loc, sum);
+          })
+          .getResult(0);
+  rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(conv, cv.outputType,
+                                                     product, outGroups);
+  return success();
+}
+
 class LoomCPUIm2ColPass
     : public impl::LoomCPUIm2ColPassBase<LoomCPUIm2ColPass> {
 public:
@@ -396,7 +453,10 @@ public:
     });
     for (auto &[conv, cv] : byteConvs) {
       rewriter.setInsertionPoint(conv);
-      (void)rewriteByteConvolution(rewriter, conv, cv);
+      // As for other convolutions, few positions are the rows instead.
+      if (cv.oh * cv.ow < minColumns ||
+          failed(rewriteByteConvolutionChannelMajor(rewriter, conv, cv)))
+        (void)rewriteByteConvolution(rewriter, conv, cv);
     }
   }
 };

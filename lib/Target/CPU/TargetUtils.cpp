@@ -130,27 +130,36 @@ bool isMultiplyAccumulate(linalg::LinalgOp op) {
          isMultiplyAccumulateOf<arith::AddIOp, arith::MulIOp>(op);
 }
 
-bool isByteMultiplyAccumulate(linalg::LinalgOp op) {
+std::optional<unsigned> byteProductUnsignedInput(linalg::LinalgOp op) {
   Block *body = op.getBlock();
   if (body->getNumArguments() != 3 ||
       !body->getArgument(0).getType().isInteger(8) ||
       !body->getArgument(1).getType().isInteger(8) ||
-      !body->getArgument(2).getType().isInteger(32))
-    return false;
+      !body->getArgument(2).getType().isInteger(32) ||
+      !llvm::hasNItems(body->without_terminator(), 4))
+    return std::nullopt;
   auto add =
       body->getTerminator()->getOperand(0).getDefiningOp<arith::AddIOp>();
   Value acc = body->getArgument(2);
   if (!add || (add.getLhs() != acc && add.getRhs() != acc))
-    return false;
+    return std::nullopt;
   auto mul = (add.getLhs() == acc ? add.getRhs() : add.getLhs())
                  .getDefiningOp<arith::MulIOp>();
   if (!mul)
-    return false;
-  auto a = mul.getLhs().getDefiningOp<arith::ExtUIOp>();
-  auto w = mul.getRhs().getDefiningOp<arith::ExtSIOp>();
-  return a && w && a.getIn() == body->getArgument(0) &&
-         w.getIn() == body->getArgument(1) &&
-         llvm::hasNItems(body->without_terminator(), 4);
+    return std::nullopt;
+  auto zext = mul.getLhs().getDefiningOp<arith::ExtUIOp>();
+  auto sext = mul.getRhs().getDefiningOp<arith::ExtSIOp>();
+  if (!zext || !sext) {
+    zext = mul.getRhs().getDefiningOp<arith::ExtUIOp>();
+    sext = mul.getLhs().getDefiningOp<arith::ExtSIOp>();
+  }
+  if (!zext || !sext)
+    return std::nullopt;
+  for (unsigned x : {0u, 1u})
+    if (zext.getIn() == body->getArgument(x) &&
+        sext.getIn() == body->getArgument(1 - x))
+      return x;
+  return std::nullopt;
 }
 
 void replaceRightOperand(RewriterBase &rewriter, linalg::LinalgOp op, Value rhs,

@@ -66,10 +66,10 @@ bool mayOverlap(mlir::Value a, mlir::Value b);
 /// floats, or integers (the quantized contractions' exact i32 sums).
 bool isMultiplyAccumulate(mlir::linalg::LinalgOp op);
 
-/// Whether `op`'s body is a byte product's, yield(out + zext(in0) *
-/// sext(in1)) with i8 inputs and an i32 output (convert-loom-to-linalg's
-/// byte-products form).
-bool isByteMultiplyAccumulate(mlir::linalg::LinalgOp op);
+/// When `op`'s body is a byte product's, yield(out + zext(x) * sext(y))
+/// with i8 inputs and an i32 output (convert-loom-to-linalg's byte-products
+/// form), the position of its unsigned input x (0 or 1).
+std::optional<unsigned> byteProductUnsignedInput(mlir::linalg::LinalgOp op);
 
 /// Replaces `op` (a product on tensors) by a generic computing the same
 /// thing from `rhs`, read through `rhsMap`, instead of its second input: a

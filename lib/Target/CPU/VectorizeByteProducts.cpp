@@ -54,6 +54,9 @@ struct ByteProduct {
   /// Whether B is read packed, through (n floordiv 16, k floordiv 4,
   /// n mod 16, k mod 4); otherwise plainly, through (k, n).
   bool packed;
+  /// Whether A is the unsigned operand (an activation's rows; B is then the
+  /// signed weight) or B is (an activation's columns, A the weight).
+  bool unsignedRows;
 };
 
 AffineMap packedMap(unsigned n, unsigned k, MLIRContext *ctx) {
@@ -66,7 +69,10 @@ AffineMap packedMap(unsigned n, unsigned k, MLIRContext *ctx) {
 
 std::optional<ByteProduct> matchByteProduct(linalg::GenericOp op) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      op.getNumLoops() != 3 || !isByteMultiplyAccumulate(op))
+      op.getNumLoops() != 3)
+    return std::nullopt;
+  std::optional<unsigned> unsignedInput = byteProductUnsignedInput(op);
+  if (!unsignedInput)
     return std::nullopt;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   auto dims = [](AffineMap map) -> std::optional<SmallVector<unsigned>> {
@@ -84,6 +90,7 @@ std::optional<ByteProduct> matchByteProduct(linalg::GenericOp op) {
     return std::nullopt;
   ByteProduct p;
   p.op = op;
+  p.unsignedRows = *unsignedInput == 0;
   p.m = (*c)[0];
   p.n = (*c)[1];
   p.k = (*a)[1];
@@ -143,7 +150,7 @@ public:
       if (!op.hasPureTensorSemantics())
         return;
       std::optional<ByteProduct> p = matchByteProduct(op);
-      if (p && !p->packed &&
+      if (p && !p->packed && p->unsignedRows &&
           op.getDpsInputs()[1].getDefiningOp<arith::ConstantOp>())
         products.push_back(*p);
     });
@@ -182,12 +189,19 @@ public:
 // loom-cpu-vectorize-byte-products
 //===----------------------------------------------------------------------===//
 
-/// Emits the register tiles of one byte product on buffers.
+/// Emits the register tiles of one byte product on buffers. With unsigned
+/// rows (an activation times a weight packed at compile time), B's
+/// registers are read from the packed weight; with unsigned columns (a
+/// weight times an activation's columns, a convolution's channel-major
+/// form), each tile column's panel of B is interleaved at run time into
+/// the same layout, [ceil(K / 4), registers, 64], and read from there by
+/// every row tile.
 class ByteTileEmitter {
 public:
   ByteTileEmitter(OpBuilder &b, ByteProduct p, Value packedB)
       : b(b), p(p), loc(p.op.getLoc()), a(p.op.getDpsInputs()[0]),
-        packedB(packedB), c(p.op.getDpsInits()[0]) {
+        plainB(p.op.getDpsInputs()[1]), packedB(packedB),
+        c(p.op.getDpsInits()[0]) {
     i8 = b.getI8Type();
     i32 = b.getI32Type();
     sums = VectorType::get({kLanes}, i32);
@@ -253,6 +267,16 @@ private:
   /// registers wide, the last one `lastLanes` lanes.
   void emitRows(Value block, int64_t registers, int64_t lastLanes,
                 bool parallel) {
+    memref::AllocOp allocated;
+    if (!p.unsignedRows) {
+      auto type = MemRefType::get({int64_t(llvm::divideCeil(p.depth, kGroup)),
+                                   registers, kLanes * kGroup},
+                                  i8);
+      allocated =
+          memref::AllocOp::create(b, loc, type, b.getI64IntegerAttr(64));
+      panel = allocated;
+      packPanel(block, registers, lastLanes);
+    }
     int64_t full = p.rows / kTileRows * kTileRows;
     forRange(full, kTileRows, parallel && full >= 2 * kTileRows,
              [&](Value row) {
@@ -260,6 +284,59 @@ private:
              });
     if (p.rows > full)
       emitTile(index(full), p.rows - full, block, registers, lastLanes);
+    if (allocated)
+      memref::DeallocOp::create(b, loc, allocated);
+  }
+
+  /// The lanes of C register `j` of a tile `registers` wide whose last
+  /// register holds `lastLanes` columns.
+  static int64_t lanesOf(int64_t j, int64_t registers, int64_t lastLanes) {
+    return j + 1 == registers ? lastLanes : kLanes;
+  }
+
+  /// B's columns from block `block` on, `registers` blocks (the last one
+  /// `lastLanes` columns wide, the others 16), interleaved into `panel`:
+  /// panel[g, j] holds, for each column of block j, its four bytes of rows
+  /// 4g .. 4g+3, zero past K and past the columns.
+  void packPanel(Value block, int64_t registers, int64_t lastLanes) {
+    VectorType row = VectorType::get({kLanes}, i8);
+    Value zeros = arith::ConstantOp::create(
+        b, loc, row, DenseElementsAttr::get(row, b.getI8IntegerAttr(0)));
+    SmallVector<int64_t> pairs, quads;
+    for (int64_t i = 0; i < kLanes; ++i) {
+      pairs.append({i, kLanes + i});
+      quads.append(
+          {2 * i, 2 * i + 1, 2 * kLanes + 2 * i, 2 * kLanes + 2 * i + 1});
+    }
+    auto packGroup = [&](Value g, int64_t validRows) {
+      Value k0 = arith::MulIOp::create(b, loc, g, index(kGroup));
+      for (int64_t j = 0; j < registers; ++j) {
+        int64_t lanes = lanesOf(j, registers, lastLanes);
+        Value column =
+            arith::MulIOp::create(b, loc, add(block, j), index(kLanes));
+        SmallVector<Value> rows;
+        for (int64_t t = 0; t < kGroup; ++t) {
+          SmallVector<Value> at{add(k0, t), column};
+          if (t >= validRows)
+            rows.push_back(zeros);
+          else if (lanes == kLanes)
+            rows.push_back(vector::LoadOp::create(b, loc, row, plainB, at));
+          else
+            rows.push_back(vector::MaskedLoadOp::create(
+                b, loc, row, plainB, at, mask(kLanes, lanes), zeros));
+        }
+        Value low = vector::ShuffleOp::create(b, loc, rows[0], rows[1], pairs);
+        Value high = vector::ShuffleOp::create(b, loc, rows[2], rows[3], pairs);
+        Value interleaved = vector::ShuffleOp::create(b, loc, low, high, quads);
+        vector::StoreOp::create(b, loc, interleaved, panel,
+                                ValueRange{g, index(j), index(0)});
+      }
+    };
+    int64_t fullGroups = p.depth / kGroup;
+    forRange(fullGroups, /*parallel=*/false,
+             [&](Value g) { packGroup(g, kGroup); });
+    if (int64_t valid = p.depth % kGroup)
+      packGroup(index(fullGroups), valid);
   }
 
   Value add(Value x, int64_t y) {
@@ -300,19 +377,25 @@ private:
             Value kGroupIndex, int64_t valid, SmallVectorImpl<Value> &accs) {
     SmallVector<Value> bRegisters;
     for (int64_t j = 0; j < registers; ++j)
-      bRegisters.push_back(vector::LoadOp::create(
-          b, loc, bytes, packedB,
-          ValueRange{add(block, j), kGroupIndex, index(0)}));
+      bRegisters.push_back(
+          p.unsignedRows ? vector::LoadOp::create(
+                               b, loc, bytes, packedB,
+                               ValueRange{add(block, j), kGroupIndex, index(0)})
+                         : vector::LoadOp::create(
+                               b, loc, bytes, panel,
+                               ValueRange{kGroupIndex, index(j), index(0)}));
     Value k0 = arith::MulIOp::create(b, loc, kGroupIndex, index(kGroup));
     StringAttr vpdpbusd = b.getStringAttr("llvm.x86.avx512.vpdpbusd.512");
     for (int64_t r = 0; r < tileRows; ++r) {
       Value aBytes = broadcastA(add(firstRow, r), k0, valid);
       for (int64_t j = 0; j < registers; ++j) {
         Value &acc = accs[r * registers + j];
-        acc =
-            LLVM::CallIntrinsicOp::create(
-                b, loc, sums, vpdpbusd, ValueRange{acc, aBytes, bRegisters[j]})
-                .getResult(0);
+        // vpdpbusd's first operand is the unsigned one.
+        SmallVector<Value, 3> operands{acc, aBytes, bRegisters[j]};
+        if (!p.unsignedRows)
+          std::swap(operands[1], operands[2]);
+        acc = LLVM::CallIntrinsicOp::create(b, loc, sums, vpdpbusd, operands)
+                  .getResult(0);
       }
     }
   }
@@ -325,19 +408,16 @@ private:
     };
     Value zeroSums = arith::ConstantOp::create(
         b, loc, sums, DenseElementsAttr::get(sums, b.getI32IntegerAttr(0)));
-    auto lanesOf = [&](int64_t j) {
-      return j + 1 == registers ? lastLanes : kLanes;
-    };
+    auto lanes = [&](int64_t j) { return lanesOf(j, registers, lastLanes); };
     SmallVector<Value> accs;
     for (int64_t r = 0; r < tileRows; ++r)
       for (int64_t j = 0; j < registers; ++j) {
         SmallVector<Value> indices{add(firstRow, r), columnOf(j)};
         accs.push_back(
-            lanesOf(j) == kLanes
+            lanes(j) == kLanes
                 ? vector::LoadOp::create(b, loc, sums, c, indices).getResult()
                 : vector::MaskedLoadOp::create(b, loc, sums, c, indices,
-                                               mask(kLanes, lanesOf(j)),
-                                               zeroSums)
+                                               mask(kLanes, lanes(j)), zeroSums)
                       .getResult());
       }
     int64_t fullGroups = p.depth / kGroup;
@@ -361,18 +441,20 @@ private:
       for (int64_t j = 0; j < registers; ++j) {
         SmallVector<Value> indices{add(firstRow, r), columnOf(j)};
         Value acc = accs[r * registers + j];
-        if (lanesOf(j) == kLanes)
+        if (lanes(j) == kLanes)
           vector::StoreOp::create(b, loc, acc, c, indices);
         else
           vector::MaskedStoreOp::create(b, loc, c, indices,
-                                        mask(kLanes, lanesOf(j)), acc);
+                                        mask(kLanes, lanes(j)), acc);
       }
   }
 
   OpBuilder &b;
   ByteProduct p;
   Location loc;
-  Value a, packedB, c;
+  Value a, plainB, packedB, c;
+  /// With unsigned columns: the current tile column's interleaved panel.
+  Value panel;
   Type i8, i32;
   VectorType sums, bytes, group;
 };
@@ -390,14 +472,18 @@ public:
       if (!op.hasPureBufferSemantics())
         return;
       std::optional<ByteProduct> p = matchByteProduct(op);
-      if (!p || !p->packed)
+      // Unsigned rows read B packed at compile time; unsigned columns
+      // interleave B's panels themselves.
+      if (!p || p->packed != p->unsignedRows)
         return;
-      // Rows read four bytes at a time and C's rows a register at a time:
-      // both innermost-contiguous. B is the packed constant's buffer.
-      auto bType = dyn_cast<MemRefType>(op.getDpsInputs()[1].getType());
+      // A's rows are read four bytes at a time, B's plain rows and C's a
+      // register at a time: all innermost-contiguous. A packed B is the
+      // packed constant's buffer.
+      Type bType = op.getDpsInputs()[1].getType();
       if (!innermostContiguous(op.getDpsInputs()[0].getType()) ||
-          !innermostContiguous(op.getDpsInits()[0].getType()) || !bType ||
-          !bType.getLayout().isIdentity())
+          !innermostContiguous(op.getDpsInits()[0].getType()) ||
+          (p->packed ? !cast<MemRefType>(bType).getLayout().isIdentity()
+                     : !innermostContiguous(bType)))
         return;
       // C in registers across K: A and B must not be C.
       Value out = viewedBuffer(op.getDpsInits()[0]);
@@ -410,9 +496,11 @@ public:
     for (ByteProduct &p : products) {
       linalg::GenericOp op = p.op;
       rewriter.setInsertionPoint(op);
-      Value packedB = memref::CollapseShapeOp::create(
-          rewriter, op.getLoc(), op.getDpsInputs()[1],
-          SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+      Value packedB;
+      if (p.packed)
+        packedB = memref::CollapseShapeOp::create(
+            rewriter, op.getLoc(), op.getDpsInputs()[1],
+            SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
       int64_t flops = 2 * p.rows * p.columns * p.depth;
       bool nested = op->getParentOfType<scf::ParallelOp>() != nullptr;
       bool parallel = parallelFlops > 0 && flops >= parallelFlops && !nested;
