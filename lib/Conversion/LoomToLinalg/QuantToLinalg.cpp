@@ -259,24 +259,90 @@ Value toF64(B &b, L loc, Value x) {
   return arith::SIToFPOp::create(b, loc, f64, x);
 }
 
+/// The elements of `value` when it is a constant seen through conversion
+/// casts and reshapes (a per-channel parameter viewed as [M, 1, ...]).
+ElementsAttr constantElements(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto cast = dyn_cast<UnrealizedConversionCastOp>(def)) {
+      if (cast.getInputs().size() != 1)
+        return {};
+      value = cast.getInputs()[0];
+    } else if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def)) {
+      value = def->getOperand(0);
+    } else {
+      break;
+    }
+  }
+  ElementsAttr attr;
+  if (!matchPattern(value, m_Constant(&attr)))
+    return {};
+  return attr;
+}
+
+/// `value`'s elements as doubles (floats exactly, integers as signed) when
+/// it is a constant.
+std::optional<SmallVector<double>> constantAsDoubles(Value value) {
+  ElementsAttr attr = constantElements(value);
+  if (!attr)
+    return std::nullopt;
+  if (isa<FloatType>(getElementTypeOrSelf(attr.getType())))
+    return getFloatValues(attr);
+  std::optional<SmallVector<int64_t>> ints =
+      getIntegerValues(attr, /*zeroExtend=*/false);
+  if (!ints)
+    return std::nullopt;
+  return SmallVector<double>(ints->begin(), ints->end());
+}
+
+/// An f64 constant of `like`'s shape.
+Value f64Constant(B &b, L loc, Value like, ArrayRef<double> values) {
+  auto type = cast<RankedTensorType>(like.getType()).clone(b.getF64Type());
+  return arith::ConstantOp::create(b, loc, type,
+                                   DenseElementsAttr::get(type, values));
+}
+
 /// The reference's epilogue: f64(acc) * (f64(sa) * f64(sw)) (+ f64(bias)),
 /// rounded once to the result type. `inputs` are acc, sa, sw[, bias],
 /// broadcast to `type`. A byte product's `correction` (za colsum(w),
 /// broadcast to `type`) is first subtracted from acc, in i32, exactly.
+/// Constant scales are multiplied here, and a constant bias widened, in
+/// the same f64 operations: the code then does per element only what
+/// depends on it.
 Value scaleAccumulator(B &b, L loc, RankedTensorType type, ValueRange inputs,
                        Value correction = {}) {
-  SmallVector<Value> operands(inputs);
+  SmallVector<Value> operands{inputs[0]};
+  std::optional<SmallVector<double>> sa = constantAsDoubles(inputs[1]);
+  std::optional<SmallVector<double>> sw = constantAsDoubles(inputs[2]);
+  bool scaleKnown = sa && sw && sa->size() == 1;
+  if (scaleKnown) {
+    SmallVector<double> scale;
+    for (double w : *sw)
+      scale.push_back((*sa)[0] * w);
+    operands.push_back(f64Constant(b, loc, inputs[2], scale));
+  } else {
+    operands.append({inputs[1], inputs[2]});
+  }
+  bool hasBias = inputs.size() > 3;
+  if (hasBias) {
+    std::optional<SmallVector<double>> bias = constantAsDoubles(inputs[3]);
+    operands.push_back(bias ? f64Constant(b, loc, inputs[3], *bias)
+                            : inputs[3]);
+  }
   if (correction)
     operands.push_back(correction);
   return buildElementwise(b, loc, type, operands, [&](B &b, L loc, V x) {
     Value acc = x[0];
     if (correction)
       acc = arith::SubIOp::create(b, loc, acc, x.back());
-    Value scale =
-        arith::MulFOp::create(b, loc, toF64(b, loc, x[1]), toF64(b, loc, x[2]));
+    Value scale = scaleKnown
+                      ? x[1]
+                      : arith::MulFOp::create(b, loc, toF64(b, loc, x[1]),
+                                              toF64(b, loc, x[2]))
+                            .getResult();
     Value v = arith::MulFOp::create(b, loc, toF64(b, loc, acc), scale);
-    if (inputs.size() > 3)
-      v = arith::AddFOp::create(b, loc, v, toF64(b, loc, x[3]));
+    if (hasBias)
+      v = arith::AddFOp::create(b, loc, v,
+                                toF64(b, loc, x[scaleKnown ? 2 : 3]));
     return castScalar(b, loc, v, type.getElementType());
   });
 }

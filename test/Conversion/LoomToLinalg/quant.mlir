@@ -184,3 +184,26 @@ func.func @constant_weights(%x: tensor<1x2x4x4xui8>, %sx: tensor<f32>, %zx: tens
   %z = loom.qmatmul %a, %m scales(%sx, %sm) zero_points(%zx, %zm) : (tensor<16x2xui8>, tensor<2x2xui8>, tensor<f32>, tensor<2xf32>, tensor<ui8>, tensor<2xui8>) -> tensor<16x2xf32>
   return %y, %z : tensor<1x3x4x4xf32>, tensor<16x2xf32>
 }
+
+// -----
+
+// Constant scales are multiplied, and a constant bias widened, at compile
+// time in the f64 operations the epilogue would perform (0.5 * [0.25,
+// 0.125] and the bias [3, -7] as f64): per element the code only
+// converts the sum, multiplies and adds.
+// CHECK-LABEL: func.func @qconv_constant_scales
+// CHECK-DAG: %[[SCALE:.+]] = arith.constant dense<{{\[\[\[}}1.250000e-01]], {{\[\[}}6.250000e-02]]]> : tensor<2x1x1xf64>
+// CHECK-DAG: %[[BIAS:.+]] = arith.constant dense<{{\[\[\[}}3.000000e+00]], {{\[\[}}-7.000000e+00]]]> : tensor<2x1x1xf64>
+// CHECK: linalg.generic {{.+}} ins(%{{.+}}, %[[SCALE]], %[[BIAS]] : tensor<1x2x4x4xi32>, tensor<2x1x1xf64>, tensor<2x1x1xf64>)
+// CHECK-NEXT: ^bb0(%[[ACC:.+]]: i32, %[[S:.+]]: f64, %[[B:.+]]: f64, %{{.+}}: f32):
+// CHECK-NEXT: %[[A:.+]] = arith.sitofp %[[ACC]] : i32 to f64
+// CHECK-NEXT: %[[V:.+]] = arith.mulf %[[A]], %[[S]] : f64
+// CHECK-NEXT: %[[SUM:.+]] = arith.addf %[[V]], %[[B]] : f64
+// CHECK-NEXT: arith.truncf %[[SUM]] : f64 to f32
+func.func @qconv_constant_scales(%x: tensor<1x1x4x4xi8>, %w: tensor<2x1x1x1xi8>) -> tensor<1x2x4x4xf32> {
+  %sx = loom.constant dense<0.5> : tensor<f32>
+  %sw = loom.constant dense<[0.25, 0.125]> : tensor<2xf32>
+  %b = loom.constant dense<[3.0, -7.0]> : tensor<2xf32>
+  %y = loom.qconv %x, %w scales(%sx, %sw) bias(%b) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x1x4x4xi8>, tensor<2x1x1x1xi8>, tensor<f32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  return %y : tensor<1x2x4x4xf32>
+}

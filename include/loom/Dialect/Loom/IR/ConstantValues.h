@@ -24,6 +24,13 @@ std::optional<llvm::SmallVector<int64_t>>
 getIntegerValues(mlir::ElementsAttr attr,
                  std::optional<bool> zeroExtend = std::nullopt);
 
+/// The elements of a floating-point constant (f16, bf16, f32 or f64 dense
+/// elements; f32 or f64 dense resources) as doubles, exactly. nullopt for
+/// other types, a dynamic shape or a resource whose blob is missing or of
+/// the wrong size.
+std::optional<llvm::SmallVector<double>>
+getFloatValues(mlir::ElementsAttr attr);
+
 } // namespace loom
 
 #endif // LOOM_DIALECT_LOOM_IR_CONSTANTVALUES_H
