@@ -7,6 +7,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -160,6 +161,32 @@ std::optional<unsigned> byteProductUnsignedInput(linalg::LinalgOp op) {
         sext.getIn() == body->getArgument(1 - x))
       return x;
   return std::nullopt;
+}
+
+Value readStridedRow(OpBuilder &b, Location loc, Value buffer,
+                     ValueRange indices, int64_t width, int64_t stride) {
+  Type element = cast<MemRefType>(buffer.getType()).getElementType();
+  int64_t span = (width - 1) * stride + 1;
+  int64_t loaded = int64_t(llvm::PowerOf2Ceil(span));
+  auto loadedType = VectorType::get({loaded}, element);
+  Value row;
+  if (loaded == span) {
+    row = vector::LoadOp::create(b, loc, loadedType, buffer, indices);
+  } else {
+    Value mask = vector::ConstantMaskOp::create(
+        b, loc, VectorType::get({loaded}, b.getI1Type()),
+        ArrayRef<int64_t>{span});
+    Value zeros = arith::ConstantOp::create(b, loc, loadedType,
+                                            b.getZeroAttr(loadedType));
+    row = vector::MaskedLoadOp::create(b, loc, loadedType, buffer, indices,
+                                       mask, zeros);
+  }
+  if (stride == 1 && loaded == width)
+    return row;
+  SmallVector<int64_t> picked;
+  for (int64_t i = 0; i < width; ++i)
+    picked.push_back(i * stride);
+  return vector::ShuffleOp::create(b, loc, row, row, picked);
 }
 
 void replaceRightOperand(RewriterBase &rewriter, linalg::LinalgOp op, Value rhs,

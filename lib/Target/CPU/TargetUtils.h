@@ -127,6 +127,16 @@ inline int64_t saturatingProduct(llvm::ArrayRef<int64_t> values) {
 /// (stride 1); a rank-0 memref counts as contiguous when `allowScalar`.
 bool innermostContiguous(mlir::Type type, bool allowScalar = false);
 
+/// `width` elements of `buffer`'s innermost dimension, `stride` apart,
+/// from `indices` on (the innermost dimension contiguous): the run from
+/// the first to the last read with a masked load of the next power of two
+/// (no element outside the run is touched, and the load is one
+/// instruction where a vector of the run's odd length was split into
+/// pieces), compacted by a shuffle (one vpmovwb or vpermb for bytes).
+mlir::Value readStridedRow(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value buffer, mlir::ValueRange indices,
+                           int64_t width, int64_t stride);
+
 /// A constant of `type` holding `data` (row-major bytes), stored as `like`
 /// is: a resource blob named after `like`'s with `suffix` appended when it
 /// is one (the importer's storage of large weights), else dense.

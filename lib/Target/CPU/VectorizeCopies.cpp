@@ -131,22 +131,19 @@ private:
         inIndices.push_back(
             affine::AffineApplyOp::create(b, loc, inMap.getSubMap({i}), ivs));
       // A strided row is read as the contiguous run from its first
-      // element to its last (no element outside the window is touched)
-      // and compacted by a shuffle: LLVM lowers it to a few permutes,
-      // where element-wise loads would be scalar moves or a gather.
-      int64_t span = (w - 1) * stride + 1;
-      Value row = vector::TransferReadOp::create(
-          b, loc, VectorType::get({span}, element), in, inIndices,
-          /*padding=*/std::nullopt,
-          AffineMap::getMinorIdentityMap(inMap.getNumResults(), 1,
-                                         b.getContext()),
-          ArrayRef<bool>{true});
-      if (span != w) {
-        SmallVector<int64_t> picked;
-        for (int64_t i = 0; i < w; ++i)
-          picked.push_back(i * stride);
-        row = vector::ShuffleOp::create(b, loc, row, row, picked);
-      }
+      // element to its last and compacted by a shuffle: LLVM lowers it to
+      // a few permutes, where element-wise loads would be scalar moves or
+      // a gather.
+      Value row;
+      if (stride == 1)
+        row = vector::TransferReadOp::create(
+            b, loc, VectorType::get({w}, element), in, inIndices,
+            /*padding=*/std::nullopt,
+            AffineMap::getMinorIdentityMap(inMap.getNumResults(), 1,
+                                           b.getContext()),
+            ArrayRef<bool>{true});
+      else
+        row = readStridedRow(b, loc, in, inIndices, w, stride);
       vector::TransferWriteOp::create(b, loc, row, out, ivs,
                                       ArrayRef<bool>{true});
     };

@@ -50,7 +50,15 @@ enum class Access {
   Contiguous,
   /// The innermost loop does not appear in its indices.
   Invariant,
+  /// An input whose last index steps by a small constant (2 to
+  /// kMaxStride) along the innermost loop, over contiguous memory: a
+  /// strided pooling window's row. Read as the contiguous run from its
+  /// first element to its last and compacted by a shuffle.
+  Strided,
 };
+
+/// The largest step of a Strided input.
+constexpr int64_t kMaxStride = 4;
 
 /// The combining kind of a reduction body `out = combiner(x, out)`.
 std::optional<vector::CombiningKind> combiningKind(Operation *op) {
@@ -87,6 +95,8 @@ struct Plan {
   unsigned innermost;
   bool reduces;
   SmallVector<Access> access;
+  /// Per operand: the step of a Strided one's last index, else 1.
+  SmallVector<int64_t> strides;
   SmallVector<Reduction> reductions;
   int64_t width;
   /// Body ops whose operands the innermost loop changes nowhere (a
@@ -134,6 +144,7 @@ std::optional<Plan> planFor(linalg::GenericOp op, unsigned vectorBits) {
     bool walks = map.isFunctionOfDim(plan.innermost);
     if (!walks) {
       plan.access.push_back(Access::Invariant);
+      plan.strides.push_back(1);
       continue;
     }
     // The vectors' width follows the widest element read or written along
@@ -145,20 +156,35 @@ std::optional<Plan> planFor(linalg::GenericOp op, unsigned vectorBits) {
     if (!type.getElementType().isIndex())
       widestBits =
           std::max(widestBits, type.getElementType().getIntOrFloatBitWidth());
-    // Walked: only as the last index, by itself, over contiguous memory.
-    if (map.getResults().back() != inner ||
-        llvm::any_of(
+    // Walked: only in the last index, over contiguous memory; by itself,
+    // or (inputs) times a small constant plus what other loops give.
+    if (llvm::any_of(
             map.getResults().drop_back(),
             [&](AffineExpr e) { return e.isFunctionOfDim(plan.innermost); }) ||
         !innermostContiguous(operand.get().getType()))
       return std::nullopt;
+    AffineExpr last = map.getResults().back();
+    int64_t stride = 1;
+    if (last != inner) {
+      stride = 0;
+      for (int64_t s = 2; s <= kMaxStride && op.isDpsInput(&operand); ++s)
+        if (!simplifyAffineExpr(last - inner * s, map.getNumDims(), 0)
+                 .isFunctionOfDim(plan.innermost)) {
+          stride = s;
+          break;
+        }
+      if (!stride)
+        return std::nullopt;
+    }
     // An output written along a reduction loop is not a reduction.
     if (plan.reduces && op.isDpsInit(&operand))
       return std::nullopt;
-    plan.access.push_back(Access::Contiguous);
+    plan.access.push_back(stride == 1 ? Access::Contiguous : Access::Strided);
+    plan.strides.push_back(stride);
   }
   // Nothing walks the innermost loop: vectors would only repeat values.
-  if (!llvm::is_contained(plan.access, Access::Contiguous))
+  if (!llvm::is_contained(plan.access, Access::Contiguous) &&
+      !llvm::is_contained(plan.access, Access::Strided))
     return std::nullopt;
   for (OpOperand &init : op.getDpsInitsMutable()) {
     // An input that is an output's buffer is read at the elements written
@@ -177,7 +203,7 @@ std::optional<Plan> planFor(linalg::GenericOp op, unsigned vectorBits) {
   Block *body = op.getBody();
   llvm::DenseSet<Value> varying;
   for (OpOperand &operand : op->getOpOperands())
-    if (plan.access[operand.getOperandNumber()] == Access::Contiguous)
+    if (plan.access[operand.getOperandNumber()] != Access::Invariant)
       varying.insert(op.getMatchingBlockArgument(&operand));
   // Values known before a row's pieces: from above the op, the block
   // arguments of inputs read once per row (not a reduction's outputs,
@@ -537,13 +563,18 @@ private:
         continue;
       Type element = arg.getType();
       Value value;
-      if (plan.access[operand.getOperandNumber()] == Access::Contiguous) {
+      if (plan.access[operand.getOperandNumber()] != Access::Invariant) {
         SmallVector<Value> indices = operandIndices(&operand);
-        AffineMap minor =
-            AffineMap::getMinorIdentityMap(indices.size(), 1, b.getContext());
-        value = vector::TransferReadOp::create(
-            b, loc, vectorOf(element), operand.get(), indices,
-            /*padding=*/std::nullopt, minor, ArrayRef<bool>{true});
+        int64_t stride = plan.strides[operand.getOperandNumber()];
+        if (stride == 1) {
+          AffineMap minor =
+              AffineMap::getMinorIdentityMap(indices.size(), 1, b.getContext());
+          value = vector::TransferReadOp::create(
+              b, loc, vectorOf(element), operand.get(), indices,
+              /*padding=*/std::nullopt, minor, ArrayRef<bool>{true});
+        } else {
+          value = readStridedRow(b, loc, operand.get(), indices, width, stride);
+        }
       } else {
         value = vector::BroadcastOp::create(
             b, loc, vectorOf(element),

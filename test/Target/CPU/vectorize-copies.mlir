@@ -27,11 +27,13 @@
 
 // A strided convolution's window (stride 2): each piece of a row reads
 // the contiguous run from its first element to its last (15 elements for
-// 8) and keeps every second one (#STRIDED above: the column 2 * ow + kw).
+// 8, a masked load of 16 with the last lane off) and keeps every second
+// one (#STRIDED above: the column 2 * ow + kw).
 // CHECK-LABEL: func.func @strided_window
 // CHECK: %[[X:.+]] = affine.apply #[[STRIDED]](
-// CHECK: %[[PIECE:.+]] = vector.transfer_read %arg0[%{{.+}}, %{{.+}}, %{{.+}}, %[[X]]]{{.*}} : memref<1x3x17x17xf32>, vector<15xf32>
-// CHECK: %[[ROW:.+]] = vector.shuffle %[[PIECE]], %[[PIECE]] [0, 2, 4, 6, 8, 10, 12, 14] : vector<15xf32>, vector<15xf32>
+// CHECK: %[[MASK:.+]] = vector.constant_mask [15] : vector<16xi1>
+// CHECK: %[[PIECE:.+]] = vector.maskedload %arg0[%{{.+}}, %{{.+}}, %{{.+}}, %[[X]]], %[[MASK]], %{{.+}} : memref<1x3x17x17xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK: %[[ROW:.+]] = vector.shuffle %[[PIECE]], %[[PIECE]] [0, 2, 4, 6, 8, 10, 12, 14] : vector<16xf32>, vector<16xf32>
 // CHECK: vector.transfer_write %[[ROW]], %arg1
 // CHECK-NOT: linalg.generic
 

@@ -364,3 +364,39 @@ func.func @bytes_in_f64(%in: memref<128xi8>, %out: memref<128xi8>) {
   }
   return
 }
+
+// -----
+
+// A 3x3 max pool with stride 2 in the order loom-cpu-contraction-order
+// gives it (window loops outside the output row): the input's row steps by
+// two along the innermost loop, read as the contiguous run of 2 * 16 - 1
+// elements (a masked load of 32, the last lane off) and compacted by a
+// shuffle into 16 lanes; the output row is read, combined and written back.
+// CHECK-LABEL: func.func @strided_window
+// CHECK: %[[MASK:.+]] = vector.constant_mask [31] : vector<32xi1>
+// CHECK: %[[SPAN:.+]] = vector.maskedload %{{.+}}, %[[MASK]], %{{.+}} : memref<1x4x33x33xf32>, vector<32xi1>, vector<32xf32> into vector<32xf32>
+// CHECK: %[[ROW:.+]] = vector.shuffle %[[SPAN]], %[[SPAN]] [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30] : vector<32xf32>, vector<32xf32>
+// CHECK: %[[OUT:.+]] = vector.transfer_read %{{.+}} : memref<1x4x16x16xf32>, vector<16xf32>
+// CHECK: %[[MAX:.+]] = arith.maximumf %[[ROW]], %[[OUT]] : vector<16xf32>
+// CHECK: vector.transfer_write %[[MAX]]
+// A step of 5 stays a loop.
+// CHECK-LABEL: func.func @wide_step
+// CHECK-NOT: vector.shuffle
+// CHECK: return
+func.func @strided_window(%x: memref<1x4x33x33xf32>, %y: memref<1x4x16x16xf32>) {
+  %window = memref.alloc() : memref<3x3xf32>
+  linalg.generic {indexing_maps = [affine_map<(n, c, oh, kh, kw, ow) -> (n, c, oh * 2 + kh, ow * 2 + kw)>, affine_map<(n, c, oh, kh, kw, ow) -> (kh, kw)>, affine_map<(n, c, oh, kh, kw, ow) -> (n, c, oh, ow)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]} ins(%x, %window : memref<1x4x33x33xf32>, memref<3x3xf32>) outs(%y : memref<1x4x16x16xf32>) {
+  ^bb0(%a: f32, %w: f32, %o: f32):
+    %m = arith.maximumf %a, %o : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+func.func @wide_step(%x: memref<1x4x81xf32>, %y: memref<1x4x16xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(n, c, w) -> (n, c, w * 5)>, affine_map<(n, c, w) -> (n, c, w)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : memref<1x4x81xf32>) outs(%y : memref<1x4x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.negf %a : f32
+    linalg.yield %s : f32
+  }
+  return
+}
