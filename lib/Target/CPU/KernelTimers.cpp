@@ -46,6 +46,12 @@ bool isKernel(Operation *op) {
       op);
 }
 
+/// Whether `op` multiplies and accumulates: float or integer products, and
+/// byte products (u8 x s8 into i32).
+bool isProduct(linalg::LinalgOp op) {
+  return isMultiplyAccumulate(op) || byteProductUnsignedInput(op);
+}
+
 /// The kind of work, for the label: "matmul", "conv_2d_nchw_fchw",
 /// "contraction", "reduction", "elementwise", "copy", "loops", or a
 /// runtime call's name.
@@ -54,8 +60,7 @@ std::string kindOf(Operation *op) {
     std::string kind;
     if (isa<linalg::GenericOp>(op)) {
       bool reduces = linalgOp.getNumReductionLoops() > 0;
-      kind = reduces ? (isMultiplyAccumulate(linalgOp) ? "contraction"
-                                                       : "reduction")
+      kind = reduces ? (isProduct(linalgOp) ? "contraction" : "reduction")
                      : "elementwise";
     } else {
       kind = op->getName().stripDialect().str();
@@ -104,8 +109,7 @@ std::optional<int64_t> bytesOf(Type type) {
 /// ops and for run-time sizes.
 int64_t flopsOf(Operation *op) {
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-  if (!linalgOp || linalgOp.getNumReductionLoops() == 0 ||
-      !isMultiplyAccumulate(linalgOp))
+  if (!linalgOp || linalgOp.getNumReductionLoops() == 0 || !isProduct(linalgOp))
     return 0;
   int64_t iterations = 1;
   for (int64_t range : linalgOp.getStaticLoopRanges()) {
