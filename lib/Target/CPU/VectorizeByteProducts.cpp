@@ -9,7 +9,9 @@
 //
 // loom-cpu-pack-byte-weights stores a constant B the way vpdpbusd reads
 // it: lane j of a register holds the four bytes B[4g .. 4g+3][16b + j],
-// so B becomes [ceil(N / 16), ceil(K / 4), 16, 4]. The register tiles
+// so B becomes [ceil(N / 16), ceil(K / 4), 16, 4]; an activation's columns
+// (a convolution's channel-major form) are interleaved the same way at run
+// time, one panel per tile column. The register tiles
 // (loom-cpu-vectorize-byte-products) are 8 rows x 2 registers of 16
 // columns, K innermost: per group of four steps of K, two 64-byte loads of
 // B and, per row, four bytes of A broadcast to the 16 lanes and two

@@ -320,14 +320,17 @@ def LoomCPUVectorizeByteProductsPass
     : Pass<"loom-cpu-vectorize-byte-products", "::mlir::func::FuncOp"> {
   let summary = "Byte products on buffers as register tiles of vpdpbusd";
   let description = [{
-    Runs on buffers. A byte product whose B is packed by
-    `loom-cpu-pack-byte-weights`, with static sizes and its rows' bytes
-    contiguous, becomes register tiles of 8 rows x 2 registers of 16
+    Runs on buffers. A 2-D byte product with static sizes whose rows are
+    contiguous becomes register tiles of 8 rows x 2 registers of 16
     columns of i32 sums: per group of four steps of K, two 64-byte loads of
     B and, per row, four bytes of A broadcast to every lane and two
     `llvm.x86.avx512.vpdpbusd.512` (each lane adds the four products of
-    its unsigned bytes of A and signed bytes of B; 64 multiply-adds per
-    instruction). A K that is not a multiple of four reads its last group
+    its unsigned bytes and signed bytes; 64 multiply-adds per
+    instruction). With an unsigned A (an activation's rows) B is the
+    weight packed by `loom-cpu-pack-byte-weights`; with an unsigned B (an
+    activation's columns, a convolution's channel-major form) each tile
+    column's panel of B is interleaved into the same layout at run time,
+    once for all row tiles. A K that is not a multiple of four reads its last group
     of A with a masked load (B's padding is zero); columns past N are
     masked at C's load and store; the last rows form a tile of fewer
     rows. The sums are exact in i32 (convert-loom-to-linalg takes the
