@@ -402,20 +402,45 @@ static std::string bindInputShapes(onnx::ModelProto &model,
 /// or returns false to skip the library's inference, leaving the outputs
 /// untyped for the node's builder, whose own check names the node.
 static void
+guardInference(const onnx::OpSchema &schema,
+               std::function<bool(onnx::InferenceContext &)> check) {
+  onnx::InferenceFunction original = schema.GetTypeAndShapeInferenceFunction();
+  if (!original)
+    return;
+  const_cast<onnx::OpSchema &>(schema).TypeAndShapeInferenceFunction(
+      [original, check = std::move(check)](onnx::InferenceContext &ctx) {
+        if (check(ctx))
+          original(ctx);
+      });
+}
+
+static void
 guardInference(const char *op, int version,
                std::function<bool(onnx::InferenceContext &)> check) {
   const onnx::OpSchema *schema =
       onnx::OpSchemaRegistry::Schema(op, version, "");
   if (!schema || schema->SinceVersion() != version)
     return;
-  onnx::InferenceFunction original = schema->GetTypeAndShapeInferenceFunction();
-  if (!original)
-    return;
-  const_cast<onnx::OpSchema *>(schema)->TypeAndShapeInferenceFunction(
-      [original, check = std::move(check)](onnx::InferenceContext &ctx) {
-        if (check(ctx))
-          original(ctx);
-      });
+  guardInference(*schema, std::move(check));
+}
+
+/// Whether every input that `schema` requires has a type in `ctx`. A
+/// required input can be untyped when it comes from a node that inference
+/// could not type (an op of a domain the library does not know, or a node
+/// the lenient second pass left untyped); absent optional inputs are untyped
+/// too, and every inference function checks those.
+static bool requiredInputsTyped(const onnx::OpSchema &schema,
+                                onnx::InferenceContext &ctx) {
+  const std::vector<onnx::OpSchema::FormalParameter> &formals = schema.inputs();
+  if (formals.empty())
+    return true;
+  for (size_t i = 0, e = ctx.getNumInputs(); i < e; ++i) {
+    const onnx::OpSchema::FormalParameter &formal =
+        formals[std::min(i, formals.size() - 1)];
+    if (formal.GetOption() != onnx::OpSchema::Optional && !ctx.getInputType(i))
+      return false;
+  }
+  return true;
 }
 
 /// Debian's ONNX 1.12 shape inference trusts some attributes and ranks that
@@ -425,11 +450,26 @@ guardInference(const char *op, int version,
 ///   weight has fewer dimensions than its input;
 /// - a LayerNormalization whose `axis` is outside [-rank, rank) and whose
 ///   Mean / InvStdDev outputs are wanted (their shape is built from it).
+/// - MaxUnpool reading the type of its indices when they have none.
 /// Those inference functions are wrapped, once per process, in the checks
-/// that they lack.
+/// that they lack; and every inference function is skipped, leaving the
+/// node's outputs to its builder, while a required input is untyped, since
+/// not all of them check.
 static void guardLibraryShapeInference() {
   static std::once_flag once;
   std::call_once(once, [] {
+    // The registry hands out copies; the registered schema is found again
+    // by (name, version, domain).
+    for (const onnx::OpSchema &copy :
+         onnx::OpSchemaRegistry::get_all_schemas_with_history()) {
+      const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(
+          copy.Name(), copy.SinceVersion(), copy.domain());
+      if (!schema || schema->SinceVersion() != copy.SinceVersion())
+        continue;
+      guardInference(*schema, [schema](onnx::InferenceContext &ctx) {
+        return requiredInputsTyped(*schema, ctx);
+      });
+    }
     // (op, version, the weight's input): the convolutions whose inference
     // (onnx::convPoolShapeInference, convTransposeShapeInference) reads the
     // weight's dimensions by the input's rank.

@@ -119,6 +119,32 @@ std::string ValidityChecker::checkGraph(const onnx::GraphProto &graph,
       return graphValue("input", input.name()) + " is declared twice" +
              onceRule;
 
+  // Like the checker, the main graph's inputs and outputs are typed (a
+  // subgraph's may be left to inference from the node that holds it).
+  if (isMain) {
+    auto untyped = [&](const char *kind,
+                       const onnx::ValueInfoProto &value) -> std::string {
+      const onnx::TypeProto &type = value.type();
+      if (!value.has_type() ||
+          type.value_case() == onnx::TypeProto::VALUE_NOT_SET)
+        return graphValue(kind, value.name()) +
+               " has no type; ONNX requires the main graph's inputs and "
+               "outputs to have one";
+      if (type.has_tensor_type() &&
+          type.tensor_type().elem_type() == onnx::TensorProto::UNDEFINED)
+        return graphValue(kind, value.name()) +
+               " is a tensor without an element type; ONNX requires the "
+               "main graph's inputs and outputs to have one";
+      return "";
+    };
+    for (const onnx::ValueInfoProto &input : graph.input())
+      if (std::string error = untyped("input", input); !error.empty())
+        return error;
+    for (const onnx::ValueInfoProto &output : graph.output())
+      if (std::string error = untyped("output", output); !error.empty())
+        return error;
+  }
+
   // An initializer may share a graph input's name: it is then the input's
   // default value. Two initializers of one name leave the value undefined.
   llvm::StringSet<> initializers;
