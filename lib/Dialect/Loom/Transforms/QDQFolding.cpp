@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Loom/Transforms/Passes.h"
+#include "loom/Dialect/Loom/Transforms/RewriteUtils.h"
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
@@ -43,20 +44,6 @@ bool isQuant8(Type type) {
     return true;
   auto i = dyn_cast<IntegerType>(e);
   return i && i.getWidth() == 8 && !i.isSigned();
-}
-
-/// `v` reshaped to `shape` (no op when it has it already).
-Value reshapeTo(PatternRewriter &rewriter, Location loc, Value v,
-                ArrayRef<int64_t> shape) {
-  RankedTensorType type = tensorType(v);
-  if (type.getShape() == shape)
-    return v;
-  auto shapeType =
-      RankedTensorType::get({int64_t(shape.size())}, rewriter.getI64Type());
-  Value shapeValue = ConstantOp::create(
-      rewriter, loc, DenseElementsAttr::get(shapeType, shape));
-  return ReshapeOp::create(rewriter, loc, type.clone(shape), v, shapeValue,
-                           /*allowzero=*/false);
 }
 
 /// A dequantized operand: the 8-bit value, its scale and zero point (null

@@ -534,6 +534,7 @@ void loom::populateSimplificationPatterns(RewritePatternSet &patterns) {
                CancelSqueezeUnsqueeze<UnsqueezeOp, SqueezeOp>>(
       patterns.getContext());
   populateCastChainPatterns(patterns);
+  populateDenseExpertPatterns(patterns);
 }
 
 void loom::populateCastChainPatterns(RewritePatternSet &patterns) {

@@ -27,6 +27,11 @@ void populateRecognitionPatterns(mlir::RewritePatternSet &patterns);
 /// Conv + batch-norm folding and data-movement simplifications.
 void populateSimplificationPatterns(mlir::RewritePatternSet &patterns);
 
+/// Mixture-of-experts products of weights gathered per token
+/// (gather_nd(W) @ x) computed as one product with every expert, then the
+/// token's expert's results gathered; part of the simplification patterns.
+void populateDenseExpertPatterns(mlir::RewritePatternSet &patterns);
+
 /// cast(cast(x)) -> cast(x) (or x) when the first cast is exact; part of the
 /// simplification patterns, and used by the precision patterns to remove
 /// low -> f32 -> low round trips between contractions.

@@ -27,8 +27,10 @@ def LoomSimplifyPass : Pass<"loom-simplify", "::mlir::func::FuncOp"> {
                 "data movement";
   let description = [{
     Folds inference batch normalization into the preceding convolution's
-    weights and bias, cancels inverse transposes and chained reshapes, and
-    removes casts that round-trip.
+    weights and bias, cancels inverse transposes and chained reshapes,
+    removes casts that round-trip, and computes mixture-of-experts
+    products of per-token gathered weights as one product with every
+    expert (few experts, constant weights).
   }];
   let dependentDialects = ["::loom::LoomDialect"];
 }
