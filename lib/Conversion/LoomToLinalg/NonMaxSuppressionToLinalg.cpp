@@ -143,10 +143,16 @@ public:
       return {stdMin(v[0], v[2]), stdMin(v[1], v[3]), stdMax(v[0], v[2]),
               stdMax(v[1], v[3])};
     };
-    // Whether boxes `a` and `b` (corners) overlap by an IoU above the
-    // threshold: suppressedByIoU.
+    // A box's area from its corners, as suppressedByIoU computes it.
+    auto area = [&](OpBuilder &b, const std::array<Value, 4> &c) -> Value {
+      FloatArith f(b, loc);
+      return f.mul(f.sub(c[3], c[1]), f.sub(c[2], c[0]));
+    };
+    // Whether boxes `a` and `o` (corners and areas) overlap by an IoU above
+    // the threshold: suppressedByIoU.
     auto suppresses = [&](OpBuilder &b, const std::array<Value, 4> &a,
-                          const std::array<Value, 4> &o) -> Value {
+                          Value areaA, const std::array<Value, 4> &o,
+                          Value areaO) -> Value {
       FloatArith f(b, loc);
       auto stdMin = [&](Value x, Value y) {
         return f.select(f.lt(y, x), y, x);
@@ -164,8 +170,6 @@ public:
       Value ix0 = stdMax(a[1], o[1]), ix1 = stdMin(a[3], o[3]);
       Value iy0 = stdMax(a[0], o[0]), iy1 = stdMin(a[2], o[2]);
       Value intersection = f.mul(f.sub(ix1, ix0), f.sub(iy1, iy0));
-      Value areaA = f.mul(f.sub(a[3], a[1]), f.sub(a[2], a[0]));
-      Value areaO = f.mul(f.sub(o[3], o[1]), f.sub(o[2], o[0]));
       Value unionArea = f.sub(f.add(areaA, areaO), intersection);
       Value zero = scalarConstant(b, loc, f64, 0.0);
       Value valid = both(notLE(ix1, ix0), notLE(iy1, iy0));
@@ -183,16 +187,24 @@ public:
     Value rows = emptyTensor(b, loc, rowsType, boundSize);
     Value mask = emptyTensor(
         b, loc, RankedTensorType::get({boxesType.getDimSize(1)}, i1), maskSize);
+    // The boxes kept so far in the current class, by the order they were
+    // kept: their corners and area in f64, one row each, so that the test
+    // of a candidate against them reads consecutive numbers (the boxes
+    // themselves would be gathered and their corners recomputed per pair).
+    Value keptBoxes = emptyTensor(
+        b, loc, RankedTensorType::get({5, boxesType.getDimSize(1)}, f64),
+        maskSize);
     Value zeroIndex = ci(b, 0), oneIndex = ci(b, 1);
 
     auto batchLoop = scf::ForOp::create(
         b, loc, zeroIndex, numBatches, oneIndex,
-        ValueRange{rows, zeroIndex, mask},
+        ValueRange{rows, zeroIndex, mask, keptBoxes},
         [&](OpBuilder &b, Location loc, Value batch, ValueRange state) {
           auto classLoop = scf::ForOp::create(
               b, loc, ci(b, 0), numClasses, ci(b, 1), state,
               [&](OpBuilder &b, Location loc, Value cls, ValueRange state) {
                 Value rows = state[0], start = state[1], mask = state[2];
+                Value keptBoxes = state[3];
                 auto score = [&](OpBuilder &b, Value box) -> Value {
                   return tensor::ExtractOp::create(b, loc, scores,
                                                    ValueRange{batch, cls, box});
@@ -231,10 +243,11 @@ public:
                 // them are considered.
                 auto visits = scf::ForOp::create(
                     b, loc, ci(b, 0), numBoxes, ci(b, 1),
-                    ValueRange{rows, start},
+                    ValueRange{rows, start, keptBoxes},
                     [&](OpBuilder &b, Location loc, Value position,
                         ValueRange state) {
                       Value rows = state[0], count = state[1];
+                      Value keptBoxes = state[2];
                       Value box = arith::IndexCastOp::create(
                           b, loc, indexType,
                           tensor::ExtractOp::create(b, loc, order, position));
@@ -254,18 +267,23 @@ public:
                             // class?
                             std::array<Value, 4> candidate =
                                 corners(b, batch, box);
+                            Value candidateArea = area(b, candidate);
+                            Value keptCount =
+                                arith::SubIOp::create(b, loc, count, start);
                             auto overlap = scf::ForOp::create(
-                                b, loc, start, count, ci(b, 1),
+                                b, loc, ci(b, 0), keptCount, ci(b, 1),
                                 ValueRange{boolean(b, false)},
-                                [&](OpBuilder &b, Location loc, Value row,
+                                [&](OpBuilder &b, Location loc, Value slot,
                                     ValueRange acc) {
-                                  Value other = arith::IndexCastOp::create(
-                                      b, loc, indexType,
-                                      tensor::ExtractOp::create(
-                                          b, loc, rows,
-                                          ValueRange{row, ci(b, 2)}));
+                                  Value other[5];
+                                  for (int k = 0; k < 5; ++k)
+                                    other[k] = tensor::ExtractOp::create(
+                                        b, loc, keptBoxes,
+                                        ValueRange{ci(b, k), slot});
                                   Value hit = suppresses(
-                                      b, candidate, corners(b, batch, other));
+                                      b, candidate, candidateArea,
+                                      {other[0], other[1], other[2], other[3]},
+                                      other[4]);
                                   scf::YieldOp::create(
                                       b, loc,
                                       ValueRange{arith::OrIOp::create(
@@ -274,10 +292,19 @@ public:
                             auto keep = scf::IfOp::create(
                                 b, loc, overlap.getResult(0),
                                 [&](OpBuilder &b, Location loc) {
-                                  scf::YieldOp::create(b, loc,
-                                                       ValueRange{rows, count});
+                                  scf::YieldOp::create(
+                                      b, loc,
+                                      ValueRange{rows, count, keptBoxes});
                                 },
                                 [&](OpBuilder &b, Location loc) {
+                                  Value kept = keptBoxes;
+                                  Value keptFields[5] = {
+                                      candidate[0], candidate[1], candidate[2],
+                                      candidate[3], candidateArea};
+                                  for (int k = 0; k < 5; ++k)
+                                    kept = tensor::InsertOp::create(
+                                        b, loc, keptFields[k], kept,
+                                        ValueRange{ci(b, k), keptCount});
                                   Value r = rows;
                                   Value fields[3] = {toI64(b, batch),
                                                      toI64(b, cls),
@@ -288,23 +315,21 @@ public:
                                         ValueRange{count, ci(b, k)});
                                   Value next = arith::AddIOp::create(
                                       b, loc, count, ci(b, 1));
-                                  scf::YieldOp::create(b, loc,
-                                                       ValueRange{r, next});
+                                  scf::YieldOp::create(
+                                      b, loc, ValueRange{r, next, kept});
                                 });
-                            scf::YieldOp::create(b, loc,
-                                                 ValueRange{keep.getResult(0),
-                                                            keep.getResult(1)});
+                            scf::YieldOp::create(b, loc, keep.getResults());
                           },
                           [&](OpBuilder &b, Location loc) {
-                            scf::YieldOp::create(b, loc,
-                                                 ValueRange{rows, count});
+                            scf::YieldOp::create(
+                                b, loc, ValueRange{rows, count, keptBoxes});
                           });
                       scf::YieldOp::create(b, loc, visit.getResults());
                     });
-                scf::YieldOp::create(b, loc,
-                                     ValueRange{visits.getResult(0),
-                                                visits.getResult(1),
-                                                candidateMask});
+                scf::YieldOp::create(
+                    b, loc,
+                    ValueRange{visits.getResult(0), visits.getResult(1),
+                               candidateMask, visits.getResult(2)});
               });
           scf::YieldOp::create(b, loc, classLoop.getResults());
         });

@@ -7,7 +7,9 @@
 // the boxes by score (ogt: equal scores keep the lower index), then one
 // visit per box in that order, considered when it is a candidate and
 // fewer than max_output_boxes_per_class are kept: an IoU loop over the
-// class's kept rows, in f64; a kept box is one [batch, class, box] row. The result is the first `count`
+// class's kept boxes, in f64, reading their corners and areas from a
+// [5, N] buffer written as they are kept; a kept box is one [batch, class,
+// box] row. The result is the first `count`
 // rows; the cast to the model's static shape compares the count with it at
 // run time (zeros and a reported error when they differ).
 // CHECK-LABEL: func.func @nms
@@ -19,8 +21,9 @@
 // CHECK: %[[MIN64:[^ ,:]+]] = arith.extf %[[MINV]] : f32 to f64
 // CHECK: %[[ROWS:[^ ,:]+]] = tensor.empty() : tensor<30x3xi64>
 // CHECK: %[[MASK:[^ ,:]+]] = tensor.empty() : tensor<5xi1>
-// CHECK: %[[ALL:[^ ,:]+]]:3 = scf.for %[[B:[^ ,:]+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %[[ROWS]], %{{.+}} = %{{.+}}, %{{.+}} = %[[MASK]]) -> (tensor<30x3xi64>, index, tensor<5xi1>)
-// CHECK: scf.for %[[C:[^ ,:]+]] = %{{.+}} iter_args(%{{.+}} = %{{.+}}, %[[START:[^ ,:]+]] = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<30x3xi64>, index, tensor<5xi1>)
+// CHECK: %[[KEPTBOXES:[^ ,:]+]] = tensor.empty() : tensor<5x5xf64>
+// CHECK: %[[ALL:[^ ,:]+]]:4 = scf.for %[[B:[^ ,:]+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %[[ROWS]], %{{.+}} = %{{.+}}, %{{.+}} = %[[MASK]], %{{.+}} = %[[KEPTBOXES]]) -> (tensor<30x3xi64>, index, tensor<5xi1>, tensor<5x5xf64>)
+// CHECK: scf.for %[[C:[^ ,:]+]] = %{{.+}} iter_args(%{{.+}} = %{{.+}}, %[[START:[^ ,:]+]] = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<30x3xi64>, index, tensor<5xi1>, tensor<5x5xf64>)
 // CHECK: %[[CAND:[^ ,:]+]]:2 = scf.for {{.+}} -> (tensor<5xi1>, index)
 // CHECK: tensor.extract %[[SCORES]][%[[B]], %[[C]], %{{.+}}] : tensor<2x3x5xf32>
 // CHECK: arith.cmpf ogt, %{{.+}}, %[[MIN64]] : f64
@@ -29,7 +32,7 @@
 // CHECK: tensor.extract %[[SCORES]][%[[B]], %[[C]], %{{.+}}] : tensor<2x3x5xf32>
 // CHECK: tensor.extract %[[SCORES]][%[[B]], %[[C]], %{{.+}}] : tensor<2x3x5xf32>
 // CHECK: arith.cmpf ogt, %{{.+}}, %{{.+}} : f32
-// CHECK: scf.for %[[POS:[^ ,:]+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %{{.+}}, %[[COUNT:[^ ,:]+]] = %{{.+}}) -> (tensor<30x3xi64>, index)
+// CHECK: scf.for %[[POS:[^ ,:]+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %{{.+}}, %[[COUNT:[^ ,:]+]] = %{{.+}}, %[[KEPTNOW:[^ ,:]+]] = %{{.+}}) -> (tensor<30x3xi64>, index, tensor<5x5xf64>)
 // CHECK: %[[AT:[^ ,:]+]] = tensor.extract %[[SORT]]#1[%[[POS]]] : tensor<?xi64>
 // CHECK: %[[BOX:[^ ,:]+]] = arith.index_cast %[[AT]] : i64 to index
 // CHECK: %[[KEPT:[^ ,:]+]] = arith.subi %[[COUNT]], %[[START]] : index
@@ -37,15 +40,17 @@
 // CHECK: %[[UNDER:[^ ,:]+]] = arith.cmpi slt, %[[KEPT64]], %[[KV]] : i64
 // CHECK: %[[ISCAND:[^ ,:]+]] = tensor.extract %[[CAND]]#0[%[[BOX]]] : tensor<5xi1>
 // CHECK: %[[ROOM:[^ ,:]+]] = arith.andi %[[UNDER]], %[[ISCAND]] : i1
-// CHECK: scf.if %[[ROOM]] -> (tensor<30x3xi64>, index)
+// CHECK: scf.if %[[ROOM]] -> (tensor<30x3xi64>, index, tensor<5x5xf64>)
 // CHECK-COUNT-4: tensor.extract %[[BOXES]][%[[B]], %[[BOX]], %{{.+}}] : tensor<2x5x4xf32>
-// CHECK: %[[HIT:[^ ,:]+]] = scf.for %{{.+}} = %[[START]] to %[[COUNT]] step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (i1)
-// CHECK: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}] : tensor<30x3xi64>
-// CHECK-COUNT-4: tensor.extract %[[BOXES]]
+// CHECK: %[[SLOTS:[^ ,:]+]] = arith.subi %[[COUNT]], %[[START]] : index
+// CHECK: %[[HIT:[^ ,:]+]] = scf.for %[[SLOT:[^ ,:]+]] = %{{.+}} to %[[SLOTS]] step %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (i1)
+// CHECK-COUNT-5: tensor.extract %[[KEPTNOW]][%{{.+}}, %[[SLOT]]] : tensor<5x5xf64>
+// CHECK-NOT: tensor.extract %[[BOXES]]
 // CHECK: %[[RATIO:[^ ,:]+]] = arith.divf %{{.+}}, %{{.+}} : f64
 // CHECK: arith.cmpf ogt, %[[RATIO]], %[[IOU64]] : f64
-// CHECK: scf.if %[[HIT]] -> (tensor<30x3xi64>, index)
+// CHECK: scf.if %[[HIT]] -> (tensor<30x3xi64>, index, tensor<5x5xf64>)
 // CHECK: } else {
+// CHECK-COUNT-5: tensor.insert %{{.+}} into %{{.+}}[%{{.+}}, %[[SLOTS]]] : tensor<5x5xf64>
 // CHECK-COUNT-3: tensor.insert %{{.+}} into %{{.+}}[%[[COUNT]], %{{.+}}] : tensor<30x3xi64>
 // CHECK: %[[SLICE:[^ ,:]+]] = tensor.extract_slice %[[ALL]]#0[0, 0] [%[[ALL]]#1, 3] [1, 1] : tensor<30x3xi64> to tensor<?x3xi64>
 // CHECK: %[[DIM:[^ ,:]+]] = tensor.dim %[[SLICE]], %{{.+}} : tensor<?x3xi64>
