@@ -104,6 +104,25 @@ std::optional<Convolution> matchGroupedConvolution(linalg::GenericOp generic) {
   return conv;
 }
 
+/// Operations from which an ungrouped 1x1 convolution goes to the library.
+/// Generated, it is a plain matrix product (no window copy), and it won or
+/// tied up to 26 MFLOP at one and two threads; the library wins from some
+/// 100 MFLOP (1024 x 14 x 14 to 256 channels). docs/codegen.md, "Library
+/// convolutions", has the figures.
+constexpr int64_t kLibraryPointwiseFlops = int64_t(1) << 25;
+
+/// Whether the library is expected to beat the generated code on `conv`,
+/// an ungrouped convolution.
+bool libraryWinsUngrouped(const Convolution &conv, int64_t minFlops) {
+  int64_t flops = conv.flops();
+  if (flops < minFlops)
+    return false;
+  auto filter = cast<ShapedType>(conv.filter.getType());
+  if (filter.getDimSize(2) == 1 && filter.getDimSize(3) == 1)
+    return flops >= kLibraryPointwiseFlops;
+  return true;
+}
+
 std::optional<Convolution> matchConvolution(Operation *op) {
   if (auto named = dyn_cast<linalg::Conv2DNchwFchwOp>(op)) {
     Convolution conv;
@@ -152,9 +171,8 @@ public:
         return;
       // Other grouped convolutions are windowed loops when generated: the
       // library wins at every size measured (docs/codegen.md). Ungrouped
-      // ones, 1x1 included (few output positions leave the generated
-      // product's register tiles half empty), from `minFlops` on.
-      if (conv->groups == 1 && conv->flops() < minFlops)
+      // ones from `minFlops` on, 1x1 windows from more.
+      if (conv->groups == 1 && !libraryWinsUngrouped(*conv, minFlops))
         return;
       op->setAttr(kLibraryAttr, StringAttr::get(&getContext(), "onednn"));
     });

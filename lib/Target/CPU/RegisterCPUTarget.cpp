@@ -63,8 +63,8 @@ struct CPUTargetFlags {
       "conv-library", llvm::cl::init(ConvLibrary::Auto),
       llvm::cl::cat(cpuTargetCategory()),
       llvm::cl::desc("Convolutions of the shape class where oneDNN wins "
-                     "(windows larger than 1x1, --library-conv-flops or "
-                     "more operations)"),
+                     "(grouped ones; ungrouped ones of --library-conv-flops "
+                     "or more operations, 1x1 windows of 2^25 or more)"),
       llvm::cl::values(
           clEnumValN(ConvLibrary::Auto, "auto",
                      "oneDNN if its kernel library loads here (default)"),

@@ -183,7 +183,8 @@ def LoomCPUSelectLibraryConvolutionsPass
     2-D convolution of the shape class where oneDNN beats the generated
     code (docs/codegen.md, "Library convolutions") with
     `loom.library = "onednn"`: a `linalg.conv_2d_nchw_fchw` of at least
-    `min-flops` operations, and a grouped convolution with several input
+    `min-flops` operations (and, with a 1x1 window, of at least 2^25,
+    where the generated matrix product stops winning), and a grouped convolution with several input
     channels per group - the generic convert-loom-to-linalg builds for it -
     whatever its size. Depthwise convolutions (one input channel per
     group) are left to `loom-cpu-vectorize-depthwise`.
