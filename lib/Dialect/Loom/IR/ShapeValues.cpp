@@ -16,6 +16,11 @@ using Elements = SmallVector<ShapeElement>;
 /// Exporters' shape arithmetic is a few ops deep; deeper chains are not
 /// followed.
 constexpr int kMaxDepth = 12;
+/// Shape values hold one element per dimension; longer 1-D tensors are not
+/// followed (their static size may be any number a model states: a
+/// ConstantOfShape of 3 * 2^32 - 1 elements once made an Elements vector
+/// that size).
+constexpr int64_t kMaxElements = 1024;
 
 /// `value` before the partitioner's annotations (shard.shard, which only
 /// say how a value is split while shardings propagate; matched by name:
@@ -65,6 +70,8 @@ std::optional<Elements> evaluate(Value shape, int depth) {
       !type.getElementType().isInteger())
     return std::nullopt;
   int64_t count = type.getNumElements();
+  if (count > kMaxElements)
+    return std::nullopt;
   DenseIntElementsAttr constant;
   if (matchPattern(shape, m_Constant(&constant))) {
     Elements out;
