@@ -450,7 +450,8 @@ static bool requiredInputsTyped(const onnx::OpSchema &schema,
 ///   weight has fewer dimensions than its input;
 /// - a LayerNormalization whose `axis` is outside [-rank, rank) and whose
 ///   Mean / InvStdDev outputs are wanted (their shape is built from it).
-/// - MaxUnpool reading the type of its indices when they have none.
+/// - MaxUnpool reading the type of its indices when they have none;
+/// - Gemm reading two dimensions of an operand that has one.
 /// Those inference functions are wrapped, once per process, in the checks
 /// that they lack; and every inference function is skipped, leaving the
 /// node's outputs to its builder, while a required input is untyped, since
@@ -502,6 +503,18 @@ static void guardLibraryShapeInference() {
             return true;
           });
     }
+    // Gemm's inference (every version) reads both operands' dimensions 0
+    // and 1: a 1-D operand made it read past the shape (onnx-text fuzzer).
+    for (int version : {1, 6, 7, 9, 11, 13})
+      guardInference("Gemm", version, [](onnx::InferenceContext &ctx) {
+        for (size_t i = 0; i < 2 && i < ctx.getNumInputs(); ++i)
+          if (onnx::hasInputShape(ctx, i) &&
+              onnx::getInputShape(ctx, i).dim_size() != 2)
+            fail_shape_inference("Gemm: input ", i, " has ",
+                                 onnx::getInputShape(ctx, i).dim_size(),
+                                 " dimensions; A and B are matrices");
+        return true;
+      });
     // The importer's LayerNormalization builder reports the axis.
     guardInference("LayerNormalization", 17, [](onnx::InferenceContext &ctx) {
       if (ctx.getNumInputs() < 1 || !onnx::hasInputShape(ctx, 0))
