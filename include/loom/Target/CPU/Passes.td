@@ -184,9 +184,9 @@ def LoomCPUSelectLibraryConvolutionsPass
     code (docs/codegen.md, "Library convolutions") with
     `loom.library = "onednn"`: a `linalg.conv_2d_nchw_fchw` of at least
     `min-flops` operations (and, with a 1x1 window, of at least 2^25,
-    where the generated matrix product stops winning), and a grouped convolution with several input
-    channels per group - the generic convert-loom-to-linalg builds for it -
-    whatever its size. Depthwise convolutions (one input channel per
+    where the generated matrix product stops winning), and a grouped
+    convolution with several input channels per group - the generic
+    convert-loom-to-linalg builds for it - whatever its size. Depthwise convolutions (one input channel per
     group) are left to `loom-cpu-vectorize-depthwise`.
     `loom-cpu-im2col` and `loom-cpu-contraction-order` leave marked
     convolutions alone and `loom-cpu-library-convolutions` turns them into

@@ -18,8 +18,8 @@ using Elements = SmallVector<ShapeElement>;
 constexpr int kMaxDepth = 12;
 /// Shape values hold one element per dimension; longer 1-D tensors are not
 /// followed (their static size may be any number a model states: a
-/// ConstantOfShape of 3 * 2^32 - 1 elements once made an Elements vector
-/// that size).
+/// Reshape to 3 * 2^32 - 1 elements once made an Elements vector that
+/// size).
 constexpr int64_t kMaxElements = 1024;
 
 /// `value` before the partitioner's annotations (shard.shard, which only

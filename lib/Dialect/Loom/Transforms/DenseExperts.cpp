@@ -4,9 +4,8 @@
 // token's expert weights with a GatherND and multiply them in a batched
 // matrix-vector product:
 //
-//   %w = loom.gather_nd %W, %e : tensor<ExNxK>, tensor<Bx1xi64> ->
-//   tensor<BxNxK> %y = loom.matmul %w, %x : tensor<BxNxK>, tensor<BxKx1> ->
-//   tensor<BxNx1>
+//   %w = loom.gather_nd %W, %e   -> tensor<BxNxK>   (W: ExNxK, e: Bx1)
+//   %y = loom.matmul %w, %x      -> tensor<BxNx1>   (x: BxKx1)
 //
 // The gather copies one N x K matrix per (token, expert) pair, B of them,
 // and the product then reads each copy once: both move B*N*K elements
