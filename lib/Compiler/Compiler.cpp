@@ -103,7 +103,8 @@ struct CompileRequest {
   std::string targetName;
   /// With a key: the engine is signed with it (--sign).
   std::optional<SigningKey> signingKey;
-  /// When positive, -loom-kv-cache-in-place with this capacity runs first.
+  /// When positive, -loom-kv-cache-in-place with this capacity runs first
+  /// (with a grid, right after partitioning).
   int64_t kvCacheCapacity = 0;
   /// Optimization profiles (--profile): per input name, its min, opt and
   /// max shapes.
@@ -244,19 +245,21 @@ prepareModule(CompileRequest &request, const ONNXImportOptions &importOptions,
   if (withProfiles && failed(applyProfiles(*module, request.profiles)))
     return nullptr;
 
-  if (request.kvCacheCapacity > 0) {
-    if (request.partition || request.autoPlan) {
-      llvm::errs() << "error: --kv-cache does not combine with --grid or "
-                      "--plan yet\n";
-      return nullptr;
-    }
+  // A decoder's cache kept in place: on one rank, before the graph
+  // pipeline; on a grid, after partitioning, where each rank's cache holds
+  // the heads the rank computes.
+  auto keepCacheInPlace = [&]() -> LogicalResult {
+    if (request.kvCacheCapacity <= 0)
+      return success();
     PassManager pm(&context);
     LoomKVCacheInPlacePassOptions cacheOptions;
     cacheOptions.capacity = request.kvCacheCapacity;
     pm.addNestedPass<func::FuncOp>(createLoomKVCacheInPlacePass(cacheOptions));
-    if (failed(pm.run(*module)))
-      return nullptr;
-  }
+    return pm.run(*module);
+  };
+  bool partitioned = request.partition || request.autoPlan;
+  if (!partitioned && failed(keepCacheInPlace()))
+    return nullptr;
 
   // The plan: recognition and precision first, then partitioning (the
   // order of DESIGN.md); kernels are formed per rank when lowering.
@@ -279,6 +282,8 @@ prepareModule(CompileRequest &request, const ONNXImportOptions &importOptions,
       request.autoPlan.reset();
     }
     if (failed(partitionModule(*module, *request.partition)))
+      return nullptr;
+    if (failed(keepCacheInPlace()))
       return nullptr;
     report(
         "optimize graph and partition",
@@ -645,7 +650,8 @@ int loomcMain(int argc, char **argv) {
           "that the runtime's session (or the caller) keeps between calls and "
           "the code appends to "
           "in place, with the filled length as a new input "
-          "cache_length (-loom-kv-cache-in-place)"));
+          "cache_length (-loom-kv-cache-in-place); with --grid=tp=N each "
+          "rank keeps its heads' share"));
 
   cl::opt<std::string> grid("grid", cl::cat(partitionCategory),
                             cl::desc("Partition for a device grid first, e.g. "

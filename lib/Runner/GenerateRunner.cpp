@@ -255,18 +255,19 @@ public:
   /// Runs the call; with `session`, on its state (whose inputs are not
   /// set here).
   loom_status execute(loom_session *session = nullptr) {
-    if (session)
-      return loom_session_execute(session, inputPointers.data(),
-                                  outputPointers[0].data());
     if (numRanks == 1)
-      return loom_engine_execute(engine, 0, inputPointers.data(),
-                                 outputPointers[0].data());
+      return session ? loom_session_execute(session, inputPointers.data(),
+                                            outputPointers[0].data())
+                     : loom_engine_execute(engine, 0, inputPointers.data(),
+                                           outputPointers[0].data());
     std::vector<const void *const *> rankInputs(numRanks, inputPointers.data());
     std::vector<void *const *> rankOutputs;
     for (std::vector<void *> &pointers : outputPointers)
       rankOutputs.push_back(pointers.data());
-    return loom_engine_execute_ranks(engine, rankInputs.data(),
-                                     rankOutputs.data(), nullptr);
+    return session ? loom_session_execute_ranks(session, rankInputs.data(),
+                                                rankOutputs.data(), nullptr)
+                   : loom_engine_execute_ranks(engine, rankInputs.data(),
+                                               rankOutputs.data(), nullptr);
   }
 
   int32_t ranks() const { return numRanks; }
@@ -338,13 +339,6 @@ int runGenerate(const RunOptions &options) {
     printError(error + " (" + options.model + ")");
     return 1;
   }
-  if (numRanks > 1 && io->inPlace()) {
-    printError("the engine has " + std::to_string(numRanks) +
-               " ranks and keeps its cache in place: runtime sessions hold "
-               "single-rank engines' caches only (compile the partitioned "
-               "decoder without --kv-cache)");
-    return 1;
-  }
   // Two sets of buffers, alternating: one step's present tensors are the
   // next step's past, so they must outlive the next call. The ranks of a
   // partitioned engine run in-process, each on the whole inputs.
@@ -353,7 +347,8 @@ int runGenerate(const RunOptions &options) {
   // The empty cache of the prefill: its length 0, the batch 1, other
   // dimensions as the engine states them. Zero elements, but a valid
   // pointer. A cache kept in place lives in a session of the runtime, at
-  // its capacity, allocated once.
+  // its capacity, allocated once (a partitioned engine's ranks each keep
+  // their share: with tensor parallelism, their heads).
   static const char emptyCache[1] = {0};
   std::vector<std::vector<int64_t>> cacheShapes;
   loom_session *rawSession = nullptr;
@@ -387,14 +382,15 @@ int runGenerate(const RunOptions &options) {
       }
     cacheShapes.push_back(std::move(shape));
   }
-  // Where the session keeps each cache: the code must write there, and
-  // nowhere else, on every step.
-  std::vector<const void *> cacheAddresses;
-  for (const CacheSlot &slot : io->inPlace()
-                                   ? llvm::ArrayRef<CacheSlot>(io->cache)
-                                   : llvm::ArrayRef<CacheSlot>())
-    cacheAddresses.push_back(
-        loom_session_state(session.get(), slot.input, nullptr));
+  // Where the session keeps each rank's caches: the code must write there,
+  // and nowhere else, on every step.
+  std::vector<std::vector<const void *>> cacheAddresses(numRanks);
+  for (int32_t r = 0; r < numRanks; ++r)
+    for (const CacheSlot &slot : io->inPlace()
+                                     ? llvm::ArrayRef<CacheSlot>(io->cache)
+                                     : llvm::ArrayRef<CacheSlot>())
+      cacheAddresses[r].push_back(
+          loom_session_rank_state(session.get(), r, slot.input, nullptr));
 
   int64_t needed = static_cast<int64_t>(options.promptIds.size()) +
                    options.generateTokens - 1;
@@ -520,14 +516,23 @@ int runGenerate(const RunOptions &options) {
   for (int64_t id : generated)
     llvm::outs() << " " << id;
   llvm::outs() << "\n";
-  size_t cacheBytes = 0;
+  // A cache kept in place: every rank's share (rankCacheBytes is rank
+  // 0's).
+  size_t cacheBytes = 0, rankCacheBytes = 0;
   const DecoderCall &last = calls[(options.generateTokens - 1) % 2];
   for (const CacheSlot &slot : io->cache) {
-    loom_tensor_desc state{};
-    cacheBytes +=
-        io->inPlace() && loom_session_state(session.get(), slot.input, &state)
-            ? state.byte_size
-            : last.outputBytes(slot.output);
+    if (!io->inPlace()) {
+      cacheBytes += last.outputBytes(slot.output);
+      continue;
+    }
+    for (int32_t r = 0; r < numRanks; ++r) {
+      loom_tensor_desc state{};
+      if (!loom_session_rank_state(session.get(), r, slot.input, &state))
+        continue;
+      cacheBytes += state.byte_size;
+      if (r == 0)
+        rankCacheBytes += state.byte_size;
+    }
   }
   llvm::outs() << llvm::format("prefill: %.3f ms (%zu tokens)\n", stepMs[0],
                                options.promptIds.size());
@@ -549,29 +554,31 @@ int runGenerate(const RunOptions &options) {
     // session's buffers: every byte at or beyond them is still the zero it
     // was allocated with, and the buffers have not moved.
     bool untouched = true;
-    for (auto [k, slot] : llvm::enumerate(io->cache)) {
-      const char *cache = static_cast<const char *>(
-          loom_session_state(session.get(), slot.input, nullptr));
-      if (cache != cacheAddresses[k]) {
-        printError("the session's cache moved");
-        return 1;
+    for (int32_t r = 0; r < numRanks; ++r)
+      for (auto [k, slot] : llvm::enumerate(io->cache)) {
+        loom_tensor_desc state{};
+        const char *cache = static_cast<const char *>(
+            loom_session_rank_state(session.get(), r, slot.input, &state));
+        if (cache != cacheAddresses[r][k]) {
+          printError("the session's cache moved");
+          return 1;
+        }
+        int64_t outer = 1, inner = loom_dtype_size(state.dtype);
+        for (int64_t d = 0; d < slot.lengthAxis; ++d)
+          outer *= state.dims[d];
+        for (int32_t d = slot.lengthAxis + 1; d < state.rank; ++d)
+          inner *= state.dims[d];
+        for (int64_t o = 0; o < outer; ++o) {
+          const char *row = cache + (o * capacity + needed) * inner;
+          untouched &= std::all_of(row, row + (capacity - needed) * inner,
+                                   [](char c) { return c == 0; });
+        }
       }
-      llvm::ArrayRef<int64_t> shape = cacheShapes[k];
-      int64_t outer = 1,
-              inner =
-                  loom_dtype_size(loom_engine_input(raw, 0, slot.input)->dtype);
-      for (int64_t d = 0; d < slot.lengthAxis; ++d)
-        outer *= shape[d];
-      for (size_t d = slot.lengthAxis + 1; d < shape.size(); ++d)
-        inner *= shape[d];
-      for (int64_t o = 0; o < outer; ++o) {
-        const char *row = cache + (o * capacity + needed) * inner;
-        untouched &= std::all_of(row, row + (capacity - needed) * inner,
-                                 [](char c) { return c == 0; });
-      }
-    }
     llvm::outs() << "cache: " << cacheBytes << " bytes for " << capacity
-                 << " positions, allocated once by the runtime's session and "
+                 << " positions";
+    if (numRanks > 1)
+      llvm::outs() << " (" << rankCacheBytes << " on rank 0)";
+    llvm::outs() << ", allocated once by the runtime's session and "
                     "appended to in place; "
                  << needed << " filled, the rest "
                  << (untouched ? "untouched" : "WRITTEN") << "\n";

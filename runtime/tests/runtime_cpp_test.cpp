@@ -650,4 +650,98 @@ TEST(Session, KeepsTheCacheInTheRuntime) {
   }
 }
 
+// LOOM_TEST_KV_TP2_ENGINE: the same decoder compiled with --kv-cache=16
+// --grid=tp=2. Each rank's session state holds its own key/value head (1 of
+// the 2): the ranks' caches together are the single-rank session's cache,
+// split by heads, and each rank's logits are the single-rank engine's.
+TEST(Session, KeepsEachRanksHeads) {
+  std::string singlePath = enginePath("LOOM_TEST_KV_ENGINE");
+  std::string tpPath = enginePath("LOOM_TEST_KV_TP2_ENGINE");
+  ASSERT_FALSE(singlePath.empty() || tpPath.empty())
+      << "set LOOM_TEST_KV_ENGINE and LOOM_TEST_KV_TP2_ENGINE";
+  loom::Error error;
+  loom::Engine single = loom::Engine::load(singlePath, error);
+  ASSERT_FALSE(error) << error.message();
+  loom::Engine tp = loom::Engine::load(tpPath, error);
+  ASSERT_FALSE(error) << error.message();
+  ASSERT_EQ(tp.numRanks(), 2);
+  loom::Session singleSession = loom::Session::create(single, 1, error);
+  ASSERT_FALSE(error) << error.message();
+  loom::Session tpSession = loom::Session::create(tp, 1, error);
+  ASSERT_FALSE(error) << error.message();
+
+  // Each rank's state: the single-rank cache's shape with one head.
+  std::vector<loom_tensor_desc> inputs = tp.inputs();
+  for (int32_t r = 0; r < 2; ++r)
+    for (int32_t i = 0; i < static_cast<int32_t>(inputs.size()); ++i) {
+      loom_tensor_desc shape{};
+      if (!tpSession.state(i, &shape, r))
+        continue;
+      ASSERT_EQ(shape.rank, 4);
+      EXPECT_EQ(shape.dims[1], 1) << inputs[i].name;
+      EXPECT_EQ(shape.byte_size, 1u * 1 * 16 * 16 * sizeof(float));
+    }
+  EXPECT_EQ(tpSession.state(0, nullptr, 2), nullptr);
+
+  // One call for one rank is not how a partitioned engine runs.
+  {
+    DecoderInputs in(tp, {7}, 0);
+    DecoderOutputs out(tp);
+    error = tpSession.execute(in.pointers, out.pointers);
+    EXPECT_TRUE(error);
+    EXPECT_NE(error.message().find("loom_session_execute_ranks"),
+              std::string::npos)
+        << error.message();
+  }
+
+  std::vector<std::vector<int64_t>> steps = {{7, 31, 149}, {157}, {86}};
+  int64_t past = 0;
+  for (const std::vector<int64_t> &tokens : steps) {
+    DecoderInputs singleIn(single, tokens, past);
+    DecoderOutputs singleOut(single);
+    error = singleSession.execute(singleIn.pointers, singleOut.pointers);
+    ASSERT_FALSE(error) << error.message();
+    DecoderInputs rank0In(tp, tokens, past), rank1In(tp, tokens, past);
+    DecoderOutputs rank0Out(tp), rank1Out(tp);
+    error = tpSession.executeRanks({rank0In.pointers, rank1In.pointers},
+                                   {rank0Out.pointers, rank1Out.pointers});
+    ASSERT_FALSE(error) << error.message();
+    std::vector<float> expected = singleOut.logits();
+    for (const DecoderOutputs *out : {&rank0Out, &rank1Out}) {
+      std::vector<float> logits = out->logits();
+      ASSERT_EQ(logits.size(), expected.size());
+      for (size_t k = 0; k < logits.size(); ++k)
+        ASSERT_NEAR(logits[k], expected[k], 1e-4) << "after " << past;
+    }
+    past += static_cast<int64_t>(tokens.size());
+  }
+
+  // Rank r's cache is head r of the single-rank cache (the same name).
+  std::vector<loom_tensor_desc> singleInputs = single.inputs();
+  int checked = 0;
+  for (int32_t i = 0; i < static_cast<int32_t>(singleInputs.size()); ++i) {
+    loom_tensor_desc whole{};
+    const float *wholeData =
+        static_cast<const float *>(singleSession.state(i, &whole));
+    if (!wholeData)
+      continue;
+    int32_t tpIndex = -1;
+    for (int32_t j = 0; j < static_cast<int32_t>(inputs.size()); ++j)
+      if (std::string(inputs[j].name) == singleInputs[i].name)
+        tpIndex = j;
+    ASSERT_GE(tpIndex, 0) << singleInputs[i].name;
+    size_t headFloats = 16 * 16;
+    for (int32_t r = 0; r < 2; ++r) {
+      const float *share =
+          static_cast<const float *>(tpSession.state(tpIndex, nullptr, r));
+      ASSERT_NE(share, nullptr);
+      for (size_t k = 0; k < headFloats; ++k)
+        ASSERT_NEAR(share[k], wholeData[r * headFloats + k], 1e-5)
+            << singleInputs[i].name << " rank " << r << " element " << k;
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4);
+}
+
 } // namespace

@@ -231,10 +231,12 @@ loom_status loom_engine_execute(loom_engine *engine, int32_t rank,
    session is created, zero-filled, with its symbolic dimensions (the batch)
    set to `batch`, and passed to every call, where the code appends to it in
    place. The caller passes only the other inputs (cache_length among them:
-   the positions filled so far). For single-rank engines; the engine must
-   outlive the session. Sessions of one engine are independent (one per
-   sequence or batch being generated); one session runs one call at a
-   time. */
+   the positions filled so far). A partitioned engine's session holds every
+   rank's state, each rank's own shape (with tensor parallelism, a rank's
+   cache holds its heads only); run it with loom_session_execute_ranks or
+   loom_session_execute_on (below). The engine must outlive the session.
+   Sessions of one engine are independent (one per sequence or batch being
+   generated); one session runs one call at a time. */
 typedef struct loom_session loom_session;
 
 loom_status loom_session_create(loom_engine *engine, int64_t batch,
@@ -245,7 +247,7 @@ void loom_session_free(loom_session *session);
 loom_status loom_session_execute(loom_session *session,
                                  const void *const *inputs,
                                  void *const *outputs);
-/* Zero-fills every state input again (a new sequence). */
+/* Zero-fills every state input again (a new sequence), of every rank. */
 void loom_session_reset(loom_session *session);
 /* Input `index`'s state buffer and, in *shape (may be null), its shape and
    byte size with the batch filled in; null for an input that is not state
@@ -253,6 +255,10 @@ void loom_session_reset(loom_session *session);
    life. */
 const void *loom_session_state(const loom_session *session, int32_t index,
                                loom_tensor_desc *shape);
+/* The same for rank `rank` of a partitioned engine's session
+   (loom_session_state is rank 0's). */
+const void *loom_session_rank_state(const loom_session *session, int32_t rank,
+                                    int32_t index, loom_tensor_desc *shape);
 
 /* Kernel times, for engines compiled with loomc --kernel-timers (others
    have no kernels to report: *count is 0). Collection is off until
@@ -347,6 +353,18 @@ typedef struct loom_comm loom_comm;
 loom_status loom_engine_execute_on(loom_engine *engine, loom_comm *comm,
                                    const void *const *inputs,
                                    void *const *outputs);
+
+/* A session of a partitioned engine (several ranks), run like
+   loom_engine_execute_ranks (every rank, in this process) or
+   loom_engine_execute_on (this process's rank, with its state): the
+   entries of state inputs are ignored, as for loom_session_execute. */
+loom_status loom_session_execute_ranks(loom_session *session,
+                                       const void *const *const *inputs,
+                                       void *const *const *outputs,
+                                       const loom_execute_options *options);
+loom_status loom_session_execute_on(loom_session *session, loom_comm *comm,
+                                    const void *const *inputs,
+                                    void *const *outputs);
 
 #ifdef __cplusplus
 }

@@ -186,11 +186,12 @@ class Session {
 public:
   Session() = default;
   Session(Session &&other) noexcept
-      : session(std::exchange(other.session, nullptr)) {}
+      : session(std::exchange(other.session, nullptr)), ranks(other.ranks) {}
   Session &operator=(Session &&other) noexcept {
     if (this != &other) {
       loom_session_free(session);
       session = std::exchange(other.session, nullptr);
+      ranks = other.ranks;
     }
     return *this;
   }
@@ -206,6 +207,7 @@ public:
         Error::from(loom_session_create(engine.get(), batch, &result.session));
     if (error)
       result.session = nullptr;
+    result.ranks = engine.numRanks();
     return result;
   }
 
@@ -216,14 +218,42 @@ public:
                 const std::vector<void *> &out) const {
     return Error::from(loom_session_execute(session, in.data(), out.data()));
   }
+  /// A partitioned engine's session: every rank on threads of this
+  /// process, `in[r]` and `out[r]` rank r's buffers, each with its state.
+  Error executeRanks(const std::vector<std::vector<const void *>> &in,
+                     const std::vector<std::vector<void *>> &out,
+                     const loom_execute_options *options = nullptr) const {
+    if (static_cast<int32_t>(in.size()) != ranks ||
+        static_cast<int32_t>(out.size()) != ranks)
+      return Error::make(LOOM_ERROR_INVALID_ARGUMENT,
+                         "one list of buffers per rank is needed (" +
+                             std::to_string(ranks) + " ranks)");
+    std::vector<const void *const *> inputs;
+    std::vector<void *const *> outputs;
+    for (int32_t r = 0; r < ranks; ++r) {
+      inputs.push_back(in[r].data());
+      outputs.push_back(out[r].data());
+    }
+    return Error::from(loom_session_execute_ranks(session, inputs.data(),
+                                                  outputs.data(), options));
+  }
+  /// A partitioned engine's session: this process's rank with `comm`.
+  Error executeOn(loom_comm *comm, const std::vector<const void *> &in,
+                  const std::vector<void *> &out) const {
+    return Error::from(
+        loom_session_execute_on(session, comm, in.data(), out.data()));
+  }
   void reset() const { loom_session_reset(session); }
-  /// State input `index`'s buffer and shape; null when it is not state.
-  const void *state(int32_t index, loom_tensor_desc *shape = nullptr) const {
-    return loom_session_state(session, index, shape);
+  /// State input `index`'s buffer and shape (of `rank`, for a partitioned
+  /// engine); null when it is not state.
+  const void *state(int32_t index, loom_tensor_desc *shape = nullptr,
+                    int32_t rank = 0) const {
+    return loom_session_rank_state(session, rank, index, shape);
   }
 
 private:
   loom_session *session = nullptr;
+  int32_t ranks = 1;
 };
 
 } // namespace loom

@@ -7,12 +7,19 @@
 // appends to in place (loom.cache_append), with the filled length as a new
 // scalar input; the runtime's caller keeps the buffers between calls.
 //
+// On a program partitioned by heads (tensor parallelism), each rank's
+// past is its heads' slice of the whole input (shard.all_slice) and the
+// present output gathers the ranks' concatenations (shard.all_gather).
+// There, the cache input becomes the rank's own slice: each rank keeps
+// and appends to its heads only, and nothing is gathered.
+//
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 
 #include "loom/Dialect/Loom/IR/LoomOps.h"
 
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/BitVector.h"
 
@@ -32,9 +39,15 @@ constexpr llvm::StringLiteral kPresentPrefix = "present.";
 /// One past input whose Concat with the new positions is returned.
 struct CacheSlot {
   BlockArgument past;
+  /// In a partitioned program, this rank's slice of the past (along an
+  /// axis of static size other than the positions'); null otherwise.
+  shard::AllSliceOp slice;
   ConcatOp concat;
+  /// In a partitioned program, the gather of the ranks' concatenations
+  /// (the slice's inverse) that is returned; null otherwise.
+  shard::AllGatherOp gather;
   int64_t axis;
-  /// The function results that return the Concat.
+  /// The function results that return the Concat (or its gather).
   SmallVector<unsigned> results;
 };
 
@@ -55,7 +68,25 @@ std::optional<CacheSlot> matchSlot(func::FuncOp func, BlockArgument past) {
       (kPresentPrefix + name.drop_front(kPastPrefix.size())).str();
   CacheSlot slot;
   slot.past = past;
-  for (OpOperand &use : past.getUses()) {
+  // The value the Concat takes: the past, or this rank's slice of it.
+  // Besides the slice, a partitioned program may only read the whole
+  // past's shape (exporters compute positions from it).
+  Value local = past;
+  for (Operation *user : past.getUsers())
+    if (auto slice = dyn_cast<shard::AllSliceOp>(user)) {
+      int64_t sliceAxis = slice.getSliceAxis().getSExtValue();
+      if (slot.slice || sliceAxis < 0 ||
+          sliceAxis >= slice.getResult().getType().getRank() ||
+          slice.getResult().getType().isDynamicDim(sliceAxis))
+        return std::nullopt;
+      slot.slice = slice;
+      local = slice.getResult();
+    }
+  if (slot.slice && llvm::any_of(past.getUsers(), [](Operation *user) {
+        return !isa<shard::AllSliceOp, ShapeOp>(user);
+      }))
+    return std::nullopt;
+  for (OpOperand &use : local.getUses()) {
     auto concat = dyn_cast<ConcatOp>(use.getOwner());
     if (!concat)
       continue;
@@ -66,19 +97,82 @@ std::optional<CacheSlot> matchSlot(func::FuncOp func, BlockArgument past) {
   }
   if (!slot.concat)
     return std::nullopt;
-  auto type = cast<RankedTensorType>(past.getType());
+  auto type = cast<RankedTensorType>(local.getType());
   int64_t axis = slot.concat.getAxis();
   slot.axis = axis < 0 ? axis + type.getRank() : axis;
   if (slot.axis < 0 || slot.axis >= type.getRank() ||
       !type.isDynamicDim(slot.axis))
     return std::nullopt;
-  for (OpOperand &use : slot.concat.getResult().getUses())
+  if (slot.slice && slot.slice.getSliceAxis().getSExtValue() == slot.axis)
+    return std::nullopt;
+  // What is returned: the Concat, or (partitioned) its gather, which must
+  // undo the slice exactly.
+  Value returned = slot.concat.getResult();
+  if (slot.slice) {
+    for (Operation *user : returned.getUsers()) {
+      auto gather = dyn_cast<shard::AllGatherOp>(user);
+      if (!gather || slot.gather)
+        continue;
+      if (gather.getGrid() != slot.slice.getGrid() ||
+          gather.getGridAxes() != slot.slice.getGridAxes() ||
+          gather.getGatherAxis().getSExtValue() !=
+              slot.slice.getSliceAxis().getSExtValue() ||
+          gather.getResult().getType() != past.getType())
+        return std::nullopt;
+      slot.gather = gather;
+    }
+    if (!slot.gather)
+      return std::nullopt;
+    returned = slot.gather.getResult();
+  }
+  for (OpOperand &use : returned.getUses())
     if (isa<func::ReturnOp>(use.getOwner()) &&
         nameOf(func.getResultAttrDict(use.getOperandNumber())) == present)
       slot.results.push_back(use.getOperandNumber());
   if (slot.results.empty())
     return std::nullopt;
   return slot;
+}
+
+/// Replaces `shape`, a read of the whole past's dimensions, by the same
+/// dimensions of `localPast` (this rank's filled slice), with the whole
+/// (static) size along `sliceAxis`.
+void replaceWholeShape(OpBuilder &b, ShapeOp shape, Value localPast,
+                       int64_t sliceAxis) {
+  auto wholeType = cast<RankedTensorType>(shape.getInput().getType());
+  int64_t rank = wholeType.getRank();
+  auto bound = [&](int64_t at) {
+    return std::clamp<int64_t>(at < 0 ? at + rank : at, 0, rank);
+  };
+  int64_t start = bound(shape.getStart());
+  int64_t end = bound(shape.getEnd().value_or(rank));
+  b.setInsertionPoint(shape);
+  Location loc = shape.getLoc();
+  auto oneDim = RankedTensorType::get({1}, b.getI64Type());
+  SmallVector<Value> dims;
+  for (int64_t d = start; d < end; ++d) {
+    if (d == sliceAxis) {
+      dims.push_back(ConstantOp::create(
+          b, loc,
+          DenseElementsAttr::get(
+              oneDim, ArrayRef<int64_t>{wholeType.getDimSize(sliceAxis)})));
+      continue;
+    }
+    dims.push_back(ShapeOp::create(b, loc, oneDim, localPast,
+                                   b.getI64IntegerAttr(d),
+                                   b.getI64IntegerAttr(d + 1)));
+  }
+  Value replacement;
+  if (dims.empty())
+    replacement = ShapeOp::create(b, loc, shape.getType(), localPast,
+                                  shape.getStartAttr(), shape.getEndAttr());
+  else if (dims.size() == 1)
+    replacement = dims.front();
+  else
+    replacement =
+        ConcatOp::create(b, loc, shape.getType(), dims, b.getI64IntegerAttr(0));
+  shape.replaceAllUsesWith(replacement);
+  shape.erase();
 }
 
 class LoomKVCacheInPlacePass
@@ -111,7 +205,9 @@ public:
     if (slots.empty()) {
       func.emitError("no input past_key_values.* whose Concat with the new "
                      "keys/values is returned as present.*: this is not a "
-                     "decoder exported with its cache");
+                     "decoder exported with its cache (or, partitioned, "
+                     "its cache is split along an axis other than the "
+                     "heads)");
       return signalPassFailure();
     }
 
@@ -142,7 +238,10 @@ public:
 
     llvm::BitVector erased(func.getNumResults());
     for (CacheSlot &slot : slots) {
-      auto pastType = cast<RankedTensorType>(slot.past.getType());
+      // The value the program reads as the past: the whole input, or this
+      // rank's slice of it, which is all that its cache holds.
+      Value local = slot.slice ? slot.slice.getResult() : Value(slot.past);
+      auto pastType = cast<RankedTensorType>(local.getType());
       SmallVector<int64_t> shape(pastType.getShape());
       shape[slot.axis] = capacity;
       auto cacheType = RankedTensorType::get(shape, pastType.getElementType());
@@ -151,7 +250,16 @@ public:
       auto past =
           SliceOp::create(b, loc, pastType, slot.past, indexVector(0),
                           lengthVector, indexVector(slot.axis), Value());
-      slot.past.replaceAllUsesExcept(past.getResult(), past);
+      if (slot.slice) {
+        int64_t sliceAxis = slot.slice.getSliceAxis().getSExtValue();
+        slot.slice.getResult().replaceAllUsesWith(past.getResult());
+        slot.slice.erase();
+        for (Operation *user : llvm::to_vector(slot.past.getUsers()))
+          if (auto shape = dyn_cast<ShapeOp>(user))
+            replaceWholeShape(b, shape, past, sliceAxis);
+      } else {
+        slot.past.replaceAllUsesExcept(past.getResult(), past);
+      }
       slot.past.setType(cacheType);
       unsigned index = slot.past.getArgNumber();
       func.setArgAttr(index, "loom.state", b.getI64IntegerAttr(slot.axis));
@@ -179,6 +287,10 @@ public:
       return signalPassFailure();
     func.setType(
         FunctionType::get(ctx, inputs, func.getFunctionType().getResults()));
+    // The gathers of the ranks' caches fed only the present outputs.
+    for (CacheSlot &slot : slots)
+      if (slot.gather && slot.gather.use_empty())
+        slot.gather.erase();
   }
 };
 

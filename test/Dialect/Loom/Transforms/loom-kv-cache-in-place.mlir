@@ -36,3 +36,52 @@ func.func @not_a_decoder(%x: tensor<2x?xf32> {onnx.name = "past_key_values.0.key
   %c = loom.concat %x, %y {axis = 1 : i64} : (tensor<2x?xf32>, tensor<2x?xf32>) -> tensor<2x?xf32>
   return %c : tensor<2x?xf32>
 }
+
+// -----
+
+// Partitioned by heads (tensor parallelism over 2 ranks): each rank reads
+// its heads' slice of the whole past and the present output gathers the
+// ranks' concatenations. The cache input becomes the rank's own slice, so
+// that each rank keeps its heads only, and nothing is gathered. A read of
+// the whole past's shape is rebuilt from the rank's filled slice, with the
+// whole (static) number of heads.
+// CHECK-LABEL: func.func @rank_heads
+// CHECK-SAME: %[[NEW:[a-z0-9]+]]: tensor<1x1x?x4xf32>
+// CHECK-SAME: %[[CACHE:[a-z0-9]+]]: tensor<1x1x32x4xf32> {loom.state = 2 : i64, onnx.name = "past_key_values.0.key"}
+// CHECK-SAME: %[[LEN:[a-z0-9]+]]: tensor<i64> {onnx.name = "cache_length"}
+// CHECK-SAME: -> (tensor<1x1x?x4xf32> {onnx.name = "out"}, tensor<4xi64> {onnx.name = "shape"})
+// CHECK: %[[PAST:.*]] = loom.slice %[[CACHE]], {{.*}} -> tensor<1x1x?x4xf32>
+// CHECK-DAG: %[[D0:.*]] = loom.shape %[[PAST]] {end = 1 : i64}
+// CHECK-DAG: %[[HEADS:.*]] = loom.constant dense<2> : tensor<1xi64>
+// CHECK-DAG: %[[D2:.*]] = loom.shape %[[PAST]] {end = 3 : i64, start = 2 : i64}
+// CHECK-DAG: %[[D3:.*]] = loom.shape %[[PAST]] {end = 4 : i64, start = 3 : i64}
+// CHECK: %[[SHAPE:.*]] = loom.concat %[[D0]], %[[HEADS]], %[[D2]], %[[D3]] {axis = 0 : i64}
+// CHECK-NOT: shard.all_slice
+// CHECK: %[[KV:.*]] = loom.cache_append %[[CACHE]], %[[NEW]], %[[LEN]] {axis = 2 : i64} : (tensor<1x1x32x4xf32>, tensor<1x1x?x4xf32>, tensor<i64>) -> tensor<1x1x?x4xf32>
+// CHECK-NOT: shard.all_gather
+// CHECK: return %{{.*}}, %[[SHAPE]] : tensor<1x1x?x4xf32>, tensor<4xi64>
+shard.grid @grid(shape = 2)
+func.func @rank_heads(%new: tensor<1x1x?x4xf32>, %past: tensor<1x2x?x4xf32> {onnx.name = "past_key_values.0.key"})
+    -> (tensor<1x1x?x4xf32> {onnx.name = "out"}, tensor<1x2x?x4xf32> {onnx.name = "present.0.key"}, tensor<4xi64> {onnx.name = "shape"}) {
+  %shape = loom.shape %past : tensor<1x2x?x4xf32> -> tensor<4xi64>
+  %mine = shard.all_slice %past on @grid grid_axes = [0] slice_axis = 1 : tensor<1x2x?x4xf32> -> tensor<1x1x?x4xf32>
+  %kv = loom.concat %mine, %new {axis = 2 : i64} : (tensor<1x1x?x4xf32>, tensor<1x1x?x4xf32>) -> tensor<1x1x?x4xf32>
+  %whole = shard.all_gather %kv on @grid grid_axes = [0] gather_axis = 1 : tensor<1x1x?x4xf32> -> tensor<1x2x?x4xf32>
+  %out = loom.mul %kv, %kv : tensor<1x1x?x4xf32>, tensor<1x1x?x4xf32> -> tensor<1x1x?x4xf32>
+  return %out, %whole, %shape : tensor<1x1x?x4xf32>, tensor<1x2x?x4xf32>, tensor<4xi64>
+}
+
+// -----
+
+// A rank's slice along an axis of run-time size (the batch, split by data
+// parallelism) cannot be the rank's cache: its size is not the engine's to
+// fix. Refused, as is a gather that does not undo the slice.
+shard.grid @grid(shape = 2)
+// expected-error @below {{or, partitioned, its cache is split along an axis other than the heads}}
+func.func @rank_batches(%new: tensor<?x2x?x4xf32>, %past: tensor<?x2x?x4xf32> {onnx.name = "past_key_values.0.key"})
+    -> (tensor<?x2x?x4xf32> {onnx.name = "present.0.key"}) {
+  %mine = shard.all_slice %past on @grid grid_axes = [0] slice_axis = 0 : tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
+  %kv = loom.concat %mine, %new {axis = 2 : i64} : (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x4xf32>
+  %whole = shard.all_gather %kv on @grid grid_axes = [0] gather_axis = 0 : tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
+  return %whole : tensor<?x2x?x4xf32>
+}
