@@ -650,6 +650,50 @@ TEST(Session, KeepsTheCacheInTheRuntime) {
   }
 }
 
+// LOOM_TEST_SCATTER_ENGINE: test/Runtime/Inputs/tensor_scatter_cache.onnxtxt
+// compiled with --kv-cache=8 (a cache of 8 positions that the model writes
+// with TensorScatter: state input past_key f32 [1, 2, 8, 4], inputs new_key
+// f32 [1, 2, 1, 4] and write_indices i64 [1]; output summed f32 [1, 2, 4],
+// the cache summed over its positions). Step t writes the value t + 1 at
+// position t: after it, the session's cache holds 1 .. t + 1 in positions
+// 0 .. t and zeros after them, and the sum is the triangular number.
+TEST(Session, WritesTheScatteredCacheInPlace) {
+  std::string path = enginePath("LOOM_TEST_SCATTER_ENGINE");
+  ASSERT_FALSE(path.empty()) << "set LOOM_TEST_SCATTER_ENGINE";
+  loom::Error error;
+  loom::Engine engine = loom::Engine::load(path, error);
+  ASSERT_FALSE(error) << error.message();
+  std::vector<loom_tensor_desc> inputs = engine.inputs();
+  ASSERT_EQ(inputs.size(), 3u);
+  ASSERT_STREQ(inputs[0].name, "past_key");
+  ASSERT_EQ(loom_engine_input_state_axis(engine.get(), 0, 0), 2);
+  ASSERT_EQ(engine.outputs().size(), 1u); // present_key is the state
+  loom::Session session = loom::Session::create(engine, 1, error);
+  ASSERT_FALSE(error) << error.message();
+  loom_tensor_desc shape{};
+  const float *cache = static_cast<const float *>(session.state(0, &shape));
+  ASSERT_NE(cache, nullptr);
+  ASSERT_EQ(shape.byte_size, 2u * 8 * 4 * sizeof(float));
+  for (int64_t step = 0; step < 3; ++step) {
+    std::vector<float> newKey(2 * 4, static_cast<float>(step + 1));
+    int64_t writeIndex = step;
+    std::vector<float> summed(2 * 4);
+    error =
+        session.execute({nullptr, newKey.data(), &writeIndex}, {summed.data()});
+    ASSERT_FALSE(error) << error.message();
+    EXPECT_EQ(session.state(0), cache) << "the cache moved";
+    float triangle = static_cast<float>((step + 1) * (step + 2) / 2);
+    for (float value : summed)
+      EXPECT_EQ(value, triangle) << "after step " << step;
+    for (int64_t head = 0; head < 2; ++head)
+      for (int64_t position = 0; position < 8; ++position)
+        for (int64_t k = 0; k < 4; ++k)
+          EXPECT_EQ(cache[(head * 8 + position) * 4 + k],
+                    position <= step ? static_cast<float>(position + 1) : 0.0f)
+              << "head " << head << " position " << position;
+  }
+}
+
 // LOOM_TEST_KV_TP2_ENGINE: the same decoder compiled with --kv-cache=16
 // --grid=tp=2. Each rank's session state holds its own key/value head (1 of
 // the 2): the ranks' caches together are the single-rank session's cache,

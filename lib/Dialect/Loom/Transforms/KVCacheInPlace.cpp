@@ -13,6 +13,12 @@
 // There, the cache input becomes the rank's own slice: each rank keeps
 // and appends to its heads only, and nothing is gathered.
 //
+// Exports that manage the cache with ONNX's TensorScatter (opset 24) take
+// a cache of fixed length and the write positions as inputs and return
+// `present = TensorScatter(past, new, write_indices)`, imported as a
+// loom.scatter_elements: such an input becomes state as it is, the scatter
+// writes into it in place, and the present output goes.
+//
 //===----------------------------------------------------------------------===//
 
 #include "loom/Dialect/Loom/Transforms/Passes.h"
@@ -134,6 +140,35 @@ std::optional<CacheSlot> matchSlot(func::FuncOp func, BlockArgument past) {
   return slot;
 }
 
+/// An input that the program updates with a scatter and returns (ONNX
+/// TensorScatter-24: a cache of fixed length and the write positions given
+/// as inputs).
+struct ScatterSlot {
+  BlockArgument cache;
+  ScatterElementsOp scatter;
+  /// The function results that return the scatter.
+  SmallVector<unsigned> results;
+};
+
+/// The slot of `cache` when its only use is the data of a scatter without
+/// reduction whose result is returned.
+std::optional<ScatterSlot> matchScatterSlot(func::FuncOp func,
+                                            BlockArgument cache) {
+  if (!cache.hasOneUse())
+    return std::nullopt;
+  auto scatter = dyn_cast<ScatterElementsOp>(*cache.getUsers().begin());
+  if (!scatter || scatter.getData() != cache ||
+      scatter.getReduction() != "none")
+    return std::nullopt;
+  ScatterSlot slot{cache, scatter, {}};
+  for (OpOperand &use : scatter.getResult().getUses())
+    if (isa<func::ReturnOp>(use.getOwner()))
+      slot.results.push_back(use.getOperandNumber());
+  if (slot.results.empty())
+    return std::nullopt;
+  return slot;
+}
+
 /// Replaces `shape`, a read of the whole past's dimensions, by the same
 /// dimensions of `localPast` (this rank's filled slice), with the whole
 /// (static) size along `sliceAxis`.
@@ -199,12 +234,18 @@ public:
       }
     });
     SmallVector<CacheSlot> slots;
-    for (BlockArgument argument : func.getArguments())
+    SmallVector<ScatterSlot> scatterSlots;
+    for (BlockArgument argument : func.getArguments()) {
       if (std::optional<CacheSlot> slot = matchSlot(func, argument))
         slots.push_back(std::move(*slot));
-    if (slots.empty()) {
+      else if (std::optional<ScatterSlot> scatterSlot =
+                   matchScatterSlot(func, argument))
+        scatterSlots.push_back(std::move(*scatterSlot));
+    }
+    if (slots.empty() && scatterSlots.empty()) {
       func.emitError("no input past_key_values.* whose Concat with the new "
-                     "keys/values is returned as present.*: this is not a "
+                     "keys/values is returned as present.*, nor an input "
+                     "written by a TensorScatter and returned: this is not a "
                      "decoder exported with its cache (or, partitioned, "
                      "its cache is split along an axis other than the "
                      "heads)");
@@ -213,6 +254,74 @@ public:
 
     MLIRContext *ctx = &getContext();
     OpBuilder b(ctx);
+    Block &entry = func.getBody().front();
+    llvm::BitVector erased(func.getNumResults());
+    if (failed(keepScatteredInPlace(func, scatterSlots, erased)) ||
+        failed(appendInPlace(func, slots, erased)))
+      return signalPassFailure();
+
+    // The present outputs go: the caches hold them.
+    auto ret = cast<func::ReturnOp>(entry.getTerminator());
+    SmallVector<Value> kept;
+    for (auto [i, value] : llvm::enumerate(ret.getOperands()))
+      if (!erased.test(i))
+        kept.push_back(value);
+    b.setInsertionPoint(ret);
+    func::ReturnOp::create(b, ret.getLoc(), kept);
+    ret.erase();
+    SmallVector<Type> inputs(entry.getArgumentTypes());
+    if (failed(func.eraseResults(erased)))
+      return signalPassFailure();
+    func.setType(
+        FunctionType::get(ctx, inputs, func.getFunctionType().getResults()));
+    // The gathers of the ranks' caches fed only the present outputs.
+    for (CacheSlot &slot : slots)
+      if (slot.gather && slot.gather.use_empty())
+        slot.gather.erase();
+  }
+
+private:
+  /// Scattered caches: state as they are (the model fixes their length,
+  /// which must be the capacity asked for), written in place.
+  LogicalResult keepScatteredInPlace(func::FuncOp func,
+                                     ArrayRef<ScatterSlot> slots,
+                                     llvm::BitVector &erased) {
+    OpBuilder b(func.getContext());
+    for (ScatterSlot slot : slots) {
+      auto type = cast<RankedTensorType>(slot.cache.getType());
+      auto axis = static_cast<int64_t>(slot.scatter.getAxis());
+      axis = axis < 0 ? axis + type.getRank() : axis;
+      StringRef name = nameOf(func.getArgAttrDict(slot.cache.getArgNumber()));
+      // The runtime's session sizes a state's symbolic dimensions by the
+      // batch: only the first may be symbolic.
+      for (int64_t d = 1; d < type.getRank(); ++d)
+        if (type.isDynamicDim(d))
+          return func.emitError("input '")
+                 << name << "' of type " << type
+                 << " is written by a TensorScatter: a cache kept in place "
+                    "needs static sizes after the batch";
+      if (type.getDimSize(axis) != static_cast<int64_t>(capacity))
+        return func.emitError("input '")
+               << name << "' is a cache of " << type.getDimSize(axis)
+               << " positions (the model's TensorScatter cache); --kv-cache "
+                  "asks for "
+               << static_cast<int64_t>(capacity);
+      func.setArgAttr(slot.cache.getArgNumber(), "loom.state",
+                      b.getI64IntegerAttr(axis));
+      for (unsigned result : slot.results)
+        erased.set(result);
+    }
+    return success();
+  }
+
+  /// Concatenated caches: a cache of `capacity` positions each, a new
+  /// input cache_length, and each Concat an append in place.
+  LogicalResult appendInPlace(func::FuncOp func,
+                              MutableArrayRef<CacheSlot> slots,
+                              llvm::BitVector &erased) {
+    if (slots.empty())
+      return success();
+    OpBuilder b(func.getContext());
     Block &entry = func.getBody().front();
     Location loc = func.getLoc();
     // The filled length, a new last input.
@@ -223,7 +332,7 @@ public:
             b.getDictionaryAttr(
                 b.getNamedAttr("onnx.name", b.getStringAttr("cache_length"))),
             loc)))
-      return signalPassFailure();
+      return failure();
     Value length = func.getArgument(lengthIndex);
     b.setInsertionPointToStart(&entry);
     auto indexVector = [&](int64_t value) {
@@ -236,7 +345,6 @@ public:
         ReshapeOp::create(b, loc, RankedTensorType::get({1}, b.getI64Type()),
                           length, indexVector(1));
 
-    llvm::BitVector erased(func.getNumResults());
     for (CacheSlot &slot : slots) {
       // The value the program reads as the past: the whole input, or this
       // rank's slice of it, which is all that its cache holds.
@@ -273,24 +381,7 @@ public:
       for (unsigned result : slot.results)
         erased.set(result);
     }
-    // The present outputs go: the caches hold them.
-    auto ret = cast<func::ReturnOp>(entry.getTerminator());
-    SmallVector<Value> kept;
-    for (auto [i, value] : llvm::enumerate(ret.getOperands()))
-      if (!erased.test(i))
-        kept.push_back(value);
-    b.setInsertionPoint(ret);
-    func::ReturnOp::create(b, ret.getLoc(), kept);
-    ret.erase();
-    SmallVector<Type> inputs(entry.getArgumentTypes());
-    if (failed(func.eraseResults(erased)))
-      return signalPassFailure();
-    func.setType(
-        FunctionType::get(ctx, inputs, func.getFunctionType().getResults()));
-    // The gathers of the ranks' caches fed only the present outputs.
-    for (CacheSlot &slot : slots)
-      if (slot.gather && slot.gather.use_empty())
-        slot.gather.erase();
+    return success();
   }
 };
 

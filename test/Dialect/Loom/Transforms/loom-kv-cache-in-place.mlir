@@ -85,3 +85,47 @@ func.func @rank_batches(%new: tensor<?x2x?x4xf32>, %past: tensor<?x2x?x4xf32> {o
   %whole = shard.all_gather %kv on @grid grid_axes = [0] gather_axis = 0 : tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
   return %whole : tensor<?x2x?x4xf32>
 }
+
+// -----
+
+// A cache the model writes with TensorScatter (opset 24), imported as a
+// scatter_elements of the input that is returned: the input becomes state
+// as it is (its length, 32, is the capacity), the scatter stays and writes
+// into it, the present output goes, and no cache_length is added (the
+// model's write positions say where).
+// CHECK-LABEL: func.func @tensor_scatter
+// CHECK-SAME: %[[CACHE:[a-z0-9]+]]: tensor<?x2x32x4xf32> {loom.state = 2 : i64, onnx.name = "past_key"}
+// CHECK-SAME: %[[NEW:[a-z0-9]+]]: tensor<?x2x1x4xf32>
+// CHECK-SAME: %[[AT:[a-z0-9]+]]: tensor<?x2x1x4xi64>)
+// CHECK-SAME: -> (tensor<?x2x4xf32> {onnx.name = "summed"})
+// CHECK: %[[KV:.*]] = loom.scatter_elements %[[CACHE]], %[[AT]], %[[NEW]] {axis = 2 : i64}
+// CHECK: %[[SUM:.*]] = loom.reduce_sum %[[KV]]
+// CHECK: return %[[SUM]] : tensor<?x2x4xf32>
+func.func @tensor_scatter(%past: tensor<?x2x32x4xf32> {onnx.name = "past_key"}, %new: tensor<?x2x1x4xf32>, %at: tensor<?x2x1x4xi64>)
+    -> (tensor<?x2x32x4xf32> {onnx.name = "present_key"}, tensor<?x2x4xf32> {onnx.name = "summed"}) {
+  %kv = loom.scatter_elements %past, %at, %new {axis = 2 : i64} : tensor<?x2x32x4xf32>, tensor<?x2x1x4xi64>, tensor<?x2x1x4xf32> -> tensor<?x2x32x4xf32>
+  %sum = loom.reduce_sum %kv {axes = array<i64: 2>, keepdims = false} : tensor<?x2x32x4xf32> -> tensor<?x2x4xf32>
+  return %kv, %sum : tensor<?x2x32x4xf32>, tensor<?x2x4xf32>
+}
+
+// -----
+
+// The model fixes a scattered cache's length: a capacity that differs is
+// an error naming both.
+// expected-error @below {{input 'past_key' is a cache of 16 positions (the model's TensorScatter cache); --kv-cache asks for 32}}
+func.func @tensor_scatter_length(%past: tensor<1x2x16x4xf32> {onnx.name = "past_key"}, %new: tensor<1x2x1x4xf32>, %at: tensor<1x2x1x4xi64>)
+    -> (tensor<1x2x16x4xf32> {onnx.name = "present_key"}) {
+  %kv = loom.scatter_elements %past, %at, %new {axis = 2 : i64} : tensor<1x2x16x4xf32>, tensor<1x2x1x4xi64>, tensor<1x2x1x4xf32> -> tensor<1x2x16x4xf32>
+  return %kv : tensor<1x2x16x4xf32>
+}
+
+// -----
+
+// Only the batch may be symbolic: the runtime's session sizes a state's
+// symbolic dimensions by the batch.
+// expected-error @below {{input 'past_key' of type 'tensor<1x2x?x4xf32>' is written by a TensorScatter: a cache kept in place needs static sizes after the batch}}
+func.func @tensor_scatter_symbolic(%past: tensor<1x2x?x4xf32> {onnx.name = "past_key"}, %new: tensor<1x2x1x4xf32>, %at: tensor<1x2x1x4xi64>)
+    -> (tensor<1x2x?x4xf32> {onnx.name = "present_key"}) {
+  %kv = loom.scatter_elements %past, %at, %new {axis = 2 : i64} : tensor<1x2x?x4xf32>, tensor<1x2x1x4xi64>, tensor<1x2x1x4xf32> -> tensor<1x2x?x4xf32>
+  return %kv : tensor<1x2x?x4xf32>
+}

@@ -152,8 +152,16 @@ def LoomKVCacheInPlacePass : Pass<"loom-kv-cache-in-place", "::mlir::func::FuncO
       after them and returns the filled part;
     - the `present` outputs are removed: the caller reads them from its
       cache buffers (`cache_length` plus the new positions).
+    In a partitioned program, the past may reach its Concat through the
+    rank's slice of it (shard.all_slice along a static axis, the heads) and
+    the present output through the gather that undoes it: the cache input
+    then takes the rank's shape and the gather goes.
+    An input whose only use is a scatter_elements without reduction that
+    is returned (ONNX TensorScatter-24: the cache at its full length and
+    the write positions are inputs) becomes state as it is: its length
+    must be `capacity`, the scatter writes into it, the output goes.
     Functions other than the public entry, and inputs that do not follow
-    the pattern, are left alone; an entry where no input does is an error.
+    a pattern, are left alone; an entry where no input does is an error.
   }];
   let options = [
     Option<"capacity", "capacity", "int64_t", /*default=*/"2048",
