@@ -124,17 +124,29 @@ class Session:
     """A decoder's key/value cache kept between calls (engines compiled with
     ``kv_cache=N`` / ``loomc --kv-cache``): each ``run`` appends the new
     positions after those already filled, whose count the caller passes as
-    the input ``cache_length``. Made by ``Engine.session``."""
+    the input ``cache_length``. A partitioned engine's session keeps each
+    rank's share (with ``grid="tp=N"``, the rank's heads) and runs every
+    rank at once. Made by ``Engine.session``."""
 
     def __init__(self, engine: "Engine", batch: int):
         self._engine = engine
         self._raw = _runtime.Session(engine._runtime(None), batch)
 
-    def run(self, feeds: Feeds) -> Dict[str, np.ndarray]:
-        """Runs one step; ``feeds`` leave out the state inputs."""
+    def run(self, feeds: Feeds, *, ranks: Optional[str] = None
+            ) -> Union[Dict[str, np.ndarray], List[Dict[str, np.ndarray]]]:
+        """Runs one step; ``feeds`` leave out the state inputs. The result
+        is rank 0's outputs, or with ``ranks="all"`` every rank's."""
+        if ranks not in (None, "all"):
+            raise ValueError("ranks must be None (rank 0's outputs) or 'all'")
         inputs, outputs = self._engine._arguments(feeds, allow_state=True)
-        dynamic = self._raw.run(inputs, outputs)
-        return self._engine._results(outputs, dynamic)
+        count = self._engine.ranks
+        # Every rank takes the same inputs and writes its own outputs.
+        all_outputs = [outputs] + [self._engine._new_outputs()
+                                   for _ in range(1, count)]
+        dynamic = self._raw.run([inputs] * count, all_outputs)
+        results = [self._engine._results(all_outputs[r], dynamic[r])
+                   for r in range(count)]
+        return results if ranks == "all" else results[0]
 
     def reset(self) -> None:
         """Empties the cache (a new sequence)."""
@@ -416,9 +428,8 @@ class Engine:
         return raw.collective_stats(rank)
 
     def session(self, batch: int = 1) -> Session:
-        """A Session keeping this engine's key/value cache between calls."""
-        if self.ranks != 1:
-            raise ValueError("sessions are for engines of one rank")
+        """A Session keeping this engine's key/value cache between calls
+        (every rank's, for a partitioned engine)."""
         return Session(self, batch)
 
 

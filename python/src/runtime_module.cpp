@@ -462,20 +462,40 @@ public:
   Session(const Session &) = delete;
   Session &operator=(const Session &) = delete;
 
-  nb::list run(const std::vector<std::optional<InputArray>> &inputs,
-               const std::vector<std::optional<OutputArray>> &outputs) {
+  /// One step: `inputs[r]` and `outputs[r]` are rank r's (one rank, or
+  /// every rank of a partitioned engine, each with its own state); the
+  /// result holds each rank's dynamic outputs.
+  nb::list
+  run(const std::vector<std::vector<std::optional<InputArray>>> &inputs,
+      const std::vector<std::vector<std::optional<OutputArray>>> &outputs) {
     loom_engine *engine = nb::cast<Engine &>(engineObject).get();
-    RankCall call;
-    prepareCall(engine, 0, inputs, outputs, call, true);
+    int32_t ranks = loom_engine_num_ranks(engine);
+    if (static_cast<int32_t>(inputs.size()) != ranks ||
+        static_cast<int32_t>(outputs.size()) != ranks)
+      throw nb::value_error("one list of inputs and outputs per rank expected");
+    std::vector<RankCall> calls(ranks);
+    std::vector<const void *const *> rankInputs;
+    std::vector<void *const *> rankOutputs;
+    for (int32_t r = 0; r < ranks; ++r) {
+      prepareCall(engine, r, inputs[r], outputs[r], calls[r], true);
+      rankInputs.push_back(calls[r].inputs.data());
+      rankOutputs.push_back(calls[r].outputs.data());
+    }
     loom_status status;
     {
       nb::gil_scoped_release release;
-      status = loom_session_execute(session, call.inputs.data(),
-                                    call.outputs.data());
+      status =
+          ranks == 1
+              ? loom_session_execute(session, rankInputs[0], rankOutputs[0])
+              : loom_session_execute_ranks(session, rankInputs.data(),
+                                           rankOutputs.data(), nullptr);
     }
     if (status != LOOM_OK)
       raiseStatus(status, "");
-    return takeDynamicOutputs(engine, 0, call);
+    nb::list dynamic;
+    for (int32_t r = 0; r < ranks; ++r)
+      dynamic.append(takeDynamicOutputs(engine, r, calls[r]));
+    return dynamic;
   }
 
   void reset() { loom_session_reset(session); }

@@ -260,3 +260,32 @@ def test_session_generates_as_onnxruntime():
         step = np.array([[token]], np.int64)
     assert generated == tokens
     session.reset()
+
+
+def test_partitioned_session_keeps_each_ranks_heads():
+    """A tensor-parallel decoder with its cache kept in place: each rank's
+    session holds its heads of the cache; both ranks' logits choose
+    onnxruntime's tokens (generate.json)."""
+    with open(MODELS / "llama_kv" / "generate.json") as f:
+        expected = json.load(f)
+    prompt, tokens = expected["prompt_ids"], expected["tokens"]
+    engine = loom.compile(model_path("llama_kv"), grid="tp=2",
+                          kv_cache=len(prompt) + len(tokens) - 1)
+    assert engine.ranks == 2
+    assert "present.0.key" not in engine.output_names
+    session = engine.session(batch=1)
+    generated, step, filled = [], np.array([prompt], np.int64), 0
+    for _ in tokens:
+        length = step.shape[1]
+        results = session.run({
+            "input_ids": step,
+            "attention_mask": np.ones((1, filled + length), np.int64),
+            "cache_length": np.array(filled, np.int64)}, ranks="all")
+        filled += length
+        choices = {int(np.argmax(r["logits"][0, -1])) for r in results}
+        assert len(choices) == 1, "the ranks chose different tokens"
+        generated.append(choices.pop())
+        step = np.array([[generated[-1]]], np.int64)
+    assert generated == tokens
+    with pytest.raises(ValueError):
+        session.run({"input_ids": step}, ranks="some")
