@@ -104,23 +104,24 @@ std::optional<Convolution> matchGroupedConvolution(linalg::GenericOp generic) {
   return conv;
 }
 
-/// Operations from which an ungrouped 1x1 convolution goes to the library.
-/// Generated, it is a plain matrix product (no window copy), and it won or
-/// tied up to 26 MFLOP at one and two threads; the library wins from some
-/// 100 MFLOP (1024 x 14 x 14 to 256 channels). docs/codegen.md, "Library
-/// convolutions", has the figures.
-constexpr int64_t kLibraryPointwiseFlops = int64_t(1) << 25;
+/// How many times larger than other ungrouped convolutions a 1x1 one must
+/// be to go to the library: 2^25 operations at the default threshold of
+/// 2^20. Generated, a 1x1 convolution is a plain matrix product (no window
+/// copy), and it won or tied up to 26 MFLOP at one and two threads; the
+/// library wins from some 100 MFLOP (1024 x 14 x 14 to 256 channels).
+/// docs/codegen.md, "Library convolutions", has the figures.
+constexpr int64_t kPointwiseThresholdFactor = 32;
 
 /// Whether the library is expected to beat the generated code on `conv`,
-/// an ungrouped convolution.
+/// an ungrouped convolution, with `minFlops` the threshold of windowed
+/// ones (--library-conv-flops; 1x1 windows scale with it, so that 0 sends
+/// every convolution to the library).
 bool libraryWinsUngrouped(const Convolution &conv, int64_t minFlops) {
   int64_t flops = conv.flops();
-  if (flops < minFlops)
-    return false;
   auto filter = cast<ShapedType>(conv.filter.getType());
   if (filter.getDimSize(2) == 1 && filter.getDimSize(3) == 1)
-    return flops >= kLibraryPointwiseFlops;
-  return true;
+    return flops >= saturatingMultiply(minFlops, kPointwiseThresholdFactor);
+  return flops >= minFlops;
 }
 
 std::optional<Convolution> matchConvolution(Operation *op) {

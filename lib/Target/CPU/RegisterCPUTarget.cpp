@@ -64,7 +64,7 @@ struct CPUTargetFlags {
       llvm::cl::cat(cpuTargetCategory()),
       llvm::cl::desc("Convolutions of the shape class where oneDNN wins "
                      "(grouped ones; ungrouped ones of --library-conv-flops "
-                     "or more operations, 1x1 windows of 2^25 or more)"),
+                     "or more operations, 1x1 windows of 32 times that)"),
       llvm::cl::values(
           clEnumValN(ConvLibrary::Auto, "auto",
                      "oneDNN if its kernel library loads here (default)"),
@@ -74,8 +74,8 @@ struct CPUTargetFlags {
   llvm::cl::opt<int64_t> minFlops{
       "library-conv-flops", llvm::cl::init(kDefaultLibraryConvolutionFlops),
       llvm::cl::cat(cpuTargetCategory()),
-      llvm::cl::desc("Smallest convolution (operations) sent to the kernel "
-                     "library")};
+      llvm::cl::desc("Smallest ungrouped convolution (operations) sent to "
+                     "the kernel library; 1x1 windows from 32 times that")};
 
   FailureOr<CPUOptions> resolve() const {
     CPUOptions options;

@@ -1,6 +1,8 @@
 // RUN: loom-opt %s --split-input-file --loom-cpu-select-library-convolutions | FileCheck %s --check-prefix=SELECT
 // RUN: loom-opt %s --split-input-file --loom-cpu-select-library-convolutions --loom-cpu-im2col --loom-cpu-contraction-order --loom-cpu-bufferize --loom-cpu-memory-plan --loom-cpu-library-convolutions | FileCheck %s --check-prefix=CALL
 // RUN: loom-opt %s --split-input-file --loom-cpu-select-library-convolutions=min-flops=300000000 | FileCheck %s --check-prefix=THRESHOLD
+// RUN: loom-opt %s --split-input-file --loom-cpu-select-library-convolutions=min-flops=500000 | FileCheck %s --check-prefix=LOWER
+// RUN: loom-opt %s --split-input-file --loom-cpu-select-library-convolutions=min-flops=0 | FileCheck %s --check-prefix=LOWER
 
 // A 3x3 convolution of 2 x 64 x 56 x 56 x 64 x 9 operations (231 MFLOP),
 // its input zero-padded and its output zero-filled, as loom.conv lowers:
@@ -74,8 +76,12 @@ func.func @pointwise(%x: tensor<1x512x56x56xf32>, %w: tensor<128x512x1x1xf32>) -
 
 // The same with 2 x 64 x 28 x 28 x 256 operations (25.7 MFLOP): below
 // 2^25, where the generated product won or tied at one and two threads.
+// The 1x1 threshold is 32 times --library-conv-flops (2^20 by default):
+// with 500000 (16 MFLOP for 1x1 windows) or 0, the library takes it.
 // SELECT-LABEL: func.func @small_pointwise
 // SELECT-NOT: loom.library
+// LOWER-LABEL: func.func @small_pointwise
+// LOWER: loom.library = "onednn"
 // CALL-LABEL: func.func @small_pointwise
 // CALL-NOT: call @loom_rt_conv2d_f32
 func.func @small_pointwise(%x: tensor<1x256x56x56xf32>, %w: tensor<64x256x1x1xf32>) -> tensor<1x64x28x28xf32> {
