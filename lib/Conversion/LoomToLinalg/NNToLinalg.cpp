@@ -267,11 +267,26 @@ public:
     if (llvm::any_of(pads, [](int64_t p) { return p != 0; }))
       input = padStatic(rewriter, loc, input, low, high,
                         scalarConstant(rewriter, loc, elementType(input), 0));
+    // 16-bit floats accumulate in f32, the bias included, and are rounded
+    // once at the end (as matrix products; the reference executor rounds
+    // the exact sum once).
+    Type element = type.getElementType();
+    RankedTensorType accumulated =
+        isa<FloatType>(element) && element.getIntOrFloatBitWidth() < 32
+            ? type.clone(rewriter.getF32Type())
+            : type;
     Value result =
-        buildConvolution(rewriter, loc, input, weight, type, op.getStrides(),
-                         op.getDilations(), op.getGroup());
+        buildConvolution(rewriter, loc, input, weight, accumulated,
+                         op.getStrides(), op.getDilations(), op.getGroup());
     if (Value bias = adaptor.getBias())
       result = addChannelBias(rewriter, loc, result, bias);
+    if (accumulated != type)
+      result = buildElementwise(
+          rewriter, loc, type, ValueRange{result},
+          [&](B &b, L loc, V x) -> Value {
+            return castScalar(b, loc, x[0], element);
+          },
+          sizesFrom(rewriter, loc, type, ValueRange{result}));
     rewriter.replaceOp(op, result);
     return success();
   }

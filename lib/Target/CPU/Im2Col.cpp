@@ -47,8 +47,12 @@ std::optional<Convolution> convolutionFrom(Value input, Value filter,
       !inputType.hasStaticShape() || !filterType.hasStaticShape())
     return std::nullopt;
   cv.element = cv.outputType.getElementType();
-  if (sameElements && (inputType.getElementType() != cv.element ||
-                       filterType.getElementType() != cv.element))
+  // One element type, or 16-bit float operands summed in f32 (the form
+  // convert-loom-to-linalg gives fp16/bf16 convolutions).
+  Type operands = inputType.getElementType();
+  bool widening = cv.element.isF32() && (operands.isBF16() || operands.isF16());
+  if (sameElements && (filterType.getElementType() != operands ||
+                       (operands != cv.element && !widening)))
     return std::nullopt;
   cv.n = cv.outputType.getDimSize(0);
   cv.f = cv.outputType.getDimSize(1);
@@ -106,8 +110,15 @@ std::optional<Convolution> byteConvolutionOf(linalg::GenericOp op) {
 /// convolutions' exact accumulation) integers.
 void multiplyAccumulateBody(OpBuilder &b, Location loc, ValueRange args) {
   Value sum;
-  if (isa<FloatType>(args[2].getType())) {
-    Value mul = arith::MulFOp::create(b, loc, args[0], args[1]);
+  if (auto accType = dyn_cast<FloatType>(args[2].getType())) {
+    // 16-bit operands are widened to the f32 accumulator.
+    auto widened = [&](Value v) -> Value {
+      return v.getType() == accType
+                 ? v
+                 : arith::ExtFOp::create(b, loc, accType, v).getResult();
+    };
+    Value mul =
+        arith::MulFOp::create(b, loc, widened(args[0]), widened(args[1]));
     sum = arith::AddFOp::create(b, loc, args[2], mul);
   } else {
     Value mul = arith::MulIOp::create(b, loc, args[0], args[1]);

@@ -46,10 +46,11 @@ bool isKernel(Operation *op) {
       op);
 }
 
-/// Whether `op` multiplies and accumulates: float or integer products, and
-/// byte products (u8 x s8 into i32).
+/// Whether `op` multiplies and accumulates: float or integer products,
+/// 16-bit floats summed in f32, and byte products (u8 x s8 into i32).
 bool isProduct(linalg::LinalgOp op) {
-  return isMultiplyAccumulate(op) || byteProductUnsignedInput(op);
+  return isMultiplyAccumulate(op) || isWideningMultiplyAccumulate(op) ||
+         byteProductUnsignedInput(op);
 }
 
 /// The kind of work, for the label: "matmul", "conv_2d_nchw_fchw",

@@ -131,6 +131,31 @@ bool isMultiplyAccumulate(linalg::LinalgOp op) {
          isMultiplyAccumulateOf<arith::AddIOp, arith::MulIOp>(op);
 }
 
+bool isWideningMultiplyAccumulate(linalg::LinalgOp op) {
+  Block *body = op.getBlock();
+  if (body->getNumArguments() != 3 ||
+      !llvm::hasNItems(body->without_terminator(), 4))
+    return false;
+  auto add =
+      body->getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
+  Value acc = body->getArgument(2);
+  if (!add)
+    return false;
+  Value product = add.getLhs() == acc   ? add.getRhs()
+                  : add.getRhs() == acc ? add.getLhs()
+                                        : Value();
+  auto mul = product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
+  if (!mul)
+    return false;
+  auto widened = [&](Value v) -> Value {
+    auto ext = v.getDefiningOp<arith::ExtFOp>();
+    return ext && ext.getType() == acc.getType() ? ext.getIn() : Value();
+  };
+  Value x = widened(mul.getLhs()), y = widened(mul.getRhs());
+  Value in0 = body->getArgument(0), in1 = body->getArgument(1);
+  return (x == in0 && y == in1) || (x == in1 && y == in0);
+}
+
 std::optional<unsigned> byteProductUnsignedInput(linalg::LinalgOp op) {
   Block *body = op.getBlock();
   if (body->getNumArguments() != 3 ||

@@ -66,6 +66,11 @@ bool mayOverlap(mlir::Value a, mlir::Value b);
 /// floats, or integers (the quantized contractions' exact i32 sums).
 bool isMultiplyAccumulate(mlir::linalg::LinalgOp op);
 
+/// Whether `op`'s body is yield(out + extf(in0) * extf(in1)), the inputs
+/// widened to the accumulator's float type (bf16 or f16 products summed in
+/// f32, as loom-precision makes them).
+bool isWideningMultiplyAccumulate(mlir::linalg::LinalgOp op);
+
 /// When `op`'s body is a byte product's, yield(out + zext(x) * sext(y))
 /// with i8 inputs and an i32 output (convert-loom-to-linalg's byte-products
 /// form), the position of its unsigned input x (0 or 1).

@@ -86,7 +86,8 @@ std::optional<std::pair<int64_t, int64_t>> panelShape(const Contraction &c,
                                                       int64_t blockBytes) {
   int64_t n = c.ranges[c.nv], k = c.ranges[c.kv], m = c.ranges[c.mv];
   linalg::LinalgOp op = c.op;
-  unsigned bytes = getElementTypeOrSelf(op.getDpsInits()[0].getType())
+  // B's bytes (16-bit floats for widening products).
+  unsigned bytes = getElementTypeOrSelf(op.getDpsInputs()[1].getType())
                        .getIntOrFloatBitWidth() /
                    8;
   bool panelHoldsB = llvm::all_of(c.maps[1].getResults(), [&](AffineExpr e) {
@@ -138,10 +139,18 @@ std::optional<Contraction> matchContraction(linalg::LinalgOp op) {
   Type element = getElementTypeOrSelf(op.getDpsInits()[0].getType());
   if (!element.isF32() && !element.isF64() && !element.isInteger(32))
     return std::nullopt;
-  for (Value input : op.getDpsInputs())
-    if (getElementTypeOrSelf(input.getType()) != element)
-      return std::nullopt;
-  if (!isMultiplyAccumulate(op))
+  // Operands of C's type, or 16-bit floats summed in f32 (widened as they
+  // are read; the tile computes in f32).
+  bool widening =
+      element.isF32() && llvm::all_of(op.getDpsInputs(), [](Value in) {
+        Type t = getElementTypeOrSelf(in.getType());
+        return t.isBF16() || t.isF16();
+      });
+  if (!widening)
+    for (Value input : op.getDpsInputs())
+      if (getElementTypeOrSelf(input.getType()) != element)
+        return std::nullopt;
+  if (widening ? !isWideningMultiplyAccumulate(op) : !isMultiplyAccumulate(op))
     return std::nullopt;
   Contraction c;
   c.op = op;
@@ -302,8 +311,10 @@ public:
 
 private:
   Location loc() { return c.op.getLoc(); }
-  Type elementType() {
-    return getElementTypeOrSelf(c.op.getDpsInits()[0].getType());
+  /// B's element type, which a panel copies (C's, or a 16-bit float that
+  /// the tile widens).
+  Type panelElementType() {
+    return getElementTypeOrSelf(c.op.getDpsInputs()[1].getType());
   }
   int64_t nLength() { return nBlock ? nBlock : c.ranges[c.nv]; }
   int64_t kLength() { return kBlock ? kBlock : c.ranges[c.kv]; }
@@ -322,7 +333,7 @@ private:
   }
 
   memref::AllocOp allocPanel(OpBuilder &b) {
-    auto type = MemRefType::get({kLength(), nLength()}, elementType());
+    auto type = MemRefType::get({kLength(), nLength()}, panelElementType());
     return memref::AllocOp::create(b, loc(), type, b.getI64IntegerAttr(64));
   }
 
@@ -1036,6 +1047,10 @@ public:
       // contraction over (m, n, k).
       vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
       vector::populateVectorReductionToContractPatterns(patterns);
+      // 16-bit operands summed in f32: the widening folds into the
+      // contraction, so that A's broadcast does too (and is widened one
+      // element per row, not as the whole broadcast tile).
+      vector::populateFoldArithExtensionPatterns(patterns);
       memref::populateFoldMemRefAliasOpPatterns(patterns);
       patterns.add<KeepUnfoldableExpandShapeTransfer<vector::TransferReadOp>,
                    KeepUnfoldableExpandShapeTransfer<vector::TransferWriteOp>>(

@@ -20,6 +20,22 @@ func.func @conv(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3x3xf32>, %b: tensor<16
 
 // -----
 
+// 16-bit floats accumulate in f32, the bias added to the f32 sum, and are
+// rounded once at the end (the reference executor rounds the exact sum).
+// CHECK-LABEL: func.func @conv_bf16_accumulates_in_f32
+// CHECK: %[[CONV:.+]] = linalg.conv_2d_nchw_fchw {{.*}} ins(%{{.+}}, %{{.+}} : tensor<1x3x10x10xbf16>, tensor<16x3x3x3xbf16>) outs(%{{.+}} : tensor<1x16x8x8xf32>)
+// CHECK: %[[BIASED:.+]] = linalg.generic {{.*}} ins(%[[CONV]], %{{.+}} : tensor<1x16x8x8xf32>, tensor<16x1x1xbf16>) outs(%{{.+}} : tensor<1x16x8x8xf32>)
+// CHECK: arith.extf %{{.+}} : bf16 to f32
+// CHECK: arith.addf
+// CHECK: linalg.generic {{.*}} ins(%[[BIASED]] : tensor<1x16x8x8xf32>) outs(%{{.+}} : tensor<1x16x8x8xbf16>)
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+func.func @conv_bf16_accumulates_in_f32(%x: tensor<1x3x8x8xbf16>, %w: tensor<16x3x3x3xbf16>, %b: tensor<16xbf16>) -> tensor<1x16x8x8xbf16> {
+  %y = loom.conv %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x3x8x8xbf16>, tensor<16x3x3x3xbf16>, tensor<16xbf16>) -> tensor<1x16x8x8xbf16>
+  return %y : tensor<1x16x8x8xbf16>
+}
+
+// -----
+
 // Ungrouped 1-D convolution (audio and sequence models): the 2-D named op
 // over a height of one, with the input and filter given a unit height
 // and the result's dropped, so the CPU target's im2col and kernel

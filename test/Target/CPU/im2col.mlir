@@ -27,6 +27,21 @@ func.func @conv(%x: tensor<1x3x17x17xf32>, %w: tensor<4x3x3x3xf32>, %y: tensor<1
   return %0 : tensor<1x4x8x8xf32>
 }
 
+// bf16 operands summed in f32 (a bf16 convolution as convert-loom-to-linalg
+// lowers it): the windows are copied as bf16 and the product widens them.
+// CHECK-LABEL: func.func @conv_bf16
+// CHECK: linalg.generic {{.*}} ins(%arg0 : tensor<1x3x17x17xbf16>) outs(%{{.+}} : tensor<1x3x3x3x8x8xbf16>)
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<4x27xbf16>, tensor<1x27x64xbf16>) outs(%{{.+}} : tensor<1x4x64xf32>)
+// CHECK: arith.extf %{{.+}} : bf16 to f32
+// CHECK: arith.extf %{{.+}} : bf16 to f32
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK-NOT: linalg.conv
+func.func @conv_bf16(%x: tensor<1x3x17x17xbf16>, %w: tensor<4x3x3x3xbf16>, %y: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<1x3x17x17xbf16>, tensor<4x3x3x3xbf16>) outs(%y : tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  return %0 : tensor<1x4x8x8xf32>
+}
+
 // i32, the exact accumulation of quantized convolutions: the same, with
 // integer multiply-adds.
 // CHECK-LABEL: func.func @conv_i32

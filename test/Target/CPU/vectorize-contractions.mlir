@@ -281,3 +281,25 @@ func.func @unit_dim_views(%k: memref<2x4x8xf32>, %y: memref<2x4x8xf32>, %out: me
   }
   return
 }
+
+// -----
+
+// bf16 products summed in f32 (loom-precision's matrix products): the
+// same register tiles of f32 accumulators; the contraction reads the bf16
+// operands, and its outer products widen A's column of the tile and B's
+// row once per step of K (not A's broadcast tile element by element).
+// CHECK-LABEL: func.func @bf16_products
+// CHECK: %[[ACC:.+]] = vector.transfer_read %arg2{{.*}} : memref<16x32xf32>, vector<8x32xf32>
+// CHECK: scf.for
+// CHECK:   %[[A:.+]] = vector.transfer_read %arg0{{.*}} : memref<16x64xbf16>, vector<8x1xbf16>
+// CHECK:   %[[B:.+]] = vector.transfer_read %arg1{{.*}} : memref<64x32xbf16>, vector<1x32xbf16>
+// CHECK:   vector.contract {{.*}} %[[A]], %[[B]], %{{.+}} : vector<8x1xbf16>, vector<1x32xbf16> into vector<8x32xf32>
+// OUTER-LABEL: func.func @bf16_products
+// OUTER: %[[WA:.+]] = arith.extf %{{.+}} : vector<8xbf16> to vector<8xf32>
+// OUTER: %[[WB:.+]] = arith.extf %{{.+}} : vector<32xbf16> to vector<32xf32>
+// OUTER: vector.outerproduct %[[WA]], %[[WB]], %{{.+}} {kind = #vector.kind<add>} : vector<8xf32>, vector<32xf32>
+// OUTER-NOT: arith.extf {{.*}} vector<8x32xbf16>
+func.func @bf16_products(%a: memref<16x64xbf16>, %b: memref<64x32xbf16>, %c: memref<16x32xf32>) {
+  linalg.matmul ins(%a, %b : memref<16x64xbf16>, memref<64x32xbf16>) outs(%c : memref<16x32xf32>)
+  return
+}
