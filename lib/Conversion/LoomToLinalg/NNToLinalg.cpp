@@ -42,6 +42,28 @@ Value addChannelBias(B &b, L loc, Value result, Value bias) {
       });
 }
 
+/// The type a product of `type` accumulates in: f32 for 16-bit floats
+/// (rounded once at the end, roundedTo), else `type` itself.
+RankedTensorType accumulatorType(B &b, RankedTensorType type) {
+  Type element = type.getElementType();
+  return isa<FloatType>(element) && element.getIntOrFloatBitWidth() < 32
+             ? type.clone(b.getF32Type())
+             : type;
+}
+
+/// `accumulated` (of accumulatorType(type)) rounded to `type`.
+Value roundedTo(B &b, L loc, Value accumulated, RankedTensorType type) {
+  if (accumulated.getType() == type)
+    return accumulated;
+  Type element = type.getElementType();
+  return buildElementwise(
+      b, loc, type, ValueRange{accumulated},
+      [&](B &b, L loc, V x) -> Value {
+        return castScalar(b, loc, x[0], element);
+      },
+      sizesFrom(b, loc, type, ValueRange{accumulated}));
+}
+
 //===----------------------------------------------------------------------===//
 // Matrix products
 //===----------------------------------------------------------------------===//
@@ -58,24 +80,13 @@ public:
     if (!lhsType.hasStaticShape() || !rhsType.hasStaticShape())
       matchRunTimeSizes(rewriter, loc, op, lhs, rhs);
     // 16-bit floats accumulate in f32 and are rounded once at the end.
-    Type element = type.getElementType();
-    RankedTensorType accumulated =
-        isa<FloatType>(element) && element.getIntOrFloatBitWidth() < 32
-            ? type.clone(rewriter.getF32Type())
-            : type;
+    RankedTensorType accumulated = accumulatorType(rewriter, type);
     Value product =
         lhsType.getRank() >= 2 && rhsType.getRank() == 2 &&
                 !isColumn(rhsType, type)
             ? buildMatrixProduct(rewriter, loc, lhs, rhs, accumulated)
             : buildBatched(rewriter, loc, lhs, rhs, accumulated);
-    if (accumulated != type)
-      product = buildElementwise(
-          rewriter, loc, type, ValueRange{product},
-          [&](B &b, L loc, V x) -> Value {
-            return castScalar(b, loc, x[0], element);
-          },
-          sizesFrom(rewriter, loc, type, ValueRange{product}));
-    rewriter.replaceOp(op, product);
+    rewriter.replaceOp(op, roundedTo(rewriter, loc, product, type));
     return success();
   }
 
@@ -270,24 +281,12 @@ public:
     // 16-bit floats accumulate in f32, the bias included, and are rounded
     // once at the end (as matrix products; the reference executor rounds
     // the exact sum once).
-    Type element = type.getElementType();
-    RankedTensorType accumulated =
-        isa<FloatType>(element) && element.getIntOrFloatBitWidth() < 32
-            ? type.clone(rewriter.getF32Type())
-            : type;
-    Value result =
-        buildConvolution(rewriter, loc, input, weight, accumulated,
-                         op.getStrides(), op.getDilations(), op.getGroup());
+    Value result = buildConvolution(
+        rewriter, loc, input, weight, accumulatorType(rewriter, type),
+        op.getStrides(), op.getDilations(), op.getGroup());
     if (Value bias = adaptor.getBias())
       result = addChannelBias(rewriter, loc, result, bias);
-    if (accumulated != type)
-      result = buildElementwise(
-          rewriter, loc, type, ValueRange{result},
-          [&](B &b, L loc, V x) -> Value {
-            return castScalar(b, loc, x[0], element);
-          },
-          sizesFrom(rewriter, loc, type, ValueRange{result}));
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op, roundedTo(rewriter, loc, result, type));
     return success();
   }
 };
