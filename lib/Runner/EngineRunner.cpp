@@ -242,6 +242,35 @@ bool printKernelProfile(loom_engine *engine, llvm::ArrayRef<int32_t> ranks,
 
 namespace runner {
 
+bool openMpiCommunicator(const RunOptions &options, int32_t numRanks,
+                         CommPtr &comm) {
+  if (!options.mpi)
+    return true;
+#ifdef LOOM_HAVE_MPI
+  loom_comm_options commOptions;
+  loom_comm_options_init(&commOptions);
+  commOptions.timeout_ms = options.rankTimeoutMs;
+  loom_comm *raw = nullptr;
+  if (loom_status status = loom_comm_create_mpi(&commOptions, &raw)) {
+    llvm::errs() << "error: " << loom_last_error() << " ("
+                 << loom_status_name(status) << ")\n";
+    return false;
+  }
+  comm.reset(raw);
+  if (loom_comm_size(raw) != numRanks) {
+    llvm::errs() << "error: mpirun started " << loom_comm_size(raw)
+                 << " processes but the engine has " << numRanks << " ranks\n";
+    return false;
+  }
+  return true;
+#else
+  (void)numRanks;
+  (void)comm;
+  llvm::errs() << "error: this loom-run was built without MPI\n";
+  return false;
+#endif
+}
+
 EnginePtr loadEngine(const RunOptions &options) {
   loom_engine *raw = nullptr;
   loom_load_options loadOptions;
@@ -283,30 +312,11 @@ int runEngine(const RunOptions &options) {
     return 1;
   }
   // Under mpirun: this process is one rank, its collectives on MPI.
-  loom_comm *mpiComm = nullptr;
-  if (options.mpi) {
-#ifdef LOOM_HAVE_MPI
-    loom_comm_options commOptions;
-    loom_comm_options_init(&commOptions);
-    commOptions.timeout_ms = options.rankTimeoutMs;
-    if (loom_status status = loom_comm_create_mpi(&commOptions, &mpiComm)) {
-      llvm::errs() << "error: " << loom_last_error() << " ("
-                   << loom_status_name(status) << ")\n";
-      return 1;
-    }
-#else
-    llvm::errs() << "error: this loom-run was built without MPI\n";
+  runner::CommPtr comm(nullptr, loom_comm_free);
+  if (!runner::openMpiCommunicator(options, numRanks, comm))
     return 1;
-#endif
-  }
-  std::unique_ptr<loom_comm, void (*)(loom_comm *)> comm(mpiComm,
-                                                         loom_comm_free);
+  loom_comm *mpiComm = comm.get();
   int32_t myRank = mpiComm ? loom_comm_rank(mpiComm) : 0;
-  if (mpiComm && loom_comm_size(mpiComm) != numRanks) {
-    llvm::errs() << "error: mpirun started " << loom_comm_size(mpiComm)
-                 << " processes but the engine has " << numRanks << " ranks\n";
-    return 1;
-  }
   if (options.ranks == 0 && numRanks != 1 && !mpiComm) {
     llvm::errs() << "error: the engine has " << numRanks
                  << " ranks: run it with --ranks " << numRanks << "\n";

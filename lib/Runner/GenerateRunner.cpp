@@ -25,6 +25,7 @@
 
 #include "RunnerSupport.h"
 
+#include "loom/comm.h"
 #include "loom/runtime.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -215,8 +216,11 @@ double percentile(std::vector<double> values, double p) {
 /// ranks all return the whole outputs; rank 0's drive the generation.
 class DecoderCall {
 public:
-  explicit DecoderCall(loom_engine *engine)
-      : engine(engine), numRanks(loom_engine_num_ranks(engine)) {
+  /// With `comm` (under mpirun), this process runs the communicator's
+  /// rank alone, and only that rank's outputs are filled.
+  DecoderCall(loom_engine *engine, loom_comm *comm)
+      : engine(engine), comm(comm), numRanks(loom_engine_num_ranks(engine)),
+        ownRank(comm ? loom_comm_rank(comm) : 0) {
     int32_t numInputs = loom_engine_num_inputs(engine, 0);
     int32_t numOutputs = loom_engine_num_outputs(engine, 0);
     shaped.resize(numInputs);
@@ -255,6 +259,12 @@ public:
   /// Runs the call; with `session`, on its state (whose inputs are not
   /// set here).
   loom_status execute(loom_session *session = nullptr) {
+    if (comm)
+      return session
+                 ? loom_session_execute_on(session, comm, inputPointers.data(),
+                                           outputPointers[ownRank].data())
+                 : loom_engine_execute_on(engine, comm, inputPointers.data(),
+                                          outputPointers[ownRank].data());
     if (numRanks == 1)
       return session ? loom_session_execute(session, inputPointers.data(),
                                             outputPointers[0].data())
@@ -271,21 +281,28 @@ public:
   }
 
   int32_t ranks() const { return numRanks; }
+  /// The ranks whose outputs a call fills: every rank in-process, this
+  /// process's rank under mpirun.
+  bool fills(int32_t rank) const { return !comm || rank == ownRank; }
 
-  /// Output `i`'s data, shape and size in bytes, of `rank`.
-  const void *outputData(int32_t i, int32_t rank = 0) const {
+  /// Output `i`'s data, shape and size in bytes, of `rank` (by default the
+  /// first rank this process runs).
+  const void *outputData(int32_t i, int32_t rank = kOwn) const {
+    rank = resolve(rank);
     return loom_tensor_desc_is_dynamic(loom_engine_output(engine, rank, i))
                ? dynamicOutputs[rank][i].data
                : staticOutputs[rank][i].data();
   }
-  llvm::ArrayRef<int64_t> outputShape(int32_t i, int32_t rank = 0) const {
+  llvm::ArrayRef<int64_t> outputShape(int32_t i, int32_t rank = kOwn) const {
+    rank = resolve(rank);
     const loom_tensor_desc *d = loom_engine_output(engine, rank, i);
     if (loom_tensor_desc_is_dynamic(d))
       return llvm::ArrayRef<int64_t>(dynamicOutputs[rank][i].dims,
                                      dynamicOutputs[rank][i].rank);
     return llvm::ArrayRef<int64_t>(d->dims, d->rank);
   }
-  size_t outputBytes(int32_t i, int32_t rank = 0) const {
+  size_t outputBytes(int32_t i, int32_t rank = kOwn) const {
+    rank = resolve(rank);
     const loom_tensor_desc *d = loom_engine_output(engine, rank, i);
     return loom_tensor_desc_is_dynamic(d) ? dynamicOutputs[rank][i].byte_size
                                           : d->byte_size;
@@ -301,8 +318,13 @@ public:
   }
 
 private:
+  /// The default rank of the output accessors: this process's own.
+  static constexpr int32_t kOwn = -1;
+  int32_t resolve(int32_t rank) const { return rank == kOwn ? ownRank : rank; }
+
   loom_engine *engine;
-  int32_t numRanks;
+  loom_comm *comm;
+  int32_t numRanks, ownRank;
   std::vector<loom_shaped_input> shaped;
   std::vector<const void *> inputPointers;
   std::vector<std::vector<loom_dynamic_output>> dynamicOutputs;
@@ -322,9 +344,15 @@ int runGenerate(const RunOptions &options) {
     return 1;
   loom_engine *raw = engine.get();
   int32_t numRanks = loom_engine_num_ranks(raw);
-  if (options.ranks == 0 && numRanks != 1) {
+  // Under mpirun (--mpi): this process runs one rank, with its share of a
+  // cache kept in place, and its collectives on MPI.
+  runner::CommPtr comm(nullptr, loom_comm_free);
+  if (!runner::openMpiCommunicator(options, numRanks, comm))
+    return 1;
+  if (options.ranks == 0 && numRanks != 1 && !comm) {
     printError("the engine has " + std::to_string(numRanks) +
-               " ranks: run it with --ranks " + std::to_string(numRanks));
+               " ranks: run it with --ranks " + std::to_string(numRanks) +
+               " (or one process per rank under mpirun with --mpi)");
     return 1;
   }
   if (options.ranks > 0 && options.ranks != numRanks) {
@@ -342,7 +370,8 @@ int runGenerate(const RunOptions &options) {
   // Two sets of buffers, alternating: one step's present tensors are the
   // next step's past, so they must outlive the next call. The ranks of a
   // partitioned engine run in-process, each on the whole inputs.
-  DecoderCall calls[2] = {DecoderCall(raw), DecoderCall(raw)};
+  DecoderCall calls[2] = {DecoderCall(raw, comm.get()),
+                          DecoderCall(raw, comm.get())};
 
   // The empty cache of the prefill: its length 0, the batch 1, other
   // dimensions as the engine states them. Zero elements, but a valid
@@ -353,8 +382,11 @@ int runGenerate(const RunOptions &options) {
   std::vector<std::vector<int64_t>> cacheShapes;
   loom_session *rawSession = nullptr;
   if (io->inPlace()) {
-    if (loom_status status =
-            loom_session_create(raw, /*batch=*/1, &rawSession)) {
+    // Under mpirun each process holds its own rank's share alone.
+    loom_status status =
+        comm ? loom_session_create_on(raw, comm.get(), /*batch=*/1, &rawSession)
+             : loom_session_create(raw, /*batch=*/1, &rawSession);
+    if (status) {
       printError(runtimeError(status));
       return 1;
     }
@@ -464,8 +496,9 @@ int runGenerate(const RunOptions &options) {
           static_cast<const float *>(call.outputData(io->logits)) +
           (length - 1) * vocabulary;
       int64_t next = std::max_element(last, last + vocabulary) - last;
-      // Every rank must have chosen the same token.
-      for (int32_t r = 1; r < call.ranks(); ++r) {
+      // Every rank must have chosen the same token (under mpirun, each
+      // process checks its own rank against --expected-ids).
+      for (int32_t r = 1; r < call.ranks() && !comm; ++r) {
         const float *rankLast =
             static_cast<const float *>(call.outputData(io->logits, r)) +
             (length - 1) * vocabulary;
@@ -509,15 +542,18 @@ int runGenerate(const RunOptions &options) {
   llvm::outs() << "generate: " << options.promptIds.size() << " prompt tokens, "
                << generated.size() << " generated (greedy), "
                << io->cache.size() << " cached tensors";
-  if (numRanks > 1)
+  int32_t ownRank = comm ? loom_comm_rank(comm.get()) : 0;
+  if (comm)
+    llvm::outs() << ", rank " << ownRank << " of " << numRanks << " (MPI)";
+  else if (numRanks > 1)
     llvm::outs() << ", " << numRanks << " ranks (the same tokens on each)";
   llvm::outs() << "\n";
   llvm::outs() << "tokens:";
   for (int64_t id : generated)
     llvm::outs() << " " << id;
   llvm::outs() << "\n";
-  // A cache kept in place: every rank's share (rankCacheBytes is rank
-  // 0's).
+  // A cache kept in place: every rank's share (rankCacheBytes is this
+  // process's first rank's).
   size_t cacheBytes = 0, rankCacheBytes = 0;
   const DecoderCall &last = calls[(options.generateTokens - 1) % 2];
   for (const CacheSlot &slot : io->cache) {
@@ -530,7 +566,7 @@ int runGenerate(const RunOptions &options) {
       if (!loom_session_rank_state(session.get(), r, slot.input, &state))
         continue;
       cacheBytes += state.byte_size;
-      if (r == 0)
+      if (r == ownRank)
         rankCacheBytes += state.byte_size;
     }
   }
@@ -563,6 +599,8 @@ int runGenerate(const RunOptions &options) {
           printError("the session's cache moved");
           return 1;
         }
+        if (!cache)
+          continue; // another process's rank (under mpirun)
         int64_t outer = 1, inner = loom_dtype_size(state.dtype);
         for (int64_t d = 0; d < slot.lengthAxis; ++d)
           outer *= state.dims[d];
@@ -577,7 +615,7 @@ int runGenerate(const RunOptions &options) {
     llvm::outs() << "cache: " << cacheBytes << " bytes for " << capacity
                  << " positions";
     if (numRanks > 1)
-      llvm::outs() << " (" << rankCacheBytes << " on rank 0)";
+      llvm::outs() << " (" << rankCacheBytes << " on rank " << ownRank << ")";
     llvm::outs() << ", allocated once by the runtime's session and "
                     "appended to in place; "
                  << needed << " filled, the rest "

@@ -679,7 +679,8 @@ int loomRunMain(int argc, char **argv) {
   cl::opt<bool> mpi(
       cl::cat(runCategory), "mpi",
       cl::desc("Engines: run this process's rank under mpirun (one "
-               "rank per process, collectives on MPI)"));
+               "rank per process, collectives on MPI; with --generate, "
+               "the process keeps its rank's share of the cache)"));
   cl::opt<bool> listDevices(
       cl::cat(runCategory), "list-devices",
       cl::desc("Print the devices this machine offers the runtime (CPU, "
@@ -816,10 +817,10 @@ int loomRunMain(int argc, char **argv) {
       return 1;
     }
     if (!llvm::StringRef(options.model).ends_with(".engine") ||
-        !inputs.empty() || !expected.empty() || !dataSets.empty() || mpi) {
+        !inputs.empty() || !expected.empty() || !dataSets.empty()) {
       llvm::errs() << "error: --generate runs a decoder engine (compile the "
-                      "model with loomc first) on in-process ranks, without "
-                      "--inputs, --expected, --data-sets or --mpi\n";
+                      "model with loomc first), without --inputs, --expected "
+                      "or --data-sets\n";
       return 1;
     }
     options.ranks = ranks;

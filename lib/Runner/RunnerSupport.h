@@ -23,6 +23,7 @@
 #include <vector>
 
 struct loom_engine; // loom/runtime.h
+struct loom_comm;   // loom/comm.h
 
 namespace loom::runner {
 
@@ -32,6 +33,16 @@ using EnginePtr = std::unique_ptr<loom_engine, void (*)(loom_engine *)>;
 /// Loads `options.model` through the runtime's C API with
 /// `options.threads` threads; null after printing the runtime's error.
 EnginePtr loadEngine(const RunOptions &options);
+
+/// A communicator, released with loom_comm_free.
+using CommPtr = std::unique_ptr<loom_comm, void (*)(loom_comm *)>;
+
+/// With options.mpi, this process's MPI communicator (under mpirun: one
+/// rank per process), checked to have `numRanks` processes; null without
+/// options.mpi. False after printing an error (no MPI in this build, a
+/// failed start, the wrong process count).
+bool openMpiCommunicator(const RunOptions &options, int32_t numRanks,
+                         CommPtr &comm);
 
 /// Expands a single directory argument into its tensor files (those named
 /// `prefix`N.pb, or the .npy files); false after printing an error.

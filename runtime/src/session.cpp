@@ -32,6 +32,9 @@ struct loom_session {
   /// Every rank's states: a partitioned engine's rank holds its share (a
   /// cache split by heads, the rank's heads).
   std::vector<State> states;
+  /// The one rank whose states the session holds (loom_session_create_on),
+  /// or -1 for every rank.
+  int32_t onlyRank = -1;
   /// Per rank, the input pointers handed to the engine.
   std::vector<std::vector<const void *>> inputs;
 
@@ -56,13 +59,12 @@ struct loom_session {
 
 using loom::runtime::setError;
 
-extern "C" {
+namespace {
 
-loom_status loom_session_create(loom_engine *engine, int64_t batch,
-                                loom_session **session) {
-  if (!engine || !session)
-    return setError(LOOM_ERROR_INVALID_ARGUMENT,
-                    "loom_session_create: null engine or session");
+/// A session whose states are those of rank `onlyRank`, or of every rank
+/// when it is -1.
+loom_status createSession(loom_engine *engine, int64_t batch, int32_t onlyRank,
+                          loom_session **session) {
   *session = nullptr;
   if (batch < 1)
     return setError(LOOM_ERROR_INVALID_ARGUMENT,
@@ -72,9 +74,12 @@ loom_status loom_session_create(loom_engine *engine, int64_t batch,
   if (!created)
     return setError(LOOM_ERROR_INTERNAL, "loom_session_create: no memory");
   created->engine = engine;
+  created->onlyRank = onlyRank;
   int32_t numRanks = loom_engine_num_ranks(engine);
   created->inputs.resize(numRanks);
   for (int32_t rank = 0; rank < numRanks; ++rank) {
+    if (onlyRank >= 0 && rank != onlyRank)
+      continue;
     int32_t numInputs = loom_engine_num_inputs(engine, rank);
     created->inputs[rank].assign(numInputs, nullptr);
     for (int32_t i = 0; i < numInputs; ++i) {
@@ -113,6 +118,33 @@ loom_status loom_session_create(loom_engine *engine, int64_t batch,
   return LOOM_OK;
 }
 
+} // namespace
+
+extern "C" {
+
+loom_status loom_session_create(loom_engine *engine, int64_t batch,
+                                loom_session **session) {
+  if (!engine || !session)
+    return setError(LOOM_ERROR_INVALID_ARGUMENT,
+                    "loom_session_create: null engine or session");
+  return createSession(engine, batch, -1, session);
+}
+
+loom_status loom_session_create_on(loom_engine *engine, loom_comm *comm,
+                                   int64_t batch, loom_session **session) {
+  if (!engine || !comm || !session)
+    return setError(LOOM_ERROR_INVALID_ARGUMENT,
+                    "loom_session_create_on: null engine, communicator or "
+                    "session");
+  if (loom_comm_size(comm) != loom_engine_num_ranks(engine))
+    return setError(LOOM_ERROR_INVALID_ARGUMENT,
+                    "loom_session_create_on: the communicator has " +
+                        std::to_string(loom_comm_size(comm)) +
+                        " ranks, the engine " +
+                        std::to_string(loom_engine_num_ranks(engine)));
+  return createSession(engine, batch, loom_comm_rank(comm), session);
+}
+
 void loom_session_free(loom_session *session) { delete session; }
 
 loom_status loom_session_execute(loom_session *session,
@@ -139,6 +171,12 @@ loom_status loom_session_execute_ranks(loom_session *session,
     return setError(LOOM_ERROR_INVALID_ARGUMENT,
                     "loom_session_execute_ranks: null session or buffer "
                     "arrays");
+  if (session->onlyRank >= 0)
+    return setError(LOOM_ERROR_INVALID_ARGUMENT,
+                    "loom_session_execute_ranks: the session holds rank " +
+                        std::to_string(session->onlyRank) +
+                        "'s state only (loom_session_create_on): run it "
+                        "with loom_session_execute_on");
   std::vector<const void *const *> rankInputs;
   for (size_t rank = 0; rank < session->inputs.size(); ++rank) {
     if (!inputs[rank] && !session->inputs[rank].empty())
@@ -166,6 +204,12 @@ loom_status loom_session_execute_on(loom_session *session, loom_comm *comm,
                         std::to_string(loom_comm_size(comm)) +
                         " ranks, the engine " +
                         std::to_string(session->inputs.size()));
+  if (session->onlyRank >= 0 && rank != session->onlyRank)
+    return setError(LOOM_ERROR_INVALID_ARGUMENT,
+                    "loom_session_execute_on: the session holds rank " +
+                        std::to_string(session->onlyRank) +
+                        "'s state, the communicator is rank " +
+                        std::to_string(rank));
   if (!inputs && !session->inputs[rank].empty())
     return setError(LOOM_ERROR_INVALID_ARGUMENT,
                     "loom_session_execute_on: null inputs");

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "loom/comm.h"
 #include "loom/runtime.hpp"
 
 #include <gtest/gtest.h>
@@ -758,6 +759,37 @@ TEST(Session, KeepsEachRanksHeads) {
         ASSERT_NEAR(logits[k], expected[k], 1e-4) << "after " << past;
     }
     past += static_cast<int64_t>(tokens.size());
+  }
+
+  // One process per rank (loom_session_create_on): a session of rank 1's
+  // state alone, which runs on its communicator only; a communicator of
+  // another size is refused. (test/Runtime/mpi.test runs such sessions.)
+  {
+    loom_comm *comms[3] = {};
+    ASSERT_EQ(loom_comm_create_local(2, nullptr, comms), LOOM_OK);
+    loom_session *own = nullptr;
+    ASSERT_EQ(loom_session_create_on(tp.get(), comms[1], 1, &own), LOOM_OK);
+    EXPECT_EQ(loom_session_rank_state(own, 0, 2, nullptr), nullptr);
+    for (int32_t i = 0; i < static_cast<int32_t>(inputs.size()); ++i)
+      if (loom_engine_input_state_axis(tp.get(), 1, i) >= 0)
+        EXPECT_NE(loom_session_rank_state(own, 1, i, nullptr), nullptr);
+    const void *const *noInputs[2] = {nullptr, nullptr};
+    void *const *noOutputs[2] = {nullptr, nullptr};
+    EXPECT_EQ(loom_session_execute_ranks(own, noInputs, noOutputs, nullptr),
+              LOOM_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(loom_last_error()).find("loom_session_execute_on"),
+              std::string::npos)
+        << loom_last_error();
+    loom_session_free(own);
+    loom_comm_free(comms[0]);
+    loom_comm_free(comms[1]);
+    ASSERT_EQ(loom_comm_create_local(3, nullptr, comms), LOOM_OK);
+    loom_session *wrong = nullptr;
+    EXPECT_EQ(loom_session_create_on(tp.get(), comms[0], 1, &wrong),
+              LOOM_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(wrong, nullptr);
+    for (loom_comm *c : comms)
+      loom_comm_free(c);
   }
 
   // Rank r's cache is head r of the single-rank cache (the same name).

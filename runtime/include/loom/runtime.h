@@ -365,6 +365,11 @@ loom_status loom_session_execute_ranks(loom_session *session,
 loom_status loom_session_execute_on(loom_session *session, loom_comm *comm,
                                     const void *const *inputs,
                                     void *const *outputs);
+/* A session holding only the communicator's rank's state (one process per
+   rank, e.g. under MPI: each process allocates its own share of the cache
+   alone), run with loom_session_execute_on on the same communicator. */
+loom_status loom_session_create_on(loom_engine *engine, loom_comm *comm,
+                                   int64_t batch, loom_session **session);
 
 #ifdef __cplusplus
 }
