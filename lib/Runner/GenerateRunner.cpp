@@ -399,9 +399,10 @@ int runGenerate(const RunOptions &options) {
     std::vector<int64_t> shape(d.dims, d.dims + d.rank);
     if (shape[0] == LOOM_DYNAMIC_DIM)
       shape[0] = 1;
+    // A cache kept in place: the session has its shape; the prefill's
+    // empty cache is for the others.
     if (io->inPlace()) {
       capacity = shape[slot.lengthAxis];
-      cacheShapes.push_back(std::move(shape));
       continue;
     }
     shape[slot.lengthAxis] = 0;

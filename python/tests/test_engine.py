@@ -235,47 +235,19 @@ def test_compile_report(tmp_path):
     assert "kind-epilogue" in page and "<h2>Memory plan</h2>" in page
 
 
-def test_session_generates_as_onnxruntime():
-    """A decoder with its key/value cache kept in the runtime: greedy
-    generation gives onnxruntime's tokens (generate.json)."""
-    with open(MODELS / "gpt2_kv" / "generate.json") as f:
+def expected_generation(model):
+    """The prompt and onnxruntime's greedy tokens of a corpus decoder."""
+    with open(MODELS / model / "generate.json") as f:
         expected = json.load(f)
-    prompt, tokens = expected["prompt_ids"], expected["tokens"]
-    capacity = len(prompt) + len(tokens) - 1
-    engine = loom.compile(model_path("gpt2_kv"), kv_cache=capacity)
-    assert [i.name for i in engine.inputs if i.is_state] == [
-        f"past_key_values.{layer}.{kind}" for layer in range(2)
-        for kind in ("key", "value")]
-    session = engine.session(batch=1)
-    generated, step, filled = [], np.array([prompt], np.int64), 0
-    for _ in tokens:
-        length = step.shape[1]
-        logits = session.run({
-            "input_ids": step,
-            "attention_mask": np.ones((1, filled + length), np.int64),
-            "cache_length": np.array(filled, np.int64)})["logits"]
-        filled += length
-        token = int(np.argmax(logits[0, -1]))
-        generated.append(token)
-        step = np.array([[token]], np.int64)
-    assert generated == tokens
-    session.reset()
+    return expected["prompt_ids"], expected["tokens"]
 
 
-def test_partitioned_session_keeps_each_ranks_heads():
-    """A tensor-parallel decoder with its cache kept in place: each rank's
-    session holds its heads of the cache; both ranks' logits choose
-    onnxruntime's tokens (generate.json)."""
-    with open(MODELS / "llama_kv" / "generate.json") as f:
-        expected = json.load(f)
-    prompt, tokens = expected["prompt_ids"], expected["tokens"]
-    engine = loom.compile(model_path("llama_kv"), grid="tp=2",
-                          kv_cache=len(prompt) + len(tokens) - 1)
-    assert engine.ranks == 2
-    assert "present.0.key" not in engine.output_names
-    session = engine.session(batch=1)
+def greedy_generate(session, prompt, count):
+    """`count` greedy tokens after `prompt` through a Session of a decoder
+    compiled with kv_cache; every rank of a partitioned engine must choose
+    the same token."""
     generated, step, filled = [], np.array([prompt], np.int64), 0
-    for _ in tokens:
+    for _ in range(count):
         length = step.shape[1]
         results = session.run({
             "input_ids": step,
@@ -286,6 +258,34 @@ def test_partitioned_session_keeps_each_ranks_heads():
         assert len(choices) == 1, "the ranks chose different tokens"
         generated.append(choices.pop())
         step = np.array([[generated[-1]]], np.int64)
-    assert generated == tokens
+    return generated
+
+
+def test_session_generates_as_onnxruntime():
+    """A decoder with its key/value cache kept in the runtime: greedy
+    generation gives onnxruntime's tokens (generate.json)."""
+    prompt, tokens = expected_generation("gpt2_kv")
+    capacity = len(prompt) + len(tokens) - 1
+    engine = loom.compile(model_path("gpt2_kv"), kv_cache=capacity)
+    assert [i.name for i in engine.inputs if i.is_state] == [
+        f"past_key_values.{layer}.{kind}" for layer in range(2)
+        for kind in ("key", "value")]
+    session = engine.session(batch=1)
+    assert greedy_generate(session, prompt, len(tokens)) == tokens
+    session.reset()
+
+
+def test_partitioned_session_keeps_each_ranks_heads():
+    """A tensor-parallel decoder with its cache kept in place: each rank's
+    session holds its heads of the cache; both ranks' logits choose
+    onnxruntime's tokens (generate.json)."""
+    prompt, tokens = expected_generation("llama_kv")
+    engine = loom.compile(model_path("llama_kv"), grid="tp=2",
+                          kv_cache=len(prompt) + len(tokens) - 1)
+    assert engine.ranks == 2
+    assert "present.0.key" not in engine.output_names
+    session = engine.session(batch=1)
+    assert greedy_generate(session, prompt, len(tokens)) == tokens
+    step = np.array([[tokens[-1]]], np.int64)
     with pytest.raises(ValueError):
         session.run({"input_ids": step}, ranks="some")

@@ -60,6 +60,32 @@ private:
   std::string text;
 };
 
+namespace detail {
+
+/// Per-rank buffer lists (`in[r]`, `out[r]`) as the C API's arrays of
+/// arrays; an error unless there is one list of each for every one of
+/// `ranks` ranks.
+struct RankBuffers {
+  std::vector<const void *const *> inputs;
+  std::vector<void *const *> outputs;
+
+  Error collect(const std::vector<std::vector<const void *>> &in,
+                const std::vector<std::vector<void *>> &out, int32_t ranks) {
+    if (static_cast<int32_t>(in.size()) != ranks ||
+        static_cast<int32_t>(out.size()) != ranks)
+      return Error::make(LOOM_ERROR_INVALID_ARGUMENT,
+                         "one list of buffers per rank is needed (" +
+                             std::to_string(ranks) + " ranks)");
+    for (int32_t r = 0; r < ranks; ++r) {
+      inputs.push_back(in[r].data());
+      outputs.push_back(out[r].data());
+    }
+    return Error();
+  }
+};
+
+} // namespace detail
+
 /// A loaded engine. Movable, not copyable; frees the engine when destroyed.
 class Engine {
 public:
@@ -135,20 +161,14 @@ public:
   Error executeRanks(const std::vector<std::vector<const void *>> &in,
                      const std::vector<std::vector<void *>> &out,
                      const loom_execute_options *options = nullptr) const {
-    if (static_cast<int32_t>(in.size()) != numRanks() ||
-        static_cast<int32_t>(out.size()) != numRanks())
-      return invalid("one list of buffers per rank is needed (" +
-                     std::to_string(numRanks()) + " ranks)");
-    std::vector<const void *const *> inputs;
-    std::vector<void *const *> outputs;
-    for (int32_t r = 0; r < numRanks(); ++r) {
+    detail::RankBuffers buffers;
+    if (Error e = buffers.collect(in, out, numRanks()))
+      return e;
+    for (int32_t r = 0; r < numRanks(); ++r)
       if (Error e = checkCounts(r, in[r].size(), out[r].size()))
         return e;
-      inputs.push_back(in[r].data());
-      outputs.push_back(out[r].data());
-    }
-    return Error::from(loom_engine_execute_ranks(engine, inputs.data(),
-                                                 outputs.data(), options));
+    return Error::from(loom_engine_execute_ranks(
+        engine, buffers.inputs.data(), buffers.outputs.data(), options));
   }
 
   /// Runs this process's rank with `comm` (e.g. an MPI communicator).
@@ -223,19 +243,11 @@ public:
   Error executeRanks(const std::vector<std::vector<const void *>> &in,
                      const std::vector<std::vector<void *>> &out,
                      const loom_execute_options *options = nullptr) const {
-    if (static_cast<int32_t>(in.size()) != ranks ||
-        static_cast<int32_t>(out.size()) != ranks)
-      return Error::make(LOOM_ERROR_INVALID_ARGUMENT,
-                         "one list of buffers per rank is needed (" +
-                             std::to_string(ranks) + " ranks)");
-    std::vector<const void *const *> inputs;
-    std::vector<void *const *> outputs;
-    for (int32_t r = 0; r < ranks; ++r) {
-      inputs.push_back(in[r].data());
-      outputs.push_back(out[r].data());
-    }
-    return Error::from(loom_session_execute_ranks(session, inputs.data(),
-                                                  outputs.data(), options));
+    detail::RankBuffers buffers;
+    if (Error e = buffers.collect(in, out, ranks))
+      return e;
+    return Error::from(loom_session_execute_ranks(
+        session, buffers.inputs.data(), buffers.outputs.data(), options));
   }
   /// A partitioned engine's session: this process's rank with `comm`.
   Error executeOn(loom_comm *comm, const std::vector<const void *> &in,
