@@ -52,6 +52,13 @@ try:
                 flags.update(line.split(":", 1)[1].split())
     if {"avx512f", "avx512_vnni"} <= flags:
         config.available_features.add("avx512-vnni")
+    # bf16 products compile to vdpbf16ps with AVX512-BF16, and to AMX tiles
+    # (as do byte products) where the CPU has AMX; loomc also needs the
+    # kernel's permission for AMX, which Linux 5.16 and later give.
+    if {"avx512f", "avx512_bf16"} <= flags:
+        config.available_features.add("avx512-bf16")
+    if {"amx_tile", "amx_bf16", "amx_int8"} <= flags:
+        config.available_features.add("amx")
 except OSError:
     pass
 

@@ -286,9 +286,10 @@ void describeHost(EngineDescription &engine) {
   // runtime), when the host has them: code compiled for this host may use
   // them.
   static const char *const checkable[] = {
-      "sse4.2",     "avx",        "avx2",      "fma",      "f16c",
-      "bmi2",       "avx512f",    "avx512bw",  "avx512dq", "avx512vl",
-      "avx512bf16", "avx512fp16", "avx512vnni"};
+      "sse4.2",     "avx",      "avx2",       "fma",
+      "f16c",       "bmi2",     "avx512f",    "avx512bw",
+      "avx512dq",   "avx512vl", "avx512bf16", "avx512fp16",
+      "avx512vnni", "amx-tile", "amx-bf16",   "amx-int8"};
   StringMap<bool> features = sys::getHostCPUFeatures();
   for (const char *f : checkable)
     if (features.lookup(f))

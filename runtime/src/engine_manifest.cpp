@@ -17,6 +17,14 @@
 #include <optional>
 #include <sstream>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 using namespace loom::runtime;
 
 namespace {
@@ -67,11 +75,36 @@ const char *hostArch() {
 #endif
 }
 
+#if defined(__x86_64__)
+bool hostCanUseAMX(const std::string &feature) {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx))
+    return false;
+  // CPUID.(EAX=7, ECX=0):EDX: AMX-BF16 is bit 22, AMX-TILE 24, AMX-INT8 25.
+  int bit = feature == "amx-bf16" ? 22 : feature == "amx-tile" ? 24 : 25;
+  if (!(edx & (1u << bit)) || !(edx & (1u << 24)))
+    return false;
+#if defined(__linux__)
+  constexpr long kRequestPermission = 0x1023, kTileData = 18;
+  static const bool permitted =
+      syscall(SYS_arch_prctl, kRequestPermission, kTileData) == 0;
+  return permitted;
+#else
+  return false;
+#endif
+}
+#endif
+
 /// Whether this CPU has `feature` (LLVM's x86 feature names). Features the
 /// runtime does not know are assumed present: they do not change which
 /// instructions LLVM emits for the kernels Loom generates.
 bool hostHasFeature(const std::string &feature) {
 #if defined(__x86_64__)
+  // AMX: the CPU's tiles, and Linux's permission for this process to use
+  // them (asked for here, once for the process; code using tiles without
+  // it dies of SIGILL).
+  if (feature == "amx-tile" || feature == "amx-bf16" || feature == "amx-int8")
+    return hostCanUseAMX(feature);
 #define LOOM_FEATURE(name)                                                     \
   if (feature == (name))                                                       \
     return __builtin_cpu_supports(name);

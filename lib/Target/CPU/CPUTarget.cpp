@@ -35,6 +35,11 @@
 
 #include <chrono>
 
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 using namespace mlir;
 
 namespace loom::cpu {
@@ -109,13 +114,19 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createSymbolDCEPass());
   // Matrix products and convolutions (as im2col) become register tiles of
   // vector code; everything else becomes loops.
-  // Quantized products of bytes whose weights are packed for vpdpbusd.
-  if (hostMultipliesBytes()) {
-    LoomCPUVectorizeByteProductsPassOptions byteProducts;
-    byteProducts.parallelFlops = options.parallelFlops;
+  // Quantized products of bytes and bf16 products summed in f32 on the
+  // host's dot-product instructions (vpdpbusd, vdpbf16ps).
+  LoomCPUVectorizeDotProductsPassOptions dotProducts;
+  dotProducts.parallelFlops = options.parallelFlops;
+  dotProducts.bytes = hostMultipliesBytes();
+  dotProducts.bfloat16 = options.bfloat16Products && hostMultipliesBFloat16();
+  dotProducts.amxBFloat16 =
+      dotProducts.bfloat16 && options.amx && hostHasAMX("amx-bf16");
+  dotProducts.amxBytes =
+      dotProducts.bytes && options.amx && hostHasAMX("amx-int8");
+  if (dotProducts.bytes || dotProducts.bfloat16)
     pm.addNestedPass<func::FuncOp>(
-        createLoomCPUVectorizeByteProductsPass(byteProducts));
-  }
+        createLoomCPUVectorizeDotProductsPass(dotProducts));
   LoomCPUVectorizeContractionsPassOptions contractions;
   contractions.parallelFlops = options.parallelFlops;
   pm.addNestedPass<func::FuncOp>(
@@ -499,6 +510,31 @@ bool hostMultipliesBytes() {
   return features.lookup("avx512f") && features.lookup("avx512vnni");
 }
 
+bool hostMultipliesBFloat16() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  return features.lookup("avx512f") && features.lookup("avx512bf16");
+}
+
+bool hostHasAMX(StringRef kind) {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  if (!features.lookup("amx-tile") || !features.lookup(kind))
+    return false;
+#if defined(__linux__) && defined(__x86_64__)
+  // Linux hands out the tiles' 8 KB of state only to processes that ask
+  // (arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)); a kernel or
+  // container that refuses means no AMX code for this host.
+  constexpr long kRequestPermission = 0x1023, kTileData = 18;
+  return syscall(SYS_arch_prctl, kRequestPermission, kTileData) == 0;
+#else
+  return false;
+#endif
+}
+
+bool usesBFloat16Products(const CPUOptions &options) {
+  return options.bfloat16Products && options.packConstantWeights &&
+         hostMultipliesBFloat16();
+}
+
 bool usesByteProducts(const CPUOptions &options) {
   return options.byteProducts && options.packConstantWeights &&
          hostMultipliesBytes();
@@ -569,12 +605,21 @@ LogicalResult lowerModule(ModuleOp module, Stage stopAfter,
           createLoomCPUSelectLibraryConvolutionsPass(library));
     }
     weightLayouts.addNestedPass<func::FuncOp>(createLoomCPUIm2ColPass());
+    // The dot products' weights first: their bf16 products are
+    // contractions loom-cpu-pack-constant-weights would also take.
+    LoomCPUPackDotProductWeightsPassOptions dotWeights;
+    dotWeights.bytes = usesByteProducts(options);
+    dotWeights.bfloat16 = usesBFloat16Products(options);
+    dotWeights.amxBFloat16 =
+        dotWeights.bfloat16 && options.amx && hostHasAMX("amx-bf16");
+    dotWeights.amxBytes =
+        dotWeights.bytes && options.amx && hostHasAMX("amx-int8");
+    if (dotWeights.bytes || dotWeights.bfloat16)
+      weightLayouts.addNestedPass<func::FuncOp>(
+          createLoomCPUPackDotProductWeightsPass(dotWeights));
     if (options.packConstantWeights)
       weightLayouts.addNestedPass<func::FuncOp>(
           createLoomCPUPackConstantWeightsPass());
-    if (usesByteProducts(options))
-      weightLayouts.addNestedPass<func::FuncOp>(
-          createLoomCPUPackByteWeightsPass());
     if (failed(weightLayouts.run(module)))
       return failure();
   }

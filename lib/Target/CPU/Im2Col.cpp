@@ -321,7 +321,7 @@ LogicalResult rewriteAsPositionMajorIm2Col(RewriterBase &rewriter,
 /// with the convolution's body, then transposed to [n, f, oh, ow]: the
 /// form for few positions (a deep layer's 2x2) or a batch of images. The
 /// register tiles broadcast four bytes of a row (a position) and read the
-/// filter packed by loom-cpu-pack-byte-weights, 16 output channels per
+/// filter packed by loom-cpu-pack-dot-product-weights, 16 output channels per
 /// register.
 LogicalResult rewriteByteConvolution(RewriterBase &rewriter,
                                      linalg::GenericOp conv,
@@ -380,7 +380,7 @@ LogicalResult rewriteByteConvolution(RewriterBase &rewriter,
 /// for a 1x1 window with unit strides, the input itself) into [f, oh*ow]
 /// in i32, which is already the NCHW result. The register tiles broadcast
 /// four bytes of a filter row and read the columns (positions) in panels
-/// interleaved for vpdpbusd at run time (loom-cpu-vectorize-byte-products).
+/// interleaved for vpdpbusd at run time (loom-cpu-vectorize-dot-products).
 LogicalResult rewriteByteConvolutionChannelMajor(RewriterBase &rewriter,
                                                  linalg::GenericOp conv,
                                                  const Convolution &cv) {

@@ -59,6 +59,16 @@ struct CPUTargetFlags {
       llvm::cl::desc("Multiply quantized u8 activations by s8 weights as "
                      "bytes (AVX512-VNNI) on hosts that can "
                      "(--byte-products=false: widened to i32)")};
+  llvm::cl::opt<bool> bfloat16Products{
+      "bf16-products", llvm::cl::init(true), llvm::cl::cat(cpuTargetCategory()),
+      llvm::cl::desc("Multiply bf16 operands in pairs into f32 sums "
+                     "(AVX512-BF16's vdpbf16ps) on hosts that can "
+                     "(--bf16-products=false: widened to f32 first)")};
+  llvm::cl::opt<bool> amx{
+      "amx", llvm::cl::init(true), llvm::cl::cat(cpuTargetCategory()),
+      llvm::cl::desc("Run bf16 and byte products on AMX tiles on hosts that "
+                     "have AMX and let the process use it (--amx=false: "
+                     "vector registers)")};
   llvm::cl::opt<ConvLibrary> library{
       "conv-library", llvm::cl::init(ConvLibrary::Auto),
       llvm::cl::cat(cpuTargetCategory()),
@@ -91,6 +101,8 @@ struct CPUTargetFlags {
     options.parallelElements = parallelElements;
     options.packConstantWeights = packWeights;
     options.byteProducts = byteProducts;
+    options.bfloat16Products = bfloat16Products;
+    options.amx = amx;
     switch (library) {
     case ConvLibrary::None:
       options.libraryConvolutionFlops = -1;

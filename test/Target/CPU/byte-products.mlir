@@ -1,6 +1,6 @@
 // RUN: loom-opt %s --split-input-file --loom-cpu-im2col | FileCheck %s --check-prefix=IM2COL
-// RUN: loom-opt %s --split-input-file --loom-cpu-pack-byte-weights | FileCheck %s --check-prefix=PACK
-// RUN: loom-opt %s --split-input-file --loom-cpu-vectorize-byte-products=parallel-flops=1000 -canonicalize | FileCheck %s --check-prefix=TILES
+// RUN: loom-opt %s --split-input-file --loom-cpu-pack-dot-product-weights | FileCheck %s --check-prefix=PACK
+// RUN: loom-opt %s --split-input-file --loom-cpu-vectorize-dot-products=parallel-flops=1000 -canonicalize | FileCheck %s --check-prefix=TILES
 
 // A byte convolution (convert-loom-to-linalg's byte-products form) with 4
 // output positions becomes a byte product, position-major: the windows
@@ -145,12 +145,12 @@ func.func @byte_tiles(%a: memref<18x10xi8>, %b: memref<3x3x16x4xi8>, %c: memref<
 // it and pass it to vpdpbusd as the unsigned operand, the weight's four
 // bytes broadcast as the signed one.
 // TILES-LABEL: func.func @column_tiles
-// TILES: %[[PANEL:.+]] = memref.alloc() {alignment = 64 : i64} : memref<2x1x64xi8>
+// TILES: %[[PANEL:.+]] = memref.alloc() {alignment = 64 : i64} : memref<1x2x64xi8>
 // TILES: vector.load %{{.+}} : memref<6x20xi8>, vector<16xi8>
 // TILES: vector.interleave %{{.+}}, %{{.+}} : vector<16xi8> -> vector<32xi8>
 // TILES: %[[QUADS:.+]] = vector.shuffle %{{.+}}, %{{.+}} [0, 1, 32, 33, 2, 3, 34, 35, {{.+}}] : vector<32xi8>, vector<32xi8>
 // TILES: vector.store %[[QUADS]], %[[PANEL]]
-// TILES: %[[B:.+]] = vector.load %[[PANEL]][%{{.+}}, %{{.+}}, %{{.+}}] : memref<2x1x64xi8>, vector<64xi8>
+// TILES: %[[B:.+]] = vector.load %[[PANEL]][%{{.+}}, %{{.+}}, %{{.+}}] : memref<1x2x64xi8>, vector<64xi8>
 // TILES: %[[A:.+]] = vector.bitcast %{{.+}} : vector<16xi32> to vector<64xi8>
 // TILES: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{.+}}, %[[B]], %[[A]])
 // TILES: memref.dealloc %[[PANEL]]

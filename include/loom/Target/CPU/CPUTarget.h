@@ -67,6 +67,14 @@ struct CPUOptions {
   /// packed for it (so only with packConstantWeights); otherwise they
   /// multiply operands widened to i32.
   bool byteProducts = true;
+  /// bf16 products summed in f32 (loom-precision's bf16 contractions) run
+  /// on AVX512-BF16's vdpbf16ps on hosts that have it, constant weights
+  /// packed for it (so only with packConstantWeights); otherwise their
+  /// operands are widened to f32 and multiplied with FMAs.
+  bool bfloat16Products = true;
+  /// On hosts with AMX (and the permission to use it), dot products run on
+  /// AMX tiles (loom-cpu-vectorize-dot-products' amx options).
+  bool amx = true;
 };
 
 /// Everything the CPU pipeline reads: the shared options and the CPU's.
@@ -138,6 +146,17 @@ bool hostMultipliesBytes();
 
 /// Whether `options` and the host make quantized products byte products.
 bool usesByteProducts(const CPUOptions &options);
+
+/// Whether the host multiplies pairs of bf16 into f32 sums in one
+/// instruction (AVX512-BF16's vdpbf16ps on 512-bit registers).
+bool hostMultipliesBFloat16();
+
+/// Whether `options` and the host run bf16 products on vdpbf16ps.
+bool usesBFloat16Products(const CPUOptions &options);
+
+/// Whether the host has AMX tiles with `kind` ("amx-bf16", "amx-int8")
+/// and lets this process use them (on Linux, asking for the permission).
+bool hostHasAMX(llvm::StringRef kind);
 
 /// Optimizes `module` at `optLevel` and emits a relocatable,
 /// position-independent object for the host CPU into `object`. Returns an

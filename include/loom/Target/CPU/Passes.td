@@ -298,54 +298,96 @@ def LoomCPUPackConstantWeightsPass
                            "::mlir::arith::ArithDialect"];
 }
 
-def LoomCPUPackByteWeightsPass
-    : Pass<"loom-cpu-pack-byte-weights", "::mlir::func::FuncOp"> {
-  let summary = "Store the constant weights of byte products in the layout "
-                "of vpdpbusd's operands";
+def LoomCPUPackDotProductWeightsPass
+    : Pass<"loom-cpu-pack-dot-product-weights", "::mlir::func::FuncOp"> {
+  let summary = "Store the constant weights of dot products in the layout "
+                "of vpdpbusd's and vdpbf16ps's operands";
   let description = [{
-    Runs on linalg on tensors, before the weights are externalized. A byte
-    product (convert-loom-to-linalg's byte-products form: a 2-D product
-    C[m, n] += zext(A[m, k]) * sext(B[k, n]) of i8 operands into i32)
-    whose B is a dense constant `[K, N]` gets B stored as
-    `[ceil(N / 16), ceil(K / 4), 16, 4]`, zero-padded: for each block of 16
-    columns and group of four steps of K, the 64 bytes one vpdpbusd reads.
-    The product becomes a generic reading it through `(n floordiv 16, k
-    floordiv 4, n mod 16, k mod 4)`, the same product, which
-    `loom-cpu-vectorize-byte-products` tiles.
+    Runs on linalg on tensors, before the weights are externalized. A dot
+    product -- a byte product (convert-loom-to-linalg's byte-products form:
+    C[m, n] += zext(A[m, k]) * sext(B[k, n]) of i8 operands into i32) or a
+    bf16 product summed in f32 (C[m, n] += extf(A[m, k]) * extf(B[k, n]),
+    loom-precision's bf16 contractions), 2-D or inside batch loops that B
+    does not have -- whose B is a dense constant `[K, N]` gets B stored as
+    `[ceil(N / 16), ceil(K / G), 16, G]`, zero-padded, G the elements of
+    32 bits (4 bytes, 2 bf16): for each block of 16 columns and group of G
+    steps of K, the 64 bytes one instruction reads. The product becomes a
+    generic reading it through `(n floordiv 16, k floordiv G, n mod 16,
+    k mod G)`, the same product, which `loom-cpu-vectorize-dot-products`
+    tiles. Run it before loom-cpu-pack-constant-weights, which would
+    otherwise take the bf16 products' weights for its own layout.
   }];
+  let options = [
+    Option<"bytes", "bytes", "bool", /*default=*/"true",
+           "Pack the weights of byte products (for AVX512-VNNI)">,
+    Option<"bfloat16", "bf16", "bool", /*default=*/"true",
+           "Pack the weights of bf16 products (for AVX512-BF16)">,
+    Option<"amxBFloat16", "amx-bf16", "bool", /*default=*/"false",
+           "Pad bf16 weights' K to whole AMX tiles (32 steps)">,
+    Option<"amxBytes", "amx-int8", "bool", /*default=*/"false",
+           "Pad byte weights' K to whole AMX tiles (64 steps)">,
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::arith::ArithDialect"];
 }
 
-def LoomCPUVectorizeByteProductsPass
-    : Pass<"loom-cpu-vectorize-byte-products", "::mlir::func::FuncOp"> {
-  let summary = "Byte products on buffers as register tiles of vpdpbusd";
+def LoomCPUVectorizeDotProductsPass
+    : Pass<"loom-cpu-vectorize-dot-products", "::mlir::func::FuncOp"> {
+  let summary = "Byte and bf16 products on buffers as register tiles of "
+                "vpdpbusd and vdpbf16ps";
   let description = [{
-    Runs on buffers. A 2-D byte product with static sizes whose rows are
-    contiguous becomes register tiles of 8 rows x 2 registers of 16
-    columns of i32 sums: per group of four steps of K, two 64-byte loads of
-    B and, per row, four bytes of A broadcast to every lane and two
-    `llvm.x86.avx512.vpdpbusd.512` (each lane adds the four products of
-    its unsigned bytes and signed bytes; 64 multiply-adds per
-    instruction). With an unsigned A (an activation's rows) B is the
-    weight packed by `loom-cpu-pack-byte-weights`; with an unsigned B (an
-    activation's columns, a convolution's channel-major form) each tile
-    column's panel of B is interleaved into the same layout at run time,
-    once for all row tiles. A K that is not a multiple of four reads its last group
-    of A with a masked load (B's padding is zero); columns past N are
-    masked at C's load and store; the last rows form a tile of fewer
-    rows. The sums are exact in i32 (convert-loom-to-linalg takes the
-    byte form only where they are), so the results are the same integers.
+    Runs on buffers. A dot product (see loom-cpu-pack-dot-product-weights)
+    with static sizes whose rows are contiguous becomes register tiles of
+    8 rows x 2 registers of 16 columns of 32-bit sums: per group of G steps
+    of K, two 64-byte loads of B and, per row, A's group (32 bits)
+    broadcast to every lane and two dot-product instructions:
+    `llvm.x86.avx512.vpdpbusd.512` for bytes (each lane adds the four
+    products of its unsigned and signed bytes; 64 multiply-adds per
+    instruction), `llvm.x86.avx512bf16.dpbf16ps.512` for bf16 (each lane
+    adds its two products to its f32 sum; 32 multiply-adds). A constant B
+    is the weight packed by `loom-cpu-pack-dot-product-weights`; any other
+    B (an activation's columns, a convolution's channel-major form) has
+    each tile column's panel interleaved into the same layout at run time,
+    once for all row tiles. A K that is not a multiple of G reads its last
+    group of A with a masked load (B's padding is zero); columns past N are
+    masked at C's load and store; the last rows form a tile of fewer rows;
+    batch loops run one 2-D product after another on views. Byte sums are
+    exact in i32 (convert-loom-to-linalg takes the byte form only where
+    they are), so the results are the same integers; bf16 products are
+    exact in f32 and each lane adds its pair's products one after the
+    other, odd step first, so the f32 sums differ from a K-ordered sum by
+    rounding only (vdpbf16ps also reads and writes subnormals as zero).
     The blocks of columns (or, with one block, the row tiles) are shared
     among threads when the product has at least `parallel-flops`
-    operations and no parallel loop encloses it. Needs AVX512-VNNI: the
-    CPU target runs it only on such hosts.
+    operations and no parallel loop encloses it. Needs AVX512-VNNI for
+    bytes and AVX512-BF16 for bf16: the CPU target enables each only on
+    hosts that have it.
+
+    With `amx-bf16` (`amx-int8`), bf16 products (byte products with a
+    packed weight) run on AMX tiles instead, every tile 16 rows x 64 bytes: up to 2 x 2 C tiles of 16 x 16
+    sums held across K; per step of K (32 bf16, 64 bytes) up to two A tiles
+    read straight from A's rows and, one at a time, two B tiles, each a
+    packed block's 16 group rows; tdpbf16ps (tdpbusd). A packed
+    B must hold K rounded up to whole steps (the packing's amx options);
+    A and C are copied into zero-padded buffers when their rows, K or
+    columns are not whole tiles (LLVM gives each of the 8 tile registers
+    one shape per function, so edge tiles of other shapes run out of
+    registers). The CPU target sets them on hosts with AMX that let the
+    process use it.
   }];
   let options = [
     Option<"parallelFlops", "parallel-flops", "int64_t",
            /*default=*/"0",
            "Products of at least this many operations get a parallel loop "
            "(0: none)">,
+    Option<"bytes", "bytes", "bool", /*default=*/"true",
+           "Tile byte products (AVX512-VNNI's vpdpbusd)">,
+    Option<"bfloat16", "bf16", "bool", /*default=*/"true",
+           "Tile bf16 products (AVX512-BF16's vdpbf16ps)">,
+    Option<"amxBFloat16", "amx-bf16", "bool", /*default=*/"false",
+           "bf16 products on AMX tiles (tdpbf16ps) instead">,
+    Option<"amxBytes", "amx-int8", "bool", /*default=*/"false",
+           "Byte products with a packed weight on AMX tiles (tdpbusd)">,
   ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::memref::MemRefDialect",
@@ -514,7 +556,9 @@ def LoomCPUVectorizeDepthwisePass
   let summary = "Depthwise convolutions on buffers as vector pieces of "
                 "output rows";
   let description = [{
-    Runs on bufferized code. An f32 depthwise convolution - the grouped
+    Runs on bufferized code. A depthwise convolution summed in f32 (f32
+    operands, or bf16/fp16 ones widened, a bf16 as integer bits shifted
+    up 16: LLVM scalarizes wide `fpext`s of bf16 vectors) - the grouped
     convolution generic of convert-loom-to-linalg with one input channel
     per group (any channel multiplier), static shapes, its loops in any
     order, its input already padded - becomes a loop over (batch x
