@@ -2,6 +2,8 @@
 
 #include "loom/Target/CPU/CPUTarget.h"
 
+#include "BFloat16Vectors.h"
+
 #include "loom/Conversion/Passes.h"
 #include "loom/Dialect/Loom/Transforms/Passes.h"
 #include "loom/Pipelines/Pipelines.h"
@@ -479,6 +481,7 @@ std::unique_ptr<llvm::Module> translateToLLVMIR(ModuleOp module,
   if (!llvmModule)
     return nullptr;
   describeAllocator(*llvmModule);
+  moveBFloat16VectorsToIntegers(*llvmModule);
   if (!hostConvertsBFloat16() && !llvmModule->getFunction("__truncsfbf2"))
     defineBFloat16Truncation(*llvmModule);
   if (!llvmModule->getFunction("__truncdfbf2") &&

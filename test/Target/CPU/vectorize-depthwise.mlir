@@ -65,16 +65,12 @@ func.func @stride_two(%x: memref<1x4x9x25xf32>, %w: memref<8x1x3x3xf32>, %y: mem
 // -----
 
 // bf16 operands summed in f32 (loomc --bf16): the input pieces and the
-// weights widened as integers (a bf16 is the high half of its f32), then
-// the same pieces as in f32.
+// weights widened to f32, then the same pieces as in f32.
 // CHECK-LABEL: func.func @stride_two_bf16
 // CHECK: %[[W:.+]] = memref.load %{{.+}} : memref<8x1x3x3xbf16>
 // CHECK: arith.extf %[[W]] : bf16 to f32
 // CHECK: %[[IN:.+]] = vector.transfer_read %{{.+}} : memref<1x4x9x25xbf16>, vector<16xbf16>
-// CHECK: %[[BITS:.+]] = arith.bitcast %[[IN]] : vector<16xbf16> to vector<16xi16>
-// CHECK: %[[WIDE:.+]] = arith.extui %[[BITS]] : vector<16xi16> to vector<16xi32>
-// CHECK: %[[HIGH:.+]] = arith.shli %[[WIDE]], %{{.+}} : vector<16xi32>
-// CHECK: %[[F32:.+]] = arith.bitcast %[[HIGH]] : vector<16xi32> to vector<16xf32>
+// CHECK: %[[F32:.+]] = arith.extf %[[IN]] : vector<16xbf16> to vector<16xf32>
 // CHECK: vector.shuffle %[[F32]], %[[F32]] [0, 2, 4, 6, 8, 10, 12, 14] : vector<16xf32>, vector<16xf32>
 // CHECK-NOT: linalg.generic
 func.func @stride_two_bf16(%x: memref<1x4x9x25xbf16>, %w: memref<8x1x3x3xbf16>, %y: memref<1x8x4x12xf32>) {

@@ -557,8 +557,7 @@ def LoomCPUVectorizeDepthwisePass
                 "output rows";
   let description = [{
     Runs on bufferized code. A depthwise convolution summed in f32 (f32
-    operands, or bf16/fp16 ones widened, a bf16 as integer bits shifted
-    up 16: LLVM scalarizes wide `fpext`s of bf16 vectors) - the grouped
+    operands, or bf16/fp16 ones widened) - the grouped
     convolution generic of convert-loom-to-linalg with one input channel
     per group (any channel multiplier), static shapes, its loops in any
     order, its input already padded - becomes a loop over (batch x
