@@ -4,12 +4,13 @@
 // files, compiled by scripts/fuzz.py from corpus models, with symbolic
 // inputs and a KV cache among them); the input decides the calls. Each input
 // is a short program: which engine, then calls to loom_engine_execute,
-// loom_engine_execute_ranks and the session API with a rank, buffers that
-// may be null, and symbolic inputs given any rank and sizes (negative,
-// zero, huge, outside the profile). The engines are loaded with their code
-// stubbed (runtime/src/engine_internal.h), so what is fuzzed is the
-// runtime's own checking of its arguments: every call must return a status,
-// never read or write out of bounds, and never leak.
+// loom_engine_execute_ranks and the session API (one rank's sessions and
+// every rank's, their per-rank state, the communicator entry points given
+// none) with a rank, buffers that may be null, and symbolic inputs given any
+// rank and sizes (negative, zero, huge, outside the profile). The engines are
+// loaded with their code stubbed (runtime/src/engine_internal.h), so what is
+// fuzzed is the runtime's own checking of its arguments: every call must return
+// a status, never read or write out of bounds, and never leak.
 //
 //===----------------------------------------------------------------------===//
 
@@ -172,7 +173,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           ->engine;
   int32_t numRanks = loom_engine_num_ranks(engine);
   for (int call = 0; call < 4 && fdp.remaining_bytes(); ++call) {
-    switch (fdp.ConsumeIntegralInRange<int>(0, 3)) {
+    switch (fdp.ConsumeIntegralInRange<int>(0, 4)) {
     case 0: {
       int32_t rank = fdp.ConsumeIntegralInRange<int32_t>(-1, numRanks);
       Arguments args;
@@ -213,6 +214,42 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       loom_tensor_desc shape;
       int32_t index = fdp.ConsumeIntegralInRange<int32_t>(-1, 64);
       (void)loom_session_state(session, index, &shape);
+      loom_session_reset(session);
+      loom_session_free(session);
+      break;
+    }
+    case 4: {
+      // A session of every rank (a partitioned engine's, or one rank's),
+      // its per-rank state, and the communicator entry points without a
+      // communicator.
+      loom_session *session = nullptr;
+      if (loom_session_create(engine, fuzzedSize(fdp), &session) != LOOM_OK)
+        break;
+      std::vector<Arguments> args(numRanks);
+      std::vector<const void *const *> inputs;
+      std::vector<void *const *> outputs;
+      for (int32_t r = 0; r < numRanks; ++r) {
+        args[r].make(fdp, engine, r);
+        inputs.push_back(args[r].inputs.data());
+        outputs.push_back(args[r].outputs.data());
+      }
+      bool nullArrays = fdp.ConsumeIntegralInRange<int>(0, 15) == 0;
+      loom_execute_options options;
+      loom_execute_options_init(&options);
+      options.timeout_ms = 2000;
+      (void)loom_session_execute_ranks(
+          session, nullArrays ? nullptr : inputs.data(),
+          nullArrays ? nullptr : outputs.data(), &options);
+      loom_tensor_desc shape;
+      (void)loom_session_rank_state(
+          session, fdp.ConsumeIntegralInRange<int32_t>(-2, numRanks + 1),
+          fdp.ConsumeIntegralInRange<int32_t>(-1, 64),
+          fdp.ConsumeBool() ? &shape : nullptr);
+      (void)loom_session_execute_on(session, nullptr, inputs[0], outputs[0]);
+      loom_session *onNoComm = nullptr;
+      if (loom_session_create_on(engine, nullptr, fuzzedSize(fdp), &onNoComm) ==
+          LOOM_OK)
+        loom_session_free(onNoComm);
       loom_session_reset(session);
       loom_session_free(session);
       break;
