@@ -23,12 +23,17 @@
 // B[G g .. G g + G-1][16 b + j], so B becomes [ceil(N / 16), ceil(K / G),
 // 16, G]; a B that is not a constant (a convolution's channel-major
 // columns, an activation) is interleaved the same way at run time, one
-// panel per tile column. The register tiles
+// panel per pair of column blocks. The register tiles
 // (loom-cpu-vectorize-dot-products) are 8 rows x 2 registers of 16
 // columns, K innermost: per group of G steps of K, two 64-byte loads of B
 // and, per row, one 32-bit group of A broadcast to the 16 lanes and two
 // dot-product instructions. Sixteen accumulators, two B registers and a
 // broadcast fit the 32 registers.
+//
+// On hosts with AMX the same products (byte products only with a packed
+// weight) run on AMX tiles instead, which read B's packed blocks as they
+// are: a block's 16 group rows of 64 bytes are one B tile (AMXDotTiles;
+// docs/design/dot-products-amx.md).
 //
 //===----------------------------------------------------------------------===//
 
