@@ -35,13 +35,23 @@ std::string dtypeName(Type type) {
     return "f32";
   if (type.isF64())
     return "f64";
+  // The 8- and 4-bit floats: one byte per element, named as MLIR prints
+  // them.
+  if (isa<Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type,
+          Float8E5M2FNUZType, Float4E2M1FNType, Float8E8M0FNUType>(type)) {
+    std::string name;
+    llvm::raw_string_ostream os(name);
+    type.print(os);
+    return name;
+  }
   auto integer = dyn_cast<IntegerType>(type);
   if (!integer)
     return "";
   unsigned width = integer.getWidth();
   if (width == 1)
     return "i1";
-  if (width != 8 && width != 16 && width != 32 && width != 64)
+  if (width != 2 && width != 4 && width != 8 && width != 16 && width != 32 &&
+      width != 64)
     return "";
   return (integer.isUnsigned() ? "ui" : "i") + std::to_string(width);
 }

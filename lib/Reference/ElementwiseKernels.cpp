@@ -392,10 +392,25 @@ void registerElementwiseKernels(KernelRegistry &r) {
           out.push_back(std::move(y));
           return success();
         });
+  // The element's bytes read as the result's kind (one byte per i1).
+  r.add("loom.bitcast",
+        [](Operation *op, ArrayRef<const Tensor *> in,
+           SmallVectorImpl<Tensor> &out) -> LogicalResult {
+          std::optional<Tensor> y = tensorFromBytes(
+              resultKind(op), in[0]->shape(), tensorToBytes(*in[0]));
+          if (!y)
+            return op->emitError("the element types differ in width");
+          out.push_back(std::move(*y));
+          return success();
+        });
   r.add("loom.cast",
         [](Operation *op, ArrayRef<const Tensor *> in,
            SmallVectorImpl<Tensor> &out) -> LogicalResult {
-          out.push_back(castTensor(*in[0], resultKind(op)));
+          auto saturate = op->getAttrOfType<BoolAttr>("saturate");
+          auto roundMode = op->getAttrOfType<StringAttr>("round_mode");
+          out.push_back(castTensor(*in[0], resultKind(op),
+                                   !saturate || saturate.getValue(),
+                                   roundMode ? roundMode.getValue() : "up"));
           return success();
         });
 }

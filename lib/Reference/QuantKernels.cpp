@@ -59,13 +59,16 @@ LogicalResult quantizeKernel(Operation *op, ArrayRef<const Tensor *> in,
     return failure();
   ElementKind kind = resultKind(op);
   Tensor y(kind, x.shape());
+  bool saturate = quantize.getSaturate();
+  double largest = isFloatKind(kind) ? getLargestFinite(kind) : 0.0;
   forEachIndex(x.shape(), [&](int64_t i, ArrayRef<int64_t> index) {
     double q = roundFloat(scale.kind(),
                           x.getDouble(i) / paramAt(&scale, x.shape(), index));
     if (isFloatKind(kind)) {
-      // f8E4M3FN saturates to its largest finite value, +-448.
-      if (!std::isnan(q))
-        q = std::clamp(q, -448.0, 448.0);
+      // Saturated: beyond the range, the largest finite value (+-448 for
+      // f8E4M3FN); otherwise the rounding gives infinity or NaN.
+      if (saturate && !std::isnan(q))
+        q = std::clamp(q, -largest, largest);
       y.setDouble(i, q);
       return;
     }

@@ -6,8 +6,10 @@
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 using namespace mlir;
 
@@ -16,6 +18,16 @@ namespace loom::reference {
 std::optional<ElementKind> getElementKind(Type type) {
   if (isa<Float8E4M3FNType>(type))
     return ElementKind::F8E4M3FN;
+  if (isa<Float8E4M3FNUZType>(type))
+    return ElementKind::F8E4M3FNUZ;
+  if (isa<Float8E5M2Type>(type))
+    return ElementKind::F8E5M2;
+  if (isa<Float8E5M2FNUZType>(type))
+    return ElementKind::F8E5M2FNUZ;
+  if (isa<Float4E2M1FNType>(type))
+    return ElementKind::F4E2M1FN;
+  if (isa<Float8E8M0FNUType>(type))
+    return ElementKind::F8E8M0FNU;
   if (type.isF16())
     return ElementKind::F16;
   if (type.isBF16())
@@ -31,6 +43,10 @@ std::optional<ElementKind> getElementKind(Type type) {
   switch (integer.getWidth()) {
   case 1:
     return ElementKind::I1;
+  case 2:
+    return isUnsigned ? ElementKind::U2 : ElementKind::I2;
+  case 4:
+    return isUnsigned ? ElementKind::U4 : ElementKind::I4;
   case 8:
     return isUnsigned ? ElementKind::U8 : ElementKind::I8;
   case 16:
@@ -48,6 +64,16 @@ Type getMLIRType(MLIRContext *ctx, ElementKind kind) {
   switch (kind) {
   case ElementKind::F8E4M3FN:
     return Float8E4M3FNType::get(ctx);
+  case ElementKind::F8E4M3FNUZ:
+    return Float8E4M3FNUZType::get(ctx);
+  case ElementKind::F8E5M2:
+    return Float8E5M2Type::get(ctx);
+  case ElementKind::F8E5M2FNUZ:
+    return Float8E5M2FNUZType::get(ctx);
+  case ElementKind::F4E2M1FN:
+    return Float4E2M1FNType::get(ctx);
+  case ElementKind::F8E8M0FNU:
+    return Float8E8M0FNUType::get(ctx);
   case ElementKind::F16:
     return Float16Type::get(ctx);
   case ElementKind::BF16:
@@ -58,11 +84,15 @@ Type getMLIRType(MLIRContext *ctx, ElementKind kind) {
     return Float64Type::get(ctx);
   case ElementKind::I1:
     return IntegerType::get(ctx, 1);
+  case ElementKind::I2:
+  case ElementKind::I4:
   case ElementKind::I8:
   case ElementKind::I16:
   case ElementKind::I32:
   case ElementKind::I64:
     return IntegerType::get(ctx, getBitWidth(kind));
+  case ElementKind::U2:
+  case ElementKind::U4:
   case ElementKind::U8:
   case ElementKind::U16:
   case ElementKind::U32:
@@ -76,6 +106,24 @@ const char *getElementKindName(ElementKind kind) {
   switch (kind) {
   case ElementKind::F8E4M3FN:
     return "f8E4M3FN";
+  case ElementKind::F8E4M3FNUZ:
+    return "f8E4M3FNUZ";
+  case ElementKind::F8E5M2:
+    return "f8E5M2";
+  case ElementKind::F8E5M2FNUZ:
+    return "f8E5M2FNUZ";
+  case ElementKind::F4E2M1FN:
+    return "f4E2M1FN";
+  case ElementKind::F8E8M0FNU:
+    return "f8E8M0FNU";
+  case ElementKind::I2:
+    return "i2";
+  case ElementKind::I4:
+    return "i4";
+  case ElementKind::U2:
+    return "ui2";
+  case ElementKind::U4:
+    return "ui4";
   case ElementKind::F16:
     return "f16";
   case ElementKind::BF16:
@@ -106,14 +154,21 @@ const char *getElementKindName(ElementKind kind) {
   return "?";
 }
 
+bool isNarrowFloatKind(ElementKind kind) {
+  return kind == ElementKind::F8E4M3FN || kind == ElementKind::F8E4M3FNUZ ||
+         kind == ElementKind::F8E5M2 || kind == ElementKind::F8E5M2FNUZ ||
+         kind == ElementKind::F4E2M1FN || kind == ElementKind::F8E8M0FNU;
+}
+
 bool isFloatKind(ElementKind kind) {
-  return kind == ElementKind::F8E4M3FN || kind == ElementKind::F16 ||
+  return isNarrowFloatKind(kind) || kind == ElementKind::F16 ||
          kind == ElementKind::BF16 || kind == ElementKind::F32 ||
          kind == ElementKind::F64;
 }
 
 bool isUnsignedKind(ElementKind kind) {
-  return kind == ElementKind::U8 || kind == ElementKind::U16 ||
+  return kind == ElementKind::U2 || kind == ElementKind::U4 ||
+         kind == ElementKind::U8 || kind == ElementKind::U16 ||
          kind == ElementKind::U32 || kind == ElementKind::U64;
 }
 
@@ -121,7 +176,18 @@ unsigned getBitWidth(ElementKind kind) {
   switch (kind) {
   case ElementKind::I1:
     return 1;
+  case ElementKind::I2:
+  case ElementKind::U2:
+    return 2;
+  case ElementKind::F4E2M1FN:
+  case ElementKind::I4:
+  case ElementKind::U4:
+    return 4;
   case ElementKind::F8E4M3FN:
+  case ElementKind::F8E4M3FNUZ:
+  case ElementKind::F8E5M2:
+  case ElementKind::F8E5M2FNUZ:
+  case ElementKind::F8E8M0FNU:
   case ElementKind::I8:
   case ElementKind::U8:
     return 8;
@@ -142,16 +208,85 @@ unsigned getBitWidth(ElementKind kind) {
   return 0;
 }
 
+size_t getByteSize(ElementKind kind) { return (getBitWidth(kind) + 7) / 8; }
+
 /// The APFloat semantics of the float kinds narrower than f32.
 static const llvm::fltSemantics &narrowSemantics(ElementKind kind) {
   switch (kind) {
   case ElementKind::F8E4M3FN:
     return llvm::APFloat::Float8E4M3FN();
+  case ElementKind::F8E4M3FNUZ:
+    return llvm::APFloat::Float8E4M3FNUZ();
+  case ElementKind::F8E5M2:
+    return llvm::APFloat::Float8E5M2();
+  case ElementKind::F8E5M2FNUZ:
+    return llvm::APFloat::Float8E5M2FNUZ();
+  case ElementKind::F4E2M1FN:
+    return llvm::APFloat::Float4E2M1FN();
+  case ElementKind::F8E8M0FNU:
+    return llvm::APFloat::Float8E8M0FNU();
   case ElementKind::BF16:
     return llvm::APFloat::BFloat();
   default:
     return llvm::APFloat::IEEEhalf();
   }
+}
+
+double getLargestFinite(ElementKind kind) {
+  return llvm::APFloat::getLargest(narrowSemantics(kind)).convertToDouble();
+}
+
+/// The f8E8M0FNU code of `value` by ONNX's Cast-24 rule (see castTensor).
+static uint64_t e8m0Bits(double value, bool saturate,
+                         llvm::StringRef roundMode) {
+  float f = static_cast<float>(value);
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  uint32_t exponent = (bits >> 23) & 0xff;
+  if (exponent == 0xff)
+    return 0xff;
+  bool up = false;
+  if (roundMode == "up")
+    up = (bits & 0x7fffff) != 0;
+  else if (roundMode == "nearest")
+    up = (bits & 0x400000) &&
+         ((bits & 0x200000) || (bits & 0x1fffff) || exponent > 0);
+  if (saturate && exponent == 0xfe)
+    up = false;
+  return exponent + (up ? 1 : 0);
+}
+
+/// The bits of the narrow float nearest to `value` (ties to even). f4E2M1FN
+/// has neither infinity nor NaN: beyond its range it saturates, and NaN
+/// becomes -0 (onnx's reference implementation, through ml_dtypes, does the
+/// same).
+static uint64_t narrowFloatBits(ElementKind kind, double value) {
+  if (kind == ElementKind::F8E8M0FNU)
+    return e8m0Bits(value, /*saturate=*/true, "up");
+  if (kind == ElementKind::F4E2M1FN) {
+    if (std::isnan(value))
+      return 0x8;
+    double largest = getLargestFinite(kind);
+    value = std::clamp(value, -largest, largest);
+  }
+  llvm::APFloat f(value);
+  bool lost;
+  f.convert(narrowSemantics(kind), llvm::APFloat::rmNearestTiesToEven, &lost);
+  return f.bitcastToAPInt().getZExtValue();
+}
+
+/// The value of a narrow float's bits.
+static double narrowFloatValue(ElementKind kind, uint64_t bits) {
+  if (kind == ElementKind::F8E8M0FNU)
+    return (bits & 0xff) == 0xff ? std::numeric_limits<double>::quiet_NaN()
+                                 : std::ldexp(1.0, int(bits & 0xff) - 127);
+  unsigned width = getBitWidth(kind);
+  llvm::APFloat f(narrowSemantics(kind),
+                  llvm::APInt(width, bits & ((uint64_t(1) << width) - 1)));
+  bool lost;
+  f.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+            &lost);
+  return f.convertToDouble();
 }
 
 double roundFloat(ElementKind kind, double value) {
@@ -161,15 +296,14 @@ double roundFloat(ElementKind kind, double value) {
   case ElementKind::F32:
     return static_cast<double>(static_cast<float>(value));
   case ElementKind::F8E4M3FN:
+  case ElementKind::F8E4M3FNUZ:
+  case ElementKind::F8E5M2:
+  case ElementKind::F8E5M2FNUZ:
+  case ElementKind::F4E2M1FN:
+  case ElementKind::F8E8M0FNU:
   case ElementKind::F16:
-  case ElementKind::BF16: {
-    llvm::APFloat f(value);
-    bool lost;
-    f.convert(narrowSemantics(kind), llvm::APFloat::rmNearestTiesToEven, &lost);
-    f.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
-              &lost);
-    return f.convertToDouble();
-  }
+  case ElementKind::BF16:
+    return narrowFloatValue(kind, narrowFloatBits(kind, value));
   default:
     return value;
   }
@@ -282,18 +416,13 @@ std::string Tensor::typeString() const {
   return s;
 }
 
-static size_t byteSize(ElementKind kind) {
-  unsigned width = getBitWidth(kind);
-  return width == 1 ? 1 : width / 8;
-}
-
 std::optional<Tensor> tensorFromBytes(ElementKind kind,
                                       llvm::ArrayRef<int64_t> shape,
                                       llvm::ArrayRef<char> bytes) {
   // The shape is checked against the bytes before anything is allocated:
   // files read here (.npy, .pb) state their shape in a header a few bytes
   // long, and a shape is not to be trusted until data backs it.
-  size_t size = byteSize(kind);
+  size_t size = getByteSize(kind);
   uint64_t expected = size;
   bool overflowed = false;
   for (int64_t d : shape) {
@@ -326,16 +455,15 @@ std::optional<Tensor> tensorFromBytes(ElementKind kind,
       break;
     }
     case ElementKind::F8E4M3FN:
+    case ElementKind::F8E4M3FNUZ:
+    case ElementKind::F8E5M2:
+    case ElementKind::F8E5M2FNUZ:
+    case ElementKind::F4E2M1FN:
+    case ElementKind::F8E8M0FNU:
     case ElementKind::F16:
-    case ElementKind::BF16: {
-      llvm::APFloat f(narrowSemantics(kind),
-                      llvm::APInt(getBitWidth(kind), raw));
-      bool lost;
-      f.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
-                &lost);
-      t.setDouble(i, f.convertToDouble());
+    case ElementKind::BF16:
+      t.setDouble(i, narrowFloatValue(kind, raw));
       break;
-    }
     default:
       // setInt wraps and sign-extends to the element kind.
       t.setInt(i, static_cast<int64_t>(raw));
@@ -345,7 +473,7 @@ std::optional<Tensor> tensorFromBytes(ElementKind kind,
 }
 
 std::vector<char> tensorToBytes(const Tensor &tensor) {
-  size_t size = byteSize(tensor.kind());
+  size_t size = getByteSize(tensor.kind());
   int64_t n = tensor.numElements();
   std::vector<char> bytes(n * size);
   for (int64_t i = 0; i < n; ++i) {
@@ -362,13 +490,14 @@ std::vector<char> tensorToBytes(const Tensor &tensor) {
       break;
     }
     case ElementKind::F8E4M3FN:
+    case ElementKind::F8E4M3FNUZ:
+    case ElementKind::F8E5M2:
+    case ElementKind::F8E5M2FNUZ:
+    case ElementKind::F4E2M1FN:
+    case ElementKind::F8E8M0FNU:
     case ElementKind::F16:
     case ElementKind::BF16: {
-      llvm::APFloat f(tensor.getDouble(i));
-      bool lost;
-      f.convert(narrowSemantics(tensor.kind()),
-                llvm::APFloat::rmNearestTiesToEven, &lost);
-      uint64_t raw = f.bitcastToAPInt().getZExtValue();
+      uint64_t raw = narrowFloatBits(tensor.kind(), tensor.getDouble(i));
       std::memcpy(p, &raw, size);
       break;
     }
@@ -381,7 +510,8 @@ std::vector<char> tensorToBytes(const Tensor &tensor) {
   return bytes;
 }
 
-Tensor castTensor(const Tensor &input, ElementKind kind) {
+Tensor castTensor(const Tensor &input, ElementKind kind, bool saturate,
+                  llvm::StringRef roundMode) {
   Tensor out(kind, input.shape());
   int64_t n = input.numElements();
   if (kind == ElementKind::I1) {
@@ -390,13 +520,33 @@ Tensor castTensor(const Tensor &input, ElementKind kind) {
                                     : input.getInt(i) != 0);
     return out;
   }
+  bool subByteInteger = !isFloatKind(kind) && getBitWidth(kind) < 8;
+  unsigned width = getBitWidth(kind);
+  double lowest = isUnsignedKind(kind) ? 0.0 : -std::ldexp(1.0, width - 1);
+  double highest =
+      std::ldexp(1.0, isUnsignedKind(kind) ? width : width - 1) - 1;
+  bool clampToLargest =
+      isNarrowFloatKind(kind) && kind != ElementKind::F8E8M0FNU && saturate;
+  double largest = clampToLargest ? getLargestFinite(kind) : 0.0;
   for (int64_t i = 0; i < n; ++i) {
-    if (input.isFloat())
+    if (kind == ElementKind::F8E8M0FNU) {
+      out.setDouble(i, narrowFloatValue(kind, e8m0Bits(input.getDouble(i),
+                                                       saturate, roundMode)));
+    } else if (isFloatKind(kind)) {
+      double v = input.getDouble(i);
+      if (clampToLargest && !std::isnan(v))
+        v = std::clamp(v, -largest, largest);
+      out.setDouble(i, v);
+    } else if (input.isFloat() && subByteInteger) {
+      double v = std::trunc(input.getDouble(i));
+      out.setInt(i, std::isnan(v) || v < lowest || v > highest
+                        ? 0
+                        : static_cast<int64_t>(v));
+    } else if (input.isFloat()) {
       out.setDouble(i, input.getDouble(i));
-    else if (isFloatKind(kind))
-      out.setDouble(i, input.getDouble(i));
-    else
+    } else {
       out.setInt(i, input.getInt(i));
+    }
   }
   return out;
 }

@@ -36,10 +36,14 @@ namespace {
 /// The reference executor's kind of a runtime dtype (they share names).
 std::optional<ElementKind> kindOf(loom_dtype dtype) {
   for (ElementKind kind :
-       {ElementKind::F16, ElementKind::BF16, ElementKind::F32, ElementKind::F64,
-        ElementKind::I1, ElementKind::I8, ElementKind::I16, ElementKind::I32,
-        ElementKind::I64, ElementKind::U8, ElementKind::U16, ElementKind::U32,
-        ElementKind::U64})
+       {ElementKind::F16,    ElementKind::BF16,       ElementKind::F32,
+        ElementKind::F64,    ElementKind::I1,         ElementKind::I8,
+        ElementKind::I16,    ElementKind::I32,        ElementKind::I64,
+        ElementKind::U8,     ElementKind::U16,        ElementKind::U32,
+        ElementKind::U64,    ElementKind::F8E4M3FN,   ElementKind::F8E4M3FNUZ,
+        ElementKind::F8E5M2, ElementKind::F8E5M2FNUZ, ElementKind::F4E2M1FN,
+        ElementKind::I2,     ElementKind::I4,         ElementKind::U2,
+        ElementKind::U4,     ElementKind::F8E8M0FNU})
     if (llvm::StringRef(getElementKindName(kind)) == loom_dtype_name(dtype))
       return kind;
   return std::nullopt;

@@ -78,6 +78,21 @@ nb::dlpack::dtype dlpackType(loom_dtype dtype) {
     return make(Code::UInt, 32);
   case LOOM_DTYPE_U64:
     return make(Code::UInt, 64);
+  // NumPy has none of these: their bytes, one element each.
+  case LOOM_DTYPE_F8E4M3FN:
+  case LOOM_DTYPE_F8E4M3FNUZ:
+  case LOOM_DTYPE_F8E5M2:
+  case LOOM_DTYPE_F8E5M2FNUZ:
+  case LOOM_DTYPE_F4E2M1FN:
+  case LOOM_DTYPE_F8E8M0FNU:
+  case LOOM_DTYPE_U4:
+  case LOOM_DTYPE_U2:
+    return make(Code::UInt, 8);
+  case LOOM_DTYPE_I4:
+  case LOOM_DTYPE_I2:
+    return make(Code::Int, 8);
+  case LOOM_DTYPE_MAX_ENUM:
+    break;
   }
   return make(Code::UInt, 8);
 }

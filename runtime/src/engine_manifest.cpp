@@ -35,14 +35,29 @@ struct DtypeInfo {
   size_t size;
 };
 
-constexpr DtypeInfo kDtypes[] = {
-    {LOOM_DTYPE_F16, "f16", 2},  {LOOM_DTYPE_BF16, "bf16", 2},
-    {LOOM_DTYPE_F32, "f32", 4},  {LOOM_DTYPE_F64, "f64", 8},
-    {LOOM_DTYPE_BOOL, "i1", 1},  {LOOM_DTYPE_I8, "i8", 1},
-    {LOOM_DTYPE_I16, "i16", 2},  {LOOM_DTYPE_I32, "i32", 4},
-    {LOOM_DTYPE_I64, "i64", 8},  {LOOM_DTYPE_U8, "ui8", 1},
-    {LOOM_DTYPE_U16, "ui16", 2}, {LOOM_DTYPE_U32, "ui32", 4},
-    {LOOM_DTYPE_U64, "ui64", 8}};
+constexpr DtypeInfo kDtypes[] = {{LOOM_DTYPE_F16, "f16", 2},
+                                 {LOOM_DTYPE_BF16, "bf16", 2},
+                                 {LOOM_DTYPE_F32, "f32", 4},
+                                 {LOOM_DTYPE_F64, "f64", 8},
+                                 {LOOM_DTYPE_BOOL, "i1", 1},
+                                 {LOOM_DTYPE_I8, "i8", 1},
+                                 {LOOM_DTYPE_I16, "i16", 2},
+                                 {LOOM_DTYPE_I32, "i32", 4},
+                                 {LOOM_DTYPE_I64, "i64", 8},
+                                 {LOOM_DTYPE_U8, "ui8", 1},
+                                 {LOOM_DTYPE_U16, "ui16", 2},
+                                 {LOOM_DTYPE_U32, "ui32", 4},
+                                 {LOOM_DTYPE_U64, "ui64", 8},
+                                 {LOOM_DTYPE_F8E4M3FN, "f8E4M3FN", 1},
+                                 {LOOM_DTYPE_F8E4M3FNUZ, "f8E4M3FNUZ", 1},
+                                 {LOOM_DTYPE_F8E5M2, "f8E5M2", 1},
+                                 {LOOM_DTYPE_F8E5M2FNUZ, "f8E5M2FNUZ", 1},
+                                 {LOOM_DTYPE_F4E2M1FN, "f4E2M1FN", 1},
+                                 {LOOM_DTYPE_I4, "i4", 1},
+                                 {LOOM_DTYPE_U4, "ui4", 1},
+                                 {LOOM_DTYPE_I2, "i2", 1},
+                                 {LOOM_DTYPE_U2, "ui2", 1},
+                                 {LOOM_DTYPE_F8E8M0FNU, "f8E8M0FNU", 1}};
 
 const DtypeInfo *findDtype(const std::string &name) {
   for (const DtypeInfo &d : kDtypes)

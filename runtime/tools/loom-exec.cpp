@@ -293,6 +293,20 @@ double elementAsDouble(loom_dtype dtype, const char *data, size_t i) {
     return load<uint32_t>(data, i);
   case LOOM_DTYPE_U64:
     return static_cast<double>(load<uint64_t>(data, i));
+  case LOOM_DTYPE_I4:
+  case LOOM_DTYPE_I2:
+    return load<int8_t>(data, i);
+  case LOOM_DTYPE_U4:
+  case LOOM_DTYPE_U2:
+    return load<uint8_t>(data, i);
+  // The 8- and 4-bit floats are compared by their bits (no decoder here).
+  case LOOM_DTYPE_F8E4M3FN:
+  case LOOM_DTYPE_F8E4M3FNUZ:
+  case LOOM_DTYPE_F8E5M2:
+  case LOOM_DTYPE_F8E5M2FNUZ:
+  case LOOM_DTYPE_F4E2M1FN:
+  case LOOM_DTYPE_F8E8M0FNU:
+    return load<uint8_t>(data, i);
   case LOOM_DTYPE_MAX_ENUM:
     break;
   }

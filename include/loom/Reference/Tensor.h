@@ -5,10 +5,13 @@
 // element as an int64_t, and kernels compute in those types. At each op
 // boundary a result is rounded to its element type:
 //   - f32 and f64: IEEE round-to-nearest of the double;
-//   - f16, bf16 and f8E4M3FN: computed in double, rounded to the narrow type
+//   - f16, bf16 and the 8- and 4-bit floats (f8E4M3FN, f8E4M3FNUZ, f8E5M2,
+//     f8E5M2FNUZ, f4E2M1FN): computed in double, rounded to the narrow type
 //     (so within one rounding of "computed in f32 and rounded at each op");
-//     f8E4M3FN has no infinity: values beyond its range become NaN;
-//   - signed integers: two's-complement wrap to the width;
+//     the 8-bit types without infinities turn values beyond their range into
+//     NaN, f4E2M1FN (no infinity, no NaN) into its largest value, +-6;
+//   - signed integers (i2 and i4 among them): two's-complement wrap to the
+//     width;
 //   - unsigned integers: modulo 2^width (ui64 keeps its bit pattern);
 //   - i1: zero or one.
 //
@@ -30,6 +33,11 @@ namespace loom::reference {
 /// Element types the executor supports.
 enum class ElementKind {
   F8E4M3FN,
+  F8E4M3FNUZ,
+  F8E5M2,
+  F8E5M2FNUZ,
+  F4E2M1FN,
+  F8E8M0FNU, // a power of two 2^(e - 127), or NaN; no zero, no sign
   F16,
   BF16,
   F32,
@@ -42,7 +50,13 @@ enum class ElementKind {
   U8,
   U16,
   U32,
-  U64
+  U64,
+  // Sub-byte integers: one element per byte in memory (the value in the
+  // low bits, sign-extended for the signed ones); ONNX files pack them.
+  I2,
+  I4,
+  U2,
+  U4
 };
 
 /// The element kind of an MLIR type, or nullopt when unsupported.
@@ -53,8 +67,14 @@ mlir::Type getMLIRType(mlir::MLIRContext *ctx, ElementKind kind);
 const char *getElementKindName(ElementKind kind);
 bool isFloatKind(ElementKind kind);
 bool isUnsignedKind(ElementKind kind);
-/// Bit width (1 for i1).
+/// Bit width (1 for i1, 4 for i4 and f4E2M1FN).
 unsigned getBitWidth(ElementKind kind);
+/// Bytes per element in memory: the bit width rounded up to whole bytes.
+size_t getByteSize(ElementKind kind);
+/// Whether `kind` is one of the 8- and 4-bit floats.
+bool isNarrowFloatKind(ElementKind kind);
+/// The largest finite value of a narrow float kind.
+double getLargestFinite(ElementKind kind);
 
 /// Rounds a double to what `kind` can hold (see the file comment).
 double roundFloat(ElementKind kind, double value);
@@ -105,7 +125,8 @@ private:
   std::vector<int64_t> intData;
 };
 
-/// A tensor from little-endian row-major bytes (one byte per i1 element);
+/// A tensor from little-endian row-major bytes (one byte per i1, i2, i4 and
+/// f4E2M1FN element);
 /// nullopt when the byte count does not match.
 std::optional<Tensor> tensorFromBytes(ElementKind kind,
                                       llvm::ArrayRef<int64_t> shape,
@@ -115,8 +136,21 @@ std::optional<Tensor> tensorFromBytes(ElementKind kind,
 std::vector<char> tensorToBytes(const Tensor &tensor);
 
 /// Converts a tensor to another element kind (ONNX Cast semantics: float to
-/// integer truncates toward zero, NaN becomes 0, anything to i1 is != 0).
-Tensor castTensor(const Tensor &input, ElementKind kind);
+/// integer truncates toward zero, NaN becomes 0, anything to i1 is != 0;
+/// a float beyond the range of i2/i4/ui2/ui4 becomes 0, as onnx's reference
+/// implementation does). To the 8-bit floats, `saturate` (Cast-19's
+/// attribute, default on) clamps values beyond the range, infinities
+/// included, to the largest finite value; without it they become infinity
+/// (f8E5M2) or NaN. f4E2M1FN always saturates and turns NaN into -0, as
+/// onnx's reference implementation does.
+///
+/// To f8E8M0FNU (the MX scale type) ONNX's Cast-24 rule on the f32 bits:
+/// the exponent, plus one with `roundMode` "up" when any mantissa bit is
+/// set, or "nearest" when the guard bit and (the round bit, a sticky bit
+/// or a non-zero exponent) are; "down" keeps it; with `saturate` 2^127 does
+/// not round up to NaN.
+Tensor castTensor(const Tensor &input, ElementKind kind, bool saturate = true,
+                  llvm::StringRef roundMode = "up");
 
 } // namespace loom::reference
 

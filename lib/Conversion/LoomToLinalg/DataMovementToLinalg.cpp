@@ -36,12 +36,24 @@ public:
     if (!type || !value)
       return failure();
     if (value.getType() != type) {
-      // Unsigned or f8E4M3FN elements: the same bits with the signless
-      // type (a resource keeps its blob).
+      // Unsigned or narrow float elements: the same bits with the signless
+      // type (a resource keeps its blob, which holds a byte per element
+      // for the sub-byte types already). Sub-byte elements widen to bytes,
+      // sign-extended for the signed integers.
+      Type from = getElementTypeOrSelf(value.getType());
+      Type to = type.getElementType();
       if (auto resource = dyn_cast<DenseResourceElementsAttr>(value))
         value = DenseResourceElementsAttr::get(type, resource.getRawHandle());
-      else if (auto dense = dyn_cast<DenseElementsAttr>(value))
-        value = dense.bitcast(type.getElementType());
+      else if (auto dense = dyn_cast<DenseElementsAttr>(value);
+               dense &&
+               from.getIntOrFloatBitWidth() == to.getIntOrFloatBitWidth())
+        value = dense.bitcast(to);
+      else if (dense)
+        value = dense.mapValues(to, [&](const APInt &bits) {
+          return from.isSignedInteger() || from.isSignlessInteger()
+                     ? bits.sext(to.getIntOrFloatBitWidth())
+                     : bits.zext(to.getIntOrFloatBitWidth());
+        });
       else
         return rewriter.notifyMatchFailure(op, "constant of another kind");
     }

@@ -419,10 +419,74 @@ void populateUnaryPatterns(RewritePatternSet &patterns,
                                     op.getDetectPositive() ? positive : no,
                                     op.getDetectNegative() ? negative : no);
       });
+  addElementwise<BitcastOp>(
+      patterns, converter, [](BitcastOp, B &b, L loc, V x, Type to) -> Value {
+        Type from = x[0].getType();
+        if (from == to)
+          return x[0];
+        // A boolean is a byte holding 0 or 1; a byte is true when non-zero.
+        if (from.isInteger(1))
+          return arith::ExtUIOp::create(b, loc, to, x[0]);
+        if (to.isInteger(1))
+          return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x[0],
+                                       scalarConstant(b, loc, from, 0));
+        return arith::BitcastOp::create(b, loc, to, x[0]);
+      });
   addElementwise<CastOp>(
       patterns, converter, [](CastOp op, B &b, L loc, V x, Type to) -> Value {
-        return castScalar(b, loc, x[0], to, isUnsigned(op.getInput()),
-                          isUnsigned(op.getResult()));
+        Type from = op.getInput().getType().getElementType();
+        Type result = op.getType().getElementType();
+        bool fromUnsigned = isUnsigned(op.getInput());
+        Value v = x[0];
+        // Narrow floats arrive and leave as their bits.
+        if (isNarrowFloat(from)) {
+          v = decodeNarrowFloat(b, loc, v, cast<FloatType>(from),
+                                b.getF32Type());
+          fromUnsigned = false;
+        }
+        if (isNarrowFloat(result)) {
+          if (!isa<FloatType>(v.getType()))
+            v = castScalar(b, loc, v, b.getF32Type(), fromUnsigned);
+          return encodeNarrowFloat(b, loc, v, cast<FloatType>(result),
+                                   op.getSaturate(), op.getRoundMode());
+        }
+        unsigned width = result.getIntOrFloatBitWidth();
+        if (isa<FloatType>(v.getType()) && isa<IntegerType>(result) &&
+            width > 1 && width < 8) {
+          // Floats beyond the range of i2/i4/ui2/ui4 become 0 (onnx's
+          // reference implementation); in the range they truncate.
+          bool toUnsigned = isUnsigned(op.getResult());
+          double lowest = toUnsigned ? 0.0 : -std::ldexp(1.0, width - 1);
+          double highest = std::ldexp(1.0, toUnsigned ? width : width - 1) - 1;
+          Type floatType = v.getType();
+          Value truncated = math::TruncOp::create(b, loc, v);
+          Value inRange = arith::AndIOp::create(
+              b, loc,
+              arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE,
+                                    truncated,
+                                    scalarConstant(b, loc, floatType, lowest)),
+              arith::CmpFOp::create(
+                  b, loc, arith::CmpFPredicate::OLE, truncated,
+                  scalarConstant(b, loc, floatType, highest)));
+          Value safe = arith::SelectOp::create(
+              b, loc, inRange, truncated, scalarConstant(b, loc, floatType, 0));
+          Value integer = arith::FPToSIOp::create(b, loc, b.getI32Type(), safe);
+          return arith::TruncIOp::create(b, loc, to, integer);
+        }
+        v = castScalar(b, loc, v, to, fromUnsigned, isUnsigned(op.getResult()));
+        if (isa<IntegerType>(result) && width > 1 && width < 8 &&
+            isa<IntegerType>(v.getType())) {
+          // Integers wrap to the 2 or 4 bits of the result, which travels
+          // as a byte: sign-extended for the signed, masked otherwise.
+          auto bits = [&](int64_t n) -> Value {
+            return scalarConstant(b, loc, v.getType(), n);
+          };
+          if (isUnsigned(op.getResult()))
+            return arith::AndIOp::create(b, loc, v, bits((1 << width) - 1));
+          Value up = arith::ShLIOp::create(b, loc, v, bits(8 - width));
+          return arith::ShRSIOp::create(b, loc, up, bits(8 - width));
+        }
+        return v;
       });
 }
 

@@ -107,13 +107,14 @@ bool isSupportedElement(Type type) {
          type.isUnsignedInteger();
 }
 
-/// f8E4M3FN tensors lower to their bits (i8): the quantization ops encode
-/// and decode them, and data movement copies them; ops that would compute
-/// on them as floats are not lowered.
-bool acceptsF8(Operation *op) {
-  return isa<QuantizeOp, DequantizeOp, QMatMulOp, QConvOp, ConstantOp,
-             ReshapeOp, SqueezeOp, UnsqueezeOp, TransposeOp, ExpandOp, ConcatOp,
-             SplitOp, SliceOp, TileOp, GatherOp, FusionOp, YieldOp, IfOp>(op);
+/// Narrow float tensors (the 8- and 4-bit floats) lower to their bits: the
+/// quantization ops and casts encode and decode them, and data movement
+/// copies them; ops that would compute on them as floats are not lowered.
+bool acceptsNarrowFloats(Operation *op) {
+  return isa<QuantizeOp, DequantizeOp, QMatMulOp, QConvOp, CastOp, BitcastOp,
+             ConstantOp, ReshapeOp, SqueezeOp, UnsqueezeOp, TransposeOp,
+             ExpandOp, ConcatOp, SplitOp, SliceOp, TileOp, GatherOp, FusionOp,
+             YieldOp, IfOp>(op);
 }
 
 /// Whether `op`'s result sizes come from the values of its operands.
@@ -232,12 +233,12 @@ public:
               << ", which the lowering to linalg does not support yet";
           return WalkResult::interrupt();
         }
-        if (tensor && isa<Float8E4M3FNType>(tensor.getElementType()) &&
-            !acceptsF8(op)) {
+        if (tensor && lowering::isNarrowFloat(tensor.getElementType()) &&
+            !acceptsNarrowFloats(op)) {
           op->emitOpError("has elements of type ")
               << tensor.getElementType()
               << ", which the lowering to linalg supports only in "
-                 "quantization ops and data movement";
+                 "quantization ops, casts and data movement";
           return WalkResult::interrupt();
         }
       }
@@ -312,14 +313,18 @@ LoomToLinalgTypeConverter::LoomToLinalgTypeConverter() {
     Type element = type.getElementType();
     if (!isSupportedElement(element))
       return nullptr;
+    // LLVM has no 8- or 4-bit floats: their values travel as their bits, a
+    // byte each. 2- and 4-bit integers travel as bytes too (sign-extended
+    // for the signed ones): in memory LLVM gives a scalar i4 a byte but
+    // packs vectors of them, so code that mixed the two would disagree.
+    unsigned width = element.getIntOrFloatBitWidth();
+    if (lowering::isNarrowFloat(element) ||
+        (element.isInteger() && width > 1 && width < 8))
+      return type.clone(IntegerType::get(type.getContext(), 8));
     // arith works on signless integers; ops whose meaning depends on the
     // sign read it from the original type.
     if (element.isUnsignedInteger())
-      return type.clone(
-          IntegerType::get(type.getContext(), element.getIntOrFloatBitWidth()));
-    // LLVM has no 8-bit floats: f8E4M3FN values travel as their bits.
-    if (isa<Float8E4M3FNType>(element))
-      return type.clone(IntegerType::get(type.getContext(), 8));
+      return type.clone(IntegerType::get(type.getContext(), width));
     return type;
   });
 }

@@ -46,6 +46,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -55,94 +56,280 @@ using namespace loom::lowering;
 namespace loom {
 namespace lowering {
 
-Value decodeF8E4M3FN(OpBuilder &b, Location loc, Value bits, FloatType to) {
+bool isNarrowFloat(Type type) {
+  return isa<Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type,
+             Float8E5M2FNUZType, Float4E2M1FNType, Float8E8M0FNUType>(type);
+}
+
+namespace {
+
+/// What the bit-level conversions need to know of a narrow float type.
+struct NarrowFloatLayout {
+  unsigned width;        // bits in all
+  unsigned mantissaBits; // stored mantissa bits
+  int64_t minExponent;   // of the least normal number, unbiased
+  uint64_t largestCode;  // bits of the largest finite value
+  std::optional<uint64_t> infinityCode;
+  std::optional<uint64_t> nanCode;
+  bool nanIsNegativeZero; // the FNUZ types: NaN is 1.000..., no -0
+
+  explicit NarrowFloatLayout(FloatType type) {
+    const llvm::fltSemantics &sem = type.getFloatSemantics();
+    width = type.getWidth();
+    mantissaBits = type.getFPMantissaWidth() - 1;
+    minExponent = llvm::APFloat::semanticsMinExponent(sem);
+    largestCode =
+        llvm::APFloat::getLargest(sem).bitcastToAPInt().getZExtValue();
+    if (llvm::APFloat::semanticsHasInf(sem))
+      infinityCode = llvm::APFloat::getInf(sem).bitcastToAPInt().getZExtValue();
+    if (llvm::APFloat::semanticsHasNaN(sem))
+      nanCode = llvm::APFloat::getQNaN(sem).bitcastToAPInt().getZExtValue();
+    nanIsNegativeZero = nanCode && *nanCode == signBit();
+  }
+  uint64_t signBit() const { return uint64_t(1) << (width - 1); }
+};
+
+} // namespace
+
+/// f8E8M0FNU, a biased exponent alone: 2^(e - 127), 0xFF NaN.
+static Value decodeE8M0(OpBuilder &b, Location loc, Value bits, FloatType to) {
   Type i32 = b.getI32Type();
   if (isa<FloatType>(bits.getType()))
     bits = arith::BitcastOp::create(b, loc, b.getI8Type(), bits);
-  Value x = arith::ExtUIOp::create(b, loc, i32, bits);
+  Value e = arith::ExtUIOp::create(b, loc, i32, bits);
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
   };
-  auto f = [&](double v) -> Value {
-    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
-  };
-  // S.EEEE.MMM, exponent bias 7, no infinities, NaN at S.1111.111.
-  Value magnitude = arith::AndIOp::create(b, loc, x, c(0x7f));
-  Value exponent = arith::ShRUIOp::create(b, loc, magnitude, c(3));
-  Value mantissa = arith::AndIOp::create(b, loc, x, c(7));
-  // Normal numbers: the f32 with exponent e - 7 + 127 and the mantissa at
-  // the top of f32's.
-  Value normalBits = arith::ShLIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, magnitude, c(120 << 3)), c(20));
-  Value normal = arith::BitcastOp::create(b, loc, b.getF32Type(), normalBits);
-  // Subnormals (and zero): mantissa * 2^-9, exact.
-  Value subnormal = arith::MulFOp::create(
-      b, loc, arith::UIToFPOp::create(b, loc, b.getF32Type(), mantissa),
-      f(1.0 / 512));
-  Value isSubnormal =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, exponent, c(0));
-  Value value = arith::SelectOp::create(b, loc, isSubnormal, subnormal, normal);
-  Value isNan = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                      magnitude, c(0x7f));
+  // e << 23 is 2^(e - 127) for e >= 1; 2^-127 (e = 0) is f32's subnormal
+  // 0x00400000.
+  Value isZero =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, e, c(0));
+  Value f32Bits = arith::SelectOp::create(
+      b, loc, isZero, c(0x400000), arith::ShLIOp::create(b, loc, e, c(23)));
+  Value value = arith::BitcastOp::create(b, loc, b.getF32Type(), f32Bits);
+  Value isNan =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, e, c(0xff));
   value = arith::SelectOp::create(
       b, loc, isNan,
       arith::ConstantOp::create(
           b, loc, b.getF32FloatAttr(std::numeric_limits<float>::quiet_NaN())),
       value);
-  Value negative =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, x, c(0x80));
-  value = arith::SelectOp::create(b, loc, negative,
-                                  arith::NegFOp::create(b, loc, value), value);
   return castScalar(b, loc, value, to);
 }
 
-Value encodeF8E4M3FN(OpBuilder &b, Location loc, Value x) {
+/// The f8E8M0FNU code of `x` by ONNX's Cast-24 rule on the f32 bits (see
+/// loom.cast): the exponent, plus one as `roundMode` says.
+static Value encodeE8M0(OpBuilder &b, Location loc, Value x, bool saturate,
+                        StringRef roundMode) {
+  Type i32 = b.getI32Type();
+  if (!x.getType().isF32())
+    x = castScalar(b, loc, x, b.getF32Type());
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+  };
+  auto nonZero = [&](Value v, int64_t mask) -> Value {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                 arith::AndIOp::create(b, loc, v, c(mask)),
+                                 c(0));
+  };
+  Value bits = arith::BitcastOp::create(b, loc, i32, x);
+  Value exponent = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, bits, c(23)), c(0xff));
+  Value up = arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
+  if (roundMode == "up") {
+    up = nonZero(bits, 0x7fffff);
+  } else if (roundMode == "nearest") {
+    Value positive =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, exponent, c(0));
+    up = arith::AndIOp::create(
+        b, loc, nonZero(bits, 0x400000),
+        arith::OrIOp::create(
+            b, loc, nonZero(bits, 0x200000),
+            arith::OrIOp::create(b, loc, nonZero(bits, 0x1fffff), positive)));
+  }
+  // Infinities and NaN keep 0xFF; saturated, 2^127 stays.
+  Value special = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        exponent, c(0xff));
+  Value noUp = special;
+  if (saturate)
+    noUp = arith::OrIOp::create(b, loc, noUp,
+                                arith::CmpIOp::create(b, loc,
+                                                      arith::CmpIPredicate::eq,
+                                                      exponent, c(0xfe)));
+  up = arith::AndIOp::create(
+      b, loc, up,
+      arith::XOrIOp::create(
+          b, loc, noUp,
+          arith::ConstantOp::create(b, loc, b.getBoolAttr(true))));
+  Value code = arith::AddIOp::create(b, loc, exponent,
+                                     arith::ExtUIOp::create(b, loc, i32, up));
+  return arith::TruncIOp::create(b, loc, b.getI8Type(), code);
+}
+
+Value decodeNarrowFloat(OpBuilder &b, Location loc, Value bits, FloatType type,
+                        FloatType to) {
+  if (isa<Float8E8M0FNUType>(type))
+    return decodeE8M0(b, loc, bits, to);
+  NarrowFloatLayout layout(type);
+  Type i32 = b.getI32Type();
+  if (isa<FloatType>(bits.getType()))
+    bits =
+        arith::BitcastOp::create(b, loc, b.getIntegerType(layout.width), bits);
+  Value x = arith::ExtUIOp::create(b, loc, i32, bits);
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+  };
+  auto eq = [&](Value l, Value r) -> Value {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, l, r);
+  };
+  int64_t signBit = static_cast<int64_t>(layout.signBit());
+  unsigned m = layout.mantissaBits;
+  Value magnitude = arith::AndIOp::create(b, loc, x, c(signBit - 1));
+  Value exponent = arith::ShRUIOp::create(b, loc, magnitude, c(m));
+  Value mantissa = arith::AndIOp::create(b, loc, x, c((1 << m) - 1));
+  // Normal numbers: the f32 whose exponent is rebiased and whose mantissa
+  // holds the narrow one at its top.
+  int64_t bias = 1 - layout.minExponent;
+  Value normalBits = arith::AddIOp::create(
+      b, loc, arith::ShLIOp::create(b, loc, magnitude, c(23 - m)),
+      c((127 - bias) << 23));
+  Value value = arith::BitcastOp::create(b, loc, b.getF32Type(), normalBits);
+  // Subnormals (and zero): mantissa * 2^(minExponent - m), exact.
+  Value subnormal = arith::MulFOp::create(
+      b, loc, arith::UIToFPOp::create(b, loc, b.getF32Type(), mantissa),
+      arith::ConstantOp::create(
+          b, loc,
+          b.getF32FloatAttr(std::ldexp(1.0f, int(layout.minExponent - m)))));
+  value = arith::SelectOp::create(b, loc, eq(exponent, c(0)), subnormal, value);
+  auto special = [&](Value is, float v) {
+    value = arith::SelectOp::create(
+        b, loc, is, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v)),
+        value);
+  };
+  int64_t allOnes = (signBit - 1) >> m;
+  if (layout.infinityCode) {
+    // IEEE-like (f8E5M2): the top exponent holds infinity and the NaNs.
+    Value top = eq(exponent, c(allOnes));
+    special(arith::AndIOp::create(b, loc, top, eq(mantissa, c(0))),
+            std::numeric_limits<float>::infinity());
+    special(arith::AndIOp::create(
+                b, loc, top,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                      mantissa, c(0))),
+            std::numeric_limits<float>::quiet_NaN());
+  } else if (layout.nanCode && !layout.nanIsNegativeZero) {
+    // f8E4M3FN: S.1111.111 alone is NaN.
+    special(eq(magnitude, c(signBit - 1)),
+            std::numeric_limits<float>::quiet_NaN());
+  }
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, x, c(signBit));
+  value = arith::SelectOp::create(b, loc, negative,
+                                  arith::NegFOp::create(b, loc, value), value);
+  if (layout.nanIsNegativeZero)
+    special(eq(x, c(signBit)), std::numeric_limits<float>::quiet_NaN());
+  return castScalar(b, loc, value, to);
+}
+
+Value encodeNarrowFloat(OpBuilder &b, Location loc, Value x, FloatType type,
+                        bool saturate, StringRef roundMode) {
+  if (isa<Float8E8M0FNUType>(type))
+    return encodeE8M0(b, loc, x, saturate, roundMode);
+  NarrowFloatLayout layout(type);
   auto from = cast<FloatType>(x.getType());
-  if (from.getWidth() < 32) // f16, bf16: exactly as f32
+  if (from.getWidth() < 32) { // f16, bf16: exactly as f32
     x = arith::ExtFOp::create(b, loc, b.getF32Type(), x);
-  from = cast<FloatType>(x.getType());
+    from = b.getF32Type();
+  }
   unsigned width = from.getWidth();
-  unsigned mantissa = from.getFPMantissaWidth() - 1; // stored bits
-  int64_t bias = width == 32 ? 127 : 1023;
+  unsigned sourceMantissa = from.getFPMantissaWidth() - 1;
+  int64_t sourceBias = width == 32 ? 127 : 1023;
   auto intType = b.getIntegerType(width);
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantOp::create(b, loc, b.getIntegerAttr(intType, v));
   };
+  auto cmp = [&](arith::CmpIPredicate p, Value l, Value r) -> Value {
+    return arith::CmpIOp::create(b, loc, p, l, r);
+  };
+  using P = arith::CmpIPredicate;
   Value bits = arith::BitcastOp::create(b, loc, intType, x);
-  // The sign bit as a (negative) signed value of the width.
-  Value signBit = c(static_cast<int64_t>(~uint64_t(0) << (width - 1)));
   Value abs = arith::AndIOp::create(
-      b, loc, bits, arith::SubIOp::create(b, loc, signBit, c(1)));
-  Value absFloat = arith::BitcastOp::create(b, loc, from, abs);
-  // Normal results: round the mantissa to 3 bits, ties to even (a carry
-  // moves into the exponent), then rebias the exponent from `bias` to 7.
-  unsigned drop = mantissa - 3;
-  Value lsb = arith::AndIOp::create(
-      b, loc, arith::ShRUIOp::create(b, loc, abs, c(drop)), c(1));
-  Value rounded = arith::AddIOp::create(
-      b, loc, abs,
-      arith::AddIOp::create(b, loc, c((int64_t(1) << (drop - 1)) - 1), lsb));
-  Value normal = arith::SubIOp::create(
-      b, loc, arith::ShRUIOp::create(b, loc, rounded, c(drop)),
-      c((bias - 7) << 3));
-  // Below 2^-6, subnormal results: |x| * 2^9 rounded to an integer in
-  // [0, 8] is the encoding (8 being the least normal number, 2^-6).
-  Value scaled = arith::MulFOp::create(
-      b, loc, absFloat,
-      arith::ConstantOp::create(b, loc, b.getFloatAttr(from, 512.0)));
-  Value subnormal = arith::FPToUIOp::create(
-      b, loc, intType, math::RoundEvenOp::create(b, loc, scaled));
-  Value isSubnormal = arith::CmpFOp::create(
-      b, loc, arith::CmpFPredicate::OLT, absFloat,
-      arith::ConstantOp::create(b, loc, b.getFloatAttr(from, 0x1p-6)));
-  Value magnitude =
-      arith::SelectOp::create(b, loc, isSubnormal, subnormal, normal);
+      b, loc, bits, c(static_cast<int64_t>(~(uint64_t(1) << (width - 1)))));
+  // |x| = S * 2^(e - sourceMantissa), S with its implicit bit (source
+  // subnormals are far below every narrow type's range: they shift out).
+  Value biased = arith::ShRUIOp::create(b, loc, abs, c(sourceMantissa));
+  Value exponent = arith::SubIOp::create(b, loc, biased, c(sourceBias));
+  Value significand = arith::OrIOp::create(
+      b, loc,
+      arith::AndIOp::create(b, loc, abs, c((int64_t(1) << sourceMantissa) - 1)),
+      c(int64_t(1) << sourceMantissa));
+  // Keep the narrow type's mantissa bits, more below its least normal
+  // exponent (subnormals), and round half to even.
+  int64_t minExponent = layout.minExponent;
+  Value below = arith::MaxSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, c(minExponent), exponent), c(0));
+  Value shift = arith::MinSIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, below,
+                            c(sourceMantissa - layout.mantissaBits)),
+      c(width - 2));
+  Value kept = arith::ShRUIOp::create(b, loc, significand, shift);
+  Value one = c(1);
+  Value dropped = arith::AndIOp::create(
+      b, loc, significand,
+      arith::SubIOp::create(b, loc, arith::ShLIOp::create(b, loc, one, shift),
+                            one));
+  Value half = arith::ShLIOp::create(b, loc, one,
+                                     arith::SubIOp::create(b, loc, shift, one));
+  Value odd = cmp(P::ne, arith::AndIOp::create(b, loc, kept, one), c(0));
+  Value roundUp = arith::OrIOp::create(
+      b, loc, cmp(P::ugt, dropped, half),
+      arith::AndIOp::create(b, loc, cmp(P::eq, dropped, half), odd));
+  kept = arith::AddIOp::create(
+      b, loc, kept, arith::ExtUIOp::create(b, loc, intType, roundUp));
+  // The code: (max(e, minExponent) - minExponent) << m, plus the kept
+  // significand, whose implicit bit lands in the exponent field (a carry
+  // from rounding moves the exponent up; a subnormal rounding up to the
+  // least normal number gets exponent field 1).
+  Value code = arith::AddIOp::create(
+      b, loc,
+      arith::ShLIOp::create(
+          b, loc,
+          arith::SubIOp::create(
+              b, loc, arith::MaxSIOp::create(b, loc, exponent, c(minExponent)),
+              c(minExponent)),
+          c(layout.mantissaBits)),
+      kept);
+  // Beyond the largest finite value (infinities too: their exponent makes
+  // the largest codes): saturated, or infinity, or NaN. f4E2M1FN, with
+  // neither, always saturates.
+  int64_t largest = static_cast<int64_t>(layout.largestCode);
+  Value overflow = cmp(P::sgt, code, c(largest));
+  int64_t beyond = largest;
+  if (!saturate && layout.infinityCode)
+    beyond = static_cast<int64_t>(*layout.infinityCode);
+  else if (!saturate && layout.nanCode && !layout.nanIsNegativeZero)
+    beyond = static_cast<int64_t>(*layout.nanCode & (layout.signBit() - 1));
+  code = arith::SelectOp::create(b, loc, overflow, c(beyond), code);
+  Value sign = arith::ShRUIOp::create(b, loc, bits, c(width - 1));
+  sign = arith::ShLIOp::create(b, loc, sign, c(layout.width - 1));
+  Value result = arith::OrIOp::create(b, loc, code, sign);
   Value isNan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
-  magnitude = arith::SelectOp::create(b, loc, isNan, c(0x7f), magnitude);
-  Value sign = arith::ShRUIOp::create(
-      b, loc, arith::AndIOp::create(b, loc, bits, signBit), c(width - 8));
-  Value result = arith::OrIOp::create(b, loc, magnitude, sign);
-  return arith::TruncIOp::create(b, loc, b.getI8Type(), result);
+  // NaN keeps the type's NaN code. The FNUZ types have no -0 (zero is +0)
+  // and their NaN is the code -0 would have; f4E2M1FN, which has no NaN,
+  // takes NaN to -0 as onnx's reference implementation does.
+  Value nan = c(static_cast<int64_t>(layout.nanCode ? *layout.nanCode
+                                                    : layout.signBit()));
+  if (layout.nanIsNegativeZero) {
+    result =
+        arith::SelectOp::create(b, loc, cmp(P::eq, code, c(0)), c(0), result);
+    if (!saturate)
+      isNan = arith::OrIOp::create(b, loc, isNan, overflow);
+  }
+  result = arith::SelectOp::create(b, loc, isNan, nan, result);
+  // A byte at least: f4E2M1FN's bits travel in one (LoomToLinalg's types).
+  return arith::TruncIOp::create(
+      b, loc, b.getIntegerType(std::max(layout.width, 8u)), result);
 }
 
 } // namespace lowering
@@ -183,7 +370,8 @@ Value centered(B &b, L loc, Value q, Value original, Value zp, Value originalZp,
     inputs.push_back(zp);
   return buildElementwise(b, loc, type, inputs, [&](B &b, L loc, V x) {
     if (auto f = dyn_cast<FloatType>(acc))
-      return decodeF8E4M3FN(b, loc, x[0], f);
+      return decodeNarrowFloat(
+          b, loc, x[0], cast<FloatType>(getElementTypeOrSelf(original)), f);
     Value v = castScalar(b, loc, x[0], acc, qUnsigned);
     if (x.size() > 1)
       v = arith::SubIOp::create(b, loc, v,
@@ -633,30 +821,25 @@ public:
 //===----------------------------------------------------------------------===//
 
 /// loom.quantize to an integer type: saturate(round_half_even(x / scale) +
-/// zero_point), NaN to 0, as the reference executor computes it. To
-/// f8E4M3FN: x / scale saturated to +-448 (NaN stays NaN) and rounded to
-/// the nearest f8E4M3FN number, ties to even, emulated on the bits.
+/// zero_point), NaN to 0, as the reference executor computes it. To a
+/// narrow float: x / scale rounded to the nearest number of the type, ties
+/// to even, saturated as the op says, emulated on the bits.
 class QuantizeLowering : public ResultTypedLowering<QuantizeOp> {
 public:
   using ResultTypedLowering::ResultTypedLowering;
 
   LogicalResult lower(QuantizeOp op, OpAdaptor adaptor, RankedTensorType type,
                       ConversionPatternRewriter &rewriter) const override {
-    if (isa<Float8E4M3FNType>(op.getType().getElementType())) {
+    Type resultElement = op.getType().getElementType();
+    if (isNarrowFloat(resultElement)) {
       rewriter.replaceOp(
           op, buildElementwise(
                   rewriter, op.getLoc(), type, adaptor.getOperands(),
                   [&](OpBuilder &b, Location loc, ValueRange x) -> Value {
-                    Type floatType = x[0].getType();
                     Value q = arith::DivFOp::create(b, loc, x[0], x[1]);
-                    auto constant = [&](double v) -> Value {
-                      return arith::ConstantOp::create(
-                          b, loc, b.getFloatAttr(floatType, v));
-                    };
-                    // maximumf/minimumf propagate NaN.
-                    q = arith::MaximumFOp::create(b, loc, q, constant(-448));
-                    q = arith::MinimumFOp::create(b, loc, q, constant(448));
-                    return encodeF8E4M3FN(b, loc, q);
+                    return encodeNarrowFloat(b, loc, q,
+                                             cast<FloatType>(resultElement),
+                                             op.getSaturate());
                   }));
       return success();
     }
@@ -666,7 +849,8 @@ public:
              << op.getType().getElementType() << ") is not lowered yet";
     bool outUnsigned = isUnsigned(op.getResult());
     bool zpUnsigned = op.getZeroPoint() && isUnsigned(op.getZeroPoint());
-    unsigned width = to.getWidth();
+    // The range of the original type (i4 travels as a byte).
+    unsigned width = resultElement.getIntOrFloatBitWidth();
     double lo = outUnsigned ? 0.0 : -std::ldexp(1.0, width - 1);
     double hi = outUnsigned ? std::ldexp(1.0, width) - 1
                             : std::ldexp(1.0, width - 1) - 1;
@@ -695,7 +879,7 @@ public:
   }
 };
 
-/// loom.dequantize: (x - zero_point) * scale, f8E4M3FN values decoded
+/// loom.dequantize: (x - zero_point) * scale, narrow float values decoded
 /// from their bits (exactly).
 class DequantizeLowering : public ResultTypedLowering<DequantizeOp> {
 public:
@@ -704,7 +888,7 @@ public:
   LogicalResult lower(DequantizeOp op, OpAdaptor adaptor, RankedTensorType type,
                       ConversionPatternRewriter &rewriter) const override {
     Type inElement = op.getInput().getType().getElementType();
-    bool isF8 = isa<Float8E4M3FNType>(inElement);
+    bool isF8 = isNarrowFloat(inElement);
     if (!isa<IntegerType>(inElement) && !isF8)
       return op.emitOpError("of ") << inElement << " values is not lowered yet";
     bool inUnsigned = isUnsigned(op.getInput());
@@ -713,7 +897,8 @@ public:
         [&](OpBuilder &b, Location loc, ValueRange x) -> Value {
           auto floatType = cast<FloatType>(type.getElementType());
           auto value = [&](Value q) {
-            return isF8 ? decodeF8E4M3FN(b, loc, q, floatType)
+            return isF8 ? decodeNarrowFloat(
+                              b, loc, q, cast<FloatType>(inElement), floatType)
                         : castScalar(b, loc, q, floatType, inUnsigned);
           };
           Value v = value(x[0]);

@@ -209,15 +209,26 @@ mlir::Value buildConvolution(mlir::OpBuilder &b, mlir::Location loc,
                              llvm::ArrayRef<int64_t> strides,
                              llvm::ArrayRef<int64_t> dilations, int64_t group);
 
-/// The value of the f8E4M3FN number whose bits are `bits` (an i8, or an
-/// f8E4M3FN scalar), exactly, as a `to` float.
-mlir::Value decodeF8E4M3FN(mlir::OpBuilder &b, mlir::Location loc,
-                           mlir::Value bits, mlir::FloatType to);
+/// Whether `type` is one of the 8- and 4-bit floats (f8E4M3FN, f8E4M3FNUZ,
+/// f8E5M2, f8E5M2FNUZ, f4E2M1FN, f8E8M0FNU). LLVM has none of them: their
+/// tensors lower to their bits, a byte each.
+bool isNarrowFloat(mlir::Type type);
 
-/// The bits (an i8) of the f8E4M3FN number nearest to the f16, bf16, f32 or
-/// f64 `x` (ties to even), which must lie in [-448, 448] or be NaN.
-mlir::Value encodeF8E4M3FN(mlir::OpBuilder &b, mlir::Location loc,
-                           mlir::Value x);
+/// The value of the `type` number whose bits are `bits` (an integer of the
+/// type's width, or a scalar of `type`), exactly, as a `to` float.
+mlir::Value decodeNarrowFloat(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::Value bits, mlir::FloatType type,
+                              mlir::FloatType to);
+
+/// The bits (an integer of the type's width) of the `type` number nearest
+/// to the f16, bf16, f32 or f64 `x` (ties to even). Beyond the range
+/// (infinities included): with `saturate`, the largest finite value;
+/// without, infinity (f8E5M2) or NaN. f4E2M1FN, which has neither, always
+/// saturates and takes NaN to -0. f8E8M0FNU follows ONNX's Cast-24 rule
+/// with `roundMode` (see loom.cast).
+mlir::Value encodeNarrowFloat(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::Value x, mlir::FloatType type,
+                              bool saturate, llvm::StringRef roundMode = "up");
 
 /// A base for the lowering patterns: the converted type of the op's first
 /// result, or null when it or an operand type has no conversion.

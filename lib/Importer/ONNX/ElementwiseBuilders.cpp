@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BuilderUtils.h"
+#include "GraphImporter.h"
 
 #include "mlir/IR/TypeUtilities.h"
 
@@ -60,9 +61,75 @@ LogicalResult buildVariadic(NodeBinder &b, bool mean = false) {
 }
 
 LogicalResult buildCast(NodeBinder &b) {
-  // CastLike takes the target type from its second input; the inferred
-  // output type already carries it.
-  return buildSimple<CastOp>(b, {b.input(0)});
+  Value x = b.input(0);
+  if (!x)
+    return failure();
+  // The result's element type comes from the node (Cast's `to`, CastLike's
+  // second input), not from ONNX's inference: the linked library's predates
+  // the 8-, 4- and 2-bit types and leaves such outputs untyped.
+  Type element;
+  if (b.opType() == "CastLike") {
+    Value like = b.input(1);
+    if (!like)
+      return failure();
+    element = cast<RankedTensorType>(like.getType()).getElementType();
+  } else {
+    if (!b.hasAttr("to"))
+      return b.fail("the required attribute 'to' is missing");
+    std::optional<int64_t> to = b.intAttr("to", 0);
+    if (!to)
+      return failure();
+    element = convertElementType(b.context(), static_cast<int32_t>(*to));
+    if (!element)
+      return b.fail("'to' = " + std::to_string(*to) +
+                    " names an element type that is not supported");
+  }
+  std::optional<int64_t> saturate = b.intAttr("saturate", 1);
+  // Cast-24's `round_mode` matters for float8 E8M0 results only.
+  std::optional<std::string> roundMode = b.stringAttr("round_mode", "up");
+  if (!saturate || !roundMode)
+    return failure();
+  if (*roundMode != "up" && *roundMode != "down" && *roundMode != "nearest")
+    return b.fail("round_mode \"" + *roundMode +
+                  "\" is not one of \"up\", \"down\", \"nearest\"");
+  auto inputType = cast<RankedTensorType>(x.getType());
+  RankedTensorType type = b.knownOutputType(0);
+  if (!type || type.getElementType() != element)
+    type = inputType.clone(element);
+  auto op = CastOp::create(b.builder(), b.loc(), type, x);
+  if (*saturate == 0)
+    op.setSaturate(false);
+  if (*roundMode != "up")
+    op.setRoundMode(*roundMode);
+  b.setOutput(0, op);
+  return success();
+}
+
+LogicalResult buildBitCast(NodeBinder &b) {
+  Value x = b.input(0);
+  if (!x)
+    return failure();
+  if (!b.hasAttr("to"))
+    return b.fail("the required attribute 'to' is missing");
+  std::optional<int64_t> to = b.intAttr("to", 0);
+  if (!to)
+    return failure();
+  Type element = convertElementType(b.context(), static_cast<int32_t>(*to));
+  if (!element)
+    return b.fail("'to' = " + std::to_string(*to) +
+                  " names an element type that is not supported");
+  auto inputType = cast<RankedTensorType>(x.getType());
+  Type from = inputType.getElementType();
+  auto bits = [](Type t) {
+    unsigned width = t.getIntOrFloatBitWidth();
+    return width == 1 ? 8u : width;
+  };
+  if (bits(from) != bits(element))
+    return b.emitError() << "'to' names " << element << ", whose width differs "
+                         << "from the input's " << from;
+  b.setOutput(
+      0, BitcastOp::create(b.builder(), b.loc(), inputType.clone(element), x));
+  return success();
 }
 
 LogicalResult buildClip(NodeBinder &b) {
@@ -352,6 +419,7 @@ void registerElementwiseBuilders(OpTable &t) {
   });
   t.add("", "Cast", 1, buildCast);
   t.add("", "CastLike", 15, buildCast);
+  t.add("", "BitCast", 26, buildBitCast);
   t.add("", "Clip", 1, buildClip);
 }
 

@@ -56,6 +56,28 @@ Type convertElementType(MLIRContext *ctx, int32_t dataType) {
     return IntegerType::get(ctx, 32, IntegerType::Unsigned);
   case onnx::TensorProto::UINT64:
     return IntegerType::get(ctx, 64, IntegerType::Unsigned);
+  // Added after the linked library's onnx.proto (ONNX 1.12 stops at
+  // BFLOAT16 = 16): by their numbers in the current one.
+  case kFloat8E4M3FN:
+    return Float8E4M3FNType::get(ctx);
+  case kFloat8E4M3FNUZ:
+    return Float8E4M3FNUZType::get(ctx);
+  case kFloat8E5M2:
+    return Float8E5M2Type::get(ctx);
+  case kFloat8E5M2FNUZ:
+    return Float8E5M2FNUZType::get(ctx);
+  case kUInt4:
+    return IntegerType::get(ctx, 4, IntegerType::Unsigned);
+  case kInt4:
+    return IntegerType::get(ctx, 4);
+  case kFloat4E2M1:
+    return Float4E2M1FNType::get(ctx);
+  case kFloat8E8M0:
+    return Float8E8M0FNUType::get(ctx);
+  case kUInt2:
+    return IntegerType::get(ctx, 2, IntegerType::Unsigned);
+  case kInt2:
+    return IntegerType::get(ctx, 2);
   default:
     return {};
   }
@@ -150,6 +172,18 @@ static int32_t onnxElementType(Type type) {
     return onnx::TensorProto::FLOAT16;
   if (type.isBF16())
     return onnx::TensorProto::BFLOAT16;
+  if (isa<Float8E4M3FNType>(type))
+    return kFloat8E4M3FN;
+  if (isa<Float8E4M3FNUZType>(type))
+    return kFloat8E4M3FNUZ;
+  if (isa<Float8E5M2Type>(type))
+    return kFloat8E5M2;
+  if (isa<Float8E5M2FNUZType>(type))
+    return kFloat8E5M2FNUZ;
+  if (isa<Float4E2M1FNType>(type))
+    return kFloat4E2M1;
+  if (isa<Float8E8M0FNUType>(type))
+    return kFloat8E8M0;
   auto integer = dyn_cast<IntegerType>(type);
   if (!integer)
     return onnx::TensorProto::UNDEFINED;
@@ -157,6 +191,10 @@ static int32_t onnxElementType(Type type) {
   switch (integer.getWidth()) {
   case 1:
     return onnx::TensorProto::BOOL;
+  case 2:
+    return isUnsigned ? kUInt2 : kInt2;
+  case 4:
+    return isUnsigned ? kUInt4 : kInt4;
   case 8:
     return isUnsigned ? onnx::TensorProto::UINT8 : onnx::TensorProto::INT8;
   case 16:

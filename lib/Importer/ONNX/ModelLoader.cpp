@@ -275,7 +275,31 @@ size_t elementByteSize(int32_t dataType) {
   case onnx::TensorProto::INT8:
   case onnx::TensorProto::UINT8:
   case onnx::TensorProto::BOOL:
+  case kFloat8E4M3FN:
+  case kFloat8E4M3FNUZ:
+  case kFloat8E5M2:
+  case kFloat8E5M2FNUZ:
+  case kFloat8E8M0:
+  case kUInt4:
+  case kInt4:
+  case kFloat4E2M1:
+  case kUInt2:
+  case kInt2:
     return 1;
+  default:
+    return 0;
+  }
+}
+
+unsigned packedElementBits(int32_t dataType) {
+  switch (dataType) {
+  case kUInt4:
+  case kInt4:
+  case kFloat4E2M1:
+    return 4;
+  case kUInt2:
+  case kInt2:
+    return 2;
   default:
     return 0;
   }
@@ -584,7 +608,24 @@ std::string prepareModel(onnx::ModelProto &model,
   // its initializers may be large).
   if (infer(0).empty())
     return "";
-  return error;
+  // Even so the library throws on what it cannot know: the element types
+  // added since (float8, int4, ...: "Invalid tensor data type") and
+  // attributes that change a result's type (QuantizeLinear-21's
+  // output_dtype against its older inference). Such a model is imported on
+  // the builders' own inference, which each builder does for the values it
+  // makes, with the model's functions expanded without ONNX's.
+  try {
+    for (int64_t round = 0; round < options.maxSubgraphDepth; ++round) {
+      if (expandFunctions(model, hasBuilder, uniqueCounter) == 0)
+        break;
+      if (model.graph().node_size() > options.maxNodes)
+        return "the model has more than " + std::to_string(options.maxNodes) +
+               " nodes after function expansion";
+    }
+  } catch (const std::exception &e) {
+    return error;
+  }
+  return "";
 }
 
 namespace {
@@ -694,10 +735,55 @@ void appendAs(const Field &field, std::vector<char> &out) {
 
 } // namespace
 
+/// Spreads `count` elements of `bits` bits each, packed from the least
+/// significant bits of each byte on, to one byte each (sign-extended when
+/// `isSigned`).
+static void unpackElements(const std::vector<char> &packed, uint64_t count,
+                           unsigned bits, bool isSigned,
+                           std::vector<char> &bytes) {
+  bytes.resize(count);
+  unsigned perByte = 8 / bits;
+  unsigned mask = (1u << bits) - 1;
+  for (uint64_t i = 0; i < count; ++i) {
+    unsigned byte = static_cast<unsigned char>(packed[i / perByte]);
+    unsigned value = (byte >> (bits * (i % perByte))) & mask;
+    if (isSigned && (value >> (bits - 1)))
+      value |= ~mask;
+    bytes[i] = static_cast<char>(value);
+  }
+}
+
 std::string readTensorBytes(const onnx::TensorProto &tensor,
                             const std::string &baseDirectory,
                             const ONNXImportOptions &options,
                             std::vector<char> &bytes) {
+  if (unsigned bits = packedElementBits(tensor.data_type())) {
+    // The file's bytes are read as a tensor of ceil(count * bits / 8) bytes
+    // (raw, external or one int32 per byte), then spread one per byte.
+    uint64_t count = 1;
+    for (int64_t d : tensor.dims())
+      if (d < 0 || !checkedMul(count, static_cast<uint64_t>(d), count))
+        return "tensor '" + tensor.name() +
+               "' has a negative dimension or too many elements";
+    uint64_t perByte = 8 / bits;
+    onnx::TensorProto packed;
+    packed.set_name(tensor.name());
+    packed.set_data_type(onnx::TensorProto::UINT8);
+    packed.add_dims(static_cast<int64_t>((count + perByte - 1) / perByte));
+    if (tensor.has_raw_data())
+      packed.set_raw_data(tensor.raw_data());
+    packed.mutable_int32_data()->CopyFrom(tensor.int32_data());
+    packed.set_data_location(tensor.data_location());
+    packed.mutable_external_data()->CopyFrom(tensor.external_data());
+    std::vector<char> packedBytes;
+    if (std::string error =
+            readTensorBytes(packed, baseDirectory, options, packedBytes);
+        !error.empty())
+      return error;
+    bool isSigned = tensor.data_type() == kInt4 || tensor.data_type() == kInt2;
+    unpackElements(packedBytes, count, bits, isSigned, bytes);
+    return "";
+  }
   try {
     size_t elementSize = elementByteSize(tensor.data_type());
     if (elementSize == 0 ||
@@ -783,6 +869,11 @@ std::string readTensorBytes(const onnx::TensorProto &tensor,
       break;
     case onnx::TensorProto::UINT8:
     case onnx::TensorProto::BOOL:
+    case kFloat8E4M3FN:
+    case kFloat8E4M3FNUZ:
+    case kFloat8E5M2:
+    case kFloat8E5M2FNUZ:
+    case kFloat8E8M0:
       if ((error = checkCount(tensor.int32_data_size())).empty())
         appendAs<uint8_t>(tensor.int32_data(), bytes);
       break;

@@ -24,6 +24,7 @@
 
 #include "BuilderUtils.h"
 #include "ConvWindow.h"
+#include "GraphImporter.h"
 
 #include "loom/Dialect/Loom/IR/ShapeUtils.h"
 
@@ -150,14 +151,18 @@ LogicalResult checkParamsFit(NodeBinder &b, Value x, Value scale,
 
 /// loom.quantize: saturate(round(x / scale) + zeroPoint) as `resultElement`.
 /// `x` and `scale` share a float type; `zeroPoint` (may be null: 0) has
-/// `resultElement` and the shape of `scale`.
+/// `resultElement` and the shape of `scale`. `saturate` matters for the
+/// 8-bit float results only.
 Value quantize(NodeBinder &b, Value x, Value scale, Value zeroPoint,
-               IntegerType resultElement) {
+               Type resultElement, bool saturate = true) {
   if (!x || !scale || failed(checkParamsFit(b, x, scale, zeroPoint)))
     return {};
-  return QuantizeOp::create(b.builder(), b.loc(),
-                            typeOf(x).clone(resultElement), x, scale,
-                            zeroPoint);
+  auto op =
+      QuantizeOp::create(b.builder(), b.loc(), typeOf(x).clone(resultElement),
+                         x, scale, zeroPoint);
+  if (!saturate)
+    op.setSaturate(false);
+  return op;
 }
 
 /// loom.dequantize: (x - zeroPoint) * scale in the scale's float type;
@@ -181,10 +186,10 @@ Value dequantize(NodeBinder &b, Value x, Value scale, Value zeroPoint) {
 
 /// The integer type of a quantized result: the zero point's element type,
 /// uint8 when there is none.
-IntegerType quantizedType(NodeBinder &b, Value zeroPoint) {
+Type quantizedType(NodeBinder &b, Value zeroPoint) {
   if (!zeroPoint)
     return IntegerType::get(b.context(), 8, IntegerType::Unsigned);
-  return cast<IntegerType>(typeOf(zeroPoint).getElementType());
+  return typeOf(zeroPoint).getElementType();
 }
 
 /// Binds `value` to output `i` after refining it to the inferred type.
@@ -198,71 +203,229 @@ LogicalResult finish(NodeBinder &b, size_t i, Value value) {
   return success();
 }
 
-/// The `axis` of QuantizeLinear/DequantizeLinear: per-axis parameters exist
-/// from opset 13 (default axis 1); before, only scalars are allowed.
-/// QuantizeLinear-19's `saturate` applies to float8 outputs only, and its
-/// outputs here are integers, so any value is accepted and has no effect
-/// (`allowSaturate`).
-FailureOr<std::optional<int64_t>> readQuantAxis(NodeBinder &b,
-                                                bool allowSaturate = false) {
+/// The attributes of QuantizeLinear/DequantizeLinear. Per-axis parameters
+/// exist from opset 13 (default axis 1); before, only scalars are allowed.
+/// Opset 19 adds `saturate` (QuantizeLinear; float8 results only), 21
+/// `block_size` and QuantizeLinear's `output_dtype`, 25 `precision` (the
+/// type `x / scale` is computed in; only the default, the scale's type, is
+/// supported).
+struct QuantAttrs {
+  std::optional<int64_t> axis;
+  bool saturate = true;
+  int64_t blockSize = 0;
+  int64_t outputDataType = 0;
+};
+
+FailureOr<QuantAttrs> readQuantAttrs(NodeBinder &b, bool isQuantize) {
+  QuantAttrs attrs;
   if (b.opset() < 13) {
     if (failed(b.rejectUnknownAttrs({})))
       return failure();
-    return std::optional<int64_t>();
+    return attrs;
   }
-  if (allowSaturate && b.opset() >= 19) {
-    if (failed(b.rejectUnknownAttrs({"axis", "saturate"})) ||
-        !b.intAttr("saturate", 1))
-      return failure();
-  } else if (failed(b.rejectUnknownAttrs({"axis"}))) {
+  SmallVector<StringRef> known = {"axis"};
+  if (isQuantize && b.opset() >= 19)
+    known.push_back("saturate");
+  if (b.opset() >= 21)
+    known.append({"block_size", "output_dtype"});
+  if (b.opset() >= 25)
+    known.push_back("precision");
+  if (failed(b.rejectUnknownAttrs(known)))
     return failure();
-  }
   std::optional<int64_t> axis = b.intAttr("axis", 1);
-  if (!axis)
+  std::optional<int64_t> saturate = b.intAttr("saturate", 1);
+  std::optional<int64_t> blockSize = b.intAttr("block_size", 0);
+  std::optional<int64_t> outputDataType = b.intAttr("output_dtype", 0);
+  std::optional<int64_t> precision = b.intAttr("precision", 0);
+  if (!axis || !saturate || !blockSize || !outputDataType || !precision)
     return failure();
-  return std::optional<int64_t>(*axis);
+  if (*blockSize < 0)
+    return b.fail("'block_size' must not be negative, got " +
+                  std::to_string(*blockSize));
+  if (*precision != 0)
+    return b.fail("'precision' = " + std::to_string(*precision) +
+                  " is not supported (only the scale's type, the default)");
+  attrs.axis = *axis;
+  attrs.saturate = *saturate != 0;
+  attrs.blockSize = *blockSize;
+  attrs.outputDataType = *outputDataType;
+  return attrs;
+}
+
+/// Whether `t` is one of the 8- and 4-bit floats that QuantizeLinear and
+/// DequantizeLinear take (float8 from opset 19, float4 from 23).
+bool isNarrowFloat(Type t) {
+  return isa<Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type,
+             Float8E5M2FNUZType, Float4E2M1FNType>(t);
+}
+
+/// Checks that `v` holds quantized values: integers of 2 bits up to
+/// `maxBits` (16 for QuantizeLinear's results, 32 for DequantizeLinear's
+/// inputs, which include int32 biases), or the 8- and 4-bit floats.
+LogicalResult requireQuantized(NodeBinder &b, Value v, StringRef name,
+                               unsigned maxBits) {
+  Type element = typeOf(v).getElementType();
+  auto t = dyn_cast<IntegerType>(element);
+  if (isNarrowFloat(element) ||
+      (t && t.getWidth() != 1 && t.getWidth() <= maxBits &&
+       llvm::isPowerOf2_32(t.getWidth())))
+    return success();
+  return b.emitError() << "'" << name << "' of element type " << element
+                       << " is not supported (expects integers of 2 to "
+                       << maxBits << " bits, or 8- or 4-bit floats)";
+}
+
+/// Whether input `index`, a zero point of a float type, is a constant of
+/// zeros: loom.quantize and loom.dequantize take no float zero point, so
+/// such a one is dropped, and any other is applied by elementwise ops
+/// (the float8 types rarely have one; ONNX defines it all the same).
+bool isZeroFloatZeroPoint(NodeBinder &b, size_t index) {
+  DenseElementsAttr values = b.constantInput(index);
+  return values && llvm::all_of(values.getValues<APFloat>(),
+                                [](const APFloat &v) { return v.isZero(); });
+}
+
+/// Blocked quantization (opset 21's `block_size` B): `param` has the rank of
+/// `data`, with ceil(D / B) entries along `axis` (D = the data's size there)
+/// and the data's sizes elsewhere; each entry covers B consecutive elements.
+/// Gathered to D entries along the axis, it broadcasts as a per-element
+/// parameter. Null after an error; null in, null out.
+Value expandBlocks(NodeBinder &b, Value param, StringRef name,
+                   RankedTensorType data, int64_t axis, int64_t blockSize) {
+  if (!param)
+    return {};
+  RankedTensorType type = typeOf(param);
+  std::optional<int64_t> a = normalizeAxisOrFail(b, axis, data.getRank());
+  if (!a)
+    return {};
+  if (type.getRank() != data.getRank()) {
+    b.emitError() << "blocked '" << name << "' of type " << type
+                  << " must have the rank of the data " << data;
+    return {};
+  }
+  int64_t size = data.getDimSize(*a);
+  if (ShapedType::isDynamic(size)) {
+    b.emitError() << "blocked quantization along axis " << *a
+                  << " of run-time size is not supported";
+    return {};
+  }
+  int64_t blocks = (size + blockSize - 1) / blockSize;
+  for (int64_t d = 0; d < data.getRank(); ++d) {
+    int64_t expected = d == *a ? blocks : data.getDimSize(d);
+    if (!ShapedType::isDynamic(expected) && type.getDimSize(d) != expected) {
+      b.emitError() << "blocked '" << name << "' of type " << type
+                    << " must have " << expected << " entries along axis " << d
+                    << " (block_size " << blockSize << ", data " << data << ")";
+      return {};
+    }
+  }
+  SmallVector<int64_t> blockOf(size);
+  for (int64_t i = 0; i < size; ++i)
+    blockOf[i] = i / blockSize;
+  SmallVector<int64_t> shape(type.getShape());
+  shape[*a] = size;
+  return GatherOp::create(b.builder(), b.loc(), type.clone(shape), param,
+                          b.i64Tensor(blockOf),
+                          b.builder().getI64IntegerAttr(*a));
+}
+
+/// Aligns a scale or zero point with the data: blocked when `block_size`
+/// is set, else per tensor or per axis (alignParam).
+Value alignQuantParam(NodeBinder &b, Value v, StringRef name,
+                      RankedTensorType data, const QuantAttrs &attrs) {
+  if (attrs.blockSize > 0)
+    return expandBlocks(b, v, name, data, *attrs.axis, attrs.blockSize);
+  return alignParam(b, v, name, data, "x", attrs.axis);
 }
 
 LogicalResult buildQuantizeLinear(NodeBinder &b) {
-  FailureOr<std::optional<int64_t>> axis =
-      readQuantAxis(b, /*allowSaturate=*/true);
+  FailureOr<QuantAttrs> attrs = readQuantAttrs(b, /*isQuantize=*/true);
   Value x = b.input(0), scale = b.input(1), zeroPoint = b.optionalInput(2);
-  if (failed(axis) || !x || !scale)
+  if (failed(attrs) || !x || !scale)
     return failure();
   FloatType floatType = scaleFloatType(b, scale, "y_scale");
   if (!floatType)
     return failure();
-  if (zeroPoint && failed(requireQuantizedInt(b, zeroPoint, "y_zero_point")))
+  if (zeroPoint &&
+      failed(requireQuantized(b, zeroPoint, "y_zero_point", /*maxBits=*/16)))
     return failure();
+  // The result's type: the zero point's, else `output_dtype`, else uint8.
+  Type resultElement =
+      zeroPoint ? typeOf(zeroPoint).getElementType()
+                : IntegerType::get(b.context(), 8, IntegerType::Unsigned);
+  if (!zeroPoint && attrs->outputDataType != 0) {
+    resultElement = convertElementType(
+        b.context(), static_cast<int32_t>(attrs->outputDataType));
+    if (!resultElement)
+      return b.fail(
+          "'output_dtype' = " + std::to_string(attrs->outputDataType) +
+          " names an element type that is not supported");
+  }
+  bool floatZeroPoint = zeroPoint && isNarrowFloat(resultElement);
+  if (floatZeroPoint && isZeroFloatZeroPoint(b, 2))
+    zeroPoint = {}, floatZeroPoint = false;
   RankedTensorType data = typeOf(x);
-  scale = alignParam(b, scale, "y_scale", data, "x", *axis);
+  scale = alignQuantParam(b, scale, "y_scale", data, *attrs);
   if (!scale ||
-      (zeroPoint && !(zeroPoint = alignParam(b, zeroPoint, "y_zero_point", data,
-                                             "x", *axis))))
+      (zeroPoint && !(zeroPoint = alignQuantParam(b, zeroPoint, "y_zero_point",
+                                                  data, *attrs))))
     return failure();
-  return finish(b, 0,
-                quantize(b, castTo(b, x, floatType), scale, zeroPoint,
-                         quantizedType(b, zeroPoint)));
+  x = castTo(b, x, floatType);
+  if (floatZeroPoint) {
+    // x / scale + zero_point, rounded once into the float type.
+    Value shifted = binary<AddOp>(b, binary<DivOp>(b, x, scale),
+                                  castTo(b, zeroPoint, floatType));
+    if (!shifted)
+      return failure();
+    auto y = CastOp::create(b.builder(), b.loc(),
+                            typeOf(shifted).clone(resultElement), shifted);
+    if (!attrs->saturate)
+      y.setSaturate(false);
+    return finish(b, 0, y);
+  }
+  Value y = quantize(b, x, scale, zeroPoint, resultElement, attrs->saturate);
+  // The linked library's inference predates `output_dtype` and says uint8
+  // for a result without a zero point: the node's own type stands.
+  RankedTensorType inferred = b.knownOutputType(0);
+  if (y && attrs->outputDataType != 0 && inferred &&
+      inferred.getElementType() != resultElement) {
+    b.setOutput(0, y);
+    return success();
+  }
+  return finish(b, 0, y);
 }
 
 LogicalResult buildDequantizeLinear(NodeBinder &b) {
-  FailureOr<std::optional<int64_t>> axis = readQuantAxis(b);
+  FailureOr<QuantAttrs> attrs = readQuantAttrs(b, /*isQuantize=*/false);
   Value x = b.input(0), scale = b.input(1), zeroPoint = b.optionalInput(2);
-  if (failed(axis) || !x || !scale)
+  if (failed(attrs) || !x || !scale)
     return failure();
-  if (!scaleFloatType(b, scale, "x_scale"))
+  FloatType floatType = scaleFloatType(b, scale, "x_scale");
+  if (!floatType || failed(requireQuantized(b, x, "x", /*maxBits=*/32)))
     return failure();
-  if (!isa<IntegerType>(typeOf(x).getElementType()))
-    return b.emitError() << "'x' of element type " << typeOf(x).getElementType()
-                         << " is not supported "
-                         << "(expects an integer tensor)";
+  bool floatZeroPoint = zeroPoint && isNarrowFloat(typeOf(x).getElementType());
+  if (floatZeroPoint && isZeroFloatZeroPoint(b, 2))
+    zeroPoint = {}, floatZeroPoint = false;
   RankedTensorType data = typeOf(x);
-  scale = alignParam(b, scale, "x_scale", data, "x", *axis);
+  scale = alignQuantParam(b, scale, "x_scale", data, *attrs);
   if (!scale ||
-      (zeroPoint && !(zeroPoint = alignParam(b, zeroPoint, "x_zero_point", data,
-                                             "x", *axis))))
+      (zeroPoint && !(zeroPoint = alignQuantParam(b, zeroPoint, "x_zero_point",
+                                                  data, *attrs))))
     return failure();
-  return finish(b, 0, dequantize(b, x, scale, zeroPoint));
+  // (x - zero_point) * scale: a float zero point by elementwise ops.
+  Value y = floatZeroPoint
+                ? binary<MulOp>(b,
+                                binary<SubOp>(b, castTo(b, x, floatType),
+                                              castTo(b, zeroPoint, floatType)),
+                                scale)
+                : dequantize(b, x, scale, zeroPoint);
+  // `output_dtype` (opset 21+), when given, must be the scale's type.
+  if (y && attrs->outputDataType != 0 &&
+      convertElementType(b.context(), static_cast<int32_t>(
+                                          attrs->outputDataType)) != floatType)
+    return b.fail("'output_dtype' = " + std::to_string(attrs->outputDataType) +
+                  " differs from the scale's type, which is not supported");
+  return finish(b, 0, y);
 }
 
 /// DynamicQuantizeLinear-11, as its ONNX function body:

@@ -79,6 +79,19 @@ typedef enum loom_dtype {
   LOOM_DTYPE_U16 = 11,
   LOOM_DTYPE_U32 = 12,
   LOOM_DTYPE_U64 = 13,
+  /* The 8- and 4-bit floats and the 4- and 2-bit integers: one element per
+     byte (a float's bits in the low bits; an integer's value, sign-extended
+     for the signed ones), as the compiled code reads and writes them. */
+  LOOM_DTYPE_F8E4M3FN = 14,
+  LOOM_DTYPE_F8E4M3FNUZ = 15,
+  LOOM_DTYPE_F8E5M2 = 16,
+  LOOM_DTYPE_F8E5M2FNUZ = 17,
+  LOOM_DTYPE_F4E2M1FN = 18,
+  LOOM_DTYPE_I4 = 19,
+  LOOM_DTYPE_U4 = 20,
+  LOOM_DTYPE_I2 = 21,
+  LOOM_DTYPE_U2 = 22,
+  LOOM_DTYPE_F8E8M0FNU = 23,
   /* Not a value: makes the type int-sized with every int representable,
      so that a caller's out-of-range value is refused with an error instead
      of being undefined behaviour in the C++ implementation. */

@@ -28,12 +28,13 @@ func.func @complex(%x: tensor<2x3xcomplex<f32>>) -> tensor<3x2xcomplex<f32>> {
 
 // -----
 
-// f8E4M3FN values lower as their bits: ops other than quantization and
-// data movement would compute on them as integers, so they are refused.
-func.func @fp8_cast(%x: tensor<4xf8E4M3FN>) -> tensor<4xf32> {
-  // expected-error @+1 {{'loom.cast' op has elements of type 'f8E4M3FN', which the lowering to linalg supports only in quantization ops and data movement}}
-  %y = loom.cast %x : tensor<4xf8E4M3FN> to tensor<4xf32>
-  return %y : tensor<4xf32>
+// The 8- and 4-bit floats lower as their bits: ops other than
+// quantization, casts and data movement would compute on them as integers,
+// so they are refused.
+func.func @fp8_where(%c: tensor<4xi1>, %x: tensor<4xf8E5M2>) -> tensor<4xf8E5M2> {
+  // expected-error @+1 {{'loom.where' op has elements of type 'f8E5M2', which the lowering to linalg supports only in quantization ops, casts and data movement}}
+  %y = loom.where %c, %x, %x : tensor<4xi1>, tensor<4xf8E5M2>, tensor<4xf8E5M2> -> tensor<4xf8E5M2>
+  return %y : tensor<4xf8E5M2>
 }
 
 // -----

@@ -122,20 +122,22 @@ func.func @qconv_grouped(%x: tensor<1x4x9x9xi8>, %w: tensor<6x2x3x3xi8>, %sx: te
 
 // -----
 
-// f8E4M3FN tensors travel as their bits (i8). Quantize divides, saturates
-// to +-448 (NaN stays NaN) and rounds to 3 mantissa bits, ties to even, on
-// the f32 bits; results below 2^-6 are the subnormals |q| * 2^9 rounded.
+// f8E4M3FN tensors travel as their bits (i8). Quantize divides, then
+// encodes on the f32 bits: the significand shifted to 3 mantissa bits (more
+// below the least normal exponent, -6), rounded half to even on the dropped
+// bits, codes past the largest (0x7E, 448) saturated, NaN to its code.
 // Dequantize decodes the bits exactly. An fp8 qmatmul decodes its operands
 // to f64 and sums the products there (exactly), then scales as above.
 // CHECK-LABEL: func.func @fp8
 // CHECK-SAME: (%{{.+}}: tensor<4xf32>, %{{.+}}: tensor<f32>, %[[W:.+]]: tensor<4x2xi8>, %{{.+}}: tensor<2xf32>) -> (tensor<4xf32>, tensor<1x2xf32>)
 // CHECK: %[[Q:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<4xi8>)
 // CHECK: arith.divf
-// CHECK: arith.maximumf %{{.+}}, %{{.+}} : f32
-// CHECK: arith.minimumf %{{.+}}, %{{.+}} : f32
 // CHECK: arith.bitcast %{{.+}} : f32 to i32
-// CHECK: math.roundeven
-// CHECK: arith.cmpf olt
+// CHECK: arith.shrui
+// CHECK: arith.maxsi
+// CHECK: arith.minsi
+// CHECK: arith.cmpi ugt
+// CHECK: arith.cmpi sgt
 // CHECK: arith.cmpf uno
 // CHECK: arith.trunci %{{.+}} : i32 to i8
 // CHECK: linalg.generic {{.+}} ins(%[[Q]], %{{.+}} : tensor<4xi8>, tensor<f32>) outs(%{{.+}} : tensor<4xf32>)

@@ -206,7 +206,9 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
     return DenseElementsAttr::get(type, out);
   }
   auto toFloat = dyn_cast<FloatType>(to);
-  if (fromInt && toFloat && fromInt.getWidth() > 1) {
+  // The 8- and 4-bit floats saturate (or not) as the op says: not folded.
+  if (fromInt && toFloat && fromInt.getWidth() > 1 &&
+      toFloat.getWidth() >= 16) {
     SmallVector<APFloat> out;
     for (const APInt &v : input.getValues<APInt>()) {
       APFloat f(toFloat.getFloatSemantics());

@@ -172,6 +172,23 @@ LogicalResult WhereOp::verify() {
   return verifySameElementType(*this, getOnTrue(), getOnFalse(), "on_false");
 }
 
+/// Bits per element in memory as loom.bitcast counts them: a boolean is a
+/// byte.
+static unsigned storedBits(Type element) {
+  unsigned width = element.getIntOrFloatBitWidth();
+  return width == 1 ? 8 : width;
+}
+
+LogicalResult BitcastOp::verify() {
+  Type from = getElementTypeOrSelf(getInput().getType());
+  Type to = getElementTypeOrSelf(getType());
+  if (!from.isIntOrFloat() || !to.isIntOrFloat() ||
+      storedBits(from) != storedBits(to))
+    return emitOpError("needs element types of one width, got ")
+           << from << " and " << to;
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Contractions and convolutions
 //===----------------------------------------------------------------------===//
@@ -1482,8 +1499,8 @@ static LogicalResult verifyQuantParams(Operation *op, RankedTensorType data,
   if (failed(shape) || *shape != SmallVector<int64_t>(data.getShape()))
     return op->emitOpError("scale of type ")
            << scaleType << " does not broadcast to " << data;
-  if (isa<Float8E4M3FNType>(quantElement) && zeroPoint)
-    return op->emitOpError("f8E4M3FN values take no zero point");
+  if (isa<FloatType>(quantElement) && zeroPoint)
+    return op->emitOpError("float quantized values take no zero point");
   if (!zeroPoint)
     return success();
   auto zpType = tensorTypeOf(zeroPoint);

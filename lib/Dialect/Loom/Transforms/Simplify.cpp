@@ -509,7 +509,10 @@ struct FoldCastChain : OpRewritePattern<CastOp> {
       rewriter.replaceOp(outer, x);
       return success();
     }
-    rewriter.replaceOpWithNewOp<CastOp>(outer, outer.getType(), x);
+    // The outer cast's rounding (its `saturate`) is the one that stays.
+    auto direct =
+        rewriter.replaceOpWithNewOp<CastOp>(outer, outer.getType(), x);
+    direct.setSaturate(outer.getSaturate());
     return success();
   }
 };

@@ -834,6 +834,14 @@ func.func @cast_shape(%a: tensor<4xf32>) {
 
 // -----
 
+func.func @bitcast_width(%a: tensor<4xf32>) {
+  // expected-error @+1 {{needs element types of one width, got 'f32' and 'i16'}}
+  %0 = loom.bitcast %a : tensor<4xf32> to tensor<4xi16>
+  return
+}
+
+// -----
+
 func.func @constant_type() {
   // expected-error @+1 {{failed to verify that all of {value, result} have same type}}
   %0 = "loom.constant"() <{value = dense<1.0> : tensor<2xf32>}> : () -> tensor<3xf32>
@@ -1317,7 +1325,7 @@ func.func @quantize_zero_point_type(%x: tensor<4x8xf32>, %s: tensor<f32>, %z: te
 // -----
 
 func.func @quantize_fp8_zero_point(%x: tensor<4x8xf32>, %s: tensor<f32>, %z: tensor<f8E4M3FN>) {
-  // expected-error @+1 {{f8E4M3FN values take no zero point}}
+  // expected-error @+1 {{float quantized values take no zero point}}
   %0 = loom.quantize %x, %s, %z : (tensor<4x8xf32>, tensor<f32>, tensor<f8E4M3FN>) -> tensor<4x8xf8E4M3FN>
   return
 }

@@ -128,6 +128,12 @@ func.func @binary(%a: tensor<4x1xf32>, %b: tensor<3xf32>, %p: tensor<4x1xi1>,
   %17 = loom.where %p, %a, %b : tensor<4x1xi1>, tensor<4x1xf32>, tensor<3xf32> -> tensor<4x3xf32>
   // CHECK: loom.cast %{{.*}} : tensor<3xf32> to tensor<3xf16>
   %18 = loom.cast %b : tensor<3xf32> to tensor<3xf16>
+  // CHECK: loom.cast %{{.*}} {saturate = false} : tensor<3xf32> to tensor<3xf8E5M2>
+  %19 = loom.cast %b {saturate = false} : tensor<3xf32> to tensor<3xf8E5M2>
+  // CHECK: loom.bitcast %{{.*}} : tensor<3xf32> to tensor<3xi32>
+  %20 = loom.bitcast %b : tensor<3xf32> to tensor<3xi32>
+  // CHECK: loom.bitcast %{{.*}} : tensor<4x1xi1> to tensor<4x1xui8>
+  %21 = loom.bitcast %p : tensor<4x1xi1> to tensor<4x1xui8>
   return
 }
 

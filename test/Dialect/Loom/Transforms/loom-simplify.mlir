@@ -542,3 +542,21 @@ func.func @transpose_of_gathered_rows(%e: tensor<2xi64>) -> tensor<3x2xf32> {
   %t = loom.transpose %g {perm = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<3x2xf32>
   return %t : tensor<3x2xf32>
 }
+
+// -----
+
+// A chain through an exact widening keeps the outer cast's rounding: its
+// `saturate`. A round trip through a float8 type rounds and stays.
+// CHECK-LABEL: func.func @cast_keeps_saturate
+// CHECK-SAME: (%[[H:.*]]: tensor<4xf16>, %[[X:.*]]: tensor<4xf32>)
+// CHECK: %[[A:.*]] = loom.cast %[[H]] {saturate = false} : tensor<4xf16> to tensor<4xf8E5M2>
+// CHECK: %[[B:.*]] = loom.cast %[[X]] : tensor<4xf32> to tensor<4xf8E4M3FN>
+// CHECK: %[[C:.*]] = loom.cast %[[B]] : tensor<4xf8E4M3FN> to tensor<4xf32>
+// CHECK: return %[[A]], %[[C]]
+func.func @cast_keeps_saturate(%h: tensor<4xf16>, %x: tensor<4xf32>) -> (tensor<4xf8E5M2>, tensor<4xf32>) {
+  %0 = loom.cast %h : tensor<4xf16> to tensor<4xf32>
+  %1 = loom.cast %0 {saturate = false} : tensor<4xf32> to tensor<4xf8E5M2>
+  %2 = loom.cast %x : tensor<4xf32> to tensor<4xf8E4M3FN>
+  %3 = loom.cast %2 : tensor<4xf8E4M3FN> to tensor<4xf32>
+  return %1, %3 : tensor<4xf8E5M2>, tensor<4xf32>
+}

@@ -5,7 +5,9 @@ KIND: raw_size (raw_data too short), typed_count (float_data count wrong),
       overflow (dims whose product overflows), negative_dim, string (a
       string initializer), huge (a shape needing more than the byte limit),
       claims_huge (3 values under a shape of 2^32 floats: 16 GiB, within
-      the limit, claimed by a few bytes).
+      the limit, claimed by a few bytes), int4_raw_size (5 int4 values
+      need 3 packed bytes, 2 given), int4_typed_count (2 packed int32_data
+      entries for 5 int4 values).
 """
 import sys
 
@@ -32,6 +34,14 @@ elif kind == "string":
 elif kind == "claims_huge":
     w.dims.extend([1 << 32])
     w.float_data.extend([1.0, 2.0, 3.0])
+elif kind == "int4_raw_size":
+    w.data_type = 22  # INT4, newer than this onnx package may know
+    w.dims.extend([5])
+    w.raw_data = b"\x21\x43"
+elif kind == "int4_typed_count":
+    w.data_type = 22
+    w.dims.extend([5])
+    w.int32_data.extend([0x21, 0x43])
 elif kind == "huge":
     w.dims.extend([1 << 20, 1 << 20])
 else:
@@ -40,6 +50,9 @@ else:
 graph = helper.make_graph(
     [helper.make_node("Identity", ["w"], ["y"], name="id")], "g", [],
     [helper.make_tensor_value_info("y", w.data_type, None)], [w])
-model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+# The 4-bit types came with opset 21.
+opset = 21 if kind.startswith("int4") else 17
+model = helper.make_model(graph,
+                          opset_imports=[helper.make_opsetid("", opset)])
 with open(out, "wb") as f:
     f.write(model.SerializeToString())

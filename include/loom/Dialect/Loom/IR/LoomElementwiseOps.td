@@ -239,13 +239,39 @@ def Loom_CastOp : Loom_Op<"cast", [Pure, Elementwise,
   let summary = "Element type conversion";
   let description = Loom_OpDoc<[{
     Converts each element to the result's element type. Float to integer
-    truncates toward zero; to `i1`, non-zero becomes true.}],
-    "Cast (opset 6-13), CastLike (opset 15)",
-    "%y = loom.cast %x : tensor<4xf32> to tensor<4xf16>">.text;
-  let arguments = (ins Loom_Tensor:$input);
+    truncates toward zero; to `i1`, non-zero becomes true; a float beyond
+    the range of `i2`/`i4`/`ui2`/`ui4` becomes 0. To the 8-bit floats,
+    `saturate` (on unless the attribute says false) clamps values beyond the
+    range, infinities included, to the largest finite value; without it
+    they become infinity (`f8E5M2`) or NaN. `f4E2M1FN` always saturates
+    (it has no infinity) and turns NaN into -0. To `f8E8M0FNU` (powers of
+    two) the f32 value's exponent is kept, plus one when `round_mode` is
+    "up" (the default) and a mantissa bit is set, or "nearest" and the
+    guard bit and (the round bit, a sticky bit or a non-zero exponent) are;
+    "down" keeps it; saturated, 2^127 does not round up to NaN.}],
+    "Cast (opset 6-25), CastLike (opset 15-25)",
+    "%y = loom.cast %x {saturate = false} : tensor<4xf32> to tensor<4xf8E5M2>">.text;
+  let arguments = (ins Loom_Tensor:$input,
+                       DefaultValuedAttr<BoolAttr, "true">:$saturate,
+                       DefaultValuedAttr<StrAttr, "\"up\"">:$round_mode);
   let results = (outs Loom_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
   let hasFolder = 1;
+}
+
+def Loom_BitcastOp : Loom_Op<"bitcast", [Pure, Elementwise,
+                                         SameOperandsAndResultShape]> {
+  let summary = "Reinterpretation of each element's bits";
+  let description = Loom_OpDoc<[{
+    Reads each element's bits as the result's element type, which must have
+    the same width; `i1` counts as a byte (a boolean is a byte holding 0 or
+    1), and a byte becomes `i1` true when non-zero.}],
+    "BitCast (opset 26)",
+    "%y = loom.bitcast %x : tensor<4xf32> to tensor<4xi32>">.text;
+  let arguments = (ins Loom_Tensor:$input);
+  let results = (outs Loom_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
 }
 
 #endif // LOOM_DIALECT_LOOM_IR_LOOMELEMENTWISEOPS_TD

@@ -1,7 +1,7 @@
 //===- LoomQuantOps.td - Quantization ops ------------------*- tablegen -*-===//
 //
-// Quantized values are plain tensors of an 8-bit element type (i8, ui8 or
-// f8E4M3FN) that travel with their scale and zero point as separate
+// Quantized values are plain tensors of a narrow element type (integers of
+// 2 to 16 bits, the 8-bit floats, f4E2M1FN) that travel with their scale and zero point as separate
 // operands: the quantization parameters are data, not part of the type, so
 // every other pass, the reference executor and the lowerings see ordinary
 // tensors. Activations are quantized per tensor; weights per tensor or per
@@ -15,7 +15,8 @@
 include "loom/Dialect/Loom/IR/LoomBase.td"
 
 def Loom_QuantElement : AnyTypeOf<[AnySignlessInteger, AnyUnsignedInteger,
-                                   F8E4M3FN]>;
+                                   F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ,
+                                   F4E2M1FN]>;
 def Loom_QuantTensor : RankedTensorOf<[Loom_QuantElement]>;
 // A contraction operand: 8-bit integers or fp8 (e4m3).
 def Loom_Quant8Tensor : RankedTensorOf<[I8, UI8, F8E4M3FN]>;
@@ -25,15 +26,19 @@ def Loom_QuantizeOp : Loom_Op<"quantize", [Pure]> {
   let description = Loom_OpDoc<[{
     Integer results: `saturate(round(x / scale) + zero_point)`, with `round`
     half to even and `x / scale` computed in the scale's float type.
-    f8E4M3FN results: `x / scale` rounded to nearest even in f8E4M3FN and
-    saturated to +-448 (no zero point). `scale` and `zero_point` broadcast
-    against `x` (per-axis parameters are reshaped so that they do), and
+    Float results (the 8-bit floats, f4E2M1FN): `x / scale` rounded to
+    nearest even in the result type, no zero point; with `saturate` (the
+    default) values beyond the range become the largest finite value (+-448
+    for f8E4M3FN), without it infinity (f8E5M2) or NaN; f4E2M1FN always
+    saturates. `scale` and `zero_point` broadcast against `x` (per-axis and
+    blocked parameters are reshaped or gathered so that they do), and
     `zero_point` has the result's element type; without it the zero point
     is 0.}],
-    "QuantizeLinear (opset 10-13)",
+    "QuantizeLinear (opset 10-25)",
     "%q = loom.quantize %x, %scale, %zp : (tensor<4x8xf32>, tensor<f32>, tensor<i8>) -> tensor<4x8xi8>">.text;
   let arguments = (ins Loom_FloatTensor:$input, Loom_FloatTensor:$scale,
-                       Optional<Loom_QuantTensor>:$zero_point);
+                       Optional<Loom_QuantTensor>:$zero_point,
+                       DefaultValuedAttr<BoolAttr, "true">:$saturate);
   let results = (outs Loom_QuantTensor:$result);
   let assemblyFormat = [{
     $input `,` $scale (`,` $zero_point^)? attr-dict `:`
@@ -48,7 +53,7 @@ def Loom_DequantizeOp : Loom_Op<"dequantize", [Pure]> {
     `(x - zero_point) * scale` in the result's (the scale's) float type.
     `scale` and `zero_point` broadcast against `x`; `zero_point` has `x`'s
     element type, and without it the zero point is 0.}],
-    "DequantizeLinear (opset 10-13)",
+    "DequantizeLinear (opset 10-25)",
     "%x = loom.dequantize %q, %scale, %zp : (tensor<4x8xi8>, tensor<8xf32>, tensor<8xi8>) -> tensor<4x8xf32>">.text;
   let arguments = (ins Loom_QuantTensor:$input, Loom_FloatTensor:$scale,
                        Optional<Loom_QuantTensor>:$zero_point);
