@@ -119,7 +119,7 @@ echo "== The newer suite (onnx 1.23.2): every case through the reference executo
 /usr/bin/python3 -s "$root/scripts/conformance.py" --loom-run "$build/bin/loom-run" \
   --suite "$newer_suite" \
   --expectations "$root/test/conformance/onnx-node-1.23.txt" --check
-newer_ops='^test_(attention|rms_normalization|rotary_embedding|tensorscatter|swish|swiglu|lpnormalization|l1normalization|l2normalization|lppool|group_normalization|cumsum|cumprod|reduce_[a-z0-9_]*(do_not_keepdims|asc_axes|desc_axes)|cast|castlike|bitcast|quantizelinear|dequantizelinear)'
+newer_ops='^test_(attention|rms_normalization|rotary_embedding|tensorscatter|swish|swiglu|lpnormalization|l1normalization|l2normalization|lppool|averagepool|group_normalization|cumsum|cumprod|reduce_[a-z0-9_]*(do_not_keepdims|asc_axes|desc_axes)|cast|castlike|bitcast|quantizelinear|dequantizelinear)'
 /usr/bin/python3 -s "$root/scripts/conformance.py" --loom-run "$build/bin/loom-run" \
   --backend engine --suite "$newer_suite" --match "$newer_ops" \
   --expectations "$root/test/conformance/onnx-node-1.23-engine.txt" --check

@@ -166,8 +166,6 @@ public:
     constexpr bool isMax = std::is_same_v<OpTy, MaxPoolOp>;
     ArrayRef<int64_t> kernel = op.getKernelShape(), strides = op.getStrides(),
                       dilations = op.getDilations(), pads = op.getPads();
-    if (!isMax && llvm::any_of(dilations, [](int64_t d) { return d != 1; }))
-      return rewriter.notifyMatchFailure(op, "dilated average pooling");
     Location loc = op.getLoc();
     Value input = adaptor.getInput();
     auto inputShape = cast<RankedTensorType>(input.getType()).getShape();
@@ -209,14 +207,15 @@ public:
 
 private:
   /// Divides window sums by the number of positions each window counted:
-  /// per axis, the overlap of [o*s, o*s + k) with the input (or, with
-  /// count_include_pad, with the padded input).
+  /// per axis, the taps o*s + t*d (t in [0, k)) that fall in the input (or,
+  /// with count_include_pad, in the padded input); without dilation, the
+  /// overlap of [o*s, o*s + k) with it.
   static Value divideByCount(B &rewriter, L loc, AvgPoolOp op, Value sums,
                              ArrayRef<int64_t> inputShape) {
     auto type = cast<RankedTensorType>(sums.getType());
     int64_t spatial = inputShape.size();
     ArrayRef<int64_t> kernel = op.getKernelShape(), strides = op.getStrides(),
-                      pads = op.getPads();
+                      dilations = op.getDilations(), pads = op.getPads();
     bool includePad = op.getCountIncludePad();
     return buildElementwise(
         rewriter, loc, type, ValueRange{sums}, [&](B &b, L loc, V x) -> Value {
@@ -228,17 +227,40 @@ private:
             Value start = arith::MulIOp::create(
                 b, loc, linalg::IndexOp::create(b, loc, 2 + i),
                 index(strides[i]));
-            Value end = arith::AddIOp::create(b, loc, start, index(kernel[i]));
             int64_t lo = includePad ? 0 : pads[i];
             int64_t hi = includePad
                              ? inputShape[i] + pads[i] + pads[spatial + i]
                              : pads[i] + inputShape[i];
-            Value clippedEnd = arith::MinSIOp::create(b, loc, end, index(hi));
-            Value clippedStart =
-                arith::MaxSIOp::create(b, loc, start, index(lo));
-            count = arith::MulIOp::create(
-                b, loc, count,
-                arith::SubIOp::create(b, loc, clippedEnd, clippedStart));
+            Value taps;
+            if (dilations[i] == 1) {
+              Value end =
+                  arith::AddIOp::create(b, loc, start, index(kernel[i]));
+              Value clippedEnd = arith::MinSIOp::create(b, loc, end, index(hi));
+              Value clippedStart =
+                  arith::MaxSIOp::create(b, loc, start, index(lo));
+              taps = arith::SubIOp::create(b, loc, clippedEnd, clippedStart);
+            } else {
+              // The taps t with lo <= start + t*d < hi: from
+              // ceil((lo - start) / d) to floor((hi - 1 - start) / d),
+              // clipped to [0, k).
+              Value d = index(dilations[i]);
+              Value first = arith::MaxSIOp::create(
+                  b, loc, index(0),
+                  arith::CeilDivSIOp::create(
+                      b, loc, arith::SubIOp::create(b, loc, index(lo), start),
+                      d));
+              Value last = arith::MinSIOp::create(
+                  b, loc, index(kernel[i] - 1),
+                  arith::FloorDivSIOp::create(
+                      b, loc,
+                      arith::SubIOp::create(b, loc, index(hi - 1), start), d));
+              taps = arith::MaxSIOp::create(
+                  b, loc, index(0),
+                  arith::AddIOp::create(
+                      b, loc, arith::SubIOp::create(b, loc, last, first),
+                      index(1)));
+            }
+            count = arith::MulIOp::create(b, loc, count, taps);
           }
           Type element = x[0].getType();
           Value asInt =

@@ -127,6 +127,24 @@ func.func @avg_pool(%x: tensor<1x3x5x5xf32>) -> tensor<1x3x3x3xf32> {
 
 // -----
 
+// Dilated windows count their taps o*s + t*d inside the unpadded input: t
+// from ceil((pad - o*s) / d) to floor((pad + size - 1 - o*s) / d), within
+// [0, k).
+// CHECK-LABEL: func.func @avg_pool_dilated
+// CHECK: linalg.generic
+// CHECK: %[[O:.+]] = linalg.index 2 : index
+// CHECK: %[[START:.+]] = arith.muli %[[O]], %{{.+}} : index
+// CHECK: %[[FROM:.+]] = arith.subi %{{.+}}, %[[START]] : index
+// CHECK: arith.ceildivsi %[[FROM]], %{{.+}} : index
+// CHECK: arith.floordivsi
+// CHECK: arith.divf
+func.func @avg_pool_dilated(%x: tensor<1x3x6x6xf32>) -> tensor<1x3x3x3xf32> {
+  %y = loom.avg_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 2, 2>} : tensor<1x3x6x6xf32> -> tensor<1x3x3x3xf32>
+  return %y : tensor<1x3x3x3xf32>
+}
+
+// -----
+
 // Transposed convolution, output-stationary: the weight is read at
 // ((m floordiv M/group) * C/group + c, m mod M/group, k), the input with
 // tensor.extract where o + pad - k * dilation is a multiple of the stride.
