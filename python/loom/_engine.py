@@ -15,23 +15,36 @@ import numpy as np
 
 from . import _runtime
 
-# The runtime's dtype names (loom_dtype_name) and their NumPy dtypes.
-# bfloat16 has no NumPy dtype: it is exchanged as its 16-bit pattern
-# (uint16), or as ml_dtypes.bfloat16 where that package is installed.
+# The runtime's dtype names (loom_dtype_name: MLIR's spellings) and their
+# NumPy dtypes. bfloat16 has no NumPy dtype: it is exchanged as its 16-bit
+# pattern (uint16), or as ml_dtypes.bfloat16 where that package is
+# installed. The 8- and 4-bit floats and the 4- and 2-bit integers take a
+# byte each: a float's bits or an unsigned value as uint8, a signed value
+# as int8.
 _NUMPY_DTYPES = {
     "f16": np.dtype(np.float16),
     "bf16": np.dtype(np.uint16),
     "f32": np.dtype(np.float32),
     "f64": np.dtype(np.float64),
-    "bool": np.dtype(np.bool_),
+    "i1": np.dtype(np.bool_),
     "i8": np.dtype(np.int8),
     "i16": np.dtype(np.int16),
     "i32": np.dtype(np.int32),
     "i64": np.dtype(np.int64),
-    "u8": np.dtype(np.uint8),
-    "u16": np.dtype(np.uint16),
-    "u32": np.dtype(np.uint32),
-    "u64": np.dtype(np.uint64),
+    "ui8": np.dtype(np.uint8),
+    "ui16": np.dtype(np.uint16),
+    "ui32": np.dtype(np.uint32),
+    "ui64": np.dtype(np.uint64),
+    "f8E4M3FN": np.dtype(np.uint8),
+    "f8E4M3FNUZ": np.dtype(np.uint8),
+    "f8E5M2": np.dtype(np.uint8),
+    "f8E5M2FNUZ": np.dtype(np.uint8),
+    "f8E8M0FNU": np.dtype(np.uint8),
+    "f4E2M1FN": np.dtype(np.uint8),
+    "i4": np.dtype(np.int8),
+    "ui4": np.dtype(np.uint8),
+    "i2": np.dtype(np.int8),
+    "ui2": np.dtype(np.uint8),
 }
 
 try:  # pragma: no cover - optional

@@ -14,10 +14,15 @@ from ._engine import Engine, TensorInfo, is_engine_file
 # onnxruntime's type strings.
 _ONNX_TYPES = {
     "f16": "tensor(float16)", "bf16": "tensor(bfloat16)",
-    "f32": "tensor(float)", "f64": "tensor(double)", "bool": "tensor(bool)",
+    "f32": "tensor(float)", "f64": "tensor(double)", "i1": "tensor(bool)",
     "i8": "tensor(int8)", "i16": "tensor(int16)", "i32": "tensor(int32)",
-    "i64": "tensor(int64)", "u8": "tensor(uint8)", "u16": "tensor(uint16)",
-    "u32": "tensor(uint32)", "u64": "tensor(uint64)",
+    "i64": "tensor(int64)", "ui8": "tensor(uint8)", "ui16": "tensor(uint16)",
+    "ui32": "tensor(uint32)", "ui64": "tensor(uint64)",
+    "f8E4M3FN": "tensor(float8e4m3fn)", "f8E4M3FNUZ": "tensor(float8e4m3fnuz)",
+    "f8E5M2": "tensor(float8e5m2)", "f8E5M2FNUZ": "tensor(float8e5m2fnuz)",
+    "f8E8M0FNU": "tensor(float8e8m0)", "f4E2M1FN": "tensor(float4e2m1)",
+    "i4": "tensor(int4)", "ui4": "tensor(uint4)", "i2": "tensor(int2)",
+    "ui2": "tensor(uint2)",
 }
 
 

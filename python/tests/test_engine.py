@@ -139,6 +139,44 @@ def test_outputs_sized_by_the_data(tmp_path):
         np.testing.assert_array_equal(y, np.array(np.nonzero(x)))
 
 
+def test_bool_unsigned_and_narrow_dtypes():
+    """Engines with booleans, unsigned and float8 values at their boundary:
+    the dtypes named as the runtime names them, the arrays as NumPy holds
+    them (float8 as its bits, one byte each)."""
+    graph = helper.make_graph(
+        [helper.make_node("Where", ["c", "x", "y"], ["z"]),
+         helper.make_node("Cast", ["f"], ["f8"], to=TensorProto.FLOAT8E4M3FN)],
+        "dtypes",
+        [helper.make_tensor_value_info("c", TensorProto.BOOL, [4]),
+         helper.make_tensor_value_info("x", TensorProto.UINT8, [4]),
+         helper.make_tensor_value_info("y", TensorProto.UINT8, [4]),
+         helper.make_tensor_value_info("f", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("z", TensorProto.UINT8, [4]),
+         helper.make_tensor_value_info("f8", TensorProto.FLOAT8E4M3FN, [4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    engine = loom.compile(model)
+    assert [i.loom_dtype for i in engine.inputs] == ["i1", "ui8", "ui8", "f32"]
+    assert engine.inputs[0].dtype == np.bool_
+    assert engine.outputs[1].loom_dtype == "f8E4M3FN"
+    assert engine.outputs[1].dtype == np.uint8
+    c = np.array([True, False, True, False])
+    x = np.array([1, 2, 200, 255], np.uint8)
+    y = np.array([9, 8, 7, 6], np.uint8)
+    f = np.array([1.0, -2.0, 0.1, 1000.0], np.float32)
+    out = engine.run({"c": c, "x": x, "y": y, "f": f})
+    np.testing.assert_array_equal(out["z"], np.where(c, x, y))
+    # E4M3FN (bias 7, 3 mantissa bits): 1 = 0x38, -2 = 0xC0, 0.1 rounds to
+    # 0.1015625 = 0x1D, 1000 saturates to 448 = 0x7E.
+    np.testing.assert_array_equal(out["f8"],
+                                  np.array([0x38, 0xC0, 0x1D, 0x7E], np.uint8))
+    session = loom.InferenceSession(engine)
+    assert [a.type for a in session.get_inputs()] == [
+        "tensor(bool)", "tensor(uint8)", "tensor(uint8)", "tensor(float)"]
+    assert [a.type for a in session.get_outputs()] == [
+        "tensor(uint8)", "tensor(float8e4m3fn)"]
+
+
 def test_partitioned_engine_runs_every_rank():
     inputs, expected = corpus_data("bert")
     engine = loom.compile(model_path("bert"), grid={"tp": 2})
