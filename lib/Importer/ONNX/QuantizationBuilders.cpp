@@ -309,6 +309,15 @@ Value expandBlocks(NodeBinder &b, Value param, StringRef name,
                   << " of run-time size is not supported";
     return {};
   }
+  // The gather's index table has an entry per element along the axis; a
+  // size a few bytes of model can claim must not allocate it unchecked.
+  constexpr int64_t kMaxBlockedAxis = int64_t(1) << 24;
+  if (size > kMaxBlockedAxis) {
+    b.emitError() << "blocked quantization along axis " << *a << " of " << size
+                  << " elements is not supported (at most " << kMaxBlockedAxis
+                  << ")";
+    return {};
+  }
   int64_t blocks = (size + blockSize - 1) / blockSize;
   for (int64_t d = 0; d < data.getRank(); ++d) {
     int64_t expected = d == *a ? blocks : data.getDimSize(d);
