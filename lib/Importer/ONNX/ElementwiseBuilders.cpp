@@ -60,6 +60,23 @@ LogicalResult buildVariadic(NodeBinder &b, bool mean = false) {
   return success();
 }
 
+/// The element type a node's required `to` attribute names (Cast, BitCast);
+/// null after an error naming the attribute.
+Type targetElementType(NodeBinder &b) {
+  if (!b.hasAttr("to")) {
+    b.emitError() << "the required attribute 'to' is missing";
+    return {};
+  }
+  std::optional<int64_t> to = b.intAttr("to", 0);
+  if (!to)
+    return {};
+  Type element = convertElementType(b.context(), static_cast<int32_t>(*to));
+  if (!element)
+    b.emitError() << "'to' = " << *to
+                  << " names an element type that is not supported";
+  return element;
+}
+
 LogicalResult buildCast(NodeBinder &b) {
   Value x = b.input(0);
   if (!x)
@@ -73,16 +90,8 @@ LogicalResult buildCast(NodeBinder &b) {
     if (!like)
       return failure();
     element = cast<RankedTensorType>(like.getType()).getElementType();
-  } else {
-    if (!b.hasAttr("to"))
-      return b.fail("the required attribute 'to' is missing");
-    std::optional<int64_t> to = b.intAttr("to", 0);
-    if (!to)
-      return failure();
-    element = convertElementType(b.context(), static_cast<int32_t>(*to));
-    if (!element)
-      return b.fail("'to' = " + std::to_string(*to) +
-                    " names an element type that is not supported");
+  } else if (!(element = targetElementType(b))) {
+    return failure();
   }
   std::optional<int64_t> saturate = b.intAttr("saturate", 1);
   // Cast-24's `round_mode` matters for float8 E8M0 results only.
@@ -107,17 +116,9 @@ LogicalResult buildCast(NodeBinder &b) {
 
 LogicalResult buildBitCast(NodeBinder &b) {
   Value x = b.input(0);
-  if (!x)
-    return failure();
-  if (!b.hasAttr("to"))
-    return b.fail("the required attribute 'to' is missing");
-  std::optional<int64_t> to = b.intAttr("to", 0);
-  if (!to)
-    return failure();
-  Type element = convertElementType(b.context(), static_cast<int32_t>(*to));
+  Type element = x ? targetElementType(b) : Type();
   if (!element)
-    return b.fail("'to' = " + std::to_string(*to) +
-                  " names an element type that is not supported");
+    return failure();
   auto inputType = cast<RankedTensorType>(x.getType());
   Type from = inputType.getElementType();
   auto bits = [](Type t) {

@@ -253,8 +253,9 @@ FailureOr<QuantAttrs> readQuantAttrs(NodeBinder &b, bool isQuantize) {
 }
 
 /// Whether `t` is one of the 8- and 4-bit floats that QuantizeLinear and
-/// DequantizeLinear take (float8 from opset 19, float4 from 23).
-bool isNarrowFloat(Type t) {
+/// DequantizeLinear take (float8 from opset 19, float4 from 23); not E8M0,
+/// a scale type that the lowering's `isNarrowFloat` also counts.
+bool isQuantizedFloat(Type t) {
   return isa<Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type,
              Float8E5M2FNUZType, Float4E2M1FNType>(t);
 }
@@ -266,7 +267,7 @@ LogicalResult requireQuantized(NodeBinder &b, Value v, StringRef name,
                                unsigned maxBits) {
   Type element = typeOf(v).getElementType();
   auto t = dyn_cast<IntegerType>(element);
-  if (isNarrowFloat(element) ||
+  if (isQuantizedFloat(element) ||
       (t && t.getWidth() != 1 && t.getWidth() <= maxBits &&
        llvm::isPowerOf2_32(t.getWidth())))
     return success();
@@ -370,7 +371,7 @@ LogicalResult buildQuantizeLinear(NodeBinder &b) {
           "'output_dtype' = " + std::to_string(attrs->outputDataType) +
           " names an element type that is not supported");
   }
-  bool floatZeroPoint = zeroPoint && isNarrowFloat(resultElement);
+  bool floatZeroPoint = zeroPoint && isQuantizedFloat(resultElement);
   if (floatZeroPoint && isZeroFloatZeroPoint(b, 2))
     zeroPoint = {}, floatZeroPoint = false;
   RankedTensorType data = typeOf(x);
@@ -412,7 +413,8 @@ LogicalResult buildDequantizeLinear(NodeBinder &b) {
   FloatType floatType = scaleFloatType(b, scale, "x_scale");
   if (!floatType || failed(requireQuantized(b, x, "x", /*maxBits=*/32)))
     return failure();
-  bool floatZeroPoint = zeroPoint && isNarrowFloat(typeOf(x).getElementType());
+  bool floatZeroPoint =
+      zeroPoint && isQuantizedFloat(typeOf(x).getElementType());
   if (floatZeroPoint && isZeroFloatZeroPoint(b, 2))
     zeroPoint = {}, floatZeroPoint = false;
   RankedTensorType data = typeOf(x);
