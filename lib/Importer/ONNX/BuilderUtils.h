@@ -79,6 +79,38 @@ template <typename OpT> mlir::Value settleInferredType(NodeBinder &b, OpT op) {
   return result;
 }
 
+/// The result type `op`'s inference computes from its operands, or null
+/// (its diagnostics are dropped: the verifier reports them).
+template <typename OpT> mlir::RankedTensorType inferredResultType(OpT op) {
+  mlir::Operation *operation = op.getOperation();
+  llvm::SmallVector<mlir::Type, 1> types;
+  mlir::ScopedDiagnosticHandler drop(
+      operation->getContext(),
+      [](mlir::Diagnostic &) { return mlir::success(); });
+  if (mlir::failed(OpT::inferReturnTypes(
+          operation->getContext(), operation->getLoc(),
+          operation->getOperands(), operation->getRawDictionaryAttrs(),
+          operation->getPropertiesStorage(), operation->getRegions(), types)) ||
+      types.size() != 1)
+    return {};
+  return mlir::dyn_cast<mlir::RankedTensorType>(types.front());
+}
+
+/// Whether `a` fits `b` (same element type and rank, no conflicting
+/// sizes) and leaves some size dynamic that `b` has static.
+inline bool lessStaticThan(mlir::RankedTensorType a, mlir::RankedTensorType b) {
+  if (a.getElementType() != b.getElementType() || a.getRank() != b.getRank())
+    return false;
+  bool less = false;
+  for (auto [x, y] : llvm::zip(a.getShape(), b.getShape())) {
+    if (mlir::ShapedType::isDynamic(x))
+      less |= !mlir::ShapedType::isDynamic(y);
+    else if (!mlir::ShapedType::isDynamic(y) && x != y)
+      return false;
+  }
+  return less;
+}
+
 } // namespace detail
 
 /// Builds `OpT` with one result of the node's inferred output type 0 from
@@ -108,7 +140,19 @@ buildSimple(NodeBinder &b, mlir::ValueRange operands,
     return mlir::failure();
   auto op =
       OpT::create(b.builder(), b.loc(), mlir::TypeRange{type}, operands, attrs);
-  b.setOutput(0, op->getResult(0));
+  mlir::Value result = op->getResult(0);
+  if constexpr (OpT::template hasTrait<mlir::InferTypeOpInterface::Trait>()) {
+    // The declared type may be more static than what the operands show
+    // (the last op of an inlined function body, whose intermediate values
+    // ONNX never typed): the op keeps its own type and a cast gives the
+    // declared one.
+    if (mlir::RankedTensorType inferred = detail::inferredResultType(op);
+        inferred && detail::lessStaticThan(inferred, type)) {
+      result.setType(inferred);
+      result = mlir::tensor::CastOp::create(b.builder(), b.loc(), type, result);
+    }
+  }
+  b.setOutput(0, result);
   return mlir::success();
 }
 
@@ -141,6 +185,19 @@ inline mlir::RankedTensorType mergeStaticSizes(mlir::RankedTensorType a,
   for (auto [size, other] : llvm::zip(shape, b.getShape()))
     if (mlir::ShapedType::isDynamic(size))
       size = other;
+  return mlir::RankedTensorType::get(shape, a.getElementType());
+}
+
+/// The type values of `a` and `b` both fit (as the branches of an If):
+/// their sizes where they agree, `?` where they do not. Null when the
+/// element types or ranks differ.
+inline mlir::RankedTensorType joinBranchTypes(mlir::RankedTensorType a,
+                                              mlir::RankedTensorType b) {
+  if (a.getElementType() != b.getElementType() || a.getRank() != b.getRank())
+    return {};
+  llvm::SmallVector<int64_t> shape;
+  for (auto [x, y] : llvm::zip(a.getShape(), b.getShape()))
+    shape.push_back(x == y ? x : mlir::ShapedType::kDynamic);
   return mlir::RankedTensorType::get(shape, a.getElementType());
 }
 

@@ -20,17 +20,6 @@ using namespace mlir;
 namespace loom::onnx_import {
 namespace {
 
-/// The type both branches' values fit: their sizes where they agree, `?`
-/// where they do not. Null when the element types or ranks differ.
-RankedTensorType joinBranchTypes(RankedTensorType a, RankedTensorType b) {
-  if (a.getElementType() != b.getElementType() || a.getRank() != b.getRank())
-    return {};
-  SmallVector<int64_t> shape;
-  for (auto [x, y] : llvm::zip(a.getShape(), b.getShape()))
-    shape.push_back(x == y ? x : ShapedType::kDynamic);
-  return RankedTensorType::get(shape, a.getElementType());
-}
-
 /// What a subgraph reads from the enclosing graphs: the names and values
 /// that become operands, and the constants copied into the region.
 struct Captures {
@@ -69,7 +58,7 @@ struct Captures {
     llvm::StringMap<Value> bound;
     for (auto [i, name] : llvm::enumerate(names))
       bound[name] = block.getArgument(firstArgument + i);
-    for (auto [name, constant] : constants)
+    for (const auto &[name, constant] : constants)
       bound[name] = builder.clone(*constant)->getResult(0);
     return bound;
   }

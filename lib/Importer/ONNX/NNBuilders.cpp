@@ -746,6 +746,9 @@ LogicalResult buildHardmax(NodeBinder &b) {
 /// values; `knownScales` holds the scales when they are known at import.
 struct ResizeConfig {
   Value scales, roi;
+  /// The result type when the importer computed it (keep_aspect_ratio_policy
+  /// rounds the sizes its own way); null: the node's inferred output type.
+  RankedTensorType resultType;
   std::optional<SmallVector<float>> knownScales;
   std::string mode = "nearest";
   std::string coordinateMode = "half_pixel";
@@ -787,8 +790,63 @@ Value f32VectorInput(NodeBinder &b, size_t i, StringRef name,
   return castTo(b, v, b.builder().getF32Type());
 }
 
+/// `values` (1-D f32, one per listed position, `known` when constant)
+/// spread over a vector of `size`: value i at `positions[i]`, the others
+/// `other` (one value for all, or two: the first half and the second).
+Value spreadOverAxes(NodeBinder &b, Value values,
+                     const std::optional<SmallVector<float>> &known,
+                     ArrayRef<int64_t> positions, int64_t size,
+                     ArrayRef<float> other) {
+  SmallVector<float> full(size, other.front());
+  if (other.size() == 2)
+    std::fill(full.begin() + size / 2, full.end(), other.back());
+  if (known) {
+    for (auto [i, position] : llvm::enumerate(positions))
+      full[position] = (*known)[i];
+    return f32Tensor(b, full);
+  }
+  auto count = static_cast<int64_t>(positions.size());
+  auto f32Vector = [&](int64_t n) {
+    return RankedTensorType::get({n}, b.builder().getF32Type());
+  };
+  if (tensorType(values).isDynamicDim(0))
+    values =
+        tensor::CastOp::create(b.builder(), b.loc(), f32Vector(count), values);
+  return ScatterElementsOp::create(b.builder(), b.loc(), f32Vector(size),
+                                   f32Tensor(b, full), b.i64Tensor(positions),
+                                   values, static_cast<uint64_t>(0), "none");
+}
+
+/// The scales of keep_aspect_ratio_policy for sizes known only at run
+/// time: sizes / input sizes on the listed axes, their minimum
+/// (not_larger) or maximum (not_smaller) for every listed axis, 1 on the
+/// others.
+Value runTimeAspectScales(NodeBinder &b, Value sizes, RankedTensorType in,
+                          ArrayRef<int64_t> axes, bool notLarger) {
+  Type f32 = b.builder().getF32Type();
+  SmallVector<float> inputSizes;
+  for (int64_t axis : axes)
+    inputSizes.push_back(static_cast<float>(in.getDimSize(axis)));
+  auto count = static_cast<int64_t>(axes.size());
+  auto vectorType = RankedTensorType::get({count}, f32);
+  Value sizesF32 = castTo(b, sizes, f32);
+  if (tensorType(sizesF32).isDynamicDim(0))
+    sizesF32 =
+        tensor::CastOp::create(b.builder(), b.loc(), vectorType, sizesF32);
+  Value ratios = createInferred<DivOp>(b, sizesF32, f32Tensor(b, inputSizes));
+  auto axis0 = b.builder().getDenseI64ArrayAttr({0});
+  auto keep = b.builder().getBoolAttr(true);
+  Value scale = notLarger ? createInferred<ReduceMinOp>(b, ratios, axis0, keep)
+                          : createInferred<ReduceMaxOp>(b, ratios, axis0, keep);
+  Value perAxis = createInferred<MulOp>(
+      b, f32Tensor(b, SmallVector<float>(count, 1.0f)), scale);
+  return spreadOverAxes(b, perAxis, std::nullopt, axes, in.getRank(),
+                        /*other=*/{1.0f});
+}
+
 LogicalResult emitResize(NodeBinder &b, Value x, const ResizeConfig &config) {
-  RankedTensorType type = b.outputType(0);
+  RankedTensorType type =
+      config.resultType ? config.resultType : b.outputType(0);
   if (!type || !config.scales)
     return failure();
   int64_t rank = tensorType(x).getRank();
@@ -923,8 +981,8 @@ LogicalResult buildResize(NodeBinder &b) {
   if (!mode || !coordinateMode || !nearestMode || !cubicCoeffA ||
       !excludeOutside || !extrapolation)
     return failure();
-  // Resize-18 additions that loom.resize does not model: refuse them rather
-  // than resize differently.
+  // Resize-18's antialias changes the filter, which loom.resize does not
+  // model: refuse it rather than resize differently.
   std::optional<int64_t> antialias = b.intAttr("antialias", 0);
   std::optional<std::string> aspect =
       b.stringAttr("keep_aspect_ratio_policy", "stretch");
@@ -932,11 +990,30 @@ LogicalResult buildResize(NodeBinder &b) {
     return failure();
   if (*antialias != 0)
     return b.fail("antialias = 1 is not supported");
-  if (*aspect != "stretch")
+  if (!llvm::is_contained({"stretch", "not_larger", "not_smaller"}, *aspect))
     return b.fail("keep_aspect_ratio_policy \"" + *aspect +
-                  "\" is not supported");
-  if (b.hasAttr("axes"))
-    return b.fail("the 'axes' attribute (Resize-18) is not supported");
+                  "\" is not one of \"stretch\", \"not_larger\" and "
+                  "\"not_smaller\"");
+  // Resize-18's axes: scales, sizes and roi then name only these axes, in
+  // this order; the others keep their size (scale 1, roi [0, 1]).
+  SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  bool allAxes = true;
+  if (b.hasAttr("axes")) {
+    std::optional<SmallVector<int64_t>> listed = b.intsAttr("axes");
+    if (!listed)
+      return failure();
+    axes.clear();
+    for (int64_t axis : *listed) {
+      std::optional<int64_t> normalized = normalizeAxisOrFail(b, axis, rank);
+      if (!normalized)
+        return failure();
+      if (llvm::is_contained(axes, *normalized))
+        return b.emitError() << "axis " << axis << " is listed twice";
+      axes.push_back(*normalized);
+    }
+    allAxes = false;
+  }
+  int64_t count = axes.size();
   config.mode = *mode;
   config.coordinateMode = *coordinateMode;
   config.nearestMode = *nearestMode;
@@ -950,38 +1027,88 @@ LogicalResult buildResize(NodeBinder &b) {
     RankedTensorType t = tensorType(b.optionalInput(i));
     return t.getRank() == 1 && t.getDimSize(0) == 0;
   };
+  auto checkCount = [&](Value v, StringRef name,
+                        int64_t perAxis) -> LogicalResult {
+    RankedTensorType t = tensorType(v);
+    if (t.getRank() == 1 &&
+        (t.isDynamicDim(0) || t.getDimSize(0) == perAxis * count))
+      return success();
+    return b.emitError() << "'" << name << "' must hold " << perAxis * count
+                         << " values ("
+                         << (perAxis == 2 ? "2 per " : "one per ")
+                         << (allAxes ? "axis" : "listed axis") << "), got "
+                         << t;
+  };
   bool hasScales = b.hasInput(2) && !isEmpty(2);
   bool hasSizes = b.hasInput(3) && !isEmpty(3);
   if (hasScales && hasSizes)
     return b.fail("only one of 'scales' and 'sizes' may be given");
   if (hasScales) {
     config.scales = f32VectorInput(b, 2, "scales", config.knownScales);
-    if (!config.scales)
+    if (!config.scales || failed(checkCount(config.scales, "scales", 1)))
       return failure();
+    if (!allAxes) {
+      config.scales = spreadOverAxes(b, config.scales, config.knownScales, axes,
+                                     rank, /*other=*/{1.0f});
+      if (config.knownScales) {
+        SmallVector<float> full(rank, 1.0f);
+        for (auto [i, axis] : llvm::enumerate(axes))
+          full[axis] = (*config.knownScales)[i];
+        config.knownScales = full;
+      }
+    }
   } else if (hasSizes) {
+    RankedTensorType sizesType = b.inputType(3);
+    if (!sizesType || failed(checkCount(b.input(3), "sizes", 1)))
+      return failure();
+    for (int64_t axis : axes)
+      if (in.isDynamicDim(axis) || in.getDimSize(axis) == 0)
+        return b.emitError() << "'sizes' needs static, non-zero input sizes, "
+                                "but axis "
+                             << axis << " of " << in << " is not";
     std::optional<SmallVector<int64_t>> sizes = b.constantInts(3);
-    if (!sizes) {
+    if (!sizes && *aspect == "stretch") {
       // A computed 'sizes' is fine when inference knows the output shape.
       RankedTensorType out = b.knownOutputType(0);
       if (!out || !out.hasStaticShape())
         return b.fail("input 3 ('sizes') must be a constant, or the output "
                       "shape must be static");
-      sizes = SmallVector<int64_t>(out.getShape());
+      sizes.emplace();
+      for (int64_t axis : axes)
+        sizes->push_back(out.getDimSize(axis));
     }
-    if (sizes->size() != static_cast<size_t>(rank))
-      return b.emitError() << "expects " << rank
-                           << " sizes (one per axis), got " << sizes->size();
-    SmallVector<float> scales;
-    for (int64_t i = 0; i < rank; ++i) {
-      int64_t d = in.getDimSize(i);
-      if (ShapedType::isDynamic(d) || d == 0)
-        return b.emitError() << "'sizes' needs static, non-zero input sizes, "
-                                "but axis "
-                             << i << " of " << in << " is not";
-      scales.push_back(static_cast<float>((*sizes)[i]) / static_cast<float>(d));
+    if (sizes) {
+      // Per-axis scales out / in, made one scale for the listed axes by
+      // the policy; the sizes are then round-half-up(scale * in).
+      SmallVector<float> scales(rank, 1.0f);
+      for (auto [i, axis] : llvm::enumerate(axes))
+        scales[axis] = static_cast<float>((*sizes)[i]) /
+                       static_cast<float>(in.getDimSize(axis));
+      if (*aspect != "stretch") {
+        float scale = scales[axes.front()];
+        for (int64_t axis : axes)
+          scale = *aspect == "not_larger" ? std::min(scale, scales[axis])
+                                          : std::max(scale, scales[axis]);
+        SmallVector<int64_t> shape(in.getShape());
+        for (int64_t axis : axes) {
+          scales[axis] = scale;
+          shape[axis] = static_cast<int64_t>(
+              scale * static_cast<float>(in.getDimSize(axis)) + 0.5f);
+        }
+        config.resultType = RankedTensorType::get(shape, in.getElementType());
+      }
+      config.knownScales = scales;
+      config.scales = f32Tensor(b, scales);
+    } else {
+      // keep_aspect_ratio_policy with sizes known only at run time: the
+      // scale is computed then, and the sizes are the declared ones.
+      RankedTensorType out = b.knownOutputType(0);
+      if (!out || !out.hasStaticShape())
+        return b.fail("with keep_aspect_ratio_policy, input 3 ('sizes') "
+                      "must be a constant or the output shape static");
+      config.scales =
+          runTimeAspectScales(b, b.input(3), in, axes, *aspect == "not_larger");
     }
-    config.knownScales = scales;
-    config.scales = f32Tensor(b, scales);
   } else {
     return b.fail("one of 'scales' and 'sizes' is required");
   }
@@ -991,8 +1118,17 @@ LogicalResult buildResize(NodeBinder &b) {
       return b.fail("input 1 ('roi') is required for tf_crop_and_resize");
     std::optional<SmallVector<float>> knownRoi;
     config.roi = f32VectorInput(b, 1, "roi", knownRoi);
-    if (!config.roi)
+    if (!config.roi || failed(checkCount(config.roi, "roi", 2)))
       return failure();
+    if (!allAxes) {
+      // Begins, then ends: a listed axis's pair goes to `axis` and
+      // `rank + axis`; the others keep [0, 1].
+      SmallVector<int64_t> positions(axes);
+      for (int64_t axis : axes)
+        positions.push_back(rank + axis);
+      config.roi = spreadOverAxes(b, config.roi, knownRoi, positions, 2 * rank,
+                                  /*other=*/{0.0f, 1.0f});
+    }
   }
   return emitResize(b, x, config);
 }
@@ -1238,6 +1374,98 @@ std::optional<bool> flagAttr(NodeBinder &b, StringRef name) {
   return *v != 0;
 }
 
+/// AffineGrid-20: the sampling grid [N, (D,) H, W, K] of the affine maps
+/// theta [N, K, K + 1] (K = 2 or 3). Each output point is theta applied to
+/// the homogeneous base coordinates [x, y, (z,) 1] of its position, which
+/// span [-1, 1] per axis (pixel centres without align_corners, the corner
+/// pixels' centres with it). The base grid is a constant [P, K + 1] (P
+/// output points), so the node is one batched MatMul with theta^T. The
+/// spatial sizes come from `size` when it is a constant, else from the
+/// declared output type.
+LogicalResult buildAffineGrid(NodeBinder &b) {
+  if (failed(b.rejectUnknownAttrs({"align_corners"})))
+    return failure();
+  Value theta = b.input(0);
+  RankedTensorType sizeType = b.inputType(1);
+  std::optional<int64_t> alignCorners = b.intAttr("align_corners", 0);
+  if (!theta || !sizeType || !alignCorners)
+    return failure();
+  RankedTensorType thetaType = tensorType(theta);
+  if (thetaType.getRank() != 3 || thetaType.isDynamicDim(1) ||
+      thetaType.isDynamicDim(2) ||
+      !llvm::is_contained({2, 3}, thetaType.getDimSize(1)) ||
+      thetaType.getDimSize(2) != thetaType.getDimSize(1) + 1)
+    return b.emitError() << "expects theta [N, 2, 3] or [N, 3, 4], got "
+                         << thetaType;
+  int64_t k = thetaType.getDimSize(1);
+  std::optional<SmallVector<int64_t>> size = b.constantInts(1);
+  SmallVector<int64_t> spatial;
+  if (size) {
+    if (static_cast<int64_t>(size->size()) != k + 2)
+      return b.emitError() << "'size' must hold " << k + 2
+                           << " values (N, C and the " << k
+                           << " spatial sizes), got " << size->size();
+    spatial.assign(size->begin() + 2, size->end());
+  } else {
+    RankedTensorType out = b.knownOutputType(0);
+    if (!out || out.getRank() != k + 2 ||
+        llvm::any_of(out.getShape().slice(1, k), ShapedType::isDynamic))
+      return b.fail("input 1 ('size') must be a constant, or the output's "
+                    "spatial sizes static");
+    spatial.assign(out.getShape().begin() + 1, out.getShape().begin() + 1 + k);
+  }
+  if (llvm::any_of(spatial, [](int64_t d) { return d < 1; }))
+    return b.fail("the spatial sizes must be positive");
+  int64_t points = product(spatial);
+  constexpr int64_t kMaxPoints = int64_t(1) << 26;
+  if (points > kMaxPoints)
+    return b.emitError() << "a grid of " << points
+                         << " points is larger than supported (" << kMaxPoints
+                         << ")";
+  // Coordinate j of an axis of n points.
+  auto coordinate = [&](int64_t j, int64_t n) {
+    if (*alignCorners)
+      return n == 1 ? -1.0 : -1.0 + 2.0 * double(j) / double(n - 1);
+    return -1.0 + (2.0 * double(j) + 1.0) / double(n);
+  };
+  // Rows [x, y, (z,) 1]: x runs along the last spatial axis.
+  SmallVector<double> base;
+  base.reserve(points * (k + 1));
+  SmallVector<int64_t> position(k, 0);
+  for (int64_t p = 0; p < points; ++p) {
+    for (int64_t axis = k - 1; axis >= 0; --axis)
+      base.push_back(coordinate(position[axis], spatial[axis]));
+    base.push_back(1.0);
+    for (int64_t axis = k - 1; axis >= 0; --axis) {
+      if (++position[axis] < spatial[axis])
+        break;
+      position[axis] = 0;
+    }
+  }
+  auto elementType = dyn_cast<FloatType>(thetaType.getElementType());
+  if (!elementType)
+    return b.emitError() << "expects a floating-point theta, got " << thetaType;
+  SmallVector<APFloat> values;
+  values.reserve(base.size());
+  for (double v : base) {
+    APFloat value(v);
+    bool losesInfo;
+    value.convert(elementType.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                  &losesInfo);
+    values.push_back(value);
+  }
+  auto baseType = RankedTensorType::get({1, points, k + 1}, elementType);
+  Value baseGrid = ConstantOp::create(b.builder(), b.loc(),
+                                      DenseElementsAttr::get(baseType, values));
+  Value thetaT =
+      createInferred<TransposeOp>(b, theta, ArrayRef<int64_t>{0, 2, 1});
+  Value flat = createInferred<MatMulOp>(b, baseGrid, thetaT);
+  SmallVector<int64_t> shape = {thetaType.getDimSize(0)};
+  llvm::append_range(shape, spatial);
+  shape.push_back(k);
+  return bindRefined(b, reshapeTo(b, flat, shape));
+}
+
 /// GridSample-16 (4-D). GridSample-20 generalized it to N-d and renamed the
 /// modes "linear" and "cubic"; its 4-D form maps onto the same op.
 LogicalResult buildGridSample(NodeBinder &b) {
@@ -1427,6 +1655,7 @@ void registerNNBuilders(OpTable &t) {
 
   // Vision.
   t.add("", "GridSample", 16, buildGridSample);
+  t.add("", "AffineGrid", 20, buildAffineGrid);
   t.add("", "RoiAlign", 10, buildRoiAlign);
   t.add("", "NonMaxSuppression", 10, buildNonMaxSuppression);
 

@@ -28,6 +28,10 @@ struct ReduceSpec {
   /// `candidates` (see runTimeAxes). Empty when the axes are known.
   SmallVector<SmallVector<int64_t>> candidates;
   Value choice;
+  /// Whether the candidates give results of different shapes (the
+  /// declared output type does not tell them apart): the node's result
+  /// then has `?` where they differ and only the chosen one is computed.
+  bool shapesDiffer = false;
 };
 
 /// Normalizes `axes` against `rank` and sorts them; reports out-of-range
@@ -99,11 +103,15 @@ SmallVector<int64_t> reducedShape(ArrayRef<int64_t> shape,
 /// index or, for sums naming no candidate (repeated axes, or axes the
 /// declared type rules out), to an out-of-range index, a run-time error.
 /// A single candidate needs no choice: the declared type names it, as for
-/// axesFromKeptShape. Fails (nullopt) when the candidates' shapes differ.
+/// axesFromKeptShape. Candidates of different shapes (an intermediate
+/// value with no declared type, as in ONNX's function bodies) are allowed
+/// up to kMaxShapedCandidates; fails (nullopt) beyond.
 std::optional<ReduceSpec> runTimeAxes(NodeBinder &b, Value axes,
                                       RankedTensorType in, bool keepdims) {
   // 2^rank entries in the lookup table.
   constexpr int64_t kMaxRank = 10;
+  // Each candidate of its own shape is a branch of a chain of loom.if.
+  constexpr size_t kMaxShapedCandidates = 16;
   RankedTensorType axesType = typeOf(axes);
   int64_t rank = in.getRank();
   if (!axesType || axesType.getRank() != 1 || axesType.isDynamicDim(0) ||
@@ -140,12 +148,13 @@ std::optional<ReduceSpec> runTimeAxes(NodeBinder &b, Value axes,
     if (!agrees(candidateShape))
       continue;
     if (shape && *shape != candidateShape)
-      return std::nullopt;
+      spec.shapesDiffer = true;
     shape = candidateShape;
     spec.candidates.push_back(std::move(set));
     masks.push_back(mask);
   }
-  if (spec.candidates.empty())
+  if (spec.candidates.empty() ||
+      (spec.shapesDiffer && spec.candidates.size() > kMaxShapedCandidates))
     return std::nullopt;
   if (spec.candidates.size() == 1) {
     spec.axes = spec.candidates.pop_back_val();
@@ -246,19 +255,73 @@ LogicalResult buildIdentity(NodeBinder &b) {
   return success();
 }
 
-/// The node's result: `compute(axes)` for the spec's axes or, with axes
-/// known only at run time, for every candidate, the one the axes name
-/// picked by a chain of loom.where on the spec's choice.
-Value forEachCandidate(NodeBinder &b, const ReduceSpec &spec,
-                       llvm::function_ref<Value(ArrayRef<int64_t>)> compute) {
+/// Computes the reduction of one input over a set of axes, building at
+/// the binder's insertion point.
+using ComputeFn = llvm::function_ref<Value(Value input, ArrayRef<int64_t>)>;
+
+/// Candidates `first` and on, of different shapes: a loom.if on
+/// `choice == first` whose then-branch computes that candidate and whose
+/// else-branch holds the chain for the rest. Each result is cast to
+/// `type`, the candidates' shapes joined (`?` where they differ).
+Value chooseByIf(NodeBinder &b, const ReduceSpec &spec, size_t first,
+                 Value input, Value choice, RankedTensorType type,
+                 ComputeFn compute) {
+  OpBuilder &builder = b.builder();
+  auto castToJoined = [&](Value value) -> Value {
+    if (value.getType() == type)
+      return value;
+    return tensor::CastOp::create(builder, b.loc(), type, value);
+  };
+  if (first + 1 == spec.candidates.size())
+    return castToJoined(compute(input, spec.candidates[first]));
+  Type i64 = builder.getI64Type();
+  Value taken = createInferred<EqualOp>(b, choice, b.scalar(i64, first));
+  auto ifOp = IfOp::create(builder, b.loc(), TypeRange{type}, taken,
+                           ValueRange{input, choice});
+  for (Region *region : {&ifOp.getThenRegion(), &ifOp.getElseRegion()}) {
+    Block *block = new Block();
+    region->push_back(block);
+    Value blockInput = block->addArgument(input.getType(), b.loc());
+    Value blockChoice = block->addArgument(choice.getType(), b.loc());
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToEnd(block);
+    Value result =
+        region == &ifOp.getThenRegion()
+            ? castToJoined(compute(blockInput, spec.candidates[first]))
+            : chooseByIf(b, spec, first + 1, blockInput, blockChoice, type,
+                         compute);
+    YieldOp::create(builder, b.loc(), result);
+  }
+  return ifOp.getResult(0);
+}
+
+/// The node's result: `compute(input, axes)` for the spec's axes or, with
+/// axes known only at run time, the candidate the axes name: every
+/// candidate computed and one picked by a chain of loom.where on the
+/// spec's choice when they share a shape, else only the chosen one, in a
+/// chain of loom.if (see chooseByIf).
+Value forEachCandidate(NodeBinder &b, const ReduceSpec &spec, Value input,
+                       ComputeFn compute) {
   if (spec.candidates.empty())
-    return compute(spec.axes);
+    return compute(input, spec.axes);
+  if (spec.shapesDiffer) {
+    // Every decomposed reduction keeps its input's element type.
+    auto inputType = cast<RankedTensorType>(input.getType());
+    RankedTensorType joined;
+    for (ArrayRef<int64_t> axes : spec.candidates) {
+      auto type = RankedTensorType::get(
+          reducedShape(inputType.getShape(), axes, spec.keepdims),
+          inputType.getElementType());
+      joined = joined ? joinBranchTypes(joined, type) : type;
+    }
+    return chooseByIf(b, spec, 0, input, spec.choice, joined, compute);
+  }
   Type i64 = b.builder().getI64Type();
-  Value result = compute(spec.candidates.back());
+  Value result = compute(input, spec.candidates.back());
   for (int64_t i = int64_t(spec.candidates.size()) - 2; i >= 0; --i) {
     Value chosen = createInferred<EqualOp>(b, spec.choice, b.scalar(i64, i));
-    result =
-        createInferred<WhereOp>(b, chosen, compute(spec.candidates[i]), result);
+    result = createInferred<WhereOp>(
+        b, chosen, compute(input, spec.candidates[i]), result);
   }
   return result;
 }
@@ -274,9 +337,10 @@ LogicalResult buildReduce(NodeBinder &b, int64_t axesInputSince) {
     return buildIdentity(b);
   if (!spec->candidates.empty())
     return bindRefined(
-        b, forEachCandidate(b, *spec, [&](ArrayRef<int64_t> axes) {
-          return createReduce<OpT>(b, b.input(0), axes, spec->keepdims);
-        }));
+        b, forEachCandidate(
+               b, *spec, b.input(0), [&](Value input, ArrayRef<int64_t> axes) {
+                 return createReduce<OpT>(b, input, axes, spec->keepdims);
+               }));
   return buildSimple<OpT>(
       b, {b.input(0)},
       {b.builder().getNamedAttr("axes",
@@ -364,9 +428,11 @@ LogicalResult buildDecomposedReduce(NodeBinder &b, ReduceKind kind,
     x = CastOp::create(b.builder(), b.loc(),
                        xType.clone(b.builder().getF64Type()), x);
   }
-  Value result = forEachCandidate(b, *spec, [&](ArrayRef<int64_t> axes) {
-    return decomposedReduce(b, kind, x, axes, spec->keepdims, spec->identity);
-  });
+  Value result =
+      forEachCandidate(b, *spec, x, [&](Value input, ArrayRef<int64_t> axes) {
+        return decomposedReduce(b, kind, input, axes, spec->keepdims,
+                                spec->identity);
+      });
   if (viaF64) {
     auto resultType = cast<RankedTensorType>(result.getType());
     result = CastOp::create(b.builder(), b.loc(),

@@ -1,7 +1,9 @@
 //===- SequenceModelBuilders.cpp - Recurrent cells ------------------------===//
 //
-// RNN, GRU and LSTM are unrolled over their (static) time axis into matmuls,
-// elementwise ops and activations.
+// RNN, GRU and LSTM, and the state-carrying sequence ops of linear-attention
+// and state-space models (LinearAttention, CausalConvWithState), are
+// unrolled over their (static) time axis into matmuls, elementwise ops and
+// activations.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +12,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <cmath>
+#include <limits>
 #include <map>
 
 using namespace mlir;
@@ -547,6 +551,272 @@ LogicalResult buildRecurrent(NodeBinder &b, CellKind kind) {
   return b.rejectOutputsFrom(2, "RNN and GRU have two outputs");
 }
 
+//===----------------------------------------------------------------------===//
+// CausalConvWithState, LinearAttention (opset 27)
+//===----------------------------------------------------------------------===//
+
+/// CausalConvWithState: a depthwise causal Conv1d that carries its left
+/// context. The input [B, C, L] is preceded by past_state [B, C, k - 1]
+/// (zeros when absent), convolved with weight [C, 1, k] (group C, no pads),
+/// the bias added and SiLU applied when `activation` is "silu" or "swish"
+/// (in f32, as ONNX's reference, then converted back); present_state is the
+/// last k - 1 positions of the padded input.
+LogicalResult buildCausalConvWithState(NodeBinder &b) {
+  if (failed(b.rejectUnknownAttrs({"activation"})))
+    return failure();
+  std::optional<std::string> activation = b.stringAttr("activation", "none");
+  Value x = b.input(0), weight = b.input(1);
+  if (!activation || !x || !weight)
+    return failure();
+  if (!llvm::is_contained({"none", "silu", "swish"}, *activation))
+    return b.fail("activation \"" + *activation +
+                  "\" is not one of \"none\", \"silu\" and \"swish\"");
+  RankedTensorType in = typeOf(x), w = typeOf(weight);
+  if (in.getRank() != 3 || w.getRank() != 3 || in.isDynamicDim(1) ||
+      !w.hasStaticShape() || w.getDimSize(0) != in.getDimSize(1) ||
+      w.getDimSize(1) != 1 || w.getDimSize(2) < 1)
+    return b.emitError() << "expects input [B, C, L] with a static C and "
+                            "weight [C, 1, k], got "
+                         << in << " and " << w;
+  int64_t channels = in.getDimSize(1), k = w.getDimSize(2);
+  SmallVector<int64_t> stateShape = {in.getDimSize(0), channels, k - 1};
+  Value bias = b.optionalInput(2), past = b.optionalInput(3);
+  if (bias &&
+      (typeOf(bias).getRank() != 1 || typeOf(bias).getDimSize(0) != channels))
+    return b.emitError() << "expects bias [C] (C = " << channels << "), got "
+                         << typeOf(bias);
+  if (past) {
+    RankedTensorType p = typeOf(past);
+    if (p.getRank() != 3 || p.getElementType() != in.getElementType() ||
+        p.isDynamicDim(1) || p.getDimSize(1) != channels || p.isDynamicDim(2) ||
+        p.getDimSize(2) != k - 1)
+      return b.emitError() << "expects past_state [B, C, k - 1] = [B, "
+                           << channels << ", " << k - 1 << "], got " << p;
+  } else if (!in.isDynamicDim(0)) {
+    past = b.splat(in.clone(stateShape), 0);
+  } else {
+    // Zeros of the input's run-time batch: the input's first k - 1
+    // positions times zero would carry NaNs, so build them by shape.
+    Type i64 = b.builder().getI64Type();
+    Value batchAndChannels = ShapeOp::create(
+        b.builder(), b.loc(), RankedTensorType::get({2}, i64), x,
+        b.builder().getI64IntegerAttr(0), b.builder().getI64IntegerAttr(2));
+    Value shape = concat(b, {batchAndChannels, b.i64Tensor({k - 1})}, 0);
+    past = ConstantOfShapeOp::create(
+        b.builder(), b.loc(), in.clone(stateShape), shape,
+        cast<TypedAttr>(b.builder().getZeroAttr(in.getElementType())));
+  }
+  Value padded = concat(b, {past, x}, 2);
+  RankedTensorType paddedType = typeOf(padded);
+  SmallVector<int64_t> outShape(in.getShape());
+  OpBuilder &builder = b.builder();
+  Value y = ConvOp::create(
+      builder, b.loc(), in.clone(outShape), padded, weight, bias,
+      builder.getDenseI64ArrayAttr({1}), builder.getDenseI64ArrayAttr({0, 0}),
+      builder.getDenseI64ArrayAttr({1}), static_cast<uint64_t>(channels));
+  if (*activation != "none") {
+    Type f32 = builder.getF32Type();
+    y = castTo(b, createInferred<SiluOp>(b, castTo(b, y, f32)),
+               in.getElementType());
+  }
+  Value present;
+  if (!paddedType.isDynamicDim(2)) {
+    int64_t length = paddedType.getDimSize(2);
+    present = SliceOp::create(builder, b.loc(), in.clone(stateShape), padded,
+                              b.i64Tensor({length - (k - 1)}),
+                              b.i64Tensor({length}), b.i64Tensor({2}), Value());
+  } else {
+    // The last k - 1 positions: a start counted from the end.
+    present = SliceOp::create(
+        builder, b.loc(), in.clone(stateShape), padded, b.i64Tensor({-(k - 1)}),
+        b.i64Tensor({std::numeric_limits<int64_t>::max()}), b.i64Tensor({2}),
+        Value());
+  }
+  if (failed(bindRefined(b, y)))
+    return failure();
+  if (b.hasOutput(1) && failed(bindRefined(b, present, 1)))
+    return failure();
+  return success();
+}
+
+/// Position `index` of `v` along `axis`, the axis kept (size 1).
+Value positionAt(NodeBinder &b, Value v, int64_t axis, int64_t index) {
+  RankedTensorType t = typeOf(v);
+  SmallVector<int64_t> shape(t.getShape());
+  shape[axis] = 1;
+  return SliceOp::create(b.builder(), b.loc(), t.clone(shape), v,
+                         b.i64Tensor({index}), b.i64Tensor({index + 1}),
+                         b.i64Tensor({axis}), Value());
+}
+
+/// [B, T, H * D] -> [B, H, T, D] in f32 (LinearAttention's unpacking).
+Value unpackHeads(NodeBinder &b, Value v, int64_t heads) {
+  RankedTensorType t = typeOf(v);
+  int64_t depth = t.getDimSize(2) / heads;
+  auto type = RankedTensorType::get(
+      {t.getDimSize(0), t.getDimSize(1), heads, depth}, t.getElementType());
+  Value split = ReshapeOp::create(
+      b.builder(), b.loc(), type, v,
+      b.i64Tensor({t.getDimSize(0), t.getDimSize(1), heads, depth}),
+      /*allowzero=*/false);
+  return castTo(
+      b, createInferred<TransposeOp>(b, split, ArrayRef<int64_t>{0, 2, 1, 3}),
+      b.builder().getF32Type());
+}
+
+/// LinearAttention: the recurrent state S [B, H_kv, d_k, d_v] of linear
+/// attention, unrolled over the (static) sequence. Per step t, in f32:
+///   gated:  S *= exp(decay_t)              (per head or per key dimension)
+///   delta:  v_t = beta_t * (v_t - k_t S)   (the delta rule)
+///   S += k_t^T v_t;  o_t = scale * q_t S   (S repeated over the query
+///   heads of a group, GQA)
+/// "linear" does neither, "gated_delta" both. The output is [B, T, H_q *
+/// d_v] in the query's type, present_state S in past_state's type (the
+/// query's when absent). `chunk_size` is a tuning hint that does not change
+/// the result.
+LogicalResult buildLinearAttention(NodeBinder &b) {
+  if (failed(b.rejectUnknownAttrs({"chunk_size", "kv_num_heads", "q_num_heads",
+                                   "scale", "update_rule"})))
+    return failure();
+  std::optional<std::string> rule = b.stringAttr("update_rule", "gated_delta");
+  std::optional<int64_t> qHeads = b.intAttr("q_num_heads", 0);
+  std::optional<int64_t> kvHeads = b.intAttr("kv_num_heads", 0);
+  std::optional<float> scaleAttr = b.floatAttr("scale", 0.0f);
+  Value query = b.input(0), key = b.input(1), value = b.input(2);
+  if (!rule || !qHeads || !kvHeads || !scaleAttr || !query || !key || !value)
+    return failure();
+  if (!llvm::is_contained({"linear", "gated", "delta", "gated_delta"}, *rule))
+    return b.fail("update_rule \"" + *rule +
+                  "\" is not one of \"linear\", \"gated\", \"delta\" and "
+                  "\"gated_delta\"");
+  if (!b.hasAttr("q_num_heads") || !b.hasAttr("kv_num_heads"))
+    return b.fail("attributes 'q_num_heads' and 'kv_num_heads' are required");
+  if (*qHeads <= 0 || *kvHeads <= 0 || *qHeads % *kvHeads != 0)
+    return b.emitError() << "q_num_heads (" << *qHeads
+                         << ") must be a positive multiple of kv_num_heads ("
+                         << *kvHeads << ")";
+  bool gating = *rule == "gated" || *rule == "gated_delta";
+  bool deltaRule = *rule == "delta" || *rule == "gated_delta";
+  Value past = b.optionalInput(3), decay = b.optionalInput(4),
+        beta = b.optionalInput(5);
+  if (gating != bool(decay))
+    return b.fail("update_rule \"" + *rule + "\" " +
+                  (gating ? "requires" : "forbids") + " the decay input");
+  if (deltaRule != bool(beta))
+    return b.fail("update_rule \"" + *rule + "\" " +
+                  (deltaRule ? "requires" : "forbids") + " the beta input");
+  RankedTensorType q = typeOf(query), k = typeOf(key), v = typeOf(value);
+  for (RankedTensorType t : {q, k, v})
+    if (t.getRank() != 3 || !t.hasStaticShape())
+      return b.emitError() << "expects query, key and value [B, T, H * D] "
+                              "with static sizes (the recurrence is unrolled "
+                              "over T), got "
+                           << q << ", " << k << " and " << v;
+  int64_t batch = q.getDimSize(0), steps = q.getDimSize(1);
+  // Each step is some twenty ops: a bound keeps the program (and its
+  // compile time) in proportion to what a model file can ask for.
+  constexpr int64_t kMaxSteps = 4096;
+  if (steps > kMaxSteps)
+    return b.emitError() << "a sequence of " << steps
+                         << " steps is longer than the " << kMaxSteps
+                         << " this unrolled recurrence supports";
+  if (q.getDimSize(2) % *qHeads != 0 || k.getDimSize(2) % *kvHeads != 0 ||
+      v.getDimSize(2) % *kvHeads != 0)
+    return b.fail("the last dimensions of query, key and value must divide "
+                  "by their numbers of heads");
+  int64_t dk = q.getDimSize(2) / *qHeads, dv = v.getDimSize(2) / *kvHeads;
+  if (k.getDimSize(2) / *kvHeads != dk || k.getDimSize(0) != batch ||
+      v.getDimSize(0) != batch || k.getDimSize(1) != steps ||
+      v.getDimSize(1) != steps)
+    return b.emitError() << "query, key and value disagree: " << q << ", " << k
+                         << " and " << v << " with " << *qHeads << " query and "
+                         << *kvHeads << " key/value heads";
+  Type f32 = b.builder().getF32Type();
+  auto stateType = RankedTensorType::get({batch, *kvHeads, dk, dv}, f32);
+  Type stateElement = q.getElementType();
+  Value state;
+  if (past) {
+    RankedTensorType p = typeOf(past);
+    if (p.getShape() != stateType.getShape())
+      return b.emitError() << "expects past_state [" << batch << ", "
+                           << *kvHeads << ", " << dk << ", " << dv << "], got "
+                           << p;
+    stateElement = p.getElementType();
+    state = castTo(b, past, f32);
+  } else {
+    state = b.splat(stateType, 0);
+  }
+  Value q4 = unpackHeads(b, query, *qHeads), k4 = unpackHeads(b, key, *kvHeads),
+        v4 = unpackHeads(b, value, *kvHeads);
+  // decay [B, T, H_kv] or [B, T, H_kv * d_k] -> [B, H_kv, T, 1 or d_k].
+  Value decay4, beta4;
+  if (decay) {
+    RankedTensorType d = typeOf(decay);
+    if (d.getRank() != 3 ||
+        d.getShape().take_front(2) != q.getShape().take_front(2) ||
+        (d.getDimSize(2) != *kvHeads && d.getDimSize(2) != *kvHeads * dk))
+      return b.emitError() << "expects decay [B, T, H_kv] or [B, T, H_kv * "
+                              "d_k], got "
+                           << d;
+    decay4 = unpackHeads(b, decay, *kvHeads);
+  }
+  if (beta) {
+    RankedTensorType t = typeOf(beta);
+    if (t.getRank() != 3 ||
+        t.getShape().take_front(2) != q.getShape().take_front(2) ||
+        (t.getDimSize(2) != *kvHeads && t.getDimSize(2) != 1))
+      return b.emitError() << "expects beta [B, T, H_kv] or [B, T, 1], got "
+                           << t;
+    beta4 = unpackHeads(b, beta, t.getDimSize(2));
+  }
+  float scale = *scaleAttr != 0.0f ? *scaleAttr
+                                   : 1.0f / std::sqrt(static_cast<float>(dk));
+  // Query head h reads key/value head h / group.
+  int64_t group = *qHeads / *kvHeads;
+  SmallVector<int64_t> kvHeadOf;
+  for (int64_t h = 0; h < *qHeads; ++h)
+    kvHeadOf.push_back(h / group);
+  auto swapLast = [&](Value x) {
+    return createInferred<TransposeOp>(b, x, ArrayRef<int64_t>{0, 1, 3, 2});
+  };
+  auto matmul = [&](Value x, Value y) {
+    return createInferred<MatMulOp>(b, x, y);
+  };
+  SmallVector<Value> outputs;
+  for (int64_t t = 0; t < steps; ++t) {
+    Value qt = positionAt(b, q4, 2, t), kt = positionAt(b, k4, 2, t),
+          vt = positionAt(b, v4, 2, t);
+    if (gating)
+      state =
+          mul(b, state,
+              swapLast(createInferred<ExpOp>(b, positionAt(b, decay4, 2, t))));
+    if (deltaRule)
+      vt = mul(b, positionAt(b, beta4, 2, t),
+               createInferred<SubOp>(b, vt, matmul(kt, state)));
+    state = add(b, state, matmul(swapLast(kt), vt));
+    Value read = state;
+    if (group != 1)
+      read = GatherOp::create(
+          b.builder(), b.loc(),
+          RankedTensorType::get({batch, *qHeads, dk, dv}, f32), state,
+          b.i64Tensor(kvHeadOf), b.builder().getI64IntegerAttr(1));
+    outputs.push_back(mul(b, matmul(qt, read), b.scalar(f32, scale)));
+  }
+  Value heads = concat(b, outputs, 2);
+  Value packed =
+      createInferred<TransposeOp>(b, heads, ArrayRef<int64_t>{0, 2, 1, 3});
+  auto outType = RankedTensorType::get({batch, steps, *qHeads * dv}, f32);
+  Value output = ReshapeOp::create(b.builder(), b.loc(), outType, packed,
+                                   b.i64Tensor({batch, steps, *qHeads * dv}),
+                                   /*allowzero=*/false);
+  if (failed(bindRefined(b, castTo(b, output, q.getElementType()))))
+    return failure();
+  if (b.hasOutput(1) &&
+      failed(bindRefined(b, castTo(b, state, stateElement), 1)))
+    return failure();
+  return success();
+}
+
 } // namespace
 
 void registerSequenceModelBuilders(OpTable &t) {
@@ -558,6 +828,8 @@ void registerSequenceModelBuilders(OpTable &t) {
     t.add("", "LSTM", version,
           [](NodeBinder &b) { return buildRecurrent(b, CellKind::LSTM); });
   }
+  t.add("", "CausalConvWithState", 27, buildCausalConvWithState);
+  t.add("", "LinearAttention", 27, buildLinearAttention);
 }
 
 } // namespace loom::onnx_import

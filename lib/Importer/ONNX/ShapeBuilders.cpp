@@ -208,6 +208,25 @@ LogicalResult buildIdentity(NodeBinder &b) {
   return success();
 }
 
+/// OptionalHasElement and OptionalGetElement on what loom imports: a tensor
+/// is an optional holding it, an absent input (no input, or the empty name)
+/// an optional holding nothing. Optional-typed graph values themselves are
+/// refused where they are declared.
+LogicalResult buildOptionalHasElement(NodeBinder &b) {
+  bool has = b.numInputs() > 0 && b.hasInput(0);
+  if (has && !b.input(0))
+    return failure();
+  b.setOutput(0, b.splat(RankedTensorType::get({}, b.builder().getI1Type()),
+                         has ? 1 : 0));
+  return success();
+}
+
+LogicalResult buildOptionalGetElement(NodeBinder &b) {
+  if (b.numInputs() == 0 || !b.hasInput(0))
+    return b.fail("the optional input holds no element");
+  return buildIdentity(b);
+}
+
 //===----------------------------------------------------------------------===//
 // Shapes
 //===----------------------------------------------------------------------===//
@@ -872,6 +891,49 @@ LogicalResult buildScatterND(NodeBinder &b) {
 /// Pad: pads/value/mode attributes before opset 11 (`paddings` in Pad-1),
 /// then a pads input, an optional constant_value input and (opset 18) an
 /// optional axes input that must be constant.
+/// Pad's pads for the axes given at run time (input 3), spelled out for
+/// every axis: the listed axes are normalized by a lookup in [0, rank) (a
+/// Gather: negative axes count from the end, out-of-range ones are a
+/// run-time error) and the pads scattered into zeros at `axis` and
+/// `rank + axis`. Null after reporting when the sizes cannot agree.
+Value padsOfEveryAxis(NodeBinder &b, Value pads, int64_t rank) {
+  Value axes = b.input(3);
+  RankedTensorType axesType = b.inputType(3);
+  if (!axes || !axesType)
+    return {};
+  if (axesType.getRank() != 1 || axesType.isDynamicDim(0)) {
+    (void)b.fail("axes must be a 1-D tensor of a size known at import time");
+    return {};
+  }
+  int64_t count = axesType.getDimSize(0);
+  RankedTensorType padsType = typeOf(pads);
+  if (!padsType.isDynamicDim(0) && padsType.getDimSize(0) != 2 * count) {
+    (void)b.fail("pads must hold 2 values per listed axis");
+    return {};
+  }
+  OpBuilder &builder = b.builder();
+  Type i64 = builder.getI64Type();
+  auto vectorType = [&](int64_t size) {
+    return RankedTensorType::get({size}, i64);
+  };
+  Value normalized = GatherOp::create(
+      builder, b.loc(), vectorType(count),
+      b.i64Tensor(llvm::to_vector(llvm::seq<int64_t>(0, rank))),
+      castTo(b, axes, i64), builder.getI64IntegerAttr(0));
+  Value indices = createInferred<ConcatOp>(
+      b,
+      ValueRange{normalized,
+                 createInferred<AddOp>(b, normalized, b.scalar(i64, rank))},
+      builder.getI64IntegerAttr(0));
+  if (padsType.isDynamicDim(0))
+    pads =
+        tensor::CastOp::create(builder, b.loc(), vectorType(2 * count), pads);
+  auto fullType = vectorType(2 * rank);
+  return ScatterElementsOp::create(builder, b.loc(), fullType,
+                                   b.splat(fullType, 0), indices, pads,
+                                   static_cast<uint64_t>(0), "none");
+}
+
 LogicalResult buildPad(NodeBinder &b) {
   RankedTensorType type = b.outputType(0);
   Value x = b.input(0);
@@ -914,20 +976,23 @@ LogicalResult buildPad(NodeBinder &b) {
       // Pads for a subset of axes: spell out the pads of every axis.
       std::optional<SmallVector<int64_t>> axes = b.constantInts(3);
       std::optional<SmallVector<int64_t>> p = b.constantInts(1);
-      if (!axes || !p)
-        return b.fail("pads with 'axes' must be constants known at import "
-                      "time");
-      axes = normalizeAxesOrFail(b, *axes, rank);
-      if (!axes)
-        return failure();
-      if (p->size() != 2 * axes->size())
-        return b.fail("pads must hold 2 values per listed axis");
-      SmallVector<int64_t> full(2 * rank, 0);
-      for (auto [i, a] : llvm::enumerate(*axes)) {
-        full[a] = (*p)[i];
-        full[rank + a] = (*p)[axes->size() + i];
+      if (axes && p) {
+        axes = normalizeAxesOrFail(b, *axes, rank);
+        if (!axes)
+          return failure();
+        if (p->size() != 2 * axes->size())
+          return b.fail("pads must hold 2 values per listed axis");
+        SmallVector<int64_t> full(2 * rank, 0);
+        for (auto [i, a] : llvm::enumerate(*axes)) {
+          full[a] = (*p)[i];
+          full[rank + a] = (*p)[axes->size() + i];
+        }
+        pads = b.i64Tensor(full);
+      } else {
+        pads = padsOfEveryAxis(b, pads, rank);
+        if (!pads)
+          return failure();
       }
-      pads = b.i64Tensor(full);
     }
   }
   // Constant pads of static dimensions give static sizes, which ONNX's
@@ -947,6 +1012,85 @@ LogicalResult buildPad(NodeBinder &b) {
   b.setOutput(0, PadOp::create(b.builder(), b.loc(), type, x, pads, value,
                                b.builder().getStringAttr(*mode)));
   return success();
+}
+
+/// CenterCropPad-18: each listed axis (`axes`, default all) becomes the
+/// size `shape` names, centred: a larger input is cropped, (in - size) / 2
+/// elements dropped in front and the rest behind; a smaller one padded
+/// with zeros, (size - in) / 2 in front and the rest behind, as ONNX's
+/// function body does. The sizes come from the `shape` input when it is a
+/// constant, else from the declared output type (part of the model's
+/// contract, as for Resize's sizes); the listed axes need static sizes.
+LogicalResult buildCenterCropPad(NodeBinder &b) {
+  if (failed(b.rejectUnknownAttrs({"axes"})))
+    return failure();
+  Value x = b.input(0);
+  RankedTensorType shapeType = b.inputType(1);
+  if (!x || !shapeType)
+    return failure();
+  RankedTensorType in = typeOf(x);
+  int64_t rank = in.getRank();
+  SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  if (b.hasAttr("axes")) {
+    std::optional<SmallVector<int64_t>> listed = b.intsAttr("axes");
+    if (!listed)
+      return failure();
+    std::optional<SmallVector<int64_t>> normalized =
+        normalizeAxesOrFail(b, *listed, rank);
+    if (!normalized)
+      return failure();
+    axes = std::move(*normalized);
+  }
+  auto count = static_cast<int64_t>(axes.size());
+  if (shapeType.getRank() != 1 ||
+      (!shapeType.isDynamicDim(0) && shapeType.getDimSize(0) != count))
+    return b.emitError() << "'shape' must hold one size per "
+                         << (b.hasAttr("axes") ? "listed axis" : "axis") << " ("
+                         << count << "), got " << shapeType;
+  std::optional<SmallVector<int64_t>> sizes = b.constantInts(1);
+  if (!sizes) {
+    RankedTensorType out = b.knownOutputType(0);
+    if (!out || out.getRank() != rank)
+      return b.fail("input 1 ('shape') must be a constant, or the output "
+                    "shape known");
+    sizes.emplace();
+    for (int64_t axis : axes) {
+      if (out.isDynamicDim(axis))
+        return b.fail("input 1 ('shape') must be a constant, or the output "
+                      "sizes of the listed axes static");
+      sizes->push_back(out.getDimSize(axis));
+    }
+  }
+  SmallVector<int64_t> pads(2 * rank, 0), starts, ends, sliced;
+  SmallVector<int64_t> padded(in.getShape()), result(in.getShape());
+  for (auto [axis, size] : llvm::zip(axes, *sizes)) {
+    if (in.isDynamicDim(axis))
+      return b.emitError() << "needs a static size on axis " << axis << ", got "
+                           << in;
+    if (size < 0)
+      return b.emitError() << "'shape' holds the negative size " << size;
+    int64_t inSize = in.getDimSize(axis);
+    result[axis] = size;
+    if (size > inSize) {
+      pads[axis] = (size - inSize) / 2;
+      pads[rank + axis] = size - inSize - pads[axis];
+      padded[axis] = size;
+    } else if (size < inSize) {
+      starts.push_back((inSize - size) / 2);
+      ends.push_back(starts.back() + size);
+      sliced.push_back(axis);
+    }
+  }
+  OpBuilder &builder = b.builder();
+  Value y = x;
+  if (llvm::any_of(pads, [](int64_t p) { return p != 0; }))
+    y = PadOp::create(builder, b.loc(), in.clone(padded), y, b.i64Tensor(pads),
+                      Value(), "constant");
+  if (!sliced.empty())
+    y = SliceOp::create(builder, b.loc(), in.clone(result), y,
+                        b.i64Tensor(starts), b.i64Tensor(ends),
+                        b.i64Tensor(sliced), Value());
+  return bindRefined(b, y);
 }
 
 /// Checks that input `i` is a 1-D int64 tensor (a loom shape tensor).
@@ -1057,7 +1201,7 @@ LogicalResult buildOneHot(NodeBinder &b) {
     return failure();
   RankedTensorType valuesType = b.inputType(2);
   if (valuesType.getRank() != 1 ||
-      !(valuesType.isDynamicDim(0) || valuesType.getDimSize(0) == 2))
+      (!valuesType.isDynamicDim(0) && valuesType.getDimSize(0) != 2))
     return b.fail("values must be a 1-D tensor of [off, on]");
   return buildSimple<OneHotOp>(b, {indices, depth, values},
                                {i64Attr(b, "axis", *a)});
@@ -1100,8 +1244,9 @@ LogicalResult buildReverseSequence(NodeBinder &b) {
   std::optional<int64_t> batchAxis = b.intAttr("batch_axis", 1);
   if (!x || !lens || !type || !timeAxis || !batchAxis)
     return failure();
-  if (!((*timeAxis == 0 && *batchAxis == 1) ||
-        (*timeAxis == 1 && *batchAxis == 0)))
+  bool timeFirst = *timeAxis == 0 && *batchAxis == 1;
+  bool batchFirst = *timeAxis == 1 && *batchAxis == 0;
+  if (!timeFirst && !batchFirst)
     return b.fail("time_axis and batch_axis must be 0 and 1 in some order");
   if (type.getRank() < 2 || !type.hasStaticShape())
     return b.fail("needs a static input of rank >= 2");
@@ -1153,6 +1298,8 @@ void registerShapeBuilders(OpTable &t) {
   t.add("", "ConstantOfShape", 9, buildConstantOfShape);
   t.add("", "EyeLike", 9, buildEyeLike);
   t.add("", "Identity", 1, buildIdentity);
+  t.add("", "OptionalHasElement", 15, buildOptionalHasElement);
+  t.add("", "OptionalGetElement", 15, buildOptionalGetElement);
   t.add("", "Shape", 1, buildShape);
   t.add("", "Size", 1, buildSize);
   t.add("", "Reshape", 1, buildReshape);
@@ -1170,6 +1317,7 @@ void registerShapeBuilders(OpTable &t) {
   t.add("", "ScatterElements", 11, buildScatterElements);
   t.add("", "ScatterND", 11, buildScatterND);
   t.add("", "Pad", 1, buildPad);
+  t.add("", "CenterCropPad", 18, buildCenterCropPad);
   t.add("", "Expand", 8, buildExpand);
   t.add("", "Tile", 6, buildTile);
   t.add("", "Range", 11, buildRange);
