@@ -114,16 +114,15 @@ echo "== The newer suite (onnx 1.23.2): every case through the reference executo
 # CausalConvWithState of linear-attention and state-space models; the
 # normalizations, LpPool, Swish, SwiGLU, CumProd, CumSum with a run-time
 # axis, reductions whose axes are known only at run time, Resize with
-# Resize-18's axes and keep_aspect_ratio_policy, CenterCropPad, AffineGrid,
-# Pad with axes, the optional ops on tensors), with their expanded function
-# bodies; Cast,
-# CastLike, QuantizeLinear and DequantizeLinear with every element type
-# (the 8- and 4-bit floats, int4/uint4/int2/uint2, blocked parameters), and
-# BitCast.
+# Resize-18's axes and keep_aspect_ratio_policy, GridSample on 4-D and 5-D
+# inputs, CenterCropPad, AffineGrid, Pad with axes, the optional ops on
+# tensors), with their expanded function bodies; Cast, CastLike,
+# QuantizeLinear and DequantizeLinear with every element type (the 8- and
+# 4-bit floats, int4/uint4/int2/uint2, blocked parameters), and BitCast.
 /usr/bin/python3 -s "$root/scripts/conformance.py" --loom-run "$build/bin/loom-run" \
   --suite "$newer_suite" \
   --expectations "$root/test/conformance/onnx-node-1.23.txt" --check
-newer_ops='^test_(attention|rms_normalization|rotary_embedding|tensorscatter|linear_attention|causal_conv_with_state|swish|swiglu|lpnormalization|l1normalization|l2normalization|lppool|averagepool|group_normalization|cumsum|cumprod|reduce_[a-z0-9_]*(do_not_keepdims|asc_axes|desc_axes)|reduce_(l2|log_sum|log_sum_exp)_|resize|center_crop_pad|affine_grid|constant_pad|optional_|cast|castlike|bitcast|quantizelinear|dequantizelinear)'
+newer_ops='^test_(attention|rms_normalization|rotary_embedding|tensorscatter|linear_attention|causal_conv_with_state|swish|swiglu|lpnormalization|l1normalization|l2normalization|lppool|averagepool|group_normalization|cumsum|cumprod|reduce_[a-z0-9_]*(do_not_keepdims|asc_axes|desc_axes)|reduce_(l2|log_sum|log_sum_exp)_|resize|gridsample|center_crop_pad|affine_grid|constant_pad|optional_|cast|castlike|bitcast|quantizelinear|dequantizelinear)'
 /usr/bin/python3 -s "$root/scripts/conformance.py" --loom-run "$build/bin/loom-run" \
   --backend engine --suite "$newer_suite" --match "$newer_ops" \
   --expectations "$root/test/conformance/onnx-node-1.23-engine.txt" --check

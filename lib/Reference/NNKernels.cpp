@@ -1250,85 +1250,120 @@ std::array<double, 4> cubicWeights(double t) {
           ((a * u1 - 5 * a) * u1 + 8 * a) * u1 - 4 * a};
 }
 
+/// Samples [N, C, S_1..S_k] (k = 2 or 3 spatial axes) at the grid's
+/// [N, O_1..O_k, k] normalized positions, whose component j is the
+/// coordinate along spatial axis k - 1 - j ((x, y) or (x, y, z)).
 LogicalResult gridSampleKernel(Operation *op, ArrayRef<const Tensor *> in,
                                Results &out) {
   const Tensor &x = *in[0], &grid = *in[1];
-  if (x.rank() != 4 || grid.rank() != 4 || grid.dim(3) != 2 ||
+  int64_t k = x.rank() - 2;
+  if ((k != 2 && k != 3) || grid.rank() != k + 2 || grid.dim(k + 1) != k ||
       grid.dim(0) != x.dim(0))
     return op->emitError() << "expects an input [N, C, H, W] and a grid "
-                              "[N, Ho, Wo, 2], got "
+                              "[N, Ho, Wo, 2], or [N, C, D, H, W] and [N, "
+                              "Do, Ho, Wo, 3], got "
                            << x.typeString() << " and " << grid.typeString();
   StringRef mode = strAttr(op, "mode", "bilinear");
   StringRef padding = strAttr(op, "padding_mode", "zeros");
   bool alignCorners = boolAttr(op, "align_corners", false);
-  int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
-  int64_t ho = grid.dim(1), wo = grid.dim(2);
-  GridAxis ax{w, alignCorners, padding}, ay{h, alignCorners, padding};
-  Tensor y(resultKind(op), {n, c, ho, wo});
+  if (mode == "bicubic" && k != 2)
+    return op->emitError() << "bicubic sampling takes 2 spatial axes, got "
+                           << k;
+  int64_t n = x.dim(0), c = x.dim(1);
+  SmallVector<int64_t> sizes, outSizes;
+  SmallVector<GridAxis> axes;
+  for (int64_t d = 0; d < k; ++d) {
+    sizes.push_back(x.dim(2 + d));
+    outSizes.push_back(grid.dim(1 + d));
+    axes.push_back(GridAxis{x.dim(2 + d), alignCorners, padding});
+  }
+  SmallVector<int64_t> yShape = {n, c};
+  llvm::append_range(yShape, outSizes);
+  Tensor y(resultKind(op), yShape);
   if (y.numElements() == 0) {
     out.push_back(std::move(y));
     return success();
   }
-  if (h == 0 || w == 0)
+  if (llvm::is_contained(sizes, 0))
     return op->emitError() << "cannot sample the empty image "
                            << x.typeString();
-  // The (row, column, weight) taps of every output position.
+  int64_t imageSize = 1, outPoints = 1;
+  for (int64_t d = 0; d < k; ++d) {
+    imageSize *= sizes[d];
+    outPoints *= outSizes[d];
+  }
+  // The (flat offset in the image, weight) taps of every output position.
   struct Tap {
-    int64_t row, col;
+    int64_t offset;
     double weight;
   };
   std::vector<Tap> taps;
+  // Per spatial axis: the indices its neighbours read (nullopt: a zero)
+  // and their weights.
+  SmallVector<SmallVector<std::pair<std::optional<int64_t>, double>, 4>, 3>
+      neighbours(k);
   for (int64_t ni = 0; ni < n; ++ni)
-    for (int64_t oy = 0; oy < ho; ++oy)
-      for (int64_t ox = 0; ox < wo; ++ox) {
-        int64_t g = ((ni * ho + oy) * wo + ox) * 2;
-        double px = ax.denormalize(grid.getDouble(g));
-        double py = ay.denormalize(grid.getDouble(g + 1));
-        taps.clear();
+    for (int64_t o = 0; o < outPoints; ++o) {
+      for (int64_t d = 0; d < k; ++d) {
+        const GridAxis &axis = axes[d];
+        // Spatial axis d is component k - 1 - d of the grid's last axis.
+        double p = axis.denormalize(
+            grid.getDouble((ni * outPoints + o) * k + (k - 1 - d)));
+        neighbours[d].clear();
         if (mode == "nearest") {
           // Round half to even, as PyTorch and ONNX do.
-          px = ax.pad(std::nearbyint(px));
-          py = ay.pad(std::nearbyint(py));
-          std::optional<int64_t> col = ax.index(static_cast<int64_t>(px));
-          std::optional<int64_t> row = ay.index(static_cast<int64_t>(py));
-          if (row && col)
-            taps.push_back({*row, *col, 1.0});
+          p = axis.pad(std::nearbyint(p));
+          neighbours[d].push_back({axis.index(static_cast<int64_t>(p)), 1.0});
+          continue;
+        }
+        p = axis.pad(p);
+        double f = std::floor(p), t = p - f;
+        bool cubic = mode == "bicubic";
+        SmallVector<double, 4> weights;
+        if (cubic) {
+          auto w = cubicWeights(t);
+          weights.assign(w.begin(), w.end());
         } else {
-          px = ax.pad(px);
-          py = ay.pad(py);
-          double fx = std::floor(px), fy = std::floor(py);
-          double tx = px - fx, ty = py - fy;
-          bool cubic = mode == "bicubic";
-          SmallVector<double, 4> wx, wy;
-          if (cubic) {
-            auto cx = cubicWeights(tx), cy = cubicWeights(ty);
-            wx.assign(cx.begin(), cx.end());
-            wy.assign(cy.begin(), cy.end());
-          } else {
-            wx = {1 - tx, tx};
-            wy = {1 - ty, ty};
-          }
-          int64_t x0 = static_cast<int64_t>(fx) - (cubic ? 1 : 0);
-          int64_t y0 = static_cast<int64_t>(fy) - (cubic ? 1 : 0);
-          for (auto [j, wyj] : llvm::enumerate(wy)) {
-            std::optional<int64_t> row = ay.index(y0 + j);
-            if (!row)
-              continue;
-            for (auto [i, wxi] : llvm::enumerate(wx)) {
-              std::optional<int64_t> col = ax.index(x0 + i);
-              if (col)
-                taps.push_back({*row, *col, wyj * wxi});
-            }
-          }
+          weights = {1 - t, t};
         }
-        for (int64_t ci = 0; ci < c; ++ci) {
-          int64_t base = (ni * c + ci) * h * w;
-          double v = 0;
-          for (const Tap &t : taps)
-            v += t.weight * x.getDouble(base + t.row * w + t.col);
-          y.setDouble(((ni * c + ci) * ho + oy) * wo + ox, v);
-        }
+        int64_t first = static_cast<int64_t>(f) - (cubic ? 1 : 0);
+        for (auto [j, w] : llvm::enumerate(weights))
+          neighbours[d].push_back({axis.index(first + int64_t(j)), w});
       }
+      // Every combination of one neighbour per axis that reads the image.
+      taps.clear();
+      SmallVector<size_t, 3> pick(k, 0);
+      while (true) {
+        int64_t offset = 0;
+        double weight = 1;
+        bool inside = true;
+        for (int64_t d = 0; d < k && inside; ++d) {
+          auto [index, w] = neighbours[d][pick[d]];
+          inside = index.has_value();
+          if (inside) {
+            offset = offset * sizes[d] + *index;
+            weight *= w;
+          }
+        }
+        if (inside)
+          taps.push_back({offset, weight});
+        int64_t d = k - 1;
+        for (; d >= 0; --d) {
+          if (++pick[d] < neighbours[d].size())
+            break;
+          pick[d] = 0;
+        }
+        if (d < 0)
+          break;
+      }
+      for (int64_t ci = 0; ci < c; ++ci) {
+        int64_t base = (ni * c + ci) * imageSize;
+        double v = 0;
+        for (const Tap &t : taps)
+          v += t.weight * x.getDouble(base + t.offset);
+        y.setDouble((ni * c + ci) * outPoints + o, v);
+      }
+    }
   out.push_back(std::move(y));
   return success();
 }

@@ -1,8 +1,9 @@
 //===- GridSampleToLinalg.cpp - Grid sampling -----------------------------===//
 //
-// loom.grid_sample becomes one generic over the output and the sampling
-// taps whose body reads the grid and the image with tensor.extract; the
-// arithmetic of each axis is in f64, as the reference executor's.
+// loom.grid_sample (2 or 3 spatial axes) becomes one generic over the
+// output and the sampling taps whose body reads the grid and the image with
+// tensor.extract; the arithmetic of each axis is in f64, as the reference
+// executor's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -139,10 +140,11 @@ Value cubicWeight(OpBuilder &b, Location loc, Value t, int64_t tap) {
              c(-4 * a));
 }
 
-/// Samples [N, C, H, W] at the grid's [N, Ho, Wo, 2] normalized (x, y)
-/// positions: a generic over (n, c, oy, ox, tap y, tap x) with 1, 2 or 4
-/// taps per axis (nearest, bilinear, bicubic) that reads the grid and the
-/// image with tensor.extract and sums weighted neighbours.
+/// Samples [N, C, S_1..S_k] (k = 2 or 3) at the grid's [N, O_1..O_k, k]
+/// normalized positions, (x, y) or (x, y, z): a generic over (n, c, o_1..
+/// o_k, tap_1..tap_k) with 1, 2 or 4 taps per axis (nearest, linear,
+/// bicubic) that reads the grid and the image with tensor.extract and sums
+/// weighted neighbours.
 class GridSampleLowering : public LoomLowering<GridSampleOp> {
 public:
   using LoomLowering::LoomLowering;
@@ -150,8 +152,10 @@ public:
   matchAndRewrite(GridSampleOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     RankedTensorType type = resultType(op);
-    if (!type || type.getRank() != 4 || !isa<FloatType>(type.getElementType()))
+    if (!type || (type.getRank() != 4 && type.getRank() != 5) ||
+        !isa<FloatType>(type.getElementType()))
       return failure();
+    int64_t k = type.getRank() - 2;
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     Value input = adaptor.getInput(), grid = adaptor.getGrid();
@@ -160,15 +164,21 @@ public:
     bool alignCorners = op.getAlignCorners();
     int64_t taps = mode == "nearest" ? 1 : mode == "bicubic" ? 4 : 2;
     Type element = type.getElementType();
+    // Loop dims: n, c, the k output positions, then the k taps.
+    int64_t loops = 2 + 2 * k;
+    auto tapDim = [&](int64_t axis) { return 2 + k + axis; };
     Value window = tensor::EmptyOp::create(
-        rewriter, loc, ArrayRef<int64_t>{taps, taps}, element);
-    auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
-    SmallVector<AffineMap> maps{
-        AffineMap::get(6, 0, {dim(4), dim(5)}, ctx),
-        AffineMap::get(6, 0, {dim(0), dim(1), dim(2), dim(3)}, ctx)};
-    SmallVector<utils::IteratorType> iterators(4,
+        rewriter, loc, SmallVector<int64_t>(k, taps), element);
+    SmallVector<AffineExpr> windowExprs, outputExprs;
+    for (int64_t axis = 0; axis < k; ++axis)
+      windowExprs.push_back(getAffineDimExpr(tapDim(axis), ctx));
+    for (int64_t d = 0; d < 2 + k; ++d)
+      outputExprs.push_back(getAffineDimExpr(d, ctx));
+    SmallVector<AffineMap> maps{AffineMap::get(loops, 0, windowExprs, ctx),
+                                AffineMap::get(loops, 0, outputExprs, ctx)};
+    SmallVector<utils::IteratorType> iterators(2 + k,
                                                utils::IteratorType::parallel);
-    iterators.append(2, utils::IteratorType::reduction);
+    iterators.append(k, utils::IteratorType::reduction);
     Value result =
         linalg::GenericOp::create(
             rewriter, loc, TypeRange{type}, ValueRange{window},
@@ -176,78 +186,74 @@ public:
             [&](B &b, L loc, V args) {
               Value n = linalg::IndexOp::create(b, loc, 0);
               Value ch = linalg::IndexOp::create(b, loc, 1);
-              Value oy = linalg::IndexOp::create(b, loc, 2);
-              Value ox = linalg::IndexOp::create(b, loc, 3);
-              auto gridAt = [&](int64_t component) -> Value {
-                Value v = tensor::ExtractOp::create(
-                    b, loc, grid,
-                    ValueRange{
-                        n, oy, ox,
-                        arith::ConstantIndexOp::create(b, loc, component)});
-                return castScalar(b, loc, v, b.getF64Type());
-              };
-              GridAxisBuilder ax(b, loc, inputShape[3], alignCorners, padding);
-              GridAxisBuilder ay(b, loc, inputShape[2], alignCorners, padding);
-              Value px = ax.denormalize(gridAt(0));
-              Value py = ay.denormalize(gridAt(1));
-              Value weight, colF, rowF;
-              if (mode == "nearest") {
-                // The padded position is truncated to an integer first.
-                colF = math::TruncOp::create(
-                    b, loc, ax.pad(math::RoundEvenOp::create(b, loc, px)));
-                rowF = math::TruncOp::create(
-                    b, loc, ay.pad(math::RoundEvenOp::create(b, loc, py)));
-                weight = ax.f64(1);
-              } else {
-                px = ax.pad(px);
-                py = ay.pad(py);
-                Value fx = math::FloorOp::create(b, loc, px);
-                Value fy = math::FloorOp::create(b, loc, py);
-                Value tx = arith::SubFOp::create(b, loc, px, fx);
-                Value ty = arith::SubFOp::create(b, loc, py, fy);
-                // Tap k reads floor + k (- 1 for bicubic).
-                auto tapOffset = [&](int64_t loopDim) -> Value {
-                  Value k = arith::SIToFPOp::create(
+              SmallVector<Value> gridIndices = {n};
+              for (int64_t axis = 0; axis < k; ++axis)
+                gridIndices.push_back(
+                    linalg::IndexOp::create(b, loc, 2 + axis));
+              gridIndices.push_back(Value());
+              SmallVector<Value> imageIndices = {n, ch};
+              Value weight, valid;
+              for (int64_t axis = 0; axis < k; ++axis) {
+                GridAxisBuilder ab(b, loc, inputShape[2 + axis], alignCorners,
+                                   padding);
+                // Spatial axis `axis` is component k - 1 - axis of the
+                // grid's last dimension: (x, y, z) run from the innermost.
+                gridIndices.back() =
+                    arith::ConstantIndexOp::create(b, loc, k - 1 - axis);
+                Value p = ab.denormalize(castScalar(
+                    b, loc,
+                    tensor::ExtractOp::create(b, loc, grid, gridIndices),
+                    b.getF64Type()));
+                Value position, axisWeight;
+                if (mode == "nearest") {
+                  // The padded position is truncated to an integer first.
+                  position = math::TruncOp::create(
+                      b, loc, ab.pad(math::RoundEvenOp::create(b, loc, p)));
+                  axisWeight = ab.f64(1);
+                } else {
+                  p = ab.pad(p);
+                  Value floor = math::FloorOp::create(b, loc, p);
+                  Value t = arith::SubFOp::create(b, loc, p, floor);
+                  // Tap j reads floor + j (- 1 for bicubic).
+                  Value j = linalg::IndexOp::create(b, loc, tapDim(axis));
+                  Value offset = arith::SIToFPOp::create(
                       b, loc, b.getF64Type(),
-                      arith::IndexCastOp::create(
-                          b, loc, b.getI64Type(),
-                          linalg::IndexOp::create(b, loc, loopDim)));
-                  return taps == 4 ? arith::SubFOp::create(b, loc, k, ax.f64(1))
-                                         .getResult()
-                                   : k;
-                };
-                colF = arith::AddFOp::create(b, loc, fx, tapOffset(5));
-                rowF = arith::AddFOp::create(b, loc, fy, tapOffset(4));
-                // The weight of this tap pair, selected among the taps.
-                auto axisWeight = [&](Value t, int64_t loopDim) -> Value {
-                  Value k = linalg::IndexOp::create(b, loc, loopDim);
-                  Value w = taps == 4 ? cubicWeight(b, loc, t, 3) : Value(t);
+                      arith::IndexCastOp::create(b, loc, b.getI64Type(), j));
+                  if (taps == 4)
+                    offset = arith::SubFOp::create(b, loc, offset, ab.f64(1));
+                  position = arith::AddFOp::create(b, loc, floor, offset);
+                  // The weight of this tap, selected among the taps.
+                  axisWeight = taps == 4 ? cubicWeight(b, loc, t, 3) : t;
                   for (int64_t tap = taps - 2; tap >= 0; --tap) {
                     Value wt = taps == 4
                                    ? cubicWeight(b, loc, t, tap)
-                                   : arith::SubFOp::create(b, loc, ax.f64(1), t)
+                                   : arith::SubFOp::create(b, loc, ab.f64(1), t)
                                          .getResult();
                     Value here = arith::CmpIOp::create(
-                        b, loc, arith::CmpIPredicate::eq, k,
+                        b, loc, arith::CmpIPredicate::eq, j,
                         arith::ConstantIndexOp::create(b, loc, tap));
-                    w = arith::SelectOp::create(b, loc, here, wt, w);
+                    axisWeight =
+                        arith::SelectOp::create(b, loc, here, wt, axisWeight);
                   }
-                  return w;
-                };
-                weight = arith::MulFOp::create(b, loc, axisWeight(ty, 4),
-                                               axisWeight(tx, 5));
+                }
+                auto [index, inside] = ab.index(position);
+                imageIndices.push_back(index);
+                weight = weight
+                             ? arith::MulFOp::create(b, loc, weight, axisWeight)
+                                   .getResult()
+                             : axisWeight;
+                valid = valid ? arith::AndIOp::create(b, loc, valid, inside)
+                                    .getResult()
+                              : inside;
               }
-              auto [col, colValid] = ax.index(colF);
-              auto [row, rowValid] = ay.index(rowF);
-              Value valid = arith::AndIOp::create(b, loc, colValid, rowValid);
-              Value x =
-                  castScalar(b, loc,
-                             tensor::ExtractOp::create(
-                                 b, loc, input, ValueRange{n, ch, row, col}),
-                             b.getF64Type());
+              Value x = castScalar(
+                  b, loc,
+                  tensor::ExtractOp::create(b, loc, input, imageIndices),
+                  b.getF64Type());
+              Value zero = scalarConstant(b, loc, b.getF64Type(), 0);
               Value term = arith::SelectOp::create(
                   b, loc, valid, arith::MulFOp::create(b, loc, weight, x),
-                  ax.f64(0));
+                  zero);
               Value sum = arith::AddFOp::create(
                   b, loc, castScalar(b, loc, args[1], b.getF64Type()), term);
               linalg::YieldOp::create(b, loc, castScalar(b, loc, sum, element));

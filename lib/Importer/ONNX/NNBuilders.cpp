@@ -1473,16 +1473,24 @@ LogicalResult buildGridSample(NodeBinder &b) {
   RankedTensorType type = b.outputType(0);
   if (!x || !grid || !type)
     return failure();
-  if (tensorType(x).getRank() != 4 || tensorType(grid).getRank() != 4)
+  bool renamed = b.opset() >= 20;
+  int64_t rank = tensorType(x).getRank();
+  // GridSample-20 made the op N-d; loom samples 2 or 3 spatial axes.
+  bool volume = renamed && rank == 5;
+  if ((rank != 4 && !volume) || tensorType(grid).getRank() != rank)
     return b.emitError() << "expects a 4-D input [N, C, H, W] and grid "
-                            "[N, Ho, Wo, 2], got "
-                         << tensorType(x) << " and " << tensorType(grid);
+                            "[N, Ho, Wo, 2]"
+                         << (renamed ? ", or a 5-D input [N, C, D, H, W] and "
+                                       "grid [N, Do, Ho, Wo, 3]"
+                                     : "")
+                         << ", got " << tensorType(x) << " and "
+                         << tensorType(grid);
   RankedTensorType gridType = tensorType(grid);
   if (!isa<FloatType>(gridType.getElementType()) ||
-      !isDynamicOrEqual(gridType.getDimSize(3), 2))
-    return b.emitError() << "grid must hold float (x, y) pairs, got "
-                         << gridType;
-  bool renamed = b.opset() >= 20;
+      !isDynamicOrEqual(gridType.getDimSize(rank - 1), rank - 2))
+    return b.emitError() << "grid must hold float "
+                         << (volume ? "(x, y, z) triples" : "(x, y) pairs")
+                         << ", got " << gridType;
   std::optional<std::string> mode =
       renamed ? oneOfAttr(b, "mode", "linear", {"linear", "nearest", "cubic"})
               : oneOfAttr(b, "mode", "bilinear",
@@ -1496,6 +1504,9 @@ LogicalResult buildGridSample(NodeBinder &b) {
     *mode = "bilinear";
   else if (*mode == "cubic")
     *mode = "bicubic";
+  if (volume && *mode == "bicubic")
+    return b.fail("cubic sampling takes a 4-D input (ONNX defines it for 2 "
+                  "spatial axes)");
   b.setOutput(0, GridSampleOp::create(b.builder(), b.loc(), type, x, grid,
                                       *mode, *padding, *alignCorners));
   return success();

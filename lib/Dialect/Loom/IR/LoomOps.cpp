@@ -1352,23 +1352,27 @@ LogicalResult NonZeroOp::verify() {
 //===----------------------------------------------------------------------===//
 
 /// Result type of loom.grid_sample: `[N, C, Ho, Wo]` from input
-/// `[N, C, H, W]` and grid `[N, Ho, Wo, 2]`.
+/// `[N, C, H, W]` and grid `[N, Ho, Wo, 2]`, or `[N, C, Do, Ho, Wo]` from
+/// `[N, C, D, H, W]` and `[N, Do, Ho, Wo, 3]`.
 template <typename GridSampleLike>
 static LogicalResult inferGridSampleResult(GridSampleLike op,
                                            const ShapeError &error,
                                            SmallVectorImpl<Type> &types) {
   auto in = tensorTypeOf(op.getInput()), grid = tensorTypeOf(op.getGrid());
-  if (in.getRank() != 4 || grid.getRank() != 4)
-    return error("expects a 4-D input [N, C, H, W] and grid [N, Ho, Wo, 2]");
-  if (!isDynamicOr(grid.getDimSize(3), 2))
-    return error("grid must hold (x, y) pairs in its last dimension, got ",
-                 grid);
+  int64_t spatial = in.getRank() - 2;
+  if ((spatial != 2 && spatial != 3) || grid.getRank() != in.getRank())
+    return error("expects a 4-D input [N, C, H, W] and grid [N, Ho, Wo, 2], "
+                 "or a 5-D input [N, C, D, H, W] and grid [N, Do, Ho, Wo, 3]");
+  if (!isDynamicOr(grid.getDimSize(spatial + 1), spatial))
+    return error("grid must hold ", spatial,
+                 " coordinates in its last dimension, got ", grid);
   if (!isDynamicOr(grid.getDimSize(0), in.getDimSize(0)))
     return error("grid and input must have one batch size");
-  types.push_back(RankedTensorType::get(
-      {mergeDims(in.getDimSize(0), grid.getDimSize(0)), in.getDimSize(1),
-       grid.getDimSize(1), grid.getDimSize(2)},
-      in.getElementType()));
+  SmallVector<int64_t> shape = {mergeDims(in.getDimSize(0), grid.getDimSize(0)),
+                                in.getDimSize(1)};
+  for (int64_t d = 1; d <= spatial; ++d)
+    shape.push_back(grid.getDimSize(d));
+  types.push_back(RankedTensorType::get(shape, in.getElementType()));
   return success();
 }
 
@@ -1386,6 +1390,9 @@ bool GridSampleOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
 LogicalResult GridSampleOp::verify() {
   if (failed(verifyResultRule(*this, inferGridSampleResult<GridSampleOp>)))
     return failure();
+  if (getMode() == "bicubic" &&
+      cast<ShapedType>(getInput().getType()).getRank() != 4)
+    return emitOpError("bicubic sampling takes 2 spatial axes (a 4-D input)");
   return failure(failed(verifyOneOf(*this, "mode", getMode(),
                                     {"bilinear", "nearest", "bicubic"})) ||
                  failed(verifyOneOf(*this, "padding_mode", getPaddingMode(),

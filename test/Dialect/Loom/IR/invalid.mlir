@@ -956,7 +956,7 @@ func.func @resize_roi_missing(%x: tensor<1x3x4x4xf32>, %s: tensor<4xf32>) {
 // -----
 
 func.func @grid_sample_grid(%x: tensor<1x3x8x8xf32>, %g: tensor<1x4x4x3xf32>) {
-  // expected-error @+1 {{grid must hold (x, y) pairs in its last dimension}}
+  // expected-error @+1 {{grid must hold 2 coordinates in its last dimension}}
   %0 = loom.grid_sample %x, %g : tensor<1x3x8x8xf32>, tensor<1x4x4x3xf32> -> tensor<1x3x4x4xf32>
   return
 }
@@ -975,6 +975,14 @@ func.func @grid_sample_result(%x: tensor<1x3x8x8xf32>, %g: tensor<1x4x5x2xf32>) 
   // expected-error @+2 {{inferred type(s) 'tensor<1x3x4x5xf32>' are incompatible with return type(s)}}
   // expected-error @+1 {{failed to infer returned types}}
   %0 = loom.grid_sample %x, %g : tensor<1x3x8x8xf32>, tensor<1x4x5x2xf32> -> tensor<1x3x5x4xf32>
+  return
+}
+
+// -----
+
+func.func @grid_sample_volume_bicubic(%x: tensor<1x3x4x8x8xf32>, %g: tensor<1x2x4x4x3xf32>) {
+  // expected-error @+1 {{bicubic sampling takes 2 spatial axes (a 4-D input)}}
+  %0 = loom.grid_sample %x, %g {mode = "bicubic"} : tensor<1x3x4x8x8xf32>, tensor<1x2x4x4x3xf32> -> tensor<1x3x2x4x4xf32>
   return
 }
 

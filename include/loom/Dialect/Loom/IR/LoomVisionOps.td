@@ -17,15 +17,16 @@ def Loom_GridSampleOp : Loom_Op<"grid_sample",
   let summary = "Sample an image at normalized grid coordinates";
   let description = Loom_OpDoc<[{
     Samples `input` `[N, C, H, W]` at the locations in `grid`
-    `[N, Ho, Wo, 2]`, giving `[N, C, Ho, Wo]`. `grid[n, h, w]` holds
-    `(x, y)` in `[-1, 1]`: -1 and 1 are the centers of the corner pixels with
-    `align_corners`, and their outer edges without it. `mode` is "bilinear",
-    "nearest" or "bicubic" (a = -0.75);
-    `padding_mode` gives values outside the image: "zeros", "border" (clamp
-    to the edge) or "reflection" (mirror at the border). GridSample-20's
-    "linear" and "cubic" are imported as "bilinear" and "bicubic" (4-D
-    inputs only).}],
-    "GridSample (opset 16-19; opset 20+ for 4-D inputs)",
+    `[N, Ho, Wo, 2]`, giving `[N, C, Ho, Wo]`, or a volume `[N, C, D, H, W]`
+    at `[N, Do, Ho, Wo, 3]`, giving `[N, C, Do, Ho, Wo]`. `grid[n, h, w]`
+    holds `(x, y)` (`(x, y, z)` for volumes) in `[-1, 1]`: -1 and 1 are the
+    centers of the corner pixels with `align_corners`, and their outer edges
+    without it. `mode` is "bilinear" (trilinear for volumes), "nearest" or
+    "bicubic" (a = -0.75, 4-D only); `padding_mode` gives values outside the
+    image: "zeros", "border" (clamp to the edge) or "reflection" (mirror at
+    the border). GridSample-20's "linear" and "cubic" are imported as
+    "bilinear" and "bicubic".}],
+    "GridSample (opset 16-19; opset 20+ for 4-D and 5-D inputs)",
     "%y = loom.grid_sample %x, %grid {mode = \"bilinear\", padding_mode = \"border\", align_corners = true} : tensor<1x3x32x32xf32>, tensor<1x16x16x2xf32> -> tensor<1x3x16x16xf32>">.text;
   let arguments = (ins Loom_NumericTensor:$input,
                        Loom_FloatTensor:$grid,
