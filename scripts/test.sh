@@ -20,7 +20,7 @@ build="${LOOM_BUILD_DIR:-$root/build}"
 echo "== lit (check-loom)"
 lit_log="$build/lit.log"
 /usr/lib/llvm-22/bin/lit -v "$build/test" | tee "$lit_log"
-lit_passed=$(grep -oE 'Passed: [0-9]+' "$lit_log" | grep -oE '[0-9]+' || echo 0)
+lit_passed=$(grep -oE 'Passed *: [0-9]+' "$lit_log" | grep -oE '[0-9]+' || echo 0)
 # Everything the suite needs is installed above, so no test may be skipped
 # as unsupported (a missing MPI would otherwise hide the MPI tests), except
 # those that need an instruction set this CPU lacks (REQUIRES: amx,
